@@ -1,0 +1,5 @@
+/** @market-data/http: the HTTP transport. */
+export * from "./HttpApp.ts"
+export * from "./OpenApi.ts"
+export * from "./Query.ts"
+export * from "./Server.ts"

@@ -1,0 +1,2 @@
+/** @market-data/mcp: the MCP transport (being built). */
+export {}

@@ -1,0 +1,103 @@
+/**
+ * In-memory twin of the ledger. Single-threaded JavaScript makes each method atomic; the PostgreSQL adapter
+ * gets the same guarantees from row locks and single-statement updates.
+ */
+import { HOLD_LEASE_MS, type Hold, Ledger, type LedgerEntry, type SettleReceipt } from "@market-data/core"
+import { Effect, Layer } from "effect"
+
+/** Resolved holds are remembered this long past their expiry, so a late second resolution is recognised. */
+const REMEMBER_RESOLVED_MS = 24 * 60 * 60 * 1000
+
+/**
+ * `completeReceipt` completes an idempotency record; given, a settlement with a receipt completes it in the
+ * same synchronous step (atomic in a single JavaScript thread).
+ */
+export const makeMemoryLedger = (
+  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => void
+): Ledger["Service"] => {
+  const entries = new Map<string, Array<LedgerEntry>>()
+  /** grants - charges per key. */
+  const booked = new Map<string, number>()
+  /** Unresolved holds per key, by ID. */
+  const live = new Map<string, Map<string, Hold>>()
+  /** Resolved hold IDs with the time after which they may be forgotten. */
+  const resolved = new Map<string, number>()
+  let nextHold = 0
+
+  const heldNow = (keyId: string, nowMs: number): number => {
+    const mine = live.get(keyId)
+    if (mine === undefined) return 0
+    let sum = 0
+    for (const h of mine.values()) if (h.expiresAtMs > nowMs) sum += h.amount
+    return sum
+  }
+  const available = (keyId: string, nowMs: number) => (booked.get(keyId) ?? 0) - heldNow(keyId, nowMs)
+  const append = (e: LedgerEntry) => {
+    const list = entries.get(e.keyId) ?? []
+    list.push(e)
+    entries.set(e.keyId, list)
+    booked.set(e.keyId, (booked.get(e.keyId) ?? 0) + (e.kind === "grant" ? e.amount : -e.amount))
+  }
+  const resolve = (hold: Hold) => {
+    live.get(hold.keyId)?.delete(hold.id)
+    resolved.set(hold.id, hold.expiresAtMs + REMEMBER_RESOLVED_MS)
+  }
+  const prune = (keyId: string, nowMs: number) => {
+    const mine = live.get(keyId)
+    // Expired holds stop counting; they are not "resolved", so a late settle is judged as expired.
+    if (mine !== undefined) for (const h of mine.values()) if (h.expiresAtMs <= nowMs) mine.delete(h.id)
+    if (resolved.size > 100_000) for (const [id, until] of resolved) if (until <= nowMs) resolved.delete(id)
+  }
+  const whole = (amount: number, what: string) => {
+    if (!Number.isSafeInteger(amount) || amount < 0) {
+      throw new RangeError(`${what} must be a whole number >= 0, got ${amount}`)
+    }
+  }
+
+  return {
+    balance: (keyId, nowMs) => Effect.sync(() => available(keyId, nowMs)),
+    hold: (keyId, amount, nowMs) =>
+      Effect.sync(() => {
+        whole(amount, "hold")
+        prune(keyId, nowMs)
+        if (available(keyId, nowMs) < amount) return undefined
+        const hold: Hold = { id: `hold_${++nextHold}`, keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
+        const mine = live.get(keyId) ?? new Map<string, Hold>()
+        mine.set(hold.id, hold)
+        live.set(keyId, mine)
+        return hold
+      }),
+    settle: (hold, charge, reason, nowMs, receipt) =>
+      Effect.sync(() => {
+        whole(charge, "charge")
+        if (receipt !== undefined && completeReceipt === undefined) {
+          throw new Error("this ledger has no idempotency store to complete receipts in")
+        }
+        if (charge > hold.amount) throw new RangeError(`charge ${charge} exceeds the hold of ${hold.amount}`)
+        if (resolved.has(hold.id)) return { _tag: "AlreadyResolved" as const }
+        const wasLive = live.get(hold.keyId)?.has(hold.id) === true && hold.expiresAtMs > nowMs
+        resolve(hold)
+        // An expired hold no longer reserves anything: charge only if the balance covers it now.
+        if (!wasLive && charge > 0 && available(hold.keyId, nowMs) < charge) return { _tag: "Expired" as const }
+        if (charge > 0) append({ keyId: hold.keyId, kind: "charge", amount: charge, reason, at: new Date(nowMs) })
+        if (receipt !== undefined) completeReceipt?.(receipt, nowMs)
+        return { _tag: "Settled" as const, charged: charge }
+      }),
+    release: (hold) =>
+      Effect.sync(() => {
+        if (!resolved.has(hold.id)) resolve(hold)
+      }),
+    grant: (keyId, amount, reason, nowMs) =>
+      Effect.sync(() => {
+        if (!Number.isSafeInteger(amount) || amount <= 0) {
+          throw new RangeError(`grant must be a positive whole number, got ${amount}`)
+        }
+        append({ keyId, kind: "grant", amount, reason, at: new Date(nowMs) })
+        return available(keyId, nowMs)
+      }),
+    entries: (keyId) => Effect.sync(() => [...(entries.get(keyId) ?? [])])
+  }
+}
+
+/** A ledger alone (settlements with receipts are refused: use `memoryStores()` for the full set). */
+export const layerMemoryLedger: Layer.Layer<Ledger> = Layer.sync(Ledger)(() => makeMemoryLedger())

@@ -1,0 +1,82 @@
+/**
+ * The database handle behind the PostgreSQL adapters: kysely over a `pg` pool (server PostgreSQL) or over
+ * PGlite (embedded). One query path for both. Table interfaces mirror the migrations in `infra/migrations`.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
+import pg from "pg"
+
+export interface ApiKeysTable {
+  id: string
+  hash: string
+  prefix: string
+  label: string | null
+  created_at_ms: string | number
+  revoked_at_ms: string | number | null
+  rate_limit_per_minute: number | null
+}
+
+export interface LedgerEntriesTable {
+  id: string | number
+  key_id: string
+  kind: "grant" | "charge"
+  amount: string | number
+  reason: string
+  hold_id: string | null
+  at_ms: string | number
+}
+
+export interface IdempotencyRecordsTable {
+  key_id: string
+  idem_key: string
+  fingerprint: string
+  state: "in_flight" | "stored"
+  token: string
+  expires_at_ms: string | number
+  status: number | null
+  headers: unknown
+  body: string | null
+}
+
+export interface Tables {
+  api_keys: ApiKeysTable
+  ledger_entries: LedgerEntriesTable
+  idempotency_records: IdempotencyRecordsTable
+}
+
+export type StoreKind = "postgres" | "pglite"
+
+export interface Database {
+  readonly db: Kysely<Tables>
+  readonly kind: StoreKind
+  /** Closes the pool or the embedded database. */
+  readonly close: () => Promise<void>
+}
+
+// bigint (int8) and numeric come back as strings; the adapters convert the columns they read.
+const toNumber = (v: string | number | null): number =>
+  v === null ? Number.NaN : typeof v === "number" ? v : Number(v)
+export const num = toNumber
+
+/** A pool on server PostgreSQL. */
+export const openPostgres = (url: string, options: { readonly poolSize?: number } = {}): Database => {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {})
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
+  return { db, kind: "postgres", close: () => db.destroy() }
+}
+
+/** PGlite in `dataDir`, or in memory when `dataDir` is undefined. */
+export const openPglite = async (dataDir: string | undefined): Promise<Database> => {
+  const pglite = await PGlite.create(dataDir === undefined ? {} : { dataDir })
+  const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) })
+  return {
+    db,
+    kind: "pglite",
+    close: async () => {
+      await db.destroy()
+      if (!pglite.closed) await pglite.close()
+    }
+  }
+}

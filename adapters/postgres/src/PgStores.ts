@@ -1,0 +1,286 @@
+/**
+ * The store ports on PostgreSQL (server or PGlite). Concurrency is the database's work: unique constraints,
+ * row locks inside the `md_*` functions and single-statement conditional upserts; no process-local locks,
+ * so several server instances on one database stay exact.
+ */
+import { randomUUID } from "node:crypto"
+import {
+  type BeginResult,
+  BUCKET_MS,
+  bucketOf,
+  cachedKeyStore,
+  HOLD_LEASE_MS,
+  type Hold,
+  IDEMPOTENCY_LEASE_MS,
+  IdempotencyStore,
+  type KeyRecord,
+  KeyStore,
+  Ledger,
+  RateLimiter,
+  REPLAY_WINDOW_MS,
+  type StoredAnswer,
+  type StorePorts,
+  WINDOW_MS
+} from "@market-data/core"
+import { Effect, Layer, Option } from "effect"
+import { sql } from "kysely"
+import type { ApiKeysTable, Database } from "./Database.ts"
+import { num } from "./Database.ts"
+import { query } from "./Errors.ts"
+
+const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
+  id: r.id,
+  hash: r.hash,
+  prefix: r.prefix,
+  label: r.label,
+  createdAt: new Date(num(r.created_at_ms)),
+  revokedAt: r.revoked_at_ms === null ? null : new Date(num(r.revoked_at_ms)),
+  rateLimitPerMinute: r.rate_limit_per_minute
+})
+
+export const makePgKeyStore = ({ db }: Database): KeyStore["Service"] => ({
+  insert: (k) =>
+    query("keys.insert", () =>
+      db
+        .insertInto("api_keys")
+        .values({
+          id: k.id,
+          hash: k.hash,
+          prefix: k.prefix,
+          label: k.label,
+          created_at_ms: k.createdAt.getTime(),
+          revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
+          rate_limit_per_minute: k.rateLimitPerMinute
+        })
+        .execute()
+    ).pipe(Effect.asVoid),
+  findByHash: (hash) =>
+    query("keys.findByHash", () =>
+      db.selectFrom("api_keys").selectAll().where("hash", "=", hash).executeTakeFirst()
+    ).pipe(Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))),
+  findById: (id) =>
+    query("keys.findById", () => db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst()).pipe(
+      Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))
+    ),
+  list: query("keys.list", () =>
+    db.selectFrom("api_keys").selectAll().orderBy("created_at_ms").orderBy("id").execute()
+  ).pipe(Effect.map((rows) => rows.map(keyFromRow))),
+  revoke: (id, at) =>
+    query("keys.revoke", () =>
+      db
+        .updateTable("api_keys")
+        .set({ revoked_at_ms: at.getTime() })
+        .where("id", "=", id)
+        .where("revoked_at_ms", "is", null)
+        .executeTakeFirst()
+    ).pipe(Effect.map((r) => Number(r.numUpdatedRows) === 1))
+})
+
+const holdId = (): string => `hold_${randomUUID()}`
+
+export const makePgLedger = ({ db }: Database): Ledger["Service"] => ({
+  balance: (keyId, nowMs) =>
+    query("ledger.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
+      Effect.map((r) => num(r.rows[0]?.v ?? 0))
+    ),
+  hold: (keyId, amount, nowMs) =>
+    Effect.suspend(() => {
+      if (!Number.isSafeInteger(amount) || amount < 0)
+        return Effect.die(new RangeError(`hold must be a whole number >= 0, got ${amount}`))
+      const hold: Hold = { id: holdId(), keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
+      return query("ledger.hold", () =>
+        sql<{
+          ok: boolean
+        }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
+      ).pipe(Effect.map((r) => (r.rows[0]?.ok === true ? hold : undefined)))
+    }),
+  settle: (hold, charge, reason, nowMs, receipt) =>
+    Effect.suspend(() => {
+      if (!Number.isSafeInteger(charge) || charge < 0 || charge > hold.amount) {
+        return Effect.die(
+          new RangeError(`charge ${charge} must be a whole number from 0 to the hold of ${hold.amount}`)
+        )
+      }
+      return query("ledger.settle", () =>
+        sql<{ r: string }>`select md_settle(
+          ${hold.id}, ${charge}, ${reason}, ${nowMs},
+          ${receipt?.keyId ?? null}, ${receipt?.idempotencyKey ?? null}, ${receipt?.token ?? null},
+          ${receipt?.answer.status ?? null},
+          ${receipt === undefined ? null : JSON.stringify(receipt.answer.headers)}::jsonb,
+          ${receipt?.answer.body ?? null}, ${nowMs + REPLAY_WINDOW_MS}) as r`.execute(db)
+      ).pipe(
+        Effect.map((r) => {
+          const result = r.rows[0]?.r
+          if (result === "settled") return { _tag: "Settled" as const, charged: charge }
+          if (result === "expired") return { _tag: "Expired" as const }
+          return { _tag: "AlreadyResolved" as const }
+        })
+      )
+    }),
+  release: (hold) =>
+    query("ledger.release", () =>
+      sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
+    ).pipe(Effect.asVoid),
+  grant: (keyId, amount, reason, nowMs) =>
+    Effect.suspend(() => {
+      if (!Number.isSafeInteger(amount) || amount <= 0)
+        return Effect.die(new RangeError(`grant must be a positive whole number, got ${amount}`))
+      return query("ledger.grant", () =>
+        sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
+      ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
+    }),
+  entries: (keyId) =>
+    query("ledger.entries", () =>
+      db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()
+    ).pipe(
+      Effect.map((rows) =>
+        rows.map((r) => ({
+          keyId: r.key_id,
+          kind: r.kind,
+          amount: num(r.amount),
+          reason: r.reason,
+          at: new Date(num(r.at_ms))
+        }))
+      )
+    )
+})
+
+const newToken = (): string => randomUUID()
+
+export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Service"] => {
+  const begin = (
+    keyId: string,
+    key: string,
+    fingerprint: string,
+    nowMs: number,
+    attempt: number
+  ): Effect.Effect<BeginResult> =>
+    Effect.gen(function* () {
+      const token = newToken()
+      // One statement: take the key if it is free, or if its record has expired (lease or replay window).
+      const taken = yield* query("idempotency.begin", () =>
+        sql<{ token: string }>`
+          insert into idempotency_records (key_id, idem_key, fingerprint, state, token, expires_at_ms)
+          values (${keyId}, ${key}, ${fingerprint}, 'in_flight', ${token}, ${nowMs + IDEMPOTENCY_LEASE_MS})
+          on conflict (key_id, idem_key) do update
+            set fingerprint = excluded.fingerprint, state = 'in_flight', token = excluded.token,
+                expires_at_ms = excluded.expires_at_ms, status = null, headers = null, body = null
+            where idempotency_records.expires_at_ms <= ${nowMs}
+          returning token`.execute(db)
+      )
+      if (taken.rows[0]?.token === token) return { _tag: "Started", token } as const
+      const found = yield* query("idempotency.read", () =>
+        db
+          .selectFrom("idempotency_records")
+          .selectAll()
+          .where("key_id", "=", keyId)
+          .where("idem_key", "=", key)
+          .executeTakeFirst()
+      )
+      if (found === undefined || num(found.expires_at_ms) <= nowMs) {
+        // Freed or expired between the two statements: try again (bounded).
+        if (attempt >= 3) return { _tag: "InProgress" } as const
+        return yield* begin(keyId, key, fingerprint, nowMs, attempt + 1)
+      }
+      if (found.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
+      if (found.state === "in_flight") return { _tag: "InProgress" } as const
+      const answer: StoredAnswer = {
+        status: found.status ?? 200,
+        headers: (typeof found.headers === "string" ? JSON.parse(found.headers) : found.headers) as Record<
+          string,
+          string
+        >,
+        body: found.body ?? ""
+      }
+      return { _tag: "Replay", answer } as const
+    })
+  return {
+    begin: (keyId, key, fingerprint, nowMs) => begin(keyId, key, fingerprint, nowMs, 0),
+    complete: (keyId, key, token, answer, nowMs) =>
+      query("idempotency.complete", () =>
+        sql`update idempotency_records
+              set state = 'stored', status = ${answer.status}, headers = ${JSON.stringify(answer.headers)}::jsonb,
+                  body = ${answer.body}, expires_at_ms = ${nowMs + REPLAY_WINDOW_MS}
+            where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
+      ).pipe(Effect.asVoid),
+    abandon: (keyId, key, token) =>
+      query("idempotency.abandon", () =>
+        sql`delete from idempotency_records
+            where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
+      ).pipe(Effect.asVoid)
+  }
+}
+
+export const makePgRateLimiter = ({ db }: Database): RateLimiter["Service"] => {
+  const since = (nowMs: number) => nowMs - WINDOW_MS - BUCKET_MS
+  const window = (limit: number, nowMs: number, used: number, oldest: number | null, allowed: boolean) => ({
+    limit,
+    remaining: Math.max(0, limit - used),
+    resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
+    allowed
+  })
+  return {
+    consume: (scope, limit, nowMs) =>
+      query("rate.consume", () =>
+        sql<{ allowed: boolean; used: string; oldest: string | null }>`
+          select * from md_rate_consume(${scope}, ${limit}, ${nowMs}, ${bucketOf(nowMs)}, ${since(nowMs)})`.execute(db)
+      ).pipe(
+        Effect.map((r) => {
+          const row = r.rows[0]
+          return window(
+            limit,
+            nowMs,
+            num(row?.used ?? 0),
+            row?.oldest == null ? null : num(row.oldest),
+            row?.allowed === true
+          )
+        })
+      ),
+    peek: (scope, limit, nowMs) =>
+      query("rate.peek", () =>
+        sql<{ used: string; oldest: string | null }>`
+          select coalesce(sum(count), 0) as used, min(start_ms) as oldest from rate_limit_buckets
+          where scope = ${scope} and start_ms > ${since(nowMs)} and count > 0`.execute(db)
+      ).pipe(
+        Effect.map((r) => {
+          const row = r.rows[0]
+          return window(limit, nowMs, num(row?.used ?? 0), row?.oldest == null ? null : num(row.oldest), true)
+        })
+      )
+  }
+}
+
+/** How long a successful key lookup is reused; a revocation elsewhere is seen within this time. */
+export const KEY_CACHE_MS = 5_000
+
+/** Every store port on one database. */
+export const layerPgStores = (
+  database: Database,
+  options: { readonly keyCacheMs?: number } = {}
+): Layer.Layer<StorePorts> =>
+  Layer.mergeAll(
+    Layer.succeed(KeyStore)(cachedKeyStore(makePgKeyStore(database), options.keyCacheMs ?? KEY_CACHE_MS)),
+    Layer.succeed(Ledger)(makePgLedger(database)),
+    Layer.succeed(IdempotencyStore)(makePgIdempotencyStore(database)),
+    Layer.succeed(RateLimiter)(makePgRateLimiter(database))
+  )
+
+/**
+ * Deletes what no longer matters: expired idempotency records, resolved or expired holds, and rate-limit
+ * buckets outside the window. Ledger entries are kept. Returns the number of rows removed.
+ */
+export const sweep = ({ db }: Database, nowMs: number): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    const a = yield* query("sweep.idempotency", () =>
+      db.deleteFrom("idempotency_records").where("expires_at_ms", "<=", nowMs).executeTakeFirst()
+    )
+    const b = yield* query("sweep.holds", () =>
+      sql`delete from ledger_holds where state <> 'active' or expires_at_ms <= ${nowMs - 24 * 60 * 60 * 1000}`.execute(
+        db
+      )
+    )
+    const c = yield* query("sweep.buckets", () =>
+      sql`delete from rate_limit_buckets where start_ms <= ${nowMs - WINDOW_MS - BUCKET_MS}`.execute(db)
+    )
+    return Number(a.numDeletedRows) + Number(b.numAffectedRows ?? 0) + Number(c.numAffectedRows ?? 0)
+  })

@@ -1,0 +1,5 @@
+/** @market-data/postgres: the store ports on server PostgreSQL and on embedded PGlite. */
+export * from "./Bulk.ts"
+export * from "./Database.ts"
+export * from "./Errors.ts"
+export * from "./PgStores.ts"

@@ -1,0 +1,73 @@
+/**
+ * Test databases: a private schema on server PostgreSQL (TEST_DATABASE_URL), or an in-memory PGlite, each
+ * migrated to the latest schema, with `truncate` to empty every table between tests.
+ */
+import { randomUUID } from "node:crypto"
+import { sql } from "kysely"
+import { migrateToLatest } from "../../../infra/src/Migrate.ts"
+import { type Database, openPglite, openPostgres } from "../src/Database.ts"
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
+
+const TABLES = [
+  "api_keys",
+  "ledger_accounts",
+  "ledger_entries",
+  "ledger_holds",
+  "idempotency_records",
+  "rate_limit_scopes",
+  "rate_limit_buckets"
+]
+
+export interface TestDatabase {
+  readonly database: Database
+  /** A connection URL that lands in this database's schema (for server processes under test). */
+  readonly url: string | undefined
+  readonly truncate: () => Promise<void>
+  readonly drop: () => Promise<void>
+}
+
+/** A URL whose connections use `schema` as their search path. */
+export const withSchema = (url: string, schema: string): string => {
+  const u = new URL(url)
+  u.searchParams.set("options", `-c search_path=${schema}`)
+  return u.toString()
+}
+
+/** A fresh schema on server PostgreSQL, migrated. */
+export const postgresTestDatabase = async (url: string, poolSize = 20): Promise<TestDatabase> => {
+  const schema = `md_test_${randomUUID().replace(/-/g, "").slice(0, 16)}`
+  const admin = openPostgres(url, { poolSize: 1 })
+  await sql.raw(`create schema ${schema}`).execute(admin.db)
+  await admin.close()
+  const scoped = withSchema(url, schema)
+  const database = openPostgres(scoped, { poolSize })
+  await migrateToLatest(database.db)
+  return {
+    database,
+    url: scoped,
+    truncate: async () => {
+      await sql.raw(`truncate ${TABLES.join(", ")}`).execute(database.db)
+    },
+    drop: async () => {
+      await database.close()
+      const a = openPostgres(url, { poolSize: 1 })
+      await sql.raw(`drop schema ${schema} cascade`).execute(a.db)
+      await a.close()
+    }
+  }
+}
+
+/** An in-memory PGlite, migrated. */
+export const pgliteTestDatabase = async (dataDir?: string): Promise<TestDatabase> => {
+  const database = await openPglite(dataDir)
+  await migrateToLatest(database.db)
+  return {
+    database,
+    url: undefined,
+    truncate: async () => {
+      for (const t of TABLES) await sql.raw(`delete from ${t}`).execute(database.db)
+    },
+    drop: () => database.close()
+  }
+}

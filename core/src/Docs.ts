@@ -1,0 +1,473 @@
+/**
+ * The `docs` operation: eleven markdown sections written for agents. Everything that is data (operations,
+ * parameters, defaults, prices, error codes, rules) is rendered from the registry and the error catalog, so
+ * the documentation cannot drift from what the service does. Every example request shown is also listed in
+ * `docsExamples`, and a test decodes each one through the registry.
+ */
+
+import { ErrorCatalog, ErrorCodes } from "./Errors.ts"
+import { IDEMPOTENCY_LEASE_MS } from "./Idempotency.ts"
+import { HOLD_LEASE_MS } from "./Ledger.ts"
+import { type CrossRule, describeDefault, describeType, type ParamSpec } from "./Params.ts"
+import { BUCKET_MS, WINDOW_MS } from "./RateLimit.ts"
+import { type DocsSection, DocsSections, describePrice, type OperationSpec, Operations } from "./Registry.ts"
+
+/** What the rendering needs to know about the running service. */
+export interface DocsContext {
+  /** Operations that answer today; the others answer `501 not_implemented` until their plane lands. */
+  readonly implemented: ReadonlySet<string>
+  /** Default rate-limit policy: units per minute per key. */
+  readonly rateLimitPerMinute: number
+  /** Base path of the HTTP operations, `/api/v1`. */
+  readonly basePath: string
+}
+
+/** An example request shown in the docs: `GET {basePath}/{operation}?{query}`. */
+export interface DocsExample {
+  readonly section: DocsSection
+  readonly operation: string
+  readonly query: string
+}
+
+/** Every example request the docs show, by section. Each is a valid request (a test decodes them all). */
+export const docsExamples: ReadonlyArray<DocsExample> = [
+  { section: "index", operation: "schema", query: "" },
+  { section: "quickstart", operation: "docs", query: "section=index" },
+  { section: "quickstart", operation: "resolve", query: "q=bitcoin" },
+  { section: "quickstart", operation: "read", query: "id=crypto:bitcoin" },
+  { section: "quickstart", operation: "usage", query: "" },
+  { section: "grammar", operation: "price", query: "ids=crypto:bitcoin,crypto:ethereum,eq:320193:AAPL" },
+  { section: "grammar", operation: "technicals", query: "id=crypto:bitcoin&timeframe=1h" },
+  { section: "grammar", operation: "events", query: "id=eq:320193:AAPL&types=filings,insider&form=10-K" },
+  { section: "resolve", operation: "resolve", query: "q=AAPL&limit=5" },
+  { section: "resolve", operation: "resolve", query: "q=usdc&network=ethereum" },
+  { section: "examples", operation: "read", query: "ids=crypto:bitcoin,crypto:ethereum" },
+  { section: "examples", operation: "price", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "funding", query: "id=crypto:bitcoin" },
+  { section: "examples", operation: "open_interest", query: "id=crypto:ethereum" },
+  { section: "examples", operation: "orderflow", query: "id=crypto:solana" },
+  { section: "examples", operation: "liquidations", query: "ids=crypto:bitcoin,crypto:solana" },
+  { section: "examples", operation: "liquidity", query: "id=crypto:bitcoin" },
+  { section: "examples", operation: "technicals", query: "id=eq:320193:AAPL&timeframe=1d" },
+  { section: "examples", operation: "structure", query: "id=crypto:bitcoin&timeframe=4h" },
+  { section: "examples", operation: "profile", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "valuation", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "growth", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "fundamentals", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "series", query: "id=crypto:bitcoin&range=1mo&interval=1d&limit=30" },
+  { section: "examples", operation: "series", query: "id=eq:320193:AAPL&view=summary&range=ytd" },
+  {
+    section: "examples",
+    operation: "financials",
+    query: "id=eq:320193:AAPL&statements=income&period_kind=quarter&periods=8"
+  },
+  { section: "examples", operation: "events", query: "id=eq:320193:AAPL&types=insider&since=2025-01-01" },
+  { section: "examples", operation: "holders", query: "id=eq:320193:AAPL&limit=10" },
+  { section: "examples", operation: "rank", query: "metric=funding_rate_8h_pct&direction=top&limit=5" },
+  { section: "examples", operation: "docs", query: "section=pricing" },
+  { section: "examples", operation: "schema", query: "resource=series" },
+  { section: "examples", operation: "resolve", query: "q=ethereum" },
+  { section: "examples", operation: "coverage", query: "plane=crypto&tier=core&limit=50" },
+  { section: "examples", operation: "coverage", query: "id=crypto:bitcoin" },
+  { section: "examples", operation: "usage", query: "" }
+]
+
+const GROUPS: ReadonlyArray<readonly [OperationSpec["group"], string]> = [
+  ["situation", "Situation"],
+  ["domain", "Domain operations"],
+  ["list", "List operations"],
+  ["discovery", "Discovery and account"]
+]
+
+const AUTH_WORDS: { readonly [A in OperationSpec["auth"]]: string } = {
+  keyless: "no key",
+  key: "key, 0 credits",
+  paid: "key, credits"
+}
+
+const code = (s: string) => `\`${s}\``
+
+/** `GET /api/v1/op?query` as shown in the docs. */
+const request = (ctx: DocsContext, e: Pick<DocsExample, "operation" | "query">) =>
+  `GET ${ctx.basePath}/${e.operation}${e.query === "" ? "" : `?${e.query}`}`
+
+const examplesOf = (ctx: DocsContext, section: DocsSection): Array<string> =>
+  docsExamples.filter((e) => e.section === section).map((e) => request(ctx, e))
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`)
+  ].join("\n")
+
+const paramTable = (params: ReadonlyArray<ParamSpec>): string =>
+  params.length === 0
+    ? "No parameters."
+    : table(
+        ["parameter", "accepts", "default", "required", "meaning"],
+        params.map((p) => [
+          code(p.name),
+          describeType(p.type),
+          describeDefault(p) || "-",
+          p.required ? "yes" : "no",
+          p.description
+        ])
+      )
+
+const ruleText = (r: CrossRule): string => {
+  switch (r.rule) {
+    case "exactlyOne":
+      return `pass exactly one of ${code(r.params[0])} or ${code(r.params[1])} (both: ${code("conflicting_parameters")}; neither: ${code("missing_parameter")})`
+    case "requiresValue":
+      return `${code(r.param)} requires ${code(`${r.on}=${r.equals}`)} (${code("parameter_requires")})`
+    case "requiresIncludes":
+      return `${code(r.param)} requires ${code(r.on)} to include ${code(r.includes)} (${code("parameter_requires")})`
+    case "excludes":
+      return `${code(r.param)} cannot be combined with ${r.others.map(code).join(", ")} (${code("conflicting_parameters")})`
+  }
+}
+
+const pending = (ctx: DocsContext) => Operations.filter((o) => !ctx.implemented.has(o.name))
+
+const index = (ctx: DocsContext): string =>
+  [
+    "# Market data for agents",
+    "",
+    "Live crypto derivatives data (price, funding, open interest, order flow, liquidations, liquidity, technicals, market structure) and SEC-filed company facts (financial statements as exact decimals, filings, insider trades, holders, valuation), in two planes: `crypto` and `equity`.",
+    "",
+    `Exactly ${Operations.length} operations, over HTTP as ${code(`GET ${ctx.basePath}/<operation>`)} and identically as tools of the MCP server at ${code("POST /api/mcp")}. Every measured value can carry its percentile against its own history (${code("{value, pctl}")}); every answer carries freshness clocks (${code("as_of")}, ${code("status")}, ${code("next_update_at")}) so you know when asking again can return something new.`,
+    "",
+    ...GROUPS.map(
+      ([g, title]) =>
+        `- ${title}: ${Operations.filter((o) => o.group === g)
+          .map((o) => code(o.name))
+          .join(", ")}`
+    ),
+    "",
+    "## Sections",
+    "",
+    table(
+      ["section", "what it covers"],
+      [
+        ["index", "this page"],
+        ["quickstart", "a first call in three steps"],
+        ["domains", "every operation, what it returns, the value sets of states and levels"],
+        ["access", "keys, rate limit, idempotency keys, conditional requests, CORS"],
+        ["grammar", "canonical IDs, parameters, lists, defaults, cross-parameter rules, envelopes, pagination"],
+        ["refusals", "when an asset is refused instead of answered"],
+        ["resolve", "turning symbols and names into canonical IDs"],
+        ["errors", "every error code, its status and whether to retry"],
+        ["pricing", "credits per operation and how holds settle"],
+        ["examples", "one request per operation"],
+        ["changelog", "what changed, and what is temporary"]
+      ]
+    ),
+    "",
+    `Read a section with ${code(`GET ${ctx.basePath}/docs?section=<section>`)} (no key needed). Machine-readable parameters, bounds, prices and error sets: ${code(examplesOf(ctx, "index")[0] as string)}; OpenAPI 3.1: ${code(`GET ${ctx.basePath}/openapi.json`)}.`
+  ].join("\n")
+
+const quickstart = (ctx: DocsContext): string => {
+  const [docs, resolve, read, usage] = examplesOf(ctx, "quickstart")
+  return [
+    "# Quickstart",
+    "",
+    "1. Read the docs, no key needed:",
+    "",
+    `   ${code(docs as string)}`,
+    "",
+    "2. Turn a symbol or name into a canonical asset ID (needs a key, costs nothing):",
+    "",
+    `   ${code(resolve as string)}`,
+    "",
+    `   Send the key as ${code("Authorization: Bearer <API_KEY>")}. Take ${code("best.asset_id")}; if ${code("best")} is ${code("null")} the query is contested: read the warnings and pick from ${code("matches")}.`,
+    "",
+    "3. Read the situation of the asset (1 credit for a crypto asset):",
+    "",
+    `   ${code(read as string)}`,
+    "",
+    `   The answer carries ${code("next_update_at")}: nothing new can exist before then, so sleep until it instead of polling. ${code("Cache-Control: private, max-age=<seconds>")} says the same. Repeat with ${code("If-None-Match: <ETag>")} to get ${code("304")} at zero credits when nothing changed.`,
+    "",
+    `Check your balance and rate-limit window at any time with ${code(usage as string)}.`
+  ].join("\n")
+}
+
+const domains = (ctx: DocsContext): string => {
+  const parts: Array<string> = [
+    "# Operations and what they return",
+    "",
+    `Per-asset results carry ${code("asset_id")}, ${code("as_of")}, ${code("status")} and ${code("next_update_at")}. A measured value with history comes as a contextual value ${code("{value, pctl}")}: ${code("pctl")} is the percentile rank (0 to 100, one decimal) of ${code("value")} in the asset's own baseline (${code("baseline = {window, cadence, n}")}, window 90d by default); funding also carries ${code("pctl_1y")}. Money and anything filed is an exact decimal string; market measurements are JSON numbers.`,
+    "",
+    `Freshness ${code("status")}: ${code("live")} (within the source's cadence), ${code("delayed")} (up to 3 cadences old), ${code("stale")} (older: the source is failing), ${code("closed")} (equity outside the US regular session; ${code("next_update_at")} is the next open). Which source fed an answer (simulated or live) is in the ${code("X-Data-Source")} header and ${code("baseline.source")}.`,
+    "",
+    `Something that cannot be served is never replaced by a placeholder: it is ${code("null")} in the result and named in ${code("unavailable")} as ${code('{"<component>": {"reason", "detail"?}}')} with reason one of ${["not_covered", "no_data", "insufficient_history", "source_stale", "source_down", "not_applicable"].map(code).join(", ")}.`,
+    "",
+    "## Assessment values (crypto `read`)",
+    "",
+    `Each assessment entry carries ${code("rule")} as ${code("<rule_name>@<integer>")}; the integer changes whenever the rule's output can change. The rules' inputs and thresholds are documented here when the crypto plane lands.`,
+    "",
+    table(
+      ["field", "values"],
+      [
+        ["positioning.state", "crowded_long, leaning_long, balanced, leaning_short, crowded_short"],
+        ["structure.trend_state (also `structure`, headline)", "uptrend, downtrend, range"],
+        ["flow.state", "strong_buying, buying, balanced, selling, strong_selling"],
+        ["cascade_risk.level", "low, moderate, elevated, high"],
+        ["funding.funding_band", "negative, subdued, neutral, elevated, stretched"]
+      ]
+    ),
+    "",
+    `Definitions: ${code("apr_pct = rate_8h_pct x 3 x 365")} (simple); ${code("atr_14_pct = ATR(14, Wilder) / last close x 100")}; RSI, ATR and ADX use Wilder smoothing with period 14 on closed bars of the requested timeframe.`
+  ]
+  for (const [g, title] of GROUPS) {
+    parts.push("", `## ${title}`)
+    for (const op of Operations.filter((o) => o.group === g)) {
+      const planes = op.planes.length === 0 ? "account" : op.planes.join(" and ")
+      const status = ctx.implemented.has(op.name)
+        ? ""
+        : " Not answering yet: `501 not_implemented` until its plane lands."
+      parts.push(
+        "",
+        `### ${code(op.name)}`,
+        "",
+        `${op.summary} Plane: ${planes}. Access: ${AUTH_WORDS[op.auth]}. Credits: ${describePrice(op)}.${status}`,
+        "",
+        op.description,
+        "",
+        paramTable(op.params)
+      )
+      if (op.rules.length > 0) parts.push("", ...op.rules.map((r) => `- ${ruleText(r)}`))
+    }
+  }
+  return parts.join("\n")
+}
+
+const access = (ctx: DocsContext): string =>
+  [
+    "# Access: keys, rate limit, idempotency, conditional requests",
+    "",
+    "## Keys",
+    "",
+    `Send ${code("Authorization: Bearer <API_KEY>")} (the scheme is case-insensitive). A key is ${code("mdk_")} followed by 32 letters and digits. Keys are stored only as SHA-256 hashes and compared in constant time. A missing, malformed, unknown or revoked key answers ${code("401 unauthenticated")} with ${code("WWW-Authenticate: Bearer")}; malformed, unknown and revoked keys get byte-identical answers. Two ${code("Authorization")} headers are ${code("400 invalid_header")}. A key sent to a keyless operation is checked too. A revoked key stops working at once on the instance that revoked it and within 5 s on the others (they remember a valid key that long).`,
+    "",
+    table(
+      ["access", "operations"],
+      (["keyless", "key", "paid"] as const).map((a) => [
+        AUTH_WORDS[a],
+        Operations.filter((o) => o.auth === a)
+          .map((o) => code(o.name))
+          .join(", ")
+      ])
+    ),
+    "",
+    "Keys are minted by the operator (`market-data keys create --credits N`); self-service minting and credit packs come later.",
+    "",
+    "## Rate limit",
+    "",
+    `${ctx.rateLimitPerMinute} rate units per rolling ${WINDOW_MS / 1000} s per key by default (the operator may set another policy for all keys or for one key; the headers and ${code("usage")} always report yours). Every request spends one unit, paid or free, including answers ${code("304")}, replays and errors. Keyless calls, and failed authentications, spend the budget of the client address. Units are counted in ${BUCKET_MS / 1000}-second buckets and a bucket counts while any part of it is inside the window, so no rolling window ever admits more than the limit and a unit returns at most one second late.`,
+    "",
+    `Every answer carries ${code('RateLimit-Policy: "default";q=<limit>;w=60')} and ${code('RateLimit: "default";r=<remaining>;t=<seconds until a unit returns>')}. Over the limit: ${code("429 rate_limited")} with ${code("Retry-After")}; a 429 spends no credit.`,
+    "",
+    "## Idempotency keys",
+    "",
+    `Send ${code("Idempotency-Key: <1 to 128 visible ASCII characters>")} on a paid request to make retries safe. Within 24 h, the same key with the same request (operation and parameters after decoding and defaults, in any order, over HTTP or MCP) replays the stored answer byte for byte, with the original ${code("X-Credits-Charged")} and ${code("Idempotent-Replayed: true")}, and charges nothing new. Rate-limit headers and ${code("Cache-Control")} are fresh on a replay.`,
+    "",
+    table(
+      ["situation", "answer"],
+      [
+        ["same key, same request still running", "`409 request_in_progress`, `Retry-After: 1`"],
+        ["same key, different request, within 24 h", "`409 idempotency_conflict`"],
+        [
+          "the attempt ended 408, 425, 429 or 5xx",
+          "nothing stored, hold released: retry with the same key runs once and settles once"
+        ],
+        ["`402 insufficient_credits` or `304`", "nothing stored: after a top-up the same key runs normally"],
+        [
+          `a request in flight for more than ${IDEMPOTENCY_LEASE_MS / 1000} s (a crash)`,
+          "counts as released; its credit hold too"
+        ],
+        ["24 h after the answer", "the key is free again"],
+        [
+          "key empty, longer than 128, whitespace at either end, control or non-ASCII characters, or sent twice",
+          "`400 invalid_idempotency_key`"
+        ]
+      ]
+    ),
+    "",
+    `Keys are scoped to your API key. Over MCP, the key is the ${code("Idempotency-Key")} header of the POST carrying one ${code("tools/call")}.`,
+    "",
+    "## Conditional requests",
+    "",
+    `${code("read")} and the domain operations answer a strong ${code("ETag")} computed from the content. Send it back as ${code("If-None-Match")} (one tag, a list, or ${code("*")}): if the data has not changed the answer is ${code("304")} with no body and zero credits (it still spends a rate unit). Per-asset answers carry ${code("Cache-Control: private, max-age=<seconds until next_update_at>")}. MCP has no conditional requests.`,
+    "",
+    "## CORS",
+    "",
+    `Any origin may call the HTTP API (${code("Access-Control-Allow-Origin: *")}); preflights allow ${code("Authorization")}, ${code("Idempotency-Key")} and ${code("If-None-Match")}; ${code("ETag")}, ${code("RateLimit")}, ${code("RateLimit-Policy")}, ${code("Retry-After")}, ${code("X-Credits-Charged")} and ${code("Idempotent-Replayed")} are exposed.`
+  ].join("\n")
+
+const grammar = (ctx: DocsContext): string => {
+  const rules = Operations.flatMap((op) => op.rules.map((r) => [code(op.name), ruleText(r)]))
+  const [batch, timeframe, events] = examplesOf(ctx, "grammar")
+  return [
+    "# Request grammar",
+    "",
+    `Every operation is ${code(`GET ${ctx.basePath}/<operation>?<parameters>`)} with query parameters (over MCP: the tool's arguments).`,
+    "",
+    "## Canonical asset IDs",
+    "",
+    `- crypto: ${code("crypto:<slug>")}, lower-case letters and digits joined by single hyphens (${code("crypto:bitcoin")}, ${code("crypto:usd-coin")});`,
+    `- equity: ${code("eq:<cik>:<ticker>")}, the SEC CIK without leading zeros and the upper-case ticker (${code("eq:320193:AAPL")}, ${code("eq:1067983:BRK.B")}).`,
+    "",
+    `Operations take canonical IDs only; ${code("resolve")} turns a symbol or name into one. A string that is not a canonical ID is ${code("400 invalid_parameter")}; a canonical ID we do not know is ${code("404 unknown_asset")}.`,
+    "",
+    "## Parameters",
+    "",
+    `- ${code("id")} names one asset; ${code("ids")} names 2 to 10 distinct assets, comma-separated, answered in the order given: ${code(batch as string)}.`,
+    `- Lists are comma-separated and distinct (over MCP also a JSON array): ${code(events as string)}.`,
+    `- Booleans are ${code("true")} or ${code("false")}; dates are ${code("YYYY-MM-DD")}; integers are plain digits within their bounds.`,
+    `- A parameter the operation does not take, or a parameter given twice, is ${code("400 invalid_parameter")} naming it in ${code("param")}. An empty value is invalid; omit the parameter to get its default.`,
+    `- Defaults are applied before anything else looks at the request; some depend on the plane of the asset (${code("timeframe")} of ${code("technicals")}: 4h crypto, 1d equity; ${code("interval")} of ${code("series")}: 4h crypto, 1d equity): ${code(timeframe as string)}.`,
+    "",
+    "## Rules between parameters",
+    "",
+    table(["operation", "rule"], rules),
+    "",
+    "## Answers",
+    "",
+    `- JSON operations answer ${code('{"data": <result>}')}; ${code("docs")} answers raw markdown.`,
+    `- A batch answers ${code('{"data": [<one result per delivered asset, in request order>], "refused": [{"id", "reason"}]}')}; ${code("refused")} is always present.`,
+    `- An error answers ${code('{"error": {"code", "message", "param"?, "retryable"}}')} (see section errors).`,
+    `- Paginated results carry ${code("next_cursor")} (a string, or ${code("null")} at the end). Pass it as ${code("cursor")} with the same other parameters; a cursor is opaque and bound to its operation and parameters, and anything else is ${code("400 invalid_cursor")}.`
+  ].join("\n")
+}
+
+const refusals = (): string =>
+  [
+    "# Refusals",
+    "",
+    "An asset is refused, rather than answered, when:",
+    "",
+    table(
+      ["reason", "meaning"],
+      [
+        ["`unknown_asset`", "the ID is well formed but names no asset we know"],
+        [
+          "`plane_mismatch`",
+          "the operation does not exist for the asset's plane (`funding` on an equity, `valuation` on a crypto asset)"
+        ],
+        ["`not_covered`", "the asset is known but its coverage tier does not include the operation (see `coverage`)"]
+      ]
+    ),
+    "",
+    `In a batch (${code("ids")}), refused assets are listed in ${code("refused")} as ${code('{"id", "reason"}')}, the delivered ones are answered in ${code("data")}, and only delivered assets are charged. A single ${code("id")} that would be refused answers the same code as an error (404 or 422) and is not charged.`,
+    "",
+    `Coverage tiers: crypto ${code("core")} (perpetuals on several venues: every crypto operation), ${code("listed_token")} (spot-listed: price, technicals, structure, liquidity, series), ${code("contract_token")} (on-chain token: price, series), ${code("prices_only")}, ${code("discovery_only")} (resolve and coverage only); equity ${code("equity")} (filings, no price feed), ${code("full")} (filings, prices and holders).`
+  ].join("\n")
+
+const resolveSection = (ctx: DocsContext): string => {
+  const [ticker, network] = examplesOf(ctx, "resolve")
+  return [
+    "# Resolving symbols and names",
+    "",
+    `${code("resolve")} takes ${code("q")} (1 to 80 characters, a symbol or a name), ${code("limit")} (maximum matches per plane, 1 to 25, default 10) and optionally ${code("network")}, which keeps only crypto matches on that network (such as ${code("ethereum")} or ${code("solana")}). It needs a key and costs nothing.`,
+    "",
+    `- ${code(ticker as string)}`,
+    `- ${code(network as string)}`,
+    "",
+    `The answer is ${code('{"query", "best", "matches", "coverage"}')}. Each match is ${code('{"asset_id", "plane", "symbol", "name", "tier", "network"?, "score", "warnings"}')}, ranked; ${code("coverage")} counts matches per plane as ${code('{"crypto": {"matches"}, "equity": {"matches"}}')}.`,
+    "",
+    `A contested query, such as a ticker that is both a token and a covered equity, answers ${code("best: null")} with warnings on the matches (for example ${code("symbol_collision")}, naming the other asset) instead of a silent pick. Choose from ${code("matches")} with the plane you mean.`
+  ].join("\n")
+}
+
+const errors = (): string =>
+  [
+    "# Errors",
+    "",
+    `Every error answers ${code('{"error": {"code": string, "message": string, "param"?: string, "retryable": boolean}}')}; over MCP the same object is the tool result's ${code("structuredContent")} with ${code("isError: true")}. ${code("param")} names the offending parameter or header. Retry only when ${code("retryable")} is true, after ${code("Retry-After")} when it is sent.`,
+    "",
+    table(
+      ["status", "code", "retryable", "when"],
+      [...ErrorCodes]
+        .sort((a, b) => ErrorCatalog[a].status - ErrorCatalog[b].status)
+        .map((c) => [
+          String(ErrorCatalog[c].status),
+          code(c),
+          ErrorCatalog[c].retryable ? "yes" : "no",
+          ErrorCatalog[c].when
+        ])
+    ),
+    "",
+    `Transient answers (408, 425, 429, 5xx) release whatever the request held: its credit hold and its idempotency key, so a retry with the same ${code("Idempotency-Key")} runs once and settles once. Errors charge nothing.`
+  ].join("\n")
+
+const pricing = (): string =>
+  [
+    "# Pricing",
+    "",
+    "Paid operations spend credits; 1 credit is 1 US cent.",
+    "",
+    table(
+      ["operation", "credits", "access"],
+      Operations.map((o) => [code(o.name), describePrice(o), AUTH_WORDS[o.auth]])
+    ),
+    "",
+    `Before it runs, a request holds the most it can cost: a batch holds the price of every requested asset (so a batch of ${code("funding")} holds 3 per asset and a batch of equity ${code("read")} 5 per asset, more than the "up to ten" of the price-1 operations), ${code("rank")} holds one credit per row of its ${code("limit")}. When the answer is in hand the hold settles to what was delivered and the rest returns: refused assets and rows not returned cost nothing. If the balance cannot cover the hold the answer is ${code("402 insufficient_credits")} and nothing runs. The balance never goes below zero, also under concurrent requests.`,
+    "",
+    `Every answer of a paid operation carries ${code("X-Credits-Charged")}. Errors, ${code("304")} answers, refused assets and idempotent replays charge nothing new (a replay reports the original charge). A hold not settled within ${HOLD_LEASE_MS / 1000} s (a crash) is released. Over MCP the charge is ${code("_meta.credits_charged")}.`
+  ].join("\n")
+
+const examples = (ctx: DocsContext): string =>
+  [
+    "# Examples",
+    "",
+    `One request per operation. Paid and key operations need ${code("Authorization: Bearer <API_KEY>")}. The answer shapes are in section domains and in ${code(`GET ${ctx.basePath}/schema?resource=<operation>`)}.`,
+    "",
+    table(
+      ["request", "access", "credits"],
+      docsExamples
+        .filter((e) => e.section === "examples")
+        .map((e) => {
+          const op = Operations.find((o) => o.name === e.operation) as OperationSpec
+          return [code(request(ctx, e)), AUTH_WORDS[op.auth], describePrice(op)]
+        })
+    )
+  ].join("\n")
+
+const changelog = (ctx: DocsContext): string => {
+  const todo = pending(ctx)
+  return [
+    "# Changelog",
+    "",
+    "## v1.0.0",
+    "",
+    `- The ${Operations.length} operations of the contract, over HTTP at ${code(ctx.basePath)} and as MCP tools, with their parameters, prices and error sets as ${code("schema")} describes them.`,
+    "- Credits with holds and settlement, idempotency keys (24 h replay), conditional requests and a per-key rolling rate limit.",
+    "",
+    todo.length === 0
+      ? "Nothing is temporary."
+      : `Temporary: these operations are defined but their data plane has not landed; until it does they answer ${code("501 not_implemented")}, uncharged: ${todo.map((o) => code(o.name)).join(", ")}.`,
+    "",
+    `Compatibility: ${code(ctx.basePath)} changes only by adding. A field or operation that is to be retired first gets ${code("Deprecation")} and ${code("Sunset")} headers and an entry here.`
+  ].join("\n")
+}
+
+const RENDER: { readonly [S in DocsSection]: (ctx: DocsContext) => string } = {
+  index,
+  quickstart,
+  domains,
+  access,
+  grammar,
+  refusals,
+  resolve: resolveSection,
+  errors,
+  pricing,
+  examples,
+  changelog
+}
+
+/** Renders one section as markdown. */
+export const renderDocs = (section: DocsSection, ctx: DocsContext): string => `${RENDER[section](ctx)}\n`
+
+/** Every section, in order (for resources listings). */
+export const allSections: ReadonlyArray<DocsSection> = DocsSections

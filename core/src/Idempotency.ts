@@ -1,0 +1,81 @@
+/**
+ * Idempotency keys, exactly the contract's state table: a chargeable request carrying `Idempotency-Key` K is
+ * executed and billed at most once per 24 h per API key; the stored answer replays byte for byte.
+ *
+ * (none) -> in flight -> stored for 24 h -> (none). A concurrent duplicate of an in-flight request is
+ * `409 request_in_progress`; another request under a used key is `409 idempotency_conflict`; a transient
+ * outcome (408, 425, 429, 5xx) releases the record so the retry executes; an in-flight record older than its
+ * lease (60 s, a crash) counts as released.
+ */
+import { Context, type Effect } from "effect"
+import { type ApiError, apiError } from "./Errors.ts"
+
+/** How long an in-flight record holds its key without completing. */
+export const IDEMPOTENCY_LEASE_MS = 60_000
+/** How long a completed answer replays. */
+export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/** A completed answer as stored: transport-neutral status, result headers and exact body bytes. */
+export interface StoredAnswer {
+  readonly status: number
+  /** Result headers only (lower-case names): content-type, etag, x-credits-charged, x-data-source. */
+  readonly headers: { readonly [name: string]: string }
+  readonly body: string
+}
+
+export type BeginResult =
+  /** This request owns the key now; `token` proves it when completing or abandoning. */
+  | { readonly _tag: "Started"; readonly token: string }
+  /** The same request is running under this key. */
+  | { readonly _tag: "InProgress" }
+  /** The key is in use (running or stored) for a different request. */
+  | { readonly _tag: "Conflict" }
+  /** The same request completed within 24 h: this is its answer. */
+  | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+
+/**
+ * The store of idempotency records, scoped per API key. `fingerprint` is the normalized request
+ * (`canonicalRequest`). Implementations make `begin` atomic: of concurrent begins on a free key exactly one
+ * is `Started`.
+ */
+export class IdempotencyStore extends Context.Service<
+  IdempotencyStore,
+  {
+    readonly begin: (keyId: string, key: string, fingerprint: string, nowMs: number) => Effect.Effect<BeginResult>
+    /** Stores the answer for 24 h from `nowMs`, if `token` still owns the record. */
+    readonly complete: (
+      keyId: string,
+      key: string,
+      token: string,
+      answer: StoredAnswer,
+      nowMs: number
+    ) => Effect.Effect<void>
+    /** Frees the key (transient outcome), if `token` still owns the record. */
+    readonly abandon: (keyId: string, key: string, token: string) => Effect.Effect<void>
+  }
+>()("market-data/core/IdempotencyStore") {}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+const INVISIBLE = /[\u0000-\u001f\u007f-\uffff]/
+
+/**
+ * Validates the `Idempotency-Key` header values of a request: none is fine (undefined); exactly one of 1 to
+ * 128 visible ASCII characters (spaces allowed inside, not at either end) is the key; anything else is
+ * `invalid_idempotency_key`.
+ */
+export const validateIdempotencyKey = (values: ReadonlyArray<string>): string | undefined | ApiError => {
+  if (values.length === 0) return undefined
+  const bad = (why: string) =>
+    apiError("invalid_idempotency_key", `Idempotency-Key ${why}`, { param: "idempotency-key" })
+  if (values.length > 1) return bad("was sent more than once; send one")
+  const key = values[0] as string
+  if (key.length === 0) return bad("is empty; send 1 to 128 visible characters")
+  if (key.length > 128) return bad(`is ${key.length} characters long; the limit is 128`)
+  if (key.trim() !== key) return bad("has whitespace at its start or end")
+  if (INVISIBLE.test(key)) return bad("may contain only visible ASCII characters (and inner spaces)")
+  return key
+}
+
+/** Whether an answer's status is transient: its hold and idempotency record are released. */
+export const isTransientStatus = (status: number): boolean =>
+  status === 408 || status === 425 || status === 429 || status >= 500

@@ -1,0 +1,80 @@
+/**
+ * The credit ledger port. Credits are whole numbers (1 credit = 1 US cent).
+ *
+ * Invariants every implementation keeps, also under concurrency:
+ * - entries (grants and charges) are append-only; the balance is grants - charges - live holds;
+ * - the available balance never goes below zero: a hold that cannot be covered is refused;
+ * - every hold resolves at most once (settled or released); a hold older than its lease counts as released
+ *   (a crashed request never keeps credits), and balance reads ignore expired holds without waiting for a
+ *   sweeper.
+ */
+import { Context, type Effect } from "effect"
+import type { StoredAnswer } from "./Idempotency.ts"
+
+/** How long a hold lives without being settled or released. */
+export const HOLD_LEASE_MS = 60_000
+
+export interface LedgerEntry {
+  readonly keyId: string
+  readonly kind: "grant" | "charge"
+  /** Positive for grants and charges alike; `kind` says which way it moved. */
+  readonly amount: number
+  readonly reason: string
+  readonly at: Date
+}
+
+/** A reservation of credits for one request. */
+export interface Hold {
+  readonly id: string
+  readonly keyId: string
+  readonly amount: number
+  readonly expiresAtMs: number
+}
+
+/** The outcome of settling a hold. */
+export type SettleResult =
+  /** Charged `amount` (possibly 0, which charges nothing). */
+  | { readonly _tag: "Settled"; readonly charged: number }
+  /** The hold had expired and the balance no longer covers the charge: nothing charged. */
+  | { readonly _tag: "Expired" }
+  /** The hold was already settled or released: nothing charged (a hold resolves once). */
+  | { readonly _tag: "AlreadyResolved" }
+
+/**
+ * The idempotency record to complete in the same transaction as a settlement, so that a crash can never
+ * leave a charge without its stored answer (the retry would then run and charge again).
+ */
+export interface SettleReceipt {
+  readonly keyId: string
+  readonly idempotencyKey: string
+  readonly token: string
+  readonly answer: StoredAnswer
+}
+
+export class Ledger extends Context.Service<
+  Ledger,
+  {
+    /** Credits available now: grants - charges - live holds. */
+    readonly balance: (keyId: string, nowMs: number) => Effect.Effect<number>
+    /** Reserves `amount` if the available balance covers it; `undefined` when it does not. */
+    readonly hold: (keyId: string, amount: number, nowMs: number) => Effect.Effect<Hold | undefined>
+    /**
+     * Charges `charge` (0 <= charge <= held) and resolves the hold. A hold that expired meanwhile is charged
+     * only if the balance still covers it, atomically; otherwise `Expired` and nothing is charged. With a
+     * receipt, the idempotency record is completed in the same transaction when the charge is made.
+     */
+    readonly settle: (
+      hold: Hold,
+      charge: number,
+      reason: string,
+      nowMs: number,
+      receipt?: SettleReceipt
+    ) => Effect.Effect<SettleResult>
+    /** Resolves the hold without charging. Releasing an already resolved or expired hold does nothing. */
+    readonly release: (hold: Hold) => Effect.Effect<void>
+    /** Adds credits; returns the new available balance. `amount` must be a positive whole number. */
+    readonly grant: (keyId: string, amount: number, reason: string, nowMs: number) => Effect.Effect<number>
+    /** The key's entries, oldest first. */
+    readonly entries: (keyId: string) => Effect.Effect<ReadonlyArray<LedgerEntry>>
+  }
+>()("market-data/core/Ledger") {}

@@ -1,0 +1,463 @@
+/**
+ * Parameters as data. Each operation's parameters are declared once as `ParamSpec`s; from that one declaration
+ * come the Effect Schema that validates a value, the JSON Schema served by `schema`, OpenAPI and MCP, the
+ * tables in `docs`, and the decoder shared by every transport (query strings, MCP arguments, the library).
+ */
+import { Exit, Schema } from "effect"
+import { assetIdPattern, type Plane, planeOf } from "./AssetId.ts"
+import { type ApiError, apiError } from "./Errors.ts"
+
+export type ParamType =
+  | { readonly kind: "enum"; readonly values: ReadonlyArray<string> }
+  | { readonly kind: "int"; readonly min: number; readonly max: number }
+  | { readonly kind: "boolean" }
+  | { readonly kind: "string"; readonly minLength: number; readonly maxLength: number }
+  | { readonly kind: "date" }
+  | { readonly kind: "assetId" }
+  | { readonly kind: "assetIdList"; readonly min: number; readonly max: number }
+  | {
+      readonly kind: "enumList"
+      readonly values: ReadonlyArray<string>
+      readonly min: number
+      readonly max: number
+    }
+  | { readonly kind: "cursor" }
+
+/** A default value, or one that depends on the plane of the requested asset(s). */
+export type ParamDefault =
+  | { readonly value: string | number | boolean | ReadonlyArray<string> }
+  | { readonly byPlane: { readonly [P in Plane]: string } }
+
+export interface ParamSpec {
+  readonly name: string
+  readonly type: ParamType
+  readonly required: boolean
+  readonly default?: ParamDefault
+  /** One or two sentences for agents: what it selects, with units. */
+  readonly description: string
+}
+
+/** Rules that involve more than one parameter. */
+export type CrossRule =
+  /** Exactly one of the two: both is `conflicting_parameters`, neither is `missing_parameter`. */
+  | { readonly rule: "exactlyOne"; readonly params: readonly [string, string] }
+  /** When `param` is given explicitly, `on` (given or defaulted) must equal `equals`. */
+  | { readonly rule: "requiresValue"; readonly param: string; readonly on: string; readonly equals: string }
+  /** When `param` is given explicitly, the list `on` (given or defaulted) must include `includes`. */
+  | { readonly rule: "requiresIncludes"; readonly param: string; readonly on: string; readonly includes: string }
+  /** When `param` is given, none of `others` may be. */
+  | { readonly rule: "excludes"; readonly param: string; readonly others: ReadonlyArray<string> }
+
+/** A decoded parameter value. */
+export type ParamValue = string | number | boolean | ReadonlyArray<string>
+
+/** Decoded parameters with defaults applied, in declaration order. */
+export type CanonicalParams = { readonly [name: string]: ParamValue }
+
+/** Builders for the registry. */
+export const Param = {
+  enum: (
+    name: string,
+    values: ReadonlyArray<string>,
+    o: { description: string; default?: string; required?: boolean }
+  ): ParamSpec => spec(name, { kind: "enum", values }, o),
+  int: (
+    name: string,
+    min: number,
+    max: number,
+    o: { description: string; default?: number; required?: boolean }
+  ): ParamSpec => spec(name, { kind: "int", min, max }, o),
+  boolean: (name: string, o: { description: string; default?: boolean }): ParamSpec =>
+    spec(name, { kind: "boolean" }, o),
+  string: (
+    name: string,
+    minLength: number,
+    maxLength: number,
+    o: { description: string; required?: boolean }
+  ): ParamSpec => spec(name, { kind: "string", minLength, maxLength }, o),
+  date: (name: string, o: { description: string }): ParamSpec => spec(name, { kind: "date" }, o),
+  assetId: (name: string, o: { description: string; required?: boolean }): ParamSpec =>
+    spec(name, { kind: "assetId" }, o),
+  assetIdList: (name: string, min: number, max: number, o: { description: string }): ParamSpec =>
+    spec(name, { kind: "assetIdList", min, max }, o),
+  enumList: (
+    name: string,
+    values: ReadonlyArray<string>,
+    min: number,
+    max: number,
+    o: { description: string; default?: ReadonlyArray<string> }
+  ): ParamSpec => spec(name, { kind: "enumList", values, min, max }, o),
+  cursor: (o: { description: string }): ParamSpec => spec("cursor", { kind: "cursor" }, o),
+  /** An enum whose default depends on the plane of the requested asset. */
+  enumByPlane: (
+    name: string,
+    values: ReadonlyArray<string>,
+    byPlane: { readonly [P in Plane]: string },
+    o: { description: string }
+  ): ParamSpec => ({ name, type: { kind: "enum", values }, required: false, default: { byPlane }, ...o })
+}
+
+function spec(
+  name: string,
+  type: ParamType,
+  o: {
+    description: string
+    default?: string | number | boolean | ReadonlyArray<string>
+    required?: boolean
+  }
+): ParamSpec {
+  return {
+    name,
+    type,
+    required: o.required ?? false,
+    description: o.description,
+    ...(o.default === undefined ? {} : { default: { value: o.default } })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Effect Schemas: the validating authority for each parameter's decoded value
+// ---------------------------------------------------------------------------------------------------------------
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const noControl = Schema.makeFilter<string>((s) => !CONTROL.test(s) || "must not contain control characters")
+const ASSET_ID = new RegExp(assetIdPattern)
+const CURSOR = /^[A-Za-z0-9_-]{1,1024}$/
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+const isCalendarDate = Schema.makeFilter<string>((s) => {
+  if (!DATE.test(s)) return "must be YYYY-MM-DD"
+  const d = new globalThis.Date(`${s}T00:00:00Z`)
+  return (!Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s) || "must be a real calendar date"
+})
+
+const AssetIdSchema = Schema.String.check(Schema.isPattern(ASSET_ID))
+
+/** The Effect Schema of a parameter's decoded value. */
+export const schemaOf = (type: ParamType): Schema.Top => {
+  switch (type.kind) {
+    case "enum":
+      return Schema.Literals(type.values)
+    case "int":
+      return Schema.Int.check(Schema.isBetween({ minimum: type.min, maximum: type.max }))
+    case "boolean":
+      return Schema.Boolean
+    case "string":
+      return Schema.String.check(Schema.isMinLength(type.minLength), Schema.isMaxLength(type.maxLength), noControl)
+    case "date":
+      return Schema.String.check(isCalendarDate)
+    case "assetId":
+      return AssetIdSchema
+    case "assetIdList":
+      return Schema.Array(AssetIdSchema).check(
+        Schema.isMinLength(type.min),
+        Schema.isMaxLength(type.max),
+        Schema.isUnique()
+      )
+    case "enumList":
+      return Schema.Array(Schema.Literals(type.values)).check(
+        Schema.isMinLength(type.min),
+        Schema.isMaxLength(type.max),
+        Schema.isUnique()
+      )
+    case "cursor":
+      return Schema.String.check(Schema.isPattern(CURSOR))
+  }
+}
+
+const schemaCache = new WeakMap<ParamType, Schema.Top>()
+const cachedSchema = (type: ParamType): Schema.Top => {
+  let s = schemaCache.get(type)
+  if (s === undefined) {
+    s = schemaOf(type)
+    schemaCache.set(type, s)
+  }
+  return s
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Human descriptions of the accepted values (docs tables and error messages)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What a parameter accepts, in words. */
+export const describeType = (type: ParamType): string => {
+  switch (type.kind) {
+    case "enum":
+      return `one of ${type.values.join(", ")}`
+    case "int":
+      return `integer ${type.min} to ${type.max}`
+    case "boolean":
+      return "true or false"
+    case "string":
+      return `text, ${type.minLength} to ${type.maxLength} characters`
+    case "date":
+      return "date YYYY-MM-DD"
+    case "assetId":
+      return "one canonical asset ID"
+    case "assetIdList":
+      return `${type.min} to ${type.max} distinct canonical asset IDs, comma-separated`
+    case "enumList":
+      return `${type.min} to ${type.max} distinct of ${type.values.join(", ")}, comma-separated`
+    case "cursor":
+      return "opaque cursor from `next_cursor`"
+  }
+}
+
+/** The default of a parameter, in words (empty when it has none). */
+export const describeDefault = (p: ParamSpec): string => {
+  const d = p.default
+  if (d === undefined) return ""
+  if ("byPlane" in d) return `crypto ${d.byPlane.crypto}, equity ${d.byPlane.equity}`
+  return Array.isArray(d.value) ? d.value.join(",") : String(d.value)
+}
+
+const mustBe = (p: ParamSpec): string => {
+  switch (p.type.kind) {
+    case "assetId":
+      return `\`${p.name}\` must be one canonical asset ID (crypto:<slug> or eq:<cik>:<ticker>); use resolve to turn a symbol or name into one`
+    case "assetIdList":
+      return `\`${p.name}\` must be ${p.type.min} to ${p.type.max} distinct canonical asset IDs (crypto:<slug> or eq:<cik>:<ticker>), comma-separated`
+    case "string":
+      return `\`${p.name}\` must be ${p.type.minLength} to ${p.type.maxLength} characters without control characters`
+    default:
+      return `\`${p.name}\` must be ${describeType(p.type)}`
+  }
+}
+
+const shown = (raw: unknown): string => {
+  const s = typeof raw === "string" ? raw : JSON.stringify(raw)
+  const cut = s === undefined ? String(raw) : s.length > 64 ? `${s.slice(0, 64)}...` : s
+  return JSON.stringify(cut)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Turns a raw value (query string text, or a typed MCP/library argument) into the candidate for validation. */
+const candidate = (type: ParamType, raw: unknown): unknown => {
+  switch (type.kind) {
+    case "int":
+      if (typeof raw === "number") return raw
+      if (typeof raw === "string" && /^[+-]?\d{1,16}$/.test(raw)) return Number(raw)
+      return raw
+    case "boolean":
+      if (typeof raw === "boolean") return raw
+      if (raw === "true") return true
+      if (raw === "false") return false
+      return raw
+    case "assetIdList":
+    case "enumList":
+      if (typeof raw === "string") return raw.split(",")
+      return raw
+    default:
+      return raw
+  }
+}
+
+/**
+ * Decodes one parameter. Returns the decoded value or the typed error naming it. A cursor that is not even
+ * shaped like one of ours is `invalid_cursor`; everything else that does not fit is `invalid_parameter`.
+ */
+export const decodeParam = (p: ParamSpec, raw: unknown): ParamValue | ApiError => {
+  if (typeof raw === "string" && raw.length === 0) {
+    return apiError("invalid_parameter", `\`${p.name}\` must not be empty; omit it to use the default`, {
+      param: p.name
+    })
+  }
+  const exit = Schema.decodeUnknownExit(cachedSchema(p.type) as Schema.Codec<unknown, unknown>)(candidate(p.type, raw))
+  if (Exit.isSuccess(exit)) return exit.value as ParamValue
+  if (p.type.kind === "cursor") {
+    return apiError("invalid_cursor", "`cursor` is not a cursor this operation issued", { param: p.name })
+  }
+  return apiError("invalid_parameter", `${mustBe(p)}; got ${shown(raw)}`, { param: p.name })
+}
+
+/** The part of an operation the decoder needs. */
+export interface DecodeTarget {
+  readonly name: string
+  readonly params: ReadonlyArray<ParamSpec>
+  readonly rules: ReadonlyArray<CrossRule>
+}
+
+/**
+ * Decodes raw parameters for an operation: unknown and repeated names, presence conflicts, each value,
+ * required parameters, then the rules between values; then fills defaults (plane defaults from the ID shape).
+ * `raw` is a list of name/value pairs so that repetition is visible; MCP arguments and library calls pass
+ * their object entries.
+ */
+export const decodeParams = (
+  op: DecodeTarget,
+  raw: ReadonlyArray<readonly [string, unknown]>
+): CanonicalParams | ApiError => {
+  const byName = new Map<string, ParamSpec>()
+  for (const p of op.params) byName.set(p.name, p)
+  const given = new Map<string, unknown>()
+  for (const [name, value] of raw) {
+    const p = byName.get(name)
+    if (p === undefined) {
+      const known = op.params.map((q) => q.name)
+      return apiError(
+        "invalid_parameter",
+        known.length === 0
+          ? `\`${op.name}\` takes no parameters; got ${shown(name)}`
+          : `unknown parameter ${shown(name)} for \`${op.name}\`; it takes: ${known.join(", ")}`,
+        { param: name }
+      )
+    }
+    if (given.has(name)) {
+      return apiError("invalid_parameter", `\`${name}\` was given more than once; pass it once`, { param: name })
+    }
+    given.set(name, value)
+  }
+  for (const r of op.rules) {
+    if (r.rule === "exactlyOne" && given.has(r.params[0]) && given.has(r.params[1])) {
+      return apiError("conflicting_parameters", `pass either \`${r.params[0]}\` or \`${r.params[1]}\`, not both`, {
+        param: r.params[1]
+      })
+    }
+    if (r.rule === "excludes" && given.has(r.param)) {
+      const other = r.others.find((o) => given.has(o))
+      if (other !== undefined) {
+        return apiError(
+          "conflicting_parameters",
+          `\`${r.param}\` inspects one asset and cannot be combined with \`${other}\``,
+          { param: other }
+        )
+      }
+    }
+  }
+  const out: Record<string, ParamValue> = {}
+  for (const p of op.params) {
+    if (!given.has(p.name)) continue
+    const v = decodeParam(p, given.get(p.name))
+    if (typeof v === "object" && v !== null && "_tag" in v) return v
+    out[p.name] = v
+  }
+  for (const p of op.params) {
+    if (p.required && !given.has(p.name)) {
+      return apiError("missing_parameter", `\`${p.name}\` is required: ${mustBe(p).replace(/^`[^`]*` must be /, "")}`, {
+        param: p.name
+      })
+    }
+  }
+  for (const r of op.rules) {
+    if (r.rule === "exactlyOne" && !given.has(r.params[0]) && !given.has(r.params[1])) {
+      return apiError("missing_parameter", `pass \`${r.params[0]}\` (one asset) or \`${r.params[1]}\` (a batch)`, {
+        param: r.params[0]
+      })
+    }
+  }
+  // Defaults, in declaration order.
+  const planes = planesOf(out)
+  for (const p of op.params) {
+    if (p.name in out || p.default === undefined) continue
+    if ("value" in p.default) out[p.name] = p.default.value
+    else if (planes.size === 1) out[p.name] = p.default.byPlane[[...planes][0] as Plane]
+  }
+  for (const r of op.rules) {
+    if (r.rule === "requiresValue" && given.has(r.param) && out[r.on] !== r.equals) {
+      return apiError(
+        "parameter_requires",
+        `\`${r.param}\` requires \`${r.on}=${r.equals}\`; \`${r.on}\` is ${shown(out[r.on])}`,
+        { param: r.param }
+      )
+    }
+    if (r.rule === "requiresIncludes" && given.has(r.param)) {
+      const list = out[r.on]
+      if (!Array.isArray(list) || !list.includes(r.includes)) {
+        return apiError("parameter_requires", `\`${r.param}\` requires \`${r.on}\` to include \`${r.includes}\``, {
+          param: r.param
+        })
+      }
+    }
+  }
+  // Declaration order for a stable canonical form.
+  const ordered: Record<string, ParamValue> = {}
+  for (const p of op.params) {
+    const v = out[p.name]
+    if (v !== undefined) ordered[p.name] = v
+  }
+  return ordered
+}
+
+/** The planes named by `id`/`ids` in decoded parameters. */
+export const planesOf = (params: CanonicalParams): Set<Plane> => {
+  const planes = new Set<Plane>()
+  const ids = [params.id, ...(Array.isArray(params.ids) ? params.ids : [])]
+  for (const id of ids) {
+    if (typeof id !== "string") continue
+    const plane = planeOf(id)
+    if (plane !== undefined) planes.add(plane)
+  }
+  return planes
+}
+
+/** Whether a decode result is an error. */
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "_tag" in u && (u as { _tag: unknown })._tag === "ApiError"
+
+/**
+ * The canonical text of a decoded request: operation and parameters sorted by name, lists comma-joined in the
+ * order given. Equal for the same call over any transport and any query-string order.
+ */
+export const canonicalRequest = (operation: string, params: CanonicalParams): string => {
+  const names = Object.keys(params).sort()
+  const parts = names.map((n) => {
+    const v = params[n] as ParamValue
+    const text = Array.isArray(v) ? v.join(",") : String(v)
+    return `${encodeURIComponent(n)}=${encodeURIComponent(text)}`
+  })
+  return parts.length === 0 ? operation : `${operation}?${parts.join("&")}`
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON Schema (2020-12) of parameters, for `schema`, OpenAPI and MCP tools
+// ---------------------------------------------------------------------------------------------------------------
+
+export type JsonSchema = { readonly [k: string]: unknown }
+
+/**
+ * The JSON Schema of one parameter's value. `form: "query"` describes the query-string text (lists as one
+ * comma-joined string); `form: "typed"` describes typed arguments (lists as arrays or a comma-joined string).
+ */
+export const paramJsonSchema = (p: ParamSpec, form: "query" | "typed"): JsonSchema => {
+  const t = p.type
+  const base: Record<string, unknown> = { description: p.description }
+  const d = p.default
+  if (d !== undefined && "value" in d) {
+    base.default = Array.isArray(d.value) && form === "query" ? d.value.join(",") : d.value
+  }
+  switch (t.kind) {
+    case "enum":
+      return { type: "string", enum: [...t.values], ...base }
+    case "int":
+      return { type: "integer", minimum: t.min, maximum: t.max, ...base }
+    case "boolean":
+      return { type: "boolean", ...base }
+    case "string":
+      return { type: "string", minLength: t.minLength, maxLength: t.maxLength, ...base }
+    case "date":
+      return { type: "string", format: "date", pattern: DATE.source, ...base }
+    case "assetId":
+      return { type: "string", pattern: assetIdPattern, ...base }
+    case "cursor":
+      return { type: "string", pattern: CURSOR.source, ...base }
+    case "assetIdList":
+    case "enumList": {
+      const item =
+        t.kind === "enumList" ? { type: "string", enum: [...t.values] } : { type: "string", pattern: assetIdPattern }
+      const array = { type: "array", items: item, minItems: t.min, maxItems: t.max, uniqueItems: true }
+      const joined = { type: "string", description: "comma-joined list" }
+      return form === "query" ? { ...joined, ...base } : { anyOf: [array, joined], ...base }
+    }
+  }
+}
+
+/** The JSON Schema object of an operation's parameters. */
+export const paramsJsonSchema = (params: ReadonlyArray<ParamSpec>, form: "query" | "typed"): JsonSchema => ({
+  type: "object",
+  properties: Object.fromEntries(params.map((p) => [p.name, paramJsonSchema(p, form)])),
+  required: params.filter((p) => p.required).map((p) => p.name),
+  additionalProperties: false
+})

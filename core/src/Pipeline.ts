@@ -1,0 +1,406 @@
+/**
+ * The request pipeline, one for every transport (HTTP, MCP, the in-process library):
+ *
+ *   authenticate -> rate limit -> decode -> idempotency begin -> hold credits -> execute
+ *     -> settle or release -> idempotency store -> answer
+ *
+ * Transports turn their wire format into an `ApiRequest` and an `Answer` back into their wire format; nothing
+ * else. Every failure becomes an answer; the pipeline itself never fails.
+ */
+import { Cause, Clock, Context, Effect, Layer } from "effect"
+import * as Digest from "effect/crypto/Digest"
+import { holdFor } from "./Billing.ts"
+import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
+import { IdempotencyStore, isTransientStatus, type StoredAnswer, validateIdempotencyKey } from "./Idempotency.ts"
+import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
+import { type Hold, Ledger, type SettleReceipt } from "./Ledger.ts"
+import { type CanonicalParams, canonicalRequest, decodeParams, isApiError } from "./Params.ts"
+import { RateLimiter, type RateWindow, secondsUntilReset } from "./RateLimit.ts"
+import { type OperationSpec, operation } from "./Registry.ts"
+
+/** A request as every transport hands it over. */
+export interface ApiRequest {
+  readonly operation: string
+  /**
+   * Parameters as name/value pairs, in the order received (so repetition is visible), or the error the
+   * transport met while reading them (a malformed query string), reported at the decode step.
+   */
+  readonly params: ReadonlyArray<readonly [string, unknown]> | ApiError
+  /** Every `Authorization` header value received. */
+  readonly authorization: ReadonlyArray<string>
+  /** Every `Idempotency-Key` value received (MCP: the header of the POST carrying one `tools/call`). */
+  readonly idempotencyKey?: ReadonlyArray<string>
+  /** The `If-None-Match` value, where the transport has conditional requests (HTTP). */
+  readonly ifNoneMatch?: string
+  /** The client's address, the rate-limit scope of keyless callers. */
+  readonly client: string
+}
+
+/** Who is calling. */
+export type Principal =
+  | { readonly _tag: "Key"; readonly key: KeyRecord; readonly rateLimitPerMinute: number }
+  | { readonly _tag: "Anonymous"; readonly client: string; readonly rateLimitPerMinute: number }
+
+/** What a handler has to go on. */
+export interface HandlerInput {
+  readonly op: OperationSpec
+  readonly params: CanonicalParams
+  readonly principal: Principal
+  /** The rate window after this request spent its unit. */
+  readonly rate: RateWindow
+  readonly nowMs: number
+}
+
+/** What a handler produces. */
+export type HandlerOutput =
+  | {
+      readonly _tag: "Json"
+      readonly body: unknown
+      /** The charge for what was delivered (never more than the hold; see `Billing`). */
+      readonly creditsCharged: number
+      /** Earliest time the data can change (epoch ms): sets `Cache-Control: max-age`. */
+      readonly nextUpdateAtMs?: number
+    }
+  | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
+
+export type Handler = (input: HandlerInput) => Effect.Effect<HandlerOutput, ApiError>
+
+/** The operations that have an implementation, by name. Operations without one answer `not_implemented`. */
+export class Handlers extends Context.Service<Handlers, ReadonlyMap<string, Handler>>()("market-data/core/Handlers") {
+  /** Combines handler sets; a later set wins on a name clash. */
+  static merge(...sets: ReadonlyArray<ReadonlyMap<string, Handler>>): ReadonlyMap<string, Handler> {
+    const out = new Map<string, Handler>()
+    for (const s of sets) for (const [k, v] of s) out.set(k, v)
+    return out
+  }
+}
+
+/** Service-wide settings the pipeline reads. */
+export class Settings extends Context.Service<
+  Settings,
+  {
+    /** Default rate-limit policy, units per minute (a key's own override wins). */
+    readonly rateLimitPerMinute: number
+  }
+>()("market-data/core/Settings") {
+  static readonly defaults = { rateLimitPerMinute: 60 }
+  static readonly layerDefault = Layer.succeed(Settings)(Settings.defaults)
+}
+
+/** The outcome of a request, transport-neutral. */
+export type Outcome =
+  | {
+      readonly _tag: "Json"
+      /** The exact body bytes (also what an idempotent replay sends). */
+      readonly body: string
+      readonly creditsCharged: number
+      readonly etag?: string
+      readonly maxAgeSeconds?: number
+    }
+  | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
+  | { readonly _tag: "Failure"; readonly error: ApiError; readonly creditsCharged: number }
+  /** `If-None-Match` matched: no body, zero credits. */
+  | { readonly _tag: "NotModified"; readonly etag: string; readonly maxAgeSeconds?: number }
+  /** The stored answer of an earlier identical request under the same idempotency key. */
+  | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+
+export interface Answer {
+  readonly outcome: Outcome
+  /** The operation, when the name was known. */
+  readonly op: OperationSpec | undefined
+  /** The caller's rate window, when the request got as far as spending a unit. */
+  readonly rate: RateWindow | undefined
+  /** The key ID, for logs; never the key. */
+  readonly keyId: string | undefined
+  readonly nowMs: number
+}
+
+/** The store ports: one implementation each per store (memory, PGlite, PostgreSQL). */
+export type StorePorts = KeyStore | Ledger | RateLimiter | IdempotencyStore
+
+/** Services the pipeline needs. */
+export type PipelineServices = Handlers | Settings | StorePorts | Digest.Digest
+
+type FailureOutcome = Extract<Outcome, { readonly _tag: "Failure" }>
+
+const fail = (error: ApiError): FailureOutcome => ({ _tag: "Failure", error, creditsCharged: 0 })
+
+const internalError = () => apiError("internal_error", "internal error; nothing was charged, retry later")
+
+/** HTTP-style status of an outcome (the contract's statuses; used for storing and transience). */
+export const statusOf = (o: Outcome): number => {
+  switch (o._tag) {
+    case "Failure":
+      return ErrorCatalog[o.error.code].status
+    case "NotModified":
+      return 304
+    case "Replay":
+      return o.answer.status
+    default:
+      return 200
+  }
+}
+
+/** The transport-neutral stored form of a JSON or failure outcome. */
+export const storedAnswerOf = (o: Outcome & { readonly _tag: "Json" | "Failure" }): StoredAnswer => {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "x-credits-charged": String(o.creditsCharged)
+  }
+  if (o._tag === "Json") {
+    if (o.etag !== undefined) headers.etag = o.etag
+    return { status: 200, headers, body: o.body }
+  }
+  return { status: ErrorCatalog[o.error.code].status, headers, body: JSON.stringify(o.error.toBody()) }
+}
+
+/** Strong ETag of a body: SHA-256 of its bytes, from the content alone (never the clock). */
+export const etagOf = (body: string): Effect.Effect<string, never, Digest.Digest> =>
+  Effect.flatMap(Digest.Digest, (d) => d.digestHex(Digest.sha256, new TextEncoder().encode(body))).pipe(
+    Effect.map((hex) => `"${hex.slice(0, 40)}"`)
+  )
+
+/** Whether an `If-None-Match` value (one tag, a list, or `*`) matches `etag`. Weak tags compare weakly. */
+export const ifNoneMatchMatches = (header: string | undefined, etag: string): boolean => {
+  if (header === undefined) return false
+  const value = header.trim()
+  if (value === "*") return true
+  return value.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)
+}
+
+/** Runs a handler, turning a defect into `internal_error`. */
+const execute = (handler: Handler, input: HandlerInput) =>
+  handler(input).pipe(
+    Effect.map((out) => ({ _tag: "Output" as const, out })),
+    Effect.catchCause((cause) => {
+      const failure = Cause.findErrorOption(cause)
+      if (failure._tag === "Some") return Effect.succeed({ _tag: "Error" as const, error: failure.value })
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      return Effect.logError("handler defect", Cause.pretty(cause)).pipe(
+        Effect.as({ _tag: "Error" as const, error: internalError() })
+      )
+    })
+  )
+
+/** Runs one request through the pipeline. Never fails: every failure is an `Answer` carrying an error. */
+export const handle = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
+  run(request).pipe(
+    Effect.catchDefect((defect) =>
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        const unavailable = defect instanceof StoreUnavailable
+        yield* unavailable
+          ? Effect.logWarning("store unavailable", defect.operation, String(defect.cause))
+          : Effect.logError("pipeline defect", defect)
+        const error = unavailable
+          ? apiError("source_unavailable", "the store is unavailable; nothing was charged, retry shortly", {
+              retryAfterSeconds: 1
+            })
+          : internalError()
+        return { outcome: fail(error), op: operation(request.operation), rate: undefined, keyId: undefined, nowMs }
+      })
+    )
+  )
+
+const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
+  Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const op = operation(request.operation)
+    const answer = (outcome: Outcome, rate?: RateWindow, keyId?: string): Answer => ({
+      outcome,
+      op,
+      rate,
+      keyId,
+      nowMs
+    })
+    if (op === undefined) {
+      return answer(fail(apiError("unknown_operation", `no operation named ${JSON.stringify(request.operation)}`)))
+    }
+
+    // Authenticate. A failed attempt spends a unit of the client address's keyless budget, so keys cannot
+    // be guessed at speed.
+    const settings = yield* Settings
+    const limiter = yield* RateLimiter
+    const refuse = (error: ApiError) =>
+      Effect.map(limiter.consume(`ip:${request.client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
+        rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
+      )
+    const presented = parseAuthorization(request.authorization)
+    if (isApiError(presented)) return yield* refuse(presented)
+    let principal: Principal
+    if (presented === undefined) {
+      if (op.auth !== "keyless") return yield* refuse(apiError("unauthenticated", missingKeyMessage(op)))
+      principal = { _tag: "Anonymous", client: request.client, rateLimitPerMinute: settings.rateLimitPerMinute }
+    } else {
+      const key = yield* Effect.result(authenticate(presented))
+      if (key._tag === "Failure") return yield* refuse(key.failure)
+      principal = {
+        _tag: "Key",
+        key: key.success,
+        rateLimitPerMinute: key.success.rateLimitPerMinute ?? settings.rateLimitPerMinute
+      }
+    }
+    const keyId = principal._tag === "Key" ? principal.key.id : undefined
+
+    // Rate limit: one unit per request, paid or free.
+    const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
+    const rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
+    if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
+    const done = (outcome: Outcome) => answer(outcome, rate, keyId)
+
+    // Decode.
+    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+    if (isApiError(params)) return done(fail(params))
+
+    const handlers = yield* Handlers
+    const handler = handlers.get(op.name)
+    const input: HandlerInput = { op, params, principal, rate, nowMs }
+
+    if (op.auth !== "paid" || principal._tag !== "Key") {
+      // Free operations: no credits, no idempotency.
+      if (handler === undefined) return done(fail(notImplemented(op)))
+      const run = yield* execute(handler, input)
+      if (run._tag === "Error") return done(fail(run.error))
+      const out = run.out
+      return done(out._tag === "Markdown" ? out : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0 })
+    }
+    return done(yield* paid(op, handler, input, principal.key.id, request))
+  })
+
+/** The money path: idempotency, hold, execute, settle or release, store. */
+const paid = (
+  op: OperationSpec,
+  handler: Handler | undefined,
+  input: HandlerInput,
+  keyId: string,
+  request: ApiRequest
+): Effect.Effect<Outcome, never, Ledger | IdempotencyStore | Digest.Digest> =>
+  Effect.gen(function* () {
+    const idemKey = validateIdempotencyKey(request.idempotencyKey ?? [])
+    if (isApiError(idemKey)) return fail(idemKey)
+    const store = yield* IdempotencyStore
+    const ledger = yield* Ledger
+    const nowMs = input.nowMs
+
+    let token: string | undefined
+    if (idemKey !== undefined) {
+      const begun = yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs)
+      switch (begun._tag) {
+        case "InProgress":
+          return fail(
+            apiError("request_in_progress", "the same request is still running under this Idempotency-Key", {
+              retryAfterSeconds: 1
+            })
+          )
+        case "Conflict":
+          return fail(
+            apiError(
+              "idempotency_conflict",
+              "this Idempotency-Key was used within 24 h for a different request; use a new key"
+            )
+          )
+        case "Replay":
+          return { _tag: "Replay", answer: begun.answer }
+        case "Started":
+          token = begun.token
+      }
+    }
+    const abandon = token === undefined ? Effect.void : store.abandon(keyId, idemKey as string, token)
+    const keep = (o: Outcome & { readonly _tag: "Json" | "Failure" }) =>
+      token === undefined ? Effect.void : store.complete(keyId, idemKey as string, token, storedAnswerOf(o), nowMs)
+
+    if (handler === undefined) {
+      const o = fail(notImplemented(op))
+      yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
+      return o
+    }
+
+    const amount = holdFor(op, input.params)
+    const hold = yield* ledger.hold(keyId, amount, nowMs)
+    if (hold === undefined) {
+      // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
+      yield* abandon
+      const balance = yield* ledger.balance(keyId, nowMs)
+      return fail(
+        apiError(
+          "insufficient_credits",
+          `this request holds ${amount} credit${amount === 1 ? "" : "s"}; the key has ${balance} available`
+        )
+      )
+    }
+
+    const receipt =
+      token === undefined
+        ? undefined
+        : (answer: StoredAnswer): SettleReceipt => ({ keyId, idempotencyKey: idemKey as string, token, answer })
+    return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch).pipe(
+      // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
+      Effect.onInterrupt(() => Effect.andThen(ledger.release(hold), abandon))
+    )
+  })
+
+const settleAfter = (
+  op: OperationSpec,
+  handler: Handler,
+  input: HandlerInput,
+  hold: Hold,
+  abandon: Effect.Effect<void>,
+  keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
+  receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
+  ifNoneMatch: string | undefined
+): Effect.Effect<Outcome, never, Ledger | Digest.Digest> =>
+  Effect.gen(function* () {
+    const ledger = yield* Ledger
+    const run = yield* execute(handler, input)
+    if (run._tag === "Error" || run.out._tag === "Markdown") {
+      yield* ledger.release(hold)
+      const o = fail(run._tag === "Error" ? run.error : internalError())
+      yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
+      return o
+    }
+    const out = run.out
+    const body = JSON.stringify(out.body)
+    const etag = op.conditional ? yield* etagOf(body) : undefined
+    const settledAt = yield* Clock.currentTimeMillis
+    const maxAgeSeconds =
+      out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
+    const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
+    if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+      // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
+      yield* ledger.release(hold)
+      yield* abandon
+      return { _tag: "NotModified", etag, ...cache }
+    }
+    const charge = Math.min(Math.max(0, out.creditsCharged), hold.amount)
+    const o: Outcome & { readonly _tag: "Json" } = {
+      _tag: "Json",
+      body,
+      creditsCharged: charge,
+      ...(etag === undefined ? {} : { etag }),
+      ...cache
+    }
+    // The charge and the stored answer commit together: a crash leaves both or neither.
+    const settled = yield* ledger.settle(hold, charge, op.name, settledAt, receipt?.(storedAnswerOf(o)))
+    if (settled._tag !== "Settled") {
+      // The hold outlived its lease and the balance no longer covers the charge: serve nothing, retryable.
+      yield* abandon
+      return fail(apiError("source_unavailable", "the request took longer than its credit hold; retry"))
+    }
+    return o
+  })
+
+const rateLimited = (rate: RateWindow, nowMs: number): ApiError => {
+  const wait = secondsUntilReset(rate, nowMs)
+  return apiError("rate_limited", `rate limit of ${rate.limit} units per minute reached; retry in ${wait} s`, {
+    retryAfterSeconds: wait
+  })
+}
+
+const notImplemented = (op: OperationSpec): ApiError =>
+  apiError(
+    "not_implemented",
+    `\`${op.name}\` is defined but its data plane has not landed yet; see docs section changelog`
+  )
+
+const missingKeyMessage = (op: OperationSpec): string =>
+  `\`${op.name}\` needs an API key: send \`Authorization: Bearer <API_KEY>\` (see docs section access)`

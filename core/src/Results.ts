@@ -1,0 +1,283 @@
+/**
+ * Result schemas of the 23 operations, as DECISIONS.md fixes them. They feed OpenAPI, `schema` and MCP
+ * `outputSchema`. Market measurements are numbers; anything filed is an exact decimal string.
+ */
+import { Schema } from "effect"
+
+const Num = Schema.Number
+const Str = Schema.String
+const opt = Schema.optionalKey
+const nullable = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
+
+/** A timestamp in ISO 8601 (UTC). */
+export const Timestamp = Str.annotate({ description: "ISO 8601 timestamp, UTC" })
+/** A calendar date YYYY-MM-DD. */
+export const DateText = Str.annotate({ description: "date YYYY-MM-DD" })
+/** An exact decimal as filed, as a string. */
+export const Decimal = Str.annotate({ description: "exact decimal string as filed" })
+
+export const FreshnessStatus = Schema.Literals(["live", "delayed", "stale", "closed"])
+
+export const UnavailableReasons = [
+  "not_covered",
+  "no_data",
+  "insufficient_history",
+  "source_stale",
+  "source_down",
+  "not_applicable"
+] as const
+
+/** `{value, pctl}`: a measurement and its percentile rank (0 to 100) in the asset's own baseline. */
+export const Contextual = Schema.Struct({ value: Num, pctl: Num })
+
+export const Baseline = Schema.Struct({
+  window: Str,
+  cadence: Str,
+  n: Schema.Int,
+  source: opt(Str)
+})
+
+export const Unavailable = Schema.Record(
+  Str,
+  Schema.Struct({ reason: Schema.Literals(UnavailableReasons), detail: opt(Str) })
+)
+
+/** Fields every per-asset result carries. */
+export const assetFields = {
+  asset_id: Str,
+  as_of: Timestamp,
+  status: FreshnessStatus,
+  next_update_at: Timestamp,
+  unavailable: opt(Unavailable)
+}
+
+const VenueRate = Schema.Struct({ venue: Str, rate_8h_pct: Num, rate_pctl: Num })
+
+export const ReadResult = Schema.Struct({
+  ...assetFields,
+  symbol: Str,
+  name: Str,
+  class: Str,
+  baseline: Baseline,
+  assessment: opt(
+    Schema.Struct({
+      positioning: Schema.Struct({ state: nullable(Str), rule: Str }),
+      structure: Schema.Struct({ trend_state: nullable(Str), rule: Str }),
+      flow: Schema.Struct({ state: nullable(Str), rule: Str }),
+      cascade_risk: Schema.Struct({ level: nullable(Str), rule: Str })
+    })
+  ),
+  headline: Schema.Record(Str, Schema.Unknown),
+  filings_indexed_through: opt(DateText)
+})
+
+const domain = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct({ ...assetFields, ...fields })
+
+export const DomainResults = {
+  price: domain({
+    usd: nullable(Num),
+    return_24h_pct: opt(nullable(Contextual)),
+    range_pos_7d_pct: opt(nullable(Contextual)),
+    bid_usd: opt(nullable(Num)),
+    ask_usd: opt(nullable(Num)),
+    market: opt(Schema.Struct({ market_cap_usd: nullable(Num) }))
+  }),
+  funding: domain({
+    funding: Schema.Struct({
+      rate_8h_pct: nullable(Schema.Struct({ value: Num, pctl: Num, pctl_1y: nullable(Num) })),
+      apr_pct: nullable(Num),
+      bars_since_sign_flip: nullable(Schema.Int),
+      venue_hot: nullable(VenueRate),
+      venues: Schema.Int,
+      by_venue: Schema.Array(VenueRate),
+      next_funding_at: nullable(Timestamp),
+      venue_spread_8h_pct: nullable(Num),
+      funding_band: nullable(Schema.Literals(["negative", "subdued", "neutral", "elevated", "stretched"]))
+    })
+  }),
+  open_interest: domain({
+    usd: nullable(Num),
+    change_24h_pct: nullable(Contextual),
+    basis_pct: nullable(Contextual),
+    by_venue: Schema.Array(Schema.Struct({ venue: Str, usd: Num }))
+  }),
+  orderflow: domain({
+    net_taker_delta_24h_usd: nullable(Contextual),
+    net_delta_pct_of_oi_24h: nullable(Contextual),
+    exchange_premium_rate_pct: nullable(Contextual)
+  }),
+  liquidations: domain({
+    total_24h_usd: nullable(Contextual),
+    liq_imbalance_24h: nullable(Contextual),
+    intensity_pct_of_oi_24h: nullable(Contextual)
+  }),
+  liquidity: domain({
+    spread_pct: nullable(Contextual),
+    bid_ask_imbalance: nullable(Contextual),
+    depth: nullable(Schema.Record(Str, Schema.Unknown))
+  }),
+  technicals: domain({
+    timeframe: Str,
+    rsi_14: nullable(Contextual),
+    adx_14: nullable(Contextual),
+    atr_14_pct: nullable(Contextual),
+    moving_averages: opt(Schema.Record(Str, Schema.Unknown))
+  }),
+  structure: domain({
+    timeframe: Str,
+    trend_state: nullable(Schema.Literals(["uptrend", "downtrend", "range"])),
+    last_bos: nullable(Schema.Record(Str, Schema.Unknown)),
+    session_levels: nullable(Schema.Record(Str, Schema.Unknown))
+  }),
+  profile: domain({ sector: nullable(Str), market_cap_usd: nullable(Num), shares_outstanding: nullable(Decimal) }),
+  valuation: domain({ pe_ttm: nullable(Decimal), ps_ttm: nullable(Decimal), ev_ebitda_ttm: nullable(Decimal) }),
+  growth: domain({
+    revenue_growth_yoy_pct: nullable(Decimal),
+    eps_growth_yoy_pct: nullable(Decimal),
+    free_cash_flow_growth_yoy_pct: nullable(Decimal)
+  }),
+  fundamentals: domain({
+    revenue_ttm: nullable(Decimal),
+    eps_ttm: nullable(Decimal),
+    free_cash_flow_ttm: nullable(Decimal)
+  })
+} as const
+
+const NextCursor = nullable(Str)
+
+export const SeriesResult = Schema.Struct({
+  ...assetFields,
+  interval: Str,
+  range: Str,
+  bars: opt(Schema.Array(Schema.Struct({ t: Timestamp, o: Num, h: Num, l: Num, c: Num, v: Num }))),
+  summary: opt(Schema.Record(Str, Schema.Unknown)),
+  next_cursor: opt(NextCursor)
+})
+
+export const FinancialsResult = Schema.Struct({
+  ...assetFields,
+  periods: Schema.Array(
+    Schema.Struct({
+      id: Str,
+      form: Str,
+      accession: Str,
+      filed_at: DateText,
+      restated: Schema.Boolean,
+      start: nullable(DateText),
+      end: DateText
+    })
+  ),
+  values: Schema.Record(
+    Str,
+    Schema.Struct({
+      unit: Str,
+      by_period: Schema.Array(nullable(Decimal)),
+      basis_concepts: opt(Schema.Array(Str))
+    })
+  )
+})
+
+export const EventsResult = Schema.Struct({
+  ...assetFields,
+  events: Schema.Array(
+    Schema.StructWithRest(Schema.Struct({ type: Str, date: DateText }), [Schema.Record(Str, Schema.Unknown)])
+  ),
+  insider_summary_90d: opt(
+    Schema.Struct({
+      open_market_buys: Schema.Int,
+      open_market_sales: Schema.Int,
+      net_shares: Decimal,
+      unique_insiders: Schema.Int
+    })
+  ),
+  next_cursor: NextCursor
+})
+
+export const HoldersResult = Schema.Struct({
+  ...assetFields,
+  report_period: DateText,
+  holders: Schema.Array(
+    Schema.Struct({
+      filer_cik: Str,
+      name: Str,
+      shares: Decimal,
+      value_usd: Decimal,
+      pct_of_shares_outstanding: nullable(Num),
+      change_shares: nullable(Decimal),
+      filed_at: DateText
+    })
+  ),
+  next_cursor: NextCursor
+})
+
+export const RankResult = Schema.Struct({
+  as_of: Timestamp,
+  metric: Str,
+  direction: Str,
+  rows: Schema.Array(Schema.Struct({ asset_id: Str, symbol: Str, score: Num, extreme_metrics: Schema.Array(Str) })),
+  coverage: Schema.Struct({
+    scanned: Schema.Int,
+    ranked: Schema.Int,
+    excluded: Schema.Int,
+    excluded_by_reason: Schema.Record(Str, Schema.Int)
+  }),
+  next_cursor: NextCursor
+})
+
+export const DocsResult = Schema.Struct({ section: Str, markdown: Str })
+
+export const SchemaResult = Schema.Record(Str, Schema.Unknown)
+
+const ResolveMatch = Schema.Struct({
+  asset_id: Str,
+  plane: Schema.Literals(["crypto", "equity"]),
+  symbol: Str,
+  name: Str,
+  tier: Str,
+  network: opt(Str),
+  score: Num,
+  warnings: Schema.Array(Schema.Struct({ code: Str, message: Str, asset_id: opt(Str) }))
+})
+
+export const ResolveResult = Schema.Struct({
+  query: Str,
+  best: nullable(ResolveMatch),
+  matches: Schema.Array(ResolveMatch),
+  coverage: Schema.Struct({
+    crypto: Schema.Struct({ matches: Schema.Int }),
+    equity: Schema.Struct({ matches: Schema.Int })
+  })
+})
+
+export const CoverageRow = Schema.Struct({
+  asset_id: Str,
+  plane: Schema.Literals(["crypto", "equity"]),
+  symbol: Str,
+  name: Str,
+  tier: Str,
+  alive: Schema.Boolean,
+  operations: Schema.Array(Str)
+})
+
+export const CoverageResult = Schema.Union([
+  Schema.Struct({ rows: Schema.Array(CoverageRow), next_cursor: NextCursor }),
+  CoverageRow
+])
+
+export const UsageResult = Schema.Struct({
+  key_id: Str,
+  credits_remaining: Num,
+  rate_limit: Schema.Struct({ limit: Schema.Int, remaining: Schema.Int, reset_at: Timestamp })
+})
+
+/** `{data: R}`. */
+export const single = <S extends Schema.Top>(result: S) => Schema.Struct({ data: result })
+
+/** A batch: `{data: [R], refused: [{id, reason}]}`. */
+export const batch = <S extends Schema.Top>(result: S) =>
+  Schema.Struct({
+    data: Schema.Array(result),
+    refused: Schema.Array(
+      Schema.Struct({ id: Str, reason: Schema.Literals(["unknown_asset", "plane_mismatch", "not_covered"]) })
+    )
+  })

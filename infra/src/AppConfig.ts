@@ -1,0 +1,106 @@
+/**
+ * The service's configuration, read from the environment through Effect `Config`. Every variable is listed,
+ * with its default, in the README's configuration table.
+ */
+import { Config, Effect } from "effect"
+
+export type StoreChoice =
+  | { readonly _tag: "Memory" }
+  | { readonly _tag: "Embedded"; readonly dir: string }
+  | { readonly _tag: "Postgres"; readonly url: string }
+
+export interface AppConfig {
+  readonly host: string
+  readonly port: number
+  readonly store: StoreChoice
+  readonly dataDir: string
+  /** Connections in the PostgreSQL pool. */
+  readonly poolSize: number
+  readonly feed: "simulated" | "live"
+  readonly bootstrapKey: string | undefined
+  readonly bootstrapCredits: number
+  readonly rateLimitPerMinute: number
+  readonly logLevel: "Trace" | "Debug" | "Info" | "Warn" | "Error" | "Fatal" | "None"
+  readonly logFormat: "json" | "logfmt"
+}
+
+const LogLevels = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None"] as const
+
+const normalizeLevel = (s: string): string => {
+  const lower = s.trim().toLowerCase()
+  return lower === "warning" ? "Warn" : lower.charAt(0).toUpperCase() + lower.slice(1)
+}
+
+/** Reads and validates the configuration; every failure names the variable. */
+export const loadConfig: Effect.Effect<AppConfig, ConfigProblem> = Effect.suspend(() => readConfig).pipe(
+  Effect.catchTag("ConfigError", (e) => Effect.fail(new ConfigProblem(`invalid configuration: ${e.message}`)))
+)
+
+const readConfig = Effect.gen(function* () {
+  const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const port = yield* Config.Int("PORT").pipe(Config.withDefault(8080))
+  const databaseUrl = yield* Config.String("DATABASE_URL").pipe(Config.withDefault(""))
+  const dataDir = yield* Config.String("MARKET_DATA_DIR").pipe(Config.withDefault("./.market-data"))
+  const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+  const feed = yield* Config.Literals(["simulated", "live"], "MARKET_DATA_FEED").pipe(
+    Config.withDefault("simulated" as const)
+  )
+  const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
+  const bootstrapCredits = yield* Config.Int("MARKET_DATA_BOOTSTRAP_CREDITS").pipe(Config.withDefault(0))
+  const rateLimitPerMinute = yield* Config.Int("MARKET_DATA_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
+  const logLevelText = yield* Config.String("LOG_LEVEL").pipe(Config.withDefault("info"))
+  const logFormat = yield* Config.Literals(["json", "logfmt"], "LOG_FORMAT").pipe(Config.withDefault("json" as const))
+
+  const logLevel = normalizeLevel(logLevelText)
+  if (!(LogLevels as ReadonlyArray<string>).includes(logLevel)) {
+    return yield* Effect.fail(
+      new ConfigProblem(
+        `LOG_LEVEL must be one of ${LogLevels.join(", ").toLowerCase()}; got ${JSON.stringify(logLevelText)}`
+      )
+    )
+  }
+  if (port < 0 || port > 65535) {
+    return yield* Effect.fail(new ConfigProblem(`PORT must be 0 to 65535 (0 picks a free port); got ${port}`))
+  }
+  if (poolSize < 1 || poolSize > 1000) {
+    return yield* Effect.fail(new ConfigProblem(`DATABASE_POOL_SIZE must be 1 to 1000; got ${poolSize}`))
+  }
+  if (bootstrapCredits < 0) {
+    return yield* Effect.fail(new ConfigProblem("MARKET_DATA_BOOTSTRAP_CREDITS must be 0 or more"))
+  }
+  if (rateLimitPerMinute < 1) {
+    return yield* Effect.fail(new ConfigProblem("MARKET_DATA_RATE_LIMIT_PER_MINUTE must be 1 or more"))
+  }
+  let store: StoreChoice
+  if (databaseUrl === "") store = { _tag: "Embedded", dir: dataDir }
+  else if (databaseUrl === "memory") store = { _tag: "Memory" }
+  else if (/^postgres(ql)?:\/\//.test(databaseUrl)) store = { _tag: "Postgres", url: databaseUrl }
+  else {
+    return yield* Effect.fail(
+      new ConfigProblem("DATABASE_URL must be `memory` or a postgres:// URL, or be unset for the embedded store")
+    )
+  }
+  const config: AppConfig = {
+    host,
+    port,
+    store,
+    dataDir,
+    poolSize,
+    feed,
+    bootstrapKey: bootstrapKey === "" ? undefined : bootstrapKey,
+    bootstrapCredits,
+    rateLimitPerMinute,
+    logLevel: logLevel as AppConfig["logLevel"],
+    logFormat
+  }
+  return config
+})
+
+/** A configuration the service cannot start with; the message says what to change. */
+export class ConfigProblem {
+  readonly _tag = "ConfigProblem"
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Forward-only migrations, applied in name order. Kysely's migrator takes a PostgreSQL advisory lock for
+ * the run, so instances starting together on one database do not race; PGlite has one connection anyway.
+ */
+import type { Kysely } from "kysely"
+import { Migrator } from "kysely/migration"
+import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
+
+/** Every migration, by name. Add new ones here; never edit one that has shipped. */
+export const migrations = {
+  "2026-11-22T0001_accounts": accounts
+}
+
+export interface MigrationReport {
+  readonly applied: ReadonlyArray<string>
+  readonly current: ReadonlyArray<string>
+}
+
+const migrator = (db: Kysely<any>) =>
+  new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: "md_migrations" })
+
+/** Applies every pending migration; throws with the failing migration's name. */
+export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationReport> => {
+  const { error, results } = await migrator(db).migrateToLatest()
+  const failed = results?.find((r) => r.status === "Error")
+  if (error !== undefined) {
+    throw new Error(
+      `migration ${failed?.migrationName ?? "(before any)"} failed: ${error instanceof Error ? error.message : String(error)}`
+    )
+  }
+  const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName)
+  const current = (await migrator(db).getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
+  return { applied, current }
+}
+
+/** Names of migrations not yet applied. */
+export const pendingMigrations = async (db: Kysely<any>): Promise<ReadonlyArray<string>> =>
+  (await migrator(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)

@@ -1,0 +1,133 @@
+/**
+ * Store selection: `DATABASE_URL` unset -> PGlite in `MARKET_DATA_DIR` (guarded by a lock file), `memory` ->
+ * in-memory adapters, `postgres://...` -> a pg pool. Opening a database applies pending migrations and
+ * starts the retention sweeper; closing the scope stops both and closes the database.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
+import { join, resolve } from "node:path"
+import type { StorePorts } from "@market-data/core"
+import { memoryStores } from "@market-data/memory"
+import { type Database, layerPgStores, openPglite, openPostgres, sweep } from "@market-data/postgres"
+import { Clock, Effect, type Layer, Schedule, type Scope } from "effect"
+import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
+import { migrateToLatest } from "./Migrate.ts"
+
+export interface OpenedStores {
+  readonly layer: Layer.Layer<StorePorts>
+  /** For the startup line. */
+  readonly description: string
+  readonly database: Database | undefined
+}
+
+const LOCK_FILE = "market-data.lock"
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Takes the data directory's lock file, or fails naming the process that holds it. PGlite silently loses
+ * writes when two processes open one directory, so a second opener must be refused.
+ */
+export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        mkdirSync(dir, { recursive: true })
+        const path = join(dir, LOCK_FILE)
+        for (let attempt = 0; attempt < 2; attempt++) {
+          try {
+            const fd = openSync(path, "wx")
+            writeSync(fd, String(process.pid))
+            closeSync(fd)
+            return path
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+            const holder = Number(readFileSync(path, "utf8").trim())
+            if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+              throw new ConfigProblem(
+                `the data directory ${resolve(dir)} is in use by process ${holder}; PGlite allows one process at a time. Stop it, or point MARKET_DATA_DIR elsewhere, or use PostgreSQL (DATABASE_URL=postgres://...)`
+              )
+            }
+            rmSync(path, { force: true })
+          }
+        }
+        throw new ConfigProblem(`could not take the lock file in ${resolve(dir)}`)
+      },
+      catch: (e) =>
+        e instanceof ConfigProblem ? e : new ConfigProblem(`cannot use MARKET_DATA_DIR ${resolve(dir)}: ${String(e)}`)
+    }),
+    (path) => Effect.sync(() => rmSync(path, { force: true }))
+  ).pipe(Effect.asVoid)
+
+/** Opens a database, migrates it and starts the sweeper, for the life of the scope. */
+const openDatabase = (open: () => Promise<Database>, what: string) =>
+  Effect.gen(function* () {
+    const database = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: open, catch: (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`) }),
+      (d) => Effect.promise(() => d.close()).pipe(Effect.ignore)
+    )
+    const report = yield* Effect.tryPromise({
+      try: () => migrateToLatest(database.db),
+      catch: (e) => new ConfigProblem(`cannot migrate ${what}: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    if (report.applied.length > 0) yield* Effect.logInfo(`applied migrations: ${report.applied.join(", ")}`)
+    yield* Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => sweep(database, now)),
+      Effect.catchDefect((d) => Effect.logWarning("retention sweep failed", String(d))),
+      Effect.repeat(Schedule.spaced("1 minute")),
+      Effect.delay("1 minute"),
+      Effect.forkScoped
+    )
+    return database
+  })
+
+/** Opens the stores the configuration names. */
+export const openStores = (config: AppConfig): Effect.Effect<OpenedStores, ConfigProblem, Scope.Scope> =>
+  Effect.gen(function* () {
+    switch (config.store._tag) {
+      case "Memory":
+        return {
+          layer: memoryStores(),
+          description: "memory (DATABASE_URL=memory; nothing survives a restart)",
+          database: undefined
+        }
+      case "Embedded": {
+        const dir = config.store.dir
+        yield* lockDataDir(dir)
+        const database = yield* openDatabase(() => openPglite(dir), `the embedded database in ${resolve(dir)}`)
+        return { layer: layerPgStores(database), description: `embedded PGlite in ${resolve(dir)}`, database }
+      }
+      case "Postgres": {
+        const url = config.store.url
+        const database = yield* openDatabase(
+          () => Promise.resolve(openPostgres(url, { poolSize: config.poolSize })),
+          "PostgreSQL"
+        )
+        return {
+          layer: layerPgStores(database),
+          description: `PostgreSQL ${redactUrl(url)} (pool ${config.poolSize})`,
+          database
+        }
+      }
+    }
+  })
+
+/** A database URL without its password, for logs. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password !== "") u.password = "***"
+    return u.toString()
+  } catch {
+    return "postgres://(unparseable)"
+  }
+}
+
+/** The stores as a scoped layer. */
+export const layerStores = (opened: OpenedStores): Layer.Layer<StorePorts> => opened.layer

@@ -1,0 +1,5 @@
+/** @market-data/infra: configuration, composition root and CLI. */
+export * from "./AppConfig.ts"
+export * from "./Cli.ts"
+export * from "./Main.ts"
+export * from "./NodeDigest.ts"
