@@ -1,0 +1,2 @@
+/** @market-data/sources: data sources (simulated market, SEC filings and their parsers). */
+export {}
