@@ -122,6 +122,21 @@ function spec(
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const noControl = Schema.makeFilter<string>((s) => !CONTROL.test(s) || "must not contain control characters")
+/**
+ * Text must be well-formed Unicode: a lone surrogate (possible in JSON arguments, never in a decoded query
+ * string) is no character, and would make the canonical request (percent-encoded) impossible to form.
+ */
+const wellFormed = Schema.makeFilter<string>((s) => s.isWellFormed() || "must be well-formed Unicode")
+/**
+ * Lengths count characters (code points), as JSON Schema's `minLength`/`maxLength` do, so what the published
+ * schema admits the decoder admits (80 emoji are 80 characters, not 160 UTF-16 units).
+ */
+const charactersBetween = (min: number, max: number) =>
+  Schema.makeFilter<string>((s) => {
+    let n = 0
+    for (const _ of s) n++
+    return (n >= min && n <= max) || `must be ${min} to ${max} characters`
+  })
 const ASSET_ID = new RegExp(assetIdPattern)
 const CURSOR = /^[A-Za-z0-9_-]{1,1024}$/
 const DATE = /^\d{4}-\d{2}-\d{2}$/
@@ -143,7 +158,7 @@ export const schemaOf = (type: ParamType): Schema.Top => {
     case "boolean":
       return Schema.Boolean
     case "string":
-      return Schema.String.check(Schema.isMinLength(type.minLength), Schema.isMaxLength(type.maxLength), noControl)
+      return Schema.String.check(wellFormed, charactersBetween(type.minLength, type.maxLength), noControl)
     case "date":
       return Schema.String.check(isCalendarDate)
     case "assetId":
@@ -218,7 +233,7 @@ const mustBe = (p: ParamSpec): string => {
     case "assetIdList":
       return `\`${p.name}\` must be ${p.type.min} to ${p.type.max} distinct canonical asset IDs (crypto:<slug> or eq:<cik>:<ticker>), comma-separated`
     case "string":
-      return `\`${p.name}\` must be ${p.type.minLength} to ${p.type.maxLength} characters without control characters`
+      return `\`${p.name}\` must be ${p.type.minLength} to ${p.type.maxLength} characters of well-formed text without control characters`
     default:
       return `\`${p.name}\` must be ${describeType(p.type)}`
   }
