@@ -1,0 +1,258 @@
+/**
+ * In-memory twin of the market store, and the hot store behind the simulated feed: columnar `Float64Array`s
+ * per (kind, asset, venue), grown geometrically, so a year of 15-minute data for the whole universe is a few
+ * hundred bytes per row-time and a range read is two binary searches and a copy. Appends in time order (the
+ * common case: backfill, then ticks) are O(rows); a write that overlaps stored times merges in O(n).
+ */
+import {
+  type AnySeriesInput,
+  type BookSnapshot,
+  type FundingState,
+  lowerBound,
+  MarketStore,
+  type RangeQuery,
+  type Series,
+  SeriesColumns,
+  type SeriesExtent,
+  type SeriesKind,
+  SeriesKinds,
+  type SourceStatus
+} from "@market-data/core"
+import { Effect, Layer } from "effect"
+
+/** One venue's stored series: `length` used rows of capacity `t.length`. */
+interface Columns {
+  t: Float64Array
+  cols: Array<Float64Array>
+  length: number
+}
+
+const newColumns = (width: number, capacity: number): Columns => ({
+  t: new Float64Array(capacity),
+  cols: Array.from({ length: width }, () => new Float64Array(capacity)),
+  length: 0
+})
+
+const grow = (c: Columns, needed: number) => {
+  if (needed <= c.t.length) return
+  const capacity = Math.max(needed, Math.ceil(c.t.length * 1.5), 64)
+  const t = new Float64Array(capacity)
+  t.set(c.t.subarray(0, c.length))
+  c.t = t
+  c.cols = c.cols.map((col) => {
+    const next = new Float64Array(capacity)
+    next.set(col.subarray(0, c.length))
+    return next
+  })
+}
+
+/** The input as strictly increasing times, the last of equal times winning. */
+const normalize = (t: ArrayLike<number>, cols: ReadonlyArray<ArrayLike<number>>) => {
+  const n = t.length
+  let ordered = true
+  for (let i = 1; i < n; i++) {
+    if ((t[i] as number) <= (t[i - 1] as number)) {
+      ordered = false
+      break
+    }
+  }
+  if (ordered) return { t, cols, n }
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (t[a] as number) - (t[b] as number) || a - b)
+  const keep: Array<number> = []
+  for (const i of order) {
+    if (keep.length > 0 && t[keep[keep.length - 1] as number] === t[i]) keep[keep.length - 1] = i
+    else keep.push(i)
+  }
+  return {
+    t: Float64Array.from(keep, (i) => t[i] as number),
+    cols: cols.map((c) => Float64Array.from(keep, (i) => c[i] as number)),
+    n: keep.length
+  }
+}
+
+const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArray<ArrayLike<number>>; n: number }) => {
+  const { t, cols, n } = input
+  if (n === 0) return
+  if (c.length === 0 || (t[0] as number) > (c.t[c.length - 1] as number)) {
+    grow(c, c.length + n)
+    c.t.set(t, c.length)
+    cols.forEach((col, j) => {
+      ;(c.cols[j] as Float64Array).set(col, c.length)
+    })
+    c.length += n
+    return
+  }
+  // Merge: stored rows and input rows in time order, the input replacing stored rows at equal times.
+  const merged = newColumns(c.cols.length, c.length + n)
+  let i = 0
+  let k = 0
+  let m = 0
+  while (i < c.length || k < n) {
+    const ts = i < c.length ? (c.t[i] as number) : Number.POSITIVE_INFINITY
+    const ti = k < n ? (t[k] as number) : Number.POSITIVE_INFINITY
+    if (ti <= ts) {
+      merged.t[m] = ti
+      for (let j = 0; j < cols.length; j++)
+        (merged.cols[j] as Float64Array)[m] = (cols[j] as ArrayLike<number>)[k] as number
+      k++
+      if (ti === ts) i++
+    } else {
+      merged.t[m] = ts
+      for (let j = 0; j < c.cols.length; j++)
+        (merged.cols[j] as Float64Array)[m] = (c.cols[j] as Float64Array)[i] as number
+      i++
+    }
+    m++
+  }
+  c.t = merged.t
+  c.cols = merged.cols
+  c.length = m
+}
+
+const toSeries = <K extends SeriesKind>(
+  kind: K,
+  assetId: string,
+  venue: string,
+  c: Columns,
+  from: number,
+  to: number
+): Series<K> => {
+  const out: Record<string, unknown> = { kind, assetId, venue, t: c.t.slice(from, to) }
+  SeriesColumns[kind].forEach((name, j) => {
+    out[name] = (c.cols[j] as Float64Array).slice(from, to)
+  })
+  return out as Series<K>
+}
+
+/** A fresh, empty in-memory market store. */
+export const makeMemoryMarketStore = (): MarketStore["Service"] => {
+  /** kind -> asset -> venue -> columns. */
+  const data = new Map<SeriesKind, Map<string, Map<string, Columns>>>(SeriesKinds.map((k) => [k, new Map()]))
+  const books = new Map<string, Map<string, BookSnapshot>>()
+  const funding = new Map<string, Map<string, FundingState>>()
+  const statuses = new Map<string, SourceStatus>()
+
+  const venuesOf = (kind: SeriesKind, assetId: string, venue: string | undefined): Array<[string, Columns]> => {
+    const byVenue = data.get(kind)?.get(assetId)
+    if (byVenue === undefined) return []
+    if (venue !== undefined) {
+      const c = byVenue.get(venue)
+      return c === undefined ? [] : [[venue, c]]
+    }
+    return [...byVenue.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  }
+
+  const putLatest = <A extends { readonly assetId: string; readonly venue: string; readonly t: number }>(
+    into: Map<string, Map<string, A>>,
+    rows: ReadonlyArray<A>
+  ) => {
+    for (const r of rows) {
+      const byVenue = into.get(r.assetId) ?? new Map<string, A>()
+      into.set(r.assetId, byVenue)
+      const old = byVenue.get(r.venue)
+      if (old === undefined || old.t <= r.t) byVenue.set(r.venue, r)
+    }
+  }
+
+  const latestOf = <A>(from: Map<string, Map<string, A>>, assetId: string, venue: string | undefined) => {
+    const byVenue = from.get(assetId)
+    if (byVenue === undefined) return []
+    return [...byVenue.entries()]
+      .filter(([v]) => venue === undefined || v === venue)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, s]) => s)
+  }
+
+  return {
+    read: <K extends SeriesKind>(kind: K, q: RangeQuery) =>
+      Effect.sync(() => {
+        const out: Array<Series<K>> = []
+        for (const [venue, c] of venuesOf(kind, q.assetId, q.venue)) {
+          const from = lowerBound(c.t, q.fromMs, 0, c.length)
+          const to = lowerBound(c.t, q.toMs, from, c.length)
+          if (to > from) out.push(toSeries(kind, q.assetId, venue, c, from, to))
+        }
+        return out
+      }),
+    latest: <K extends SeriesKind>(
+      kind: K,
+      q: { readonly assetId: string; readonly venue?: string; readonly n: number; readonly atMs?: number }
+    ) =>
+      Effect.sync(() => {
+        const out: Array<Series<K>> = []
+        for (const [venue, c] of venuesOf(kind, q.assetId, q.venue)) {
+          const to = q.atMs === undefined ? c.length : lowerBound(c.t, q.atMs + 1, 0, c.length)
+          const from = Math.max(0, to - Math.max(0, Math.floor(q.n)))
+          if (to > from) out.push(toSeries(kind, q.assetId, venue, c, from, to))
+        }
+        return out
+      }),
+    extent: (kind, assetId) =>
+      Effect.sync(() =>
+        venuesOf(kind, assetId, undefined)
+          .filter(([, c]) => c.length > 0)
+          .map(
+            ([venue, c]): SeriesExtent => ({
+              venue,
+              firstMs: c.t[0] as number,
+              lastMs: c.t[c.length - 1] as number,
+              count: c.length
+            })
+          )
+      ),
+    write: (batch: ReadonlyArray<AnySeriesInput>) =>
+      Effect.sync(() => {
+        for (const s of batch) {
+          const names = SeriesColumns[s.kind] as ReadonlyArray<string>
+          const input = s as unknown as Record<string, ArrayLike<number>>
+          const cols = names.map((name) => input[name] as ArrayLike<number>)
+          if (cols.some((col) => col.length !== s.t.length)) {
+            return Effect.die(new Error(`MarketStore.write: ${s.kind} columns of unequal length`))
+          }
+          const byAsset = data.get(s.kind) as Map<string, Map<string, Columns>>
+          const byVenue = byAsset.get(s.assetId) ?? new Map<string, Columns>()
+          byAsset.set(s.assetId, byVenue)
+          let c = byVenue.get(s.venue)
+          if (c === undefined) {
+            c = newColumns(names.length, 0)
+            byVenue.set(s.venue, c)
+          }
+          writeInto(c, normalize(s.t, cols))
+        }
+        return Effect.void
+      }).pipe(Effect.flatten),
+    putBooks: (rows) => Effect.sync(() => putLatest(books, rows)),
+    books: (assetId, venue) => Effect.sync(() => latestOf(books, assetId, venue)),
+    putFundingStates: (rows) => Effect.sync(() => putLatest(funding, rows)),
+    fundingStates: (assetId, venue) => Effect.sync(() => latestOf(funding, assetId, venue)),
+    putStatus: (rows) =>
+      Effect.sync(() => {
+        for (const r of rows) statuses.set(`${r.venue}\u0000${r.component}`, r)
+      }),
+    status: Effect.sync(() =>
+      [...statuses.values()].sort((a, b) =>
+        a.venue === b.venue ? (a.component < b.component ? -1 : 1) : a.venue < b.venue ? -1 : 1
+      )
+    ),
+    prune: (cutoffMs) =>
+      Effect.sync(() => {
+        let deleted = 0
+        for (const byAsset of data.values()) {
+          for (const byVenue of byAsset.values()) {
+            for (const c of byVenue.values()) {
+              const k = lowerBound(c.t, cutoffMs, 0, c.length)
+              if (k === 0) continue
+              c.t.copyWithin(0, k, c.length)
+              for (const col of c.cols) col.copyWithin(0, k, c.length)
+              c.length -= k
+              deleted += k
+            }
+          }
+        }
+        return deleted
+      })
+  }
+}
+
+/** A layer with a fresh in-memory market store per build. */
+export const layerMemoryMarketStore: Layer.Layer<MarketStore> = Layer.sync(MarketStore)(makeMemoryMarketStore)

@@ -1,0 +1,4 @@
+import { marketStoreContract } from "../../../core/test/contracts/MarketStoreContract.ts"
+import { layerMemoryMarketStore } from "../src/index.ts"
+
+marketStoreContract("memory", () => layerMemoryMarketStore)
