@@ -1,14 +1,18 @@
 /**
- * Handlers of the discovery and account operations that need no market data: `docs`, `schema`, `usage`.
- * (`resolve` and `coverage` answer from the asset universes and arrive with the planes.)
+ * Handlers of the discovery and account operations: `docs`, `schema`, `usage`, which need no market data,
+ * and `resolve` and `coverage`, which answer from the planes' directories and so exist once planes are given
+ * (until then they answer `501 not_implemented`, listed in the changelog).
  */
 import { Effect, Layer } from "effect"
 import { describeOperation, operationIndex } from "./Catalog.ts"
+import { coverageHandler } from "./Coverage.ts"
 import { renderDocs } from "./Docs.ts"
 import { apiError } from "./Errors.ts"
 import { Ledger } from "./Ledger.ts"
 import { type Handler, Handlers, Settings } from "./Pipeline.ts"
+import { type PlaneOperations, planeHandlers } from "./Planes.ts"
 import { type DocsSection, operation } from "./Registry.ts"
+import { resolveHandler } from "./Resolve.ts"
 
 /** The base path every HTTP operation lives under. */
 export const BASE_PATH = "/api/v1"
@@ -70,17 +74,34 @@ export const discoveryHandlers = (
 export const DiscoveryOperations: ReadonlyArray<string> = ["docs", "schema", "usage"]
 
 /**
- * A `Handlers` layer with the discovery handlers plus any plane handler sets given, so that `implemented`
- * always matches what is actually wired.
+ * The handlers that answer from the planes' directories: `resolve` and `coverage`. Empty without planes, so
+ * those two keep answering `501 not_implemented` until a plane is wired.
+ */
+export const directoryHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyMap<string, Handler> =>
+  planes.length === 0
+    ? new Map()
+    : new Map<string, Handler>([
+        ["resolve", resolveHandler(planes)],
+        ["coverage", coverageHandler(planes)]
+      ])
+
+/**
+ * A `Handlers` layer with the discovery handlers, the handlers of the given planes (their data operations
+ * through `planeHandlers`, plus `resolve` and `coverage` over their directories) and any further handler
+ * sets, so that `implemented` (what `schema` and `docs changelog` report) always matches what is wired.
+ * A later set wins on a name clash; the discovery handlers `docs`, `schema` and `usage` come first.
  */
 export const layerHandlers = (
-  planeHandlers: ReadonlyArray<ReadonlyMap<string, Handler>> = []
+  handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
+  planes: ReadonlyArray<PlaneOperations> = []
 ): Layer.Layer<Handlers, never, Ledger | Settings> =>
   Layer.effect(Handlers)(
     Effect.gen(function* () {
+      const sets =
+        planes.length === 0 ? handlerSets : [planeHandlers(planes), directoryHandlers(planes), ...handlerSets]
       const implemented = new Set<string>(DiscoveryOperations)
-      for (const set of planeHandlers) for (const name of set.keys()) implemented.add(name)
+      for (const set of sets) for (const name of set.keys()) implemented.add(name)
       const discovery = yield* discoveryHandlers(implemented)
-      return Handlers.merge(discovery, ...planeHandlers)
+      return Handlers.merge(discovery, ...sets)
     })
   )

@@ -1,0 +1,194 @@
+/**
+ * `coverage`: what the service covers, from the planes' directories. Key required, zero credits.
+ *
+ * - `id` form: the one asset's row `{asset_id, plane, symbol, name, tier, alive, operations}`; an ID no
+ *   plane knows is `404 unknown_asset`.
+ * - browse form (no `id`): `{rows, next_cursor}`, filtered by `plane`, `tier` and `alive`, ordered by asset
+ *   ID (so crypto before equity), `limit` rows per page. `next_cursor` is an opaque base64url token that
+ *   resumes after the last row of the page (keyset, so pages neither repeat nor skip rows when the directory
+ *   is unchanged) and is bound to the operation and its other parameters: reused with a different `plane`,
+ *   `tier`, `alive` or `limit`, it is `400 invalid_cursor`.
+ *
+ * `operations` lists, in the registry's order, every operation that serves the asset's plane and tier
+ * (`tierServes`), `resolve` and `coverage` included.
+ */
+import { Effect } from "effect"
+import { type Plane, Planes, planeOf } from "./AssetId.ts"
+import { type ApiError, apiError } from "./Errors.ts"
+import { type CanonicalParams, canonicalRequest } from "./Params.ts"
+import type { Handler } from "./Pipeline.ts"
+import { type DirectoryEntry, type PlaneOperations, tierServes } from "./Planes.ts"
+import { Operations } from "./Registry.ts"
+
+export interface CoverageRow {
+  readonly asset_id: string
+  readonly plane: Plane
+  readonly symbol: string
+  readonly name: string
+  readonly tier: DirectoryEntry["tier"]
+  readonly alive: boolean
+  readonly operations: ReadonlyArray<string>
+}
+
+/** The operations that serve an asset of `entry`'s plane and tier, in registry order. */
+export const operationsFor = (entry: Pick<DirectoryEntry, "plane" | "tier">): ReadonlyArray<string> =>
+  Operations.filter((op) => op.planes.includes(entry.plane) && tierServes(entry.tier, op.name)).map((op) => op.name)
+
+/** The coverage row of a directory entry. */
+export const coverageRow = (e: DirectoryEntry): CoverageRow => ({
+  asset_id: e.asset_id,
+  plane: e.plane,
+  symbol: e.symbol,
+  name: e.name,
+  tier: e.tier,
+  alive: e.alive,
+  operations: operationsFor(e)
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cursors: opaque, base64url, bound to the operation and its other parameters
+// ---------------------------------------------------------------------------------------------------------------
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+const base64UrlEncode = (text: string): string => {
+  const bytes = new TextEncoder().encode(text)
+  let out = ""
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0)
+    const chars = i + 1 >= bytes.length ? 2 : i + 2 >= bytes.length ? 3 : 4
+    for (let c = 0; c < chars; c++) out += B64[(n >> (18 - 6 * c)) & 63]
+  }
+  return out
+}
+
+const base64UrlDecode = (text: string): string | undefined => {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined
+  const bytes: Array<number> = []
+  for (let i = 0; i < text.length; i += 4) {
+    const chunk = text.slice(i, i + 4)
+    let n = 0
+    for (let c = 0; c < 4; c++) n = (n << 6) | (c < chunk.length ? B64.indexOf(chunk[c] as string) : 0)
+    bytes.push((n >> 16) & 255)
+    if (chunk.length > 2) bytes.push((n >> 8) & 255)
+    if (chunk.length > 3) bytes.push(n & 255)
+  }
+  const decoded = new TextDecoder("utf-8", { fatal: false }).decode(new Uint8Array(bytes))
+  // Only the canonical encoding of a text is a cursor (no alternative spellings of one position).
+  return base64UrlEncode(decoded) === text ? decoded : undefined
+}
+
+/** FNV-1a (32 bit) twice with different offsets: a short fingerprint, not a secret. */
+const fingerprint = (text: string): string => {
+  const fnv = (seed: number) => {
+    let h = seed >>> 0
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i)
+      h = Math.imul(h, 0x01000193) >>> 0
+    }
+    return h.toString(16).padStart(8, "0")
+  }
+  return fnv(0x811c9dc5) + fnv(0x050c5d1f)
+}
+
+/** What a cursor is bound to: the operation and every decoded parameter except the cursor itself. */
+const bindingOf = (operation: string, params: CanonicalParams): string => {
+  const { cursor: _cursor, ...others } = params
+  return fingerprint(canonicalRequest(operation, others))
+}
+
+/** A cursor that resumes `operation` after `position`, valid only with the same other parameters. */
+export const encodeCursor = (operation: string, params: CanonicalParams, position: string): string =>
+  base64UrlEncode(JSON.stringify({ o: operation, b: bindingOf(operation, params), p: position }))
+
+/**
+ * The position a cursor resumes after, or `invalid_cursor` when it is not one this operation issued with
+ * these other parameters.
+ */
+export const decodeCursor = (operation: string, params: CanonicalParams, cursor: string): string | ApiError => {
+  const invalid = (why: string) => apiError("invalid_cursor", `\`cursor\` ${why}`, { param: "cursor" })
+  const text = base64UrlDecode(cursor)
+  let parsed: unknown
+  try {
+    parsed = text === undefined ? undefined : JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  if (typeof parsed !== "object" || parsed === null) return invalid("is not a cursor this service issued")
+  const { o, b, p } = parsed as { o?: unknown; b?: unknown; p?: unknown }
+  if (typeof o !== "string" || typeof b !== "string" || typeof p !== "string") {
+    return invalid("is not a cursor this service issued")
+  }
+  if (o !== operation) return invalid(`was issued by \`${o.slice(0, 40)}\`, not \`${operation}\``)
+  if (b !== bindingOf(operation, params)) {
+    return invalid("was issued for other parameters; repeat the first request's parameters with it, or start over")
+  }
+  return p
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The handler
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One page of a browse: rows after `after` (by asset ID), and the position to resume after, if any. */
+export const browsePage = (
+  entries: ReadonlyArray<DirectoryEntry>,
+  filter: { readonly tier?: string | undefined; readonly alive?: boolean | undefined },
+  after: string | undefined,
+  limit: number
+): { readonly rows: ReadonlyArray<CoverageRow>; readonly resumeAfter: string | undefined } => {
+  const matching = entries
+    .filter(
+      (e) =>
+        (filter.tier === undefined || e.tier === filter.tier) &&
+        (filter.alive === undefined || e.alive === filter.alive)
+    )
+    .filter((e) => after === undefined || e.asset_id > after)
+    .sort((a, b) => (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0))
+  const page = matching.slice(0, limit)
+  const last = page.at(-1)
+  return {
+    rows: page.map(coverageRow),
+    resumeAfter: matching.length > limit && last !== undefined ? last.asset_id : undefined
+  }
+}
+
+/** The `coverage` handler over the planes' directories. */
+export const coverageHandler = (planes: ReadonlyArray<PlaneOperations>): Handler => {
+  const byPlane = new Map<Plane, PlaneOperations>(planes.map((p) => [p.plane, p]))
+  return ({ op, params }) =>
+    Effect.gen(function* () {
+      const id = params.id
+      if (typeof id === "string") {
+        const plane = planeOf(id)
+        const impl = plane === undefined ? undefined : byPlane.get(plane)
+        const entry = impl === undefined ? undefined : yield* impl.lookup(id)
+        if (entry === undefined) {
+          return yield* Effect.fail(
+            apiError("unknown_asset", `no asset ${id}; find canonical IDs with \`resolve\``, { param: "id" })
+          )
+        }
+        return { _tag: "Json" as const, body: { data: coverageRow(entry) }, creditsCharged: 0 }
+      }
+      let after: string | undefined
+      if (typeof params.cursor === "string") {
+        const position = decodeCursor(op.name, params, params.cursor)
+        if (typeof position !== "string") return yield* Effect.fail(position)
+        after = position
+      }
+      const wanted = Planes.filter((p) => params.plane === undefined || params.plane === p)
+      const directories = yield* Effect.forEach(wanted, (p) => byPlane.get(p)?.directory ?? Effect.succeed([]))
+      const limit = typeof params.limit === "number" ? params.limit : 100
+      const page = browsePage(
+        directories.flat(),
+        {
+          tier: typeof params.tier === "string" ? params.tier : undefined,
+          alive: typeof params.alive === "boolean" ? params.alive : undefined
+        },
+        after,
+        limit
+      )
+      const next_cursor = page.resumeAfter === undefined ? null : encodeCursor(op.name, params, page.resumeAfter)
+      return { _tag: "Json" as const, body: { data: { rows: page.rows, next_cursor } }, creditsCharged: 0 }
+    })
+}

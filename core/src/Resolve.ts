@@ -1,0 +1,215 @@
+/**
+ * `resolve`: a human query (symbol, name, former name, or a canonical ID) to ranked canonical IDs over the
+ * directories of the planes. Key required, zero credits.
+ *
+ * Matching is case-insensitive and width-insensitive (Unicode NFKC, lower case, runs of whitespace as one
+ * space, ends trimmed). Each asset scores by the best way it matches (`ResolveScores`, highest first):
+ * exact canonical ID or symbol, exact name, symbol prefix, name prefix, symbol substring, name substring,
+ * exact alias, alias prefix, alias substring. Substring matches need a query of at least
+ * `SUBSTRING_MIN_CHARACTERS` characters. Ties in score rank alive assets first, then the richer tier, then
+ * crypto before equity, the shorter symbol, and the asset ID: a total order, so answers are stable.
+ *
+ * A query is contested when more than one asset shares the top score: `best` is then `null` and each
+ * contested match carries warnings instead of a silent pick (`symbol_collision`, `name_collision`, one per
+ * other asset; `ambiguous_query` for tied partial matches). `network` keeps only crypto matches on that
+ * network (and so can settle a contest); `limit` caps the matches listed per plane, while `coverage` counts
+ * every match on each plane.
+ */
+import { Effect } from "effect"
+import type { Plane } from "./AssetId.ts"
+import type { Handler } from "./Pipeline.ts"
+import type { DirectoryEntry, PlaneOperations, Tier } from "./Planes.ts"
+
+/** How well an asset matches, by the best rule it meets. Higher is better. */
+export const ResolveScores = {
+  /** The query is the asset's canonical ID or its symbol. */
+  exact_symbol: 100,
+  exact_name: 90,
+  symbol_prefix: 70,
+  name_prefix: 60,
+  symbol_substring: 50,
+  name_substring: 40,
+  /** Aliases (former names, alternative tickers) rank below every direct match. */
+  exact_alias: 30,
+  alias_prefix: 20,
+  alias_substring: 10
+} as const
+export type MatchRule = keyof typeof ResolveScores
+
+/** Shortest query for which substring matches count (a one-letter query would match nearly everything). */
+export const SUBSTRING_MIN_CHARACTERS = 2
+
+/** Warning codes a match can carry. */
+export type ResolveWarningCode = "symbol_collision" | "name_collision" | "ambiguous_query"
+
+/** At most this many collision warnings per match (one per other asset). */
+const MAX_WARNINGS = 10
+
+/** Tie-break within a score: richer coverage first. */
+const TIER_RANK: { readonly [T in Tier]: number } = {
+  core: 0,
+  full: 0,
+  listed_token: 1,
+  equity: 1,
+  contract_token: 2,
+  prices_only: 3,
+  discovery_only: 4
+}
+const PLANE_RANK: { readonly [P in Plane]: number } = { crypto: 0, equity: 1 }
+
+export interface ResolveWarning {
+  readonly code: ResolveWarningCode
+  readonly message: string
+  readonly asset_id?: string
+}
+
+export interface ResolveMatch {
+  readonly asset_id: string
+  readonly plane: Plane
+  readonly symbol: string
+  readonly name: string
+  readonly tier: Tier
+  readonly network?: string
+  readonly score: number
+  readonly warnings: ReadonlyArray<ResolveWarning>
+}
+
+export interface ResolveAnswer {
+  readonly query: string
+  readonly best: ResolveMatch | null
+  readonly matches: ReadonlyArray<ResolveMatch>
+  readonly coverage: { readonly [P in Plane]: { readonly matches: number } }
+}
+
+/** The form queries and directory text are compared in. */
+export const normalizeQuery = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
+
+/** The best rule `entry` meets for the normalized query `q`, or undefined when it does not match. */
+export const matchRule = (entry: DirectoryEntry, q: string): MatchRule | undefined => {
+  if (q.length === 0) return undefined
+  const substrings = [...q].length >= SUBSTRING_MIN_CHARACTERS
+  const symbol = normalizeQuery(entry.symbol)
+  const name = normalizeQuery(entry.name)
+  if (symbol === q || entry.asset_id.toLowerCase() === q) return "exact_symbol"
+  if (name === q) return "exact_name"
+  if (symbol.startsWith(q)) return "symbol_prefix"
+  if (name.startsWith(q)) return "name_prefix"
+  if (substrings && symbol.includes(q)) return "symbol_substring"
+  if (substrings && name.includes(q)) return "name_substring"
+  const aliases = entry.aliases.map(normalizeQuery)
+  if (aliases.includes(q)) return "exact_alias"
+  if (aliases.some((a) => a.startsWith(q))) return "alias_prefix"
+  if (substrings && aliases.some((a) => a.includes(q))) return "alias_substring"
+  return undefined
+}
+
+interface Scored {
+  readonly entry: DirectoryEntry
+  readonly rule: MatchRule
+  readonly score: number
+}
+
+const compare = (a: Scored, b: Scored): number =>
+  b.score - a.score ||
+  Number(b.entry.alive) - Number(a.entry.alive) ||
+  TIER_RANK[a.entry.tier] - TIER_RANK[b.entry.tier] ||
+  PLANE_RANK[a.entry.plane] - PLANE_RANK[b.entry.plane] ||
+  a.entry.symbol.length - b.entry.symbol.length ||
+  (a.entry.asset_id < b.entry.asset_id ? -1 : a.entry.asset_id > b.entry.asset_id ? 1 : 0)
+
+const describeAsset = (e: DirectoryEntry): string => `${e.asset_id} (${e.name}, ${e.plane}, tier ${e.tier})`
+
+/** Warnings of one contested match against the other contenders. */
+const warningsOf = (self: Scored, contenders: ReadonlyArray<Scored>, query: string): Array<ResolveWarning> => {
+  const others = contenders.filter((c) => c.entry.asset_id !== self.entry.asset_id)
+  if (others.length === 0) return []
+  if (self.rule === "exact_symbol" || self.rule === "exact_name") {
+    const code: ResolveWarningCode = self.rule === "exact_symbol" ? "symbol_collision" : "name_collision"
+    const what = self.rule === "exact_symbol" ? "symbol" : "name"
+    return others.slice(0, MAX_WARNINGS).map((o) => ({
+      code,
+      message: `${what} ${JSON.stringify(query)} also names ${describeAsset(o.entry)}; pick by asset_id`,
+      asset_id: o.entry.asset_id
+    }))
+  }
+  return [
+    {
+      code: "ambiguous_query",
+      message: `${others.length + 1} assets match ${JSON.stringify(query)} equally well (${self.rule.replace("_", " ")}); pick by asset_id or refine the query`
+    }
+  ]
+}
+
+/**
+ * Resolves `query` against the directories of the given planes. Pure: the directories are passed in, so the
+ * ranking can be tested without a plane.
+ */
+export const resolveQuery = (
+  directories: ReadonlyArray<ReadonlyArray<DirectoryEntry>>,
+  query: string,
+  options: { readonly limit: number; readonly network?: string | undefined }
+): ResolveAnswer => {
+  const q = normalizeQuery(query)
+  const network = options.network === undefined ? undefined : normalizeQuery(options.network)
+  const scored: Array<Scored> = []
+  for (const directory of directories) {
+    for (const entry of directory) {
+      if (
+        network !== undefined &&
+        (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
+      )
+        continue
+      const rule = matchRule(entry, q)
+      if (rule !== undefined) scored.push({ entry, rule, score: ResolveScores[rule] })
+    }
+  }
+  scored.sort(compare)
+  const top = scored[0]
+  const contenders = top === undefined ? [] : scored.filter((s) => s.score === top.score)
+  const contested = contenders.length > 1
+  const toMatch = (s: Scored): ResolveMatch => {
+    const e = s.entry
+    const onNetwork =
+      network !== undefined
+        ? e.networks.find((n) => normalizeQuery(n) === network)
+        : e.networks.length === 1
+          ? e.networks[0]
+          : undefined
+    return {
+      asset_id: e.asset_id,
+      plane: e.plane,
+      symbol: e.symbol,
+      name: e.name,
+      tier: e.tier,
+      ...(onNetwork === undefined ? {} : { network: onNetwork }),
+      score: s.score,
+      warnings: contested && s.score === top?.score ? warningsOf(s, contenders, query.trim()) : []
+    }
+  }
+  const perPlane = new Map<Plane, number>()
+  const listed: Array<ResolveMatch> = []
+  for (const s of scored) {
+    const n = perPlane.get(s.entry.plane) ?? 0
+    perPlane.set(s.entry.plane, n + 1)
+    if (n < options.limit) listed.push(toMatch(s))
+  }
+  return {
+    query,
+    best: top === undefined || contested ? null : (listed[0] as ResolveMatch),
+    matches: listed,
+    coverage: { crypto: { matches: perPlane.get("crypto") ?? 0 }, equity: { matches: perPlane.get("equity") ?? 0 } }
+  }
+}
+
+/** The `resolve` handler over the planes' directories. */
+export const resolveHandler =
+  (planes: ReadonlyArray<PlaneOperations>): Handler =>
+  ({ params }) =>
+    Effect.gen(function* () {
+      const directories = yield* Effect.forEach(planes, (p) => p.directory)
+      const data = resolveQuery(directories, String(params.q), {
+        limit: typeof params.limit === "number" ? params.limit : 10,
+        network: typeof params.network === "string" ? params.network : undefined
+      })
+      return { _tag: "Json" as const, body: { data }, creditsCharged: 0 }
+    })
