@@ -10,6 +10,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { StoredAnswer } from "./Idempotency.ts"
+import type { RateWindow } from "./RateLimit.ts"
 
 /** How long a hold lives without being settled or released. */
 export const HOLD_LEASE_MS = 60_000
@@ -51,6 +52,31 @@ export interface SettleReceipt {
   readonly answer: StoredAnswer
 }
 
+/** The rate-limit scope a metered charge spends its unit in. */
+export interface Meter {
+  readonly scope: string
+  readonly limit: number
+}
+
+/** The outcome of a metered charge: the rate window after it, and whether the credits were charged. */
+export type MeteredChargeResult =
+  /** No unit was left in the window: nothing spent, nothing charged. */
+  | { readonly _tag: "RateLimited"; readonly rate: RateWindow }
+  /** The unit was spent; the available balance did not cover `required`: nothing charged. */
+  | { readonly _tag: "Insufficient"; readonly rate: RateWindow; readonly available: number }
+  /** The unit was spent and `charge` credits were charged. */
+  | { readonly _tag: "Charged"; readonly rate: RateWindow; readonly available: number }
+
+/**
+ * What this process last saw of a key: its available balance and the end of a rate-limit refusal. Possibly
+ * stale (other processes spend too); used only to choose the metered path, never to decide a charge.
+ */
+export interface LedgerHint {
+  readonly available: number | undefined
+  /** The scope had no unit left until this time (epoch ms); 0 when not known to be exhausted. */
+  readonly rateBlockedUntilMs: number
+}
+
 export class Ledger extends Context.Service<
   Ledger,
   {
@@ -76,5 +102,21 @@ export class Ledger extends Context.Service<
     readonly grant: (keyId: string, amount: number, reason: string, nowMs: number) => Effect.Effect<number>
     /** The key's entries, oldest first. */
     readonly entries: (keyId: string) => Effect.Effect<ReadonlyArray<LedgerEntry>>
+    /**
+     * One atomic step for a request whose result is already in hand: spends one rate unit in `meter`'s scope
+     * (refused when none is left, charging nothing), then, if the available balance covers `required`,
+     * charges `charge` (0 <= charge <= required). Equivalent to rate limit + hold(required) + settle(charge),
+     * in one round trip. The balance never goes below zero, also under concurrency.
+     */
+    readonly meteredCharge: (
+      keyId: string,
+      required: number,
+      charge: number,
+      reason: string,
+      nowMs: number,
+      meter: Meter
+    ) => Effect.Effect<MeteredChargeResult>
+    /** What this process last saw of the key (see `LedgerHint`); synchronous, no I/O. */
+    readonly hint: (keyId: string) => LedgerHint
   }
 >()("market-data/core/Ledger") {}

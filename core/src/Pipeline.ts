@@ -4,6 +4,10 @@
  *   authenticate -> rate limit -> decode -> idempotency begin -> hold credits -> execute
  *     -> settle or release -> idempotency store -> answer
  *
+ * A paid request without an Idempotency-Key whose key this process last saw able to pay takes the metered
+ * path instead: authenticate -> decode -> execute -> (rate unit + charge, one atomic step) -> answer. It
+ * never serves beyond the balance (the charge refuses), and spends one write instead of three.
+ *
  * Transports turn their wire format into an `ApiRequest` and an `Answer` back into their wire format; nothing
  * else. Every failure becomes an answer; the pipeline itself never fails.
  */
@@ -13,7 +17,7 @@ import { holdFor } from "./Billing.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
 import { IdempotencyStore, isTransientStatus, type StoredAnswer, validateIdempotencyKey } from "./Idempotency.ts"
 import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
-import { type Hold, Ledger, type SettleReceipt } from "./Ledger.ts"
+import { type Hold, Ledger, type Meter, type SettleReceipt } from "./Ledger.ts"
 import { type CanonicalParams, canonicalRequest, decodeParams, isApiError } from "./Params.ts"
 import { RateLimiter, type RateWindow, secondsUntilReset } from "./RateLimit.ts"
 import { type OperationSpec, operation } from "./Registry.ts"
@@ -242,8 +246,22 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
     }
     const keyId = principal._tag === "Key" ? principal.key.id : undefined
 
-    // Rate limit: one unit per request, paid or free.
     const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
+    const handlers = yield* Handlers
+
+    // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
+    // rate unit and charge in one atomic step (one round trip instead of three).
+    if (op.auth === "paid" && principal._tag === "Key" && (request.idempotencyKey ?? []).length === 0) {
+      const handler = handlers.get(op.name)
+      const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+      if (handler !== undefined && !isApiError(params)) {
+        const meter = { scope, limit: principal.rateLimitPerMinute }
+        const metered = yield* meteredPath(op, handler, params, principal, meter, request.ifNoneMatch, nowMs)
+        if (metered !== undefined) return answer(metered.outcome, metered.rate, keyId)
+      }
+    }
+
+    // Rate limit: one unit per request, paid or free.
     const rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
     if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
     const done = (outcome: Outcome) => answer(outcome, rate, keyId)
@@ -252,7 +270,6 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
     const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
     if (isApiError(params)) return done(fail(params))
 
-    const handlers = yield* Handlers
     const handler = handlers.get(op.name)
     const input: HandlerInput = { op, params, principal, rate, nowMs }
 
@@ -321,12 +338,7 @@ const paid = (
       // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
       yield* abandon
       const balance = yield* ledger.balance(keyId, nowMs)
-      return fail(
-        apiError(
-          "insufficient_credits",
-          `this request holds ${amount} credit${amount === 1 ? "" : "s"}; the key has ${balance} available`
-        )
-      )
+      return fail(insufficient(amount, balance))
     }
 
     const receipt =
@@ -388,6 +400,83 @@ const settleAfter = (
     }
     return o
   })
+
+/**
+ * The metered path of a paid request without an Idempotency-Key: execute first, then spend the rate unit and
+ * charge in one atomic step (`Ledger.meteredCharge`), which refuses when the balance does not cover the hold
+ * amount. Nothing is ever served beyond the balance. Taken only when this process last saw the key's balance
+ * cover the hold and no rate refusal pending, so a 402 or a 429 normally executes nothing; otherwise
+ * `undefined` and the request takes the hold/settle path.
+ */
+const meteredPath = (
+  op: OperationSpec,
+  handler: Handler,
+  params: CanonicalParams,
+  principal: Extract<Principal, { readonly _tag: "Key" }>,
+  meter: Meter,
+  ifNoneMatch: string | undefined,
+  nowMs: number
+): Effect.Effect<
+  { readonly outcome: Outcome; readonly rate: RateWindow } | undefined,
+  never,
+  Ledger | RateLimiter | Digest.Digest
+> =>
+  Effect.gen(function* () {
+    const ledger = yield* Ledger
+    const limiter = yield* RateLimiter
+    const keyId = principal.key.id
+    const amount = holdFor(op, params)
+    if (ledger.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
+    let available = ledger.hint(keyId).available
+    if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
+    if (available < amount) return undefined
+
+    // The handler sees the window as last known; the unit is spent with the charge.
+    const provisional: RateWindow = { limit: meter.limit, remaining: meter.limit, resetAtMs: nowMs, allowed: true }
+    const run = yield* execute(handler, { op, params, principal, rate: provisional, nowMs })
+    const spendUnit = (outcome: Outcome) =>
+      Effect.map(limiter.consume(meter.scope, meter.limit, nowMs), (rate) => ({
+        outcome: rate.allowed ? outcome : fail(rateLimited(rate, nowMs)),
+        rate
+      }))
+    if (run._tag === "Error" || run.out._tag === "Markdown") {
+      return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
+    }
+    const out = run.out
+    const body = JSON.stringify(out.body)
+    const etag = op.conditional ? yield* etagOf(body) : undefined
+    const settledAt = yield* Clock.currentTimeMillis
+    const maxAgeSeconds =
+      out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
+    const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
+    if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+      return yield* spendUnit({ _tag: "NotModified", etag, ...cache })
+    }
+    const charge = Math.min(Math.max(0, out.creditsCharged), amount)
+    const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, settledAt, meter)
+    switch (result._tag) {
+      case "RateLimited":
+        return { outcome: fail(rateLimited(result.rate, settledAt)), rate: result.rate }
+      case "Insufficient":
+        return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
+      case "Charged": {
+        const outcome: Outcome = {
+          _tag: "Json",
+          body,
+          creditsCharged: charge,
+          ...(etag === undefined ? {} : { etag }),
+          ...cache
+        }
+        return { outcome, rate: result.rate }
+      }
+    }
+  })
+
+const insufficient = (amount: number, available: number): ApiError =>
+  apiError(
+    "insufficient_credits",
+    `this request holds ${amount} credit${amount === 1 ? "" : "s"}; the key has ${available} available`
+  )
 
 const rateLimited = (rate: RateWindow, nowMs: number): ApiError => {
   const wait = secondsUntilReset(rate, nowMs)

@@ -5,10 +5,12 @@
 import type { Kysely } from "kysely"
 import { Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
+import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
-  "2026-11-22T0001_accounts": accounts
+  "2026-11-22T0001_accounts": accounts,
+  "2026-11-23T0001_metered_charge": meteredCharge
 }
 
 export interface MigrationReport {

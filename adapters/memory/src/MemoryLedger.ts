@@ -2,18 +2,28 @@
  * In-memory twin of the ledger. Single-threaded JavaScript makes each method atomic; the PostgreSQL adapter
  * gets the same guarantees from row locks and single-statement updates.
  */
-import { HOLD_LEASE_MS, type Hold, Ledger, type LedgerEntry, type SettleReceipt } from "@market-data/core"
+import {
+  HOLD_LEASE_MS,
+  type Hold,
+  Ledger,
+  type LedgerEntry,
+  type LedgerHint,
+  type SettleReceipt
+} from "@market-data/core"
 import { Effect, Layer } from "effect"
+import { type MemoryRateCounter, makeMemoryRateCounter } from "./MemoryRateLimiter.ts"
 
 /** Resolved holds are remembered this long past their expiry, so a late second resolution is recognised. */
 const REMEMBER_RESOLVED_MS = 24 * 60 * 60 * 1000
 
 /**
  * `completeReceipt` completes an idempotency record; given, a settlement with a receipt completes it in the
- * same synchronous step (atomic in a single JavaScript thread).
+ * same synchronous step (atomic in a single JavaScript thread). `rate` is the rate counter a metered charge
+ * spends its unit in (the one the rate limiter uses, in `memoryStores()`).
  */
 export const makeMemoryLedger = (
-  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => void
+  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => void,
+  rate: MemoryRateCounter = makeMemoryRateCounter()
 ): Ledger["Service"] => {
   const entries = new Map<string, Array<LedgerEntry>>()
   /** grants - charges per key. */
@@ -23,6 +33,10 @@ export const makeMemoryLedger = (
   /** Resolved hold IDs with the time after which they may be forgotten. */
   const resolved = new Map<string, number>()
   let nextHold = 0
+  /** Per key: the end of the last rate refusal a metered charge met. */
+  const blockedUntil = new Map<string, number>()
+  /** The latest time any method was called with, for `hint` (which has no clock of its own). */
+  let lastNowMs = 0
 
   const heldNow = (keyId: string, nowMs: number): number => {
     const mine = live.get(keyId)
@@ -95,7 +109,30 @@ export const makeMemoryLedger = (
         append({ keyId, kind: "grant", amount, reason, at: new Date(nowMs) })
         return available(keyId, nowMs)
       }),
-    entries: (keyId) => Effect.sync(() => [...(entries.get(keyId) ?? [])])
+    entries: (keyId) => Effect.sync(() => [...(entries.get(keyId) ?? [])]),
+    meteredCharge: (keyId, required, charge, reason, nowMs, meter) =>
+      Effect.sync(() => {
+        whole(required, "required")
+        whole(charge, "charge")
+        if (charge > required) throw new RangeError(`charge ${charge} exceeds the required ${required}`)
+        lastNowMs = Math.max(lastNowMs, nowMs)
+        const window = rate.consumeNow(meter.scope, meter.limit, nowMs)
+        if (!window.allowed) {
+          blockedUntil.set(keyId, window.resetAtMs)
+          return { _tag: "RateLimited" as const, rate: window }
+        }
+        blockedUntil.delete(keyId)
+        prune(keyId, nowMs)
+        const before = available(keyId, nowMs)
+        if (before < required) return { _tag: "Insufficient" as const, rate: window, available: before }
+        if (charge > 0) append({ keyId, kind: "charge", amount: charge, reason, at: new Date(nowMs) })
+        return { _tag: "Charged" as const, rate: window, available: before - charge }
+      }),
+    hint: (keyId): LedgerHint => ({
+      // In memory the ledger is the truth, so the hint is exact.
+      available: available(keyId, lastNowMs),
+      rateBlockedUntilMs: blockedUntil.get(keyId) ?? 0
+    })
   }
 }
 

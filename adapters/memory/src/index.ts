@@ -13,7 +13,7 @@ import { Layer } from "effect"
 import { makeMemoryIdempotency } from "./MemoryIdempotencyStore.ts"
 import { makeMemoryKeyStore } from "./MemoryKeyStore.ts"
 import { makeMemoryLedger } from "./MemoryLedger.ts"
-import { makeMemoryRateLimiter } from "./MemoryRateLimiter.ts"
+import { makeMemoryRateCounter, makeMemoryRateLimiter } from "./MemoryRateLimiter.ts"
 
 export * from "./MemoryIdempotencyStore.ts"
 export * from "./MemoryKeyStore.ts"
@@ -31,12 +31,13 @@ export const layerMemoryStores: Layer.Layer<KeyStore | Ledger | RateLimiter | Id
  */
 export const memoryStores = (): Layer.Layer<KeyStore | Ledger | RateLimiter | IdempotencyStore> => {
   const idempotency = makeMemoryIdempotency()
+  const rate = makeMemoryRateCounter()
   return Layer.mergeAll(
     Layer.succeed(KeyStoreTag)(makeMemoryKeyStore()),
     Layer.succeed(LedgerTag)(
-      makeMemoryLedger((r, nowMs) => idempotency.completeNow(r.keyId, r.idempotencyKey, r.token, r.answer, nowMs))
+      makeMemoryLedger((r, nowMs) => idempotency.completeNow(r.keyId, r.idempotencyKey, r.token, r.answer, nowMs), rate)
     ),
-    Layer.succeed(RateLimiterTag)(makeMemoryRateLimiter()),
+    Layer.succeed(RateLimiterTag)(makeMemoryRateLimiter(rate)),
     Layer.succeed(IdempotencyStoreTag)(idempotency.service)
   )
 }

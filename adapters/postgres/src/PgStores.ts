@@ -16,6 +16,8 @@ import {
   type KeyRecord,
   KeyStore,
   Ledger,
+  type LedgerHint,
+  type MeteredChargeResult,
   RateLimiter,
   REPLAY_WINDOW_MS,
   type StoredAnswer,
@@ -78,72 +80,123 @@ export const makePgKeyStore = ({ db }: Database): KeyStore["Service"] => ({
 
 const holdId = (): string => `hold_${randomUUID()}`
 
-export const makePgLedger = ({ db }: Database): Ledger["Service"] => ({
-  balance: (keyId, nowMs) =>
-    query("ledger.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
-      Effect.map((r) => num(r.rows[0]?.v ?? 0))
-    ),
-  hold: (keyId, amount, nowMs) =>
-    Effect.suspend(() => {
-      if (!Number.isSafeInteger(amount) || amount < 0)
-        return Effect.die(new RangeError(`hold must be a whole number >= 0, got ${amount}`))
-      const hold: Hold = { id: holdId(), keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
-      return query("ledger.hold", () =>
-        sql<{
-          ok: boolean
-        }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
-      ).pipe(Effect.map((r) => (r.rows[0]?.ok === true ? hold : undefined)))
-    }),
-  settle: (hold, charge, reason, nowMs, receipt) =>
-    Effect.suspend(() => {
-      if (!Number.isSafeInteger(charge) || charge < 0 || charge > hold.amount) {
-        return Effect.die(
-          new RangeError(`charge ${charge} must be a whole number from 0 to the hold of ${hold.amount}`)
+export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
+  /** What this process last saw per key (`Ledger.hint`); bounded, advisory only. */
+  const hints = new Map<string, LedgerHint>()
+  const see = (keyId: string, hint: Partial<LedgerHint>) => {
+    if (hints.size >= 10_000 && !hints.has(keyId)) hints.clear()
+    const before = hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
+    hints.set(keyId, { ...before, ...hint })
+  }
+  return {
+    balance: (keyId, nowMs) =>
+      query("ledger.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
+        Effect.map((r) => num(r.rows[0]?.v ?? 0)),
+        Effect.tap((available) => Effect.sync(() => see(keyId, { available })))
+      ),
+    hold: (keyId, amount, nowMs) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(amount) || amount < 0)
+          return Effect.die(new RangeError(`hold must be a whole number >= 0, got ${amount}`))
+        const hold: Hold = { id: holdId(), keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
+        return query("ledger.hold", () =>
+          sql<{
+            ok: boolean
+          }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
+        ).pipe(
+          Effect.map((r) => (r.rows[0]?.ok === true ? hold : undefined)),
+          // A refused hold says the balance is short; a granted one says nothing exact: forget what was known.
+          Effect.tap((h) => Effect.sync(() => see(keyId, { available: h === undefined ? 0 : undefined })))
         )
-      }
-      return query("ledger.settle", () =>
-        sql<{ r: string }>`select md_settle(
+      }),
+    settle: (hold, charge, reason, nowMs, receipt) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(charge) || charge < 0 || charge > hold.amount) {
+          return Effect.die(
+            new RangeError(`charge ${charge} must be a whole number from 0 to the hold of ${hold.amount}`)
+          )
+        }
+        return query("ledger.settle", () =>
+          sql<{ r: string }>`select md_settle(
           ${hold.id}, ${charge}, ${reason}, ${nowMs},
           ${receipt?.keyId ?? null}, ${receipt?.idempotencyKey ?? null}, ${receipt?.token ?? null},
           ${receipt?.answer.status ?? null},
           ${receipt === undefined ? null : JSON.stringify(receipt.answer.headers)}::jsonb,
           ${receipt?.answer.body ?? null}, ${nowMs + REPLAY_WINDOW_MS}) as r`.execute(db)
+        ).pipe(
+          Effect.map((r) => {
+            const result = r.rows[0]?.r
+            if (result === "settled") return { _tag: "Settled" as const, charged: charge }
+            if (result === "expired") return { _tag: "Expired" as const }
+            return { _tag: "AlreadyResolved" as const }
+          })
+        )
+      }),
+    release: (hold) =>
+      query("ledger.release", () =>
+        sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
+      ).pipe(Effect.asVoid),
+    grant: (keyId, amount, reason, nowMs) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(amount) || amount <= 0)
+          return Effect.die(new RangeError(`grant must be a positive whole number, got ${amount}`))
+        return query("ledger.grant", () =>
+          sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
+        ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
+      }),
+    entries: (keyId) =>
+      query("ledger.entries", () =>
+        db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()
       ).pipe(
-        Effect.map((r) => {
-          const result = r.rows[0]?.r
-          if (result === "settled") return { _tag: "Settled" as const, charged: charge }
-          if (result === "expired") return { _tag: "Expired" as const }
-          return { _tag: "AlreadyResolved" as const }
-        })
-      )
-    }),
-  release: (hold) =>
-    query("ledger.release", () =>
-      sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
-    ).pipe(Effect.asVoid),
-  grant: (keyId, amount, reason, nowMs) =>
-    Effect.suspend(() => {
-      if (!Number.isSafeInteger(amount) || amount <= 0)
-        return Effect.die(new RangeError(`grant must be a positive whole number, got ${amount}`))
-      return query("ledger.grant", () =>
-        sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
-      ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
-    }),
-  entries: (keyId) =>
-    query("ledger.entries", () =>
-      db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()
-    ).pipe(
-      Effect.map((rows) =>
-        rows.map((r) => ({
-          keyId: r.key_id,
-          kind: r.kind,
-          amount: num(r.amount),
-          reason: r.reason,
-          at: new Date(num(r.at_ms))
-        }))
-      )
-    )
-})
+        Effect.map((rows) =>
+          rows.map((r) => ({
+            keyId: r.key_id,
+            kind: r.kind,
+            amount: num(r.amount),
+            reason: r.reason,
+            at: new Date(num(r.at_ms))
+          }))
+        )
+      ),
+    meteredCharge: (keyId, required, charge, reason, nowMs, meter) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(charge) || charge < 0 || !Number.isSafeInteger(required) || charge > required) {
+          return Effect.die(
+            new RangeError(`charge ${charge} must be a whole number from 0 to the required ${required}`)
+          )
+        }
+        const since = nowMs - WINDOW_MS - BUCKET_MS
+        return query("ledger.meteredCharge", () =>
+          sql<{ outcome: string; used: string; oldest: string | null; available: string | null }>`
+          select * from md_meter_charge(${keyId}, ${required}, ${charge}, ${reason}, ${nowMs},
+            ${meter.scope}, ${meter.limit}, ${bucketOf(nowMs)}, ${since})`.execute(db)
+        ).pipe(
+          Effect.map((r): MeteredChargeResult => {
+            const row = r.rows[0]
+            const used = num(row?.used ?? 0)
+            const oldest = row?.oldest == null ? null : num(row.oldest)
+            const allowed = row?.outcome !== "rate_limited"
+            const rate = {
+              limit: meter.limit,
+              remaining: Math.max(0, meter.limit - used),
+              resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
+              allowed
+            }
+            if (!allowed) {
+              see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
+              return { _tag: "RateLimited", rate }
+            }
+            const available = num(row?.available ?? 0)
+            see(keyId, { available, rateBlockedUntilMs: 0 })
+            return row?.outcome === "charged"
+              ? { _tag: "Charged", rate, available }
+              : { _tag: "Insufficient", rate, available }
+          })
+        )
+      }),
+    hint: (keyId) => hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
+  }
+}
 
 const newToken = (): string => randomUUID()
 

@@ -166,6 +166,74 @@ export const storeContracts = (name: string, make: () => Layer.Layer<StorePorts>
         })
       ))
 
+    it("a metered charge spends one rate unit and charges only when the balance covers the hold amount", () =>
+      run(
+        Effect.gen(function* () {
+          const ledger = yield* Ledger
+          const limiter = yield* RateLimiter
+          const meter = { scope: "k", limit: 3 }
+          yield* ledger.grant("k", 10, "grant", T0)
+          const h = (yield* ledger.hold("k", 4, T0))!
+          // 10 booked, 4 held: 6 available. Requires 7: refused, the unit still spent.
+          const short = yield* ledger.meteredCharge("k", 7, 7, "price", T0, meter)
+          expect(short._tag).toBe("Insufficient")
+          expect(short._tag === "Insufficient" && short.available).toBe(6)
+          expect(short.rate).toMatchObject({ allowed: true, remaining: 2 })
+          // Requires 6 (a batch), delivered 5: charges 5.
+          const ok = yield* ledger.meteredCharge("k", 6, 5, "price", T0 + 1, meter)
+          expect(ok).toMatchObject({ _tag: "Charged", available: 1, rate: { allowed: true, remaining: 1 } })
+          expect(yield* ledger.balance("k", T0 + 1)).toBe(1)
+          // A zero charge (a 304) spends the unit and nothing else.
+          expect((yield* ledger.meteredCharge("k", 0, 0, "read", T0 + 2, meter))._tag).toBe("Charged")
+          // The window is spent: refused before any charge, and the limiter agrees.
+          const limited = yield* ledger.meteredCharge("k", 1, 1, "price", T0 + 3, meter)
+          expect(limited._tag).toBe("RateLimited")
+          expect(limited.rate.allowed).toBe(false)
+          expect((yield* limiter.peek("k", 3, T0 + 3)).remaining).toBe(0)
+          expect(ledger.hint("k").rateBlockedUntilMs).toBeGreaterThan(T0 + 3)
+          // Units return as the window rolls; the released hold frees its credits.
+          yield* ledger.release(h)
+          const later = T0 + WINDOW_MS + 2 * BUCKET_MS
+          expect(yield* ledger.meteredCharge("k", 5, 5, "price", later, meter)).toMatchObject({
+            _tag: "Charged",
+            available: 0
+          })
+          expect((yield* ledger.entries("k")).map((e) => [e.kind, e.amount])).toEqual([
+            ["grant", 10],
+            ["charge", 5],
+            ["charge", 5]
+          ])
+          expect((yield* Effect.exit(ledger.meteredCharge("k", 1, 2, "price", later, meter)))._tag).toBe("Failure")
+        })
+      ))
+
+    it("never lets concurrent metered charges overdraw or exceed the rate limit", () =>
+      run(
+        Effect.gen(function* () {
+          const ledger = yield* Ledger
+          yield* ledger.grant("k", 50, "grant", T0)
+          yield* ledger.grant("j", 1000, "grant", T0)
+          const results = yield* Effect.forEach(
+            Array.from({ length: 100 }),
+            (_, i) =>
+              i % 2 === 0
+                ? ledger.meteredCharge("k", 1, 1, "price", T0, { scope: "k", limit: 1000 })
+                : ledger.hold("k", 1, T0).pipe(Effect.map((h) => ({ _tag: h === undefined ? "Short" : "Held" }))),
+            { concurrency: "unbounded" }
+          )
+          const taken = results.filter((r) => r._tag === "Charged" || r._tag === "Held").length
+          expect(taken).toBe(50)
+          expect(yield* ledger.balance("k", T0)).toBe(0)
+          const rated = yield* Effect.forEach(
+            Array.from({ length: 40 }),
+            () => ledger.meteredCharge("j", 1, 1, "price", T0, { scope: "j", limit: 25 }),
+            { concurrency: "unbounded" }
+          )
+          expect(rated.filter((r) => r._tag === "Charged").length).toBe(25)
+          expect(yield* ledger.balance("j", T0)).toBe(975)
+        })
+      ))
+
     it("keeps keys apart and refuses non-positive grants", () =>
       run(
         Effect.gen(function* () {
