@@ -1,0 +1,45 @@
+/**
+ * Freshness clocks of a crypto result (DECISIONS, "Freshness status"), from the status of the source
+ * components that fed it (`SourceStatus`: newest input time, cadence, failing).
+ *
+ * - `status`: the least fresh of the inputs (`freshnessOf` per component: `live` within one cadence of its
+ *   newest input, `delayed` up to three cadences, `stale` beyond or while the source is failing).
+ * - `as_of`: the newest input time among them (the result includes data up to then).
+ * - `next_update_at`: the earliest time new data can exist: the earliest `newest + cadence` among the inputs,
+ *   and never before `now` (an input already due can change at any moment).
+ */
+import { type Component, type Freshness, freshnessOf, type SourceStatus } from "./Market.ts"
+
+/** Earliest time (epoch ms) new data of one component can exist. */
+export const nextUpdateAtMs = (s: Pick<SourceStatus, "newestMs" | "cadenceMs">, nowMs: number): number =>
+  Math.max(nowMs, s.newestMs + s.cadenceMs)
+
+/** The least fresh of several statuses. */
+export const worstStatus = (statuses: ReadonlyArray<Freshness>): Freshness =>
+  statuses.includes("stale") ? "stale" : statuses.includes("delayed") ? "delayed" : "live"
+
+/** The freshness clocks of one result. */
+export interface ResultFreshness {
+  readonly asOfMs: number
+  readonly status: Freshness
+  readonly nextUpdateAtMs: number
+}
+
+/**
+ * Freshness of a result fed by `components` of `venues`, from the store's source statuses; undefined when no
+ * status matches (nothing has ever been delivered for them).
+ */
+export const resultFreshness = (
+  statuses: ReadonlyArray<SourceStatus>,
+  venues: ReadonlyArray<string>,
+  components: ReadonlyArray<Component>,
+  nowMs: number
+): ResultFreshness | undefined => {
+  const used = statuses.filter((s) => venues.includes(s.venue) && components.includes(s.component))
+  if (used.length === 0) return undefined
+  return {
+    asOfMs: Math.max(...used.map((s) => s.newestMs)),
+    status: worstStatus(used.map((s) => freshnessOf(s, nowMs))),
+    nextUpdateAtMs: Math.min(...used.map((s) => nextUpdateAtMs(s, nowMs)))
+  }
+}

@@ -1,0 +1,148 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import {
+  aggregateRate8hPct,
+  aprPct,
+  barsSinceSignFlip,
+  FundingBandThresholds,
+  fundingBand,
+  hottestVenue,
+  nextFundingAtMs,
+  rate8hPct,
+  venueSpread8hPct
+} from "../../src/crypto/Funding.ts"
+import { hasHistory, readText } from "./support/SharedData.ts"
+
+/** Forward scan: index of the first nonzero sample of the current sign run, if the sign ever changed. */
+const bruteBarsSinceFlip = (s: ReadonlyArray<number>): number | undefined => {
+  let sign = 0
+  let runStart = -1
+  let flipped = false
+  s.forEach((x, i) => {
+    if (x === 0) return
+    const sg = Math.sign(x)
+    if (sg !== sign) {
+      if (sign !== 0) flipped = true
+      sign = sg
+      runStart = i
+    }
+  })
+  return flipped ? s.length - 1 - runStart : undefined
+}
+
+describe("funding normalization", () => {
+  it("a 1 h venue and an 8 h venue charging the same economic rate give the same rate_8h_pct", () => {
+    fc.assert(
+      fc.property(fc.double({ min: -0.5, max: 0.5, noNaN: true }), (perHourPct) => {
+        const hourly = rate8hPct(perHourPct, 1)
+        const fourHourly = rate8hPct(perHourPct * 4, 4)
+        const eightHourly = rate8hPct(perHourPct * 8, 8)
+        expect(hourly).toBeCloseTo(eightHourly, 12)
+        expect(fourHourly).toBeCloseTo(eightHourly, 12)
+      })
+    )
+    // 0.00125 % per hour (Hyperliquid's default) is Binance's default 0.01 % per 8 h: 10.95 % a year.
+    expect(rate8hPct(0.00125, 1)).toBeCloseTo(0.01, 15)
+    expect(aprPct(rate8hPct(0.00125, 1))).toBeCloseTo(10.95, 12)
+  })
+
+  it("apr is simple: rate_8h_pct x 3 x 365", () => {
+    expect(aprPct(0.01)).toBeCloseTo(10.95, 12)
+    expect(aprPct(-0.03)).toBeCloseTo(-32.85, 12)
+    expect(aprPct(0)).toBe(0)
+  })
+
+  it("aggregates by open-interest weight, or plainly when a weight is missing", () => {
+    const v = (ratePct: number, intervalHours: number, oiUsd?: number) => ({
+      venue: "x",
+      ratePct,
+      intervalHours,
+      nextFundingAtMs: 0,
+      ...(oiUsd === undefined ? {} : { oiUsd })
+    })
+    expect(aggregateRate8hPct([v(0.01, 8, 300), v(0.005, 1, 100)])).toBeCloseTo((0.01 * 300 + 0.04 * 100) / 400, 15)
+    expect(aggregateRate8hPct([v(0.01, 8, 300), v(0.005, 1)])).toBeCloseTo((0.01 + 0.04) / 2, 15)
+    expect(aggregateRate8hPct([v(0.01, 8, 0), v(0.03, 8, 0)])).toBeCloseTo(0.02, 15)
+    expect(aggregateRate8hPct([])).toBeUndefined()
+  })
+
+  it("venue spread, hottest venue and next funding", () => {
+    expect(venueSpread8hPct([0.01, -0.02, 0.005])).toBeCloseTo(0.03, 15)
+    expect(hottestVenue([0.01, -0.02, 0.015])).toBe(1)
+    expect(hottestVenue([])).toBeUndefined()
+    const at = (ms: number) => ({ venue: "v", ratePct: 0, intervalHours: 8, nextFundingAtMs: ms })
+    expect(nextFundingAtMs([at(3_600_000), at(1_800_000), at(28_800_000)])).toBe(1_800_000)
+  })
+})
+
+describe("bars since the sign flipped", () => {
+  it("equals a forward scan on random series with zeros", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -2, max: 2 }), { maxLength: 60 }), (s) => {
+        expect(barsSinceSignFlip(s)).toBe(bruteBarsSinceFlip(s))
+      })
+    )
+  })
+
+  it("counts samples after the first one of the current sign", () => {
+    expect(barsSinceSignFlip([1, 1, -1])).toBe(0)
+    expect(barsSinceSignFlip([1, -1, -2, -3])).toBe(2)
+    expect(barsSinceSignFlip([1, 0, -1, 0, -2])).toBe(2)
+    expect(barsSinceSignFlip([1, 2, 3])).toBeUndefined()
+    expect(barsSinceSignFlip([0, 0])).toBeUndefined()
+  })
+
+  it.skipIf(!hasHistory("binance_freqtrade_moon", "futures", "BTC_USDT-8h-funding_rate.json"))(
+    "on real Binance BTCUSDT settlements (2022-02 to 2023-01): every prefix agrees with the forward scan",
+    () => {
+      const rows: Array<[number, number]> = JSON.parse(
+        readText("binance_freqtrade_moon", "futures", "BTC_USDT-8h-funding_rate.json")
+      )
+      const rates = rows.map((r) => r[1] * 100)
+      // The first settlement: -0.001533 % per 8 h is -1.678635 % a year.
+      expect(aprPct(rate8hPct(rates[0] as number, 8))).toBeCloseTo(-0.001533 * 3 * 365, 12)
+      // The second settlement flipped the sign: one sample after the flip is 0.
+      expect(barsSinceSignFlip(rates.slice(0, 2))).toBe(0)
+      let flips = 0
+      for (let n = 1; n <= rates.length; n++) {
+        const prefix = rates.slice(0, n)
+        const ours = barsSinceSignFlip(prefix)
+        expect(ours).toBe(bruteBarsSinceFlip(prefix))
+        if (ours === 0) flips++
+      }
+      expect(flips).toBeGreaterThan(10)
+    }
+  )
+
+  it.skipIf(!hasHistory("funding_supervik", "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv"))(
+    "on real Binance BTC funding 2020-2023 the default 0.01 % settlement annualizes to 10.95 %",
+    () => {
+      const lines = readText("funding_supervik", "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv")
+        .trim()
+        .split("\n")
+        .slice(1)
+      const rates = lines.map((l) => Number(l.split(",")[2]) * 100)
+      const defaults = rates.filter((r) => Math.abs(r - 0.01) < 1e-12)
+      expect(defaults.length).toBeGreaterThan(500)
+      expect(aprPct(rate8hPct(defaults[0] as number, 8))).toBeCloseTo(10.95, 10)
+      expect(fundingBand(defaults[0] as number)).toBe("neutral")
+    }
+  )
+})
+
+describe("funding bands", () => {
+  const eps = 1e-9
+  it("sit on both sides of every threshold", () => {
+    expect(fundingBand(FundingBandThresholds.subdued - eps)).toBe("negative")
+    expect(fundingBand(FundingBandThresholds.subdued)).toBe("subdued")
+    expect(fundingBand(FundingBandThresholds.neutral - eps)).toBe("subdued")
+    expect(fundingBand(FundingBandThresholds.neutral)).toBe("neutral")
+    expect(fundingBand(FundingBandThresholds.elevated - eps)).toBe("neutral")
+    expect(fundingBand(FundingBandThresholds.elevated)).toBe("elevated")
+    expect(fundingBand(FundingBandThresholds.stretched - eps)).toBe("elevated")
+    expect(fundingBand(FundingBandThresholds.stretched)).toBe("stretched")
+    expect(fundingBand(-0.05)).toBe("negative")
+    expect(fundingBand(0)).toBe("subdued")
+    expect(fundingBand(0.01)).toBe("neutral")
+  })
+})

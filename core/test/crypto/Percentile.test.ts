@@ -1,0 +1,119 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import {
+  lowerBound,
+  MinBaselineN,
+  percentileRank,
+  SortedWindow,
+  sortedFinite,
+  upperBound
+} from "../../src/crypto/Percentile.ts"
+
+/** Brute force: count below and equal by scanning, no sorting, no binary search. */
+const bruteForce = (value: number, samples: ReadonlyArray<number>): number => {
+  let below = 0
+  let equal = 0
+  for (const s of samples) {
+    if (s < value) below++
+    else if (s === value) equal++
+  }
+  return Math.round(((100 * (below + equal / 2)) / samples.length) * 10) / 10
+}
+
+// Few distinct values so ties are frequent.
+const tied = fc.integer({ min: -20, max: 20 }).map((x) => x / 4)
+
+describe("percentileRank", () => {
+  it("equals a brute-force mid-rank on random data with ties", () => {
+    fc.assert(
+      fc.property(fc.array(tied, { minLength: MinBaselineN, maxLength: 400 }), tied, (samples, value) => {
+        expect(percentileRank(value, sortedFinite(samples))).toBe(bruteForce(value, samples))
+      })
+    )
+  })
+
+  it("equals a brute-force mid-rank on random doubles", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: MinBaselineN, maxLength: 300 }),
+        fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+        (samples, value) => {
+          expect(percentileRank(value, sortedFinite(samples))).toBe(bruteForce(value, samples))
+        }
+      )
+    )
+  })
+
+  it("ranks an existing sample at the middle of its tie run", () => {
+    const samples = Array.from({ length: 40 }, (_, i) => (i < 10 ? 1 : i < 30 ? 2 : 3))
+    // 10 below, 20 equal: (10 + 10) / 40 = 50 %.
+    expect(percentileRank(2, samples)).toBe(50)
+    expect(percentileRank(0, samples)).toBe(0)
+    expect(percentileRank(4, samples)).toBe(100)
+  })
+
+  it("refuses fewer samples than the documented minimum, and non-finite values", () => {
+    const samples = Array.from({ length: MinBaselineN - 1 }, (_, i) => i)
+    expect(percentileRank(3, samples)).toBeUndefined()
+    expect(percentileRank(3, [...samples, 100])).toBeDefined()
+    expect(percentileRank(Number.NaN, [...samples, 100])).toBeUndefined()
+  })
+
+  it("binary searches agree with linear scans", () => {
+    fc.assert(
+      fc.property(fc.array(tied, { maxLength: 100 }), tied, (xs, v) => {
+        const s = sortedFinite(xs)
+        expect(lowerBound(s, v)).toBe(s.filter((x) => x < v).length)
+        expect(upperBound(s, v)).toBe(s.filter((x) => x <= v).length)
+      })
+    )
+  })
+})
+
+describe("SortedWindow", () => {
+  it("keeps exactly the samples of its trailing window, in sorted order, as samples arrive and age out", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), tied), { minLength: 1, maxLength: 300 }),
+        fc.integer({ min: 1, max: 40 }),
+        (steps, window) => {
+          const w = new SortedWindow()
+          const all: Array<{ t: number; v: number }> = []
+          let t = 0
+          for (const [dt, v] of steps) {
+            t += dt
+            w.push(t, v)
+            all.push({ t, v })
+            w.evictBefore(t - window)
+            const expected = all
+              .filter((s) => s.t >= t - window)
+              .map((s) => s.v)
+              .sort((a, b) => a - b)
+            expect([...w.sortedValues]).toEqual(expected)
+            expect(w.rank(v, 1)).toBe(bruteForce(v, expected))
+          }
+        }
+      )
+    )
+  })
+
+  it("windows a year exactly: a sample exactly one window old stays, an older one leaves", () => {
+    const year = 365 * 24 * 3_600_000
+    const w = new SortedWindow()
+    w.push(0, 1)
+    w.push(1, 2)
+    w.push(year, 3)
+    w.evictBefore(year - year)
+    expect(w.n).toBe(3)
+    w.evictBefore(year + 1 - year)
+    expect([...w.sortedValues]).toEqual([2, 3])
+  })
+
+  it("refuses samples out of time order and skips non-finite values", () => {
+    const w = new SortedWindow()
+    w.push(10, 1)
+    w.push(11, Number.NaN)
+    expect(w.n).toBe(1)
+    expect(() => w.push(5, 2)).toThrow(RangeError)
+  })
+})
