@@ -1,2 +1,3 @@
 /** @market-data/sources: data sources (simulated market, SEC filings and their parsers). */
 export {}
+export * from "./sec/index.ts"

@@ -1,0 +1,17 @@
+/** Parsers for the SEC's own formats, producing the core's equity model with every filed figure exact. */
+export { type CompanyFacts, parseCompanyFacts } from "./CompanyFacts.ts"
+export { type FilingReference, parseOwnershipDocument, parseOwnershipDocuments, supersedeAmendments } from "./Form4.ts"
+export { type SecFormat, SecFormatError } from "./SecFormatError.ts"
+export { acceptanceToUtc, filingDocumentUrl, parseSubmissions, parseSubmissionsPage } from "./Submissions.ts"
+export {
+  checkThirteenFTotals,
+  parseThirteenF,
+  parseThirteenFInformationTable,
+  parseThirteenFPrimaryDocument,
+  type ThirteenFCover,
+  ThirteenFDollarValuesFrom,
+  type ThirteenFTotalsCheck,
+  thirteenFValueMultiplier,
+  thirteenFValueUsd
+} from "./ThirteenF.ts"
+export { parseCompanyTickers, parseCompanyTickersExchange } from "./Tickers.ts"
