@@ -1,3 +1,2 @@
 /** @market-data/sources: data sources (simulated market, SEC filings and their parsers). */
-export {}
 export * from "./sec/index.ts"
