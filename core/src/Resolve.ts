@@ -43,7 +43,7 @@ export const SUBSTRING_MIN_CHARACTERS = 2
 export type ResolveWarningCode = "symbol_collision" | "name_collision" | "ambiguous_query"
 
 /** At most this many collision warnings per match (one per other asset). */
-const MAX_WARNINGS = 10
+export const MAX_COLLISION_WARNINGS = 10
 
 /** Tie-break within a score: richer coverage first. */
 const TIER_RANK: { readonly [T in Tier]: number } = {
@@ -126,7 +126,7 @@ const warningsOf = (self: Scored, contenders: ReadonlyArray<Scored>, query: stri
   if (self.rule === "exact_symbol" || self.rule === "exact_name") {
     const code: ResolveWarningCode = self.rule === "exact_symbol" ? "symbol_collision" : "name_collision"
     const what = self.rule === "exact_symbol" ? "symbol" : "name"
-    return others.slice(0, MAX_WARNINGS).map((o) => ({
+    return others.slice(0, MAX_COLLISION_WARNINGS).map((o) => ({
       code,
       message: `${what} ${JSON.stringify(query)} also names ${describeAsset(o.entry)}; pick by asset_id`,
       asset_id: o.entry.asset_id
