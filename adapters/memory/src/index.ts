@@ -41,4 +41,5 @@ export const memoryStores = (): Layer.Layer<KeyStore | Ledger | RateLimiter | Id
     Layer.succeed(IdempotencyStoreTag)(idempotency.service)
   )
 }
+export * from "./MemoryEquityStore.ts"
 export * from "./MemoryMarketStore.ts"

@@ -1,0 +1,190 @@
+/**
+ * In-memory twin of the equity store: maps keyed by the same natural keys as the PostgreSQL tables, so that
+ * writes are idempotent in the same way.
+ */
+import { Effect, Layer } from "effect"
+import type { CompanyCoverage, CompanyHoldings, DailyBar } from "../../../core/src/equity/EquityStore.ts"
+import { EquityStore } from "../../../core/src/equity/EquityStore.ts"
+import { type FilerReport, issuerNameKey } from "../../../core/src/equity/Holders.ts"
+import type {
+  Company,
+  Fact,
+  Filing,
+  HoldingsReport,
+  OwnershipReport,
+  TickerEntry
+} from "../../../core/src/equity/Model.ts"
+
+const factKey = (f: Fact) => [f.taxonomy, f.concept, f.unit, f.start ?? "", f.end, f.accession].join("|")
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+export const makeMemoryEquityStore = (): EquityStore["Service"] => {
+  const companies = new Map<string, Company>()
+  const tickers = new Map<string, TickerEntry>()
+  const facts = new Map<string, Map<string, Fact>>()
+  const filings = new Map<string, Map<string, Filing>>()
+  const ownership = new Map<string, OwnershipReport>()
+  const holdings = new Map<string, HoldingsReport>()
+  const securities = new Map<string, string>()
+  const bars = new Map<string, Map<number, DailyBar>>()
+
+  const inner = <V>(outer: Map<string, Map<any, V>>, key: string): Map<any, V> => {
+    let m = outer.get(key)
+    if (m === undefined) {
+      m = new Map()
+      outer.set(key, m)
+    }
+    return m
+  }
+
+  const cusipsOf = (cik: string) => [...securities].filter(([, c]) => c === cik).map(([cusip]) => cusip)
+
+  const holdingsOf = (cik: string): CompanyHoldings => {
+    const cusips = new Set(cusipsOf(cik))
+    const nameKey = issuerNameKey(companies.get(cik)?.name ?? "")
+    const matches = (cusip: string, issuer: string) =>
+      cusips.size > 0 ? cusips.has(cusip.toUpperCase()) : nameKey.length > 0 && issuerNameKey(issuer) === nameKey
+    const rows: Array<CompanyHoldings["holdings"][number]> = []
+    const filers = new Set<string>()
+    for (const r of holdings.values()) {
+      for (const h of r.holdings) {
+        if (!matches(h.cusip, h.nameOfIssuer)) continue
+        rows.push({ accession: r.accession, holding: h })
+        filers.add(r.filerCik)
+      }
+    }
+    const reports: Array<FilerReport> = [...holdings.values()]
+      .filter((r) => filers.has(r.filerCik))
+      .map((r) => ({
+        filerCik: r.filerCik,
+        filerName: r.filerName,
+        accession: r.accession,
+        form: r.form,
+        filedAt: r.filedAt,
+        reportPeriod: r.reportPeriod
+      }))
+      .sort((a, b) => byString(a.accession, b.accession))
+    return { reports, holdings: rows }
+  }
+
+  return {
+    putCompany: (company) => Effect.sync(() => void companies.set(company.cik, company)),
+    putTickers: (entries) =>
+      Effect.sync(() => {
+        for (const e of entries) tickers.set(`${e.cik}|${e.ticker}`, e)
+        return entries.length
+      }),
+    putFacts: (cik, list) =>
+      Effect.sync(() => {
+        const m = inner(facts, cik)
+        let written = 0
+        for (const f of list) {
+          const k = factKey(f)
+          if (m.has(k)) continue
+          m.set(k, f)
+          written++
+        }
+        return written
+      }),
+    putFilings: (cik, list) =>
+      Effect.sync(() => {
+        const m = inner(filings, cik)
+        let written = 0
+        for (const f of list) {
+          if (m.has(f.accession)) continue
+          m.set(f.accession, f)
+          written++
+        }
+        return written
+      }),
+    putOwnershipReports: (reports) =>
+      Effect.sync(() => {
+        let written = 0
+        for (const r of reports) {
+          if (ownership.has(r.accession)) continue
+          ownership.set(r.accession, r)
+          written++
+        }
+        return written
+      }),
+    putHoldingsReports: (reports) =>
+      Effect.sync(() => {
+        let written = 0
+        for (const r of reports) {
+          if (holdings.has(r.accession)) continue
+          holdings.set(r.accession, r)
+          written++
+        }
+        return written
+      }),
+    putSecurities: (cik, cusips) =>
+      Effect.sync(() => {
+        for (const c of cusips) securities.set(c.toUpperCase(), cik)
+      }),
+    putBars: (cik, list) =>
+      Effect.sync(() => {
+        const m = inner(bars, cik)
+        for (const b of list) m.set(b.tMs, b)
+        return list.length
+      }),
+
+    companies: Effect.sync(() => [...companies.values()].sort((a, b) => byString(a.cik, b.cik))),
+    company: (cik) => Effect.sync(() => companies.get(cik)),
+    tickers: Effect.sync(() =>
+      [...tickers.values()].sort((a, b) => byString(a.cik, b.cik) || byString(a.ticker, b.ticker))
+    ),
+    facts: (cik, concepts) =>
+      Effect.sync(() => {
+        const all = [...(facts.get(cik)?.values() ?? [])]
+        if (concepts === undefined) return all
+        const wanted = new Set(concepts)
+        return all.filter((f) => wanted.has(f.concept))
+      }),
+    filings: (cik) =>
+      Effect.sync(() =>
+        [...(filings.get(cik)?.values() ?? [])].sort(
+          (a, b) => byString(b.acceptedAt, a.acceptedAt) || byString(b.accession, a.accession)
+        )
+      ),
+    ownershipReports: (issuerCik) =>
+      Effect.sync(() =>
+        [...ownership.values()]
+          .filter((r) => r.issuerCik === issuerCik)
+          .sort((a, b) => byString(a.filedAt, b.filedAt) || byString(a.accession, b.accession))
+      ),
+    holdings: (cik) => Effect.sync(() => holdingsOf(cik)),
+    bars: (cik, range) =>
+      Effect.sync(() => {
+        const all = [...(bars.get(cik)?.values() ?? [])]
+          .filter(
+            (b) =>
+              (range.fromMs === undefined || b.tMs >= range.fromMs) && (range.toMs === undefined || b.tMs <= range.toMs)
+          )
+          .sort((a, b) => a.tMs - b.tMs)
+        return range.limit === undefined ? all : all.slice(Math.max(0, all.length - range.limit))
+      }),
+    coverage: Effect.sync(() =>
+      [...companies.keys()].sort(byString).map((cik): CompanyCoverage => {
+        const f = [...(facts.get(cik)?.values() ?? [])]
+        const fl = [...(filings.get(cik)?.values() ?? [])]
+        const b = [...(bars.get(cik)?.keys() ?? [])]
+        const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
+        return {
+          cik,
+          facts: f.length,
+          filings: fl.length,
+          lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
+          bars: b.length,
+          lastBarMs: b.length === 0 ? null : Math.max(...b),
+          hasHolders: holdingsOf(cik).holdings.length > 0
+        }
+      })
+    )
+  }
+}
+
+/** A fresh in-memory equity store. */
+export const layerMemoryEquityStore: Layer.Layer<EquityStore> = Layer.suspend(() =>
+  Layer.succeed(EquityStore)(makeMemoryEquityStore())
+)

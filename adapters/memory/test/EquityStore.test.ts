@@ -1,0 +1,4 @@
+import { equityStoreContract } from "../../../core/test/contracts/EquityStoreContract.ts"
+import { layerMemoryEquityStore } from "../src/MemoryEquityStore.ts"
+
+equityStoreContract("memory", () => layerMemoryEquityStore)

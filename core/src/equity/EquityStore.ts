@@ -1,0 +1,86 @@
+/**
+ * The equity store port: what the equity plane keeps of each company. Companies, tickers, XBRL facts,
+ * filings, Form 4 ownership reports, 13F holdings reports, the CUSIPs tying 13F rows to companies, and daily
+ * price bars. Filed figures stay decimal strings (PostgreSQL `numeric`); prices are market numbers.
+ *
+ * Every write is idempotent on its natural key: writing the same records twice changes nothing, so ingesting a
+ * file again is safe. One implementation per store (memory, PGlite, PostgreSQL), all passing one contract suite.
+ */
+import { Context, type Effect } from "effect"
+import type { CompanyHolding, FilerReport } from "./Holders.ts"
+import type { Company, Fact, Filing, HoldingsReport, OwnershipReport, TickerEntry } from "./Model.ts"
+
+/** One daily bar. `tMs` is the session's open (09:30 New York) in epoch milliseconds. */
+export interface DailyBar {
+  readonly tMs: number
+  readonly o: number
+  readonly h: number
+  readonly l: number
+  readonly c: number
+  readonly v: number
+}
+
+/** What the store holds for one company, in counts and latest times (directory, freshness). */
+export interface CompanyCoverage {
+  readonly cik: string
+  readonly facts: number
+  readonly filings: number
+  /** Latest filing date (facts or filings), or null. */
+  readonly lastFiledAt: string | null
+  readonly bars: number
+  readonly lastBarMs: number | null
+  /** Whether any 13F holding ties to the company (by CUSIP, or by issuer name when it has no CUSIP on file). */
+  readonly hasHolders: boolean
+}
+
+/** The 13F reports concerning one company: its holdings and every report of the filers holding it. */
+export interface CompanyHoldings {
+  readonly reports: ReadonlyArray<FilerReport>
+  readonly holdings: ReadonlyArray<CompanyHolding>
+}
+
+export class EquityStore extends Context.Service<
+  EquityStore,
+  {
+    /** Inserts or replaces a company (key: CIK). */
+    readonly putCompany: (company: Company) => Effect.Effect<void>
+    /** Ticker list rows (key: CIK and ticker; a repeated row replaces the name and exchange). */
+    readonly putTickers: (entries: ReadonlyArray<TickerEntry>) => Effect.Effect<number>
+    /** Facts of a company (key: taxonomy, concept, unit, start, end, accession); returns rows newly written. */
+    readonly putFacts: (cik: string, facts: ReadonlyArray<Fact>) => Effect.Effect<number>
+    /** Filings of a company (key: accession). */
+    readonly putFilings: (cik: string, filings: ReadonlyArray<Filing>) => Effect.Effect<number>
+    /** Form 4 / 4/A reports (key: accession), filed under their issuer. */
+    readonly putOwnershipReports: (reports: ReadonlyArray<OwnershipReport>) => Effect.Effect<number>
+    /** 13F-HR reports with their holdings (key: accession). */
+    readonly putHoldingsReports: (reports: ReadonlyArray<HoldingsReport>) => Effect.Effect<number>
+    /** CUSIPs of a company's securities, tying 13F rows to it (key: CUSIP). */
+    readonly putSecurities: (cik: string, cusips: ReadonlyArray<string>) => Effect.Effect<void>
+    /** Daily bars of a company (key: open time; a repeated bar replaces the stored one). */
+    readonly putBars: (cik: string, bars: ReadonlyArray<DailyBar>) => Effect.Effect<number>
+
+    /** Every company, by CIK. */
+    readonly companies: Effect.Effect<ReadonlyArray<Company>>
+    readonly company: (cik: string) => Effect.Effect<Company | undefined>
+    /** Every ticker row, by CIK then ticker. */
+    readonly tickers: Effect.Effect<ReadonlyArray<TickerEntry>>
+    /** A company's facts (all, or of the given concepts), in no promised order. */
+    readonly facts: (cik: string, concepts?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Fact>>
+    /** A company's filings, newest first by acceptance time (ties by accession, descending). */
+    readonly filings: (cik: string) => Effect.Effect<ReadonlyArray<Filing>>
+    /** Ownership reports whose issuer is the company, oldest filed first. */
+    readonly ownershipReports: (issuerCik: string) => Effect.Effect<ReadonlyArray<OwnershipReport>>
+    /**
+     * The company's 13F rows (by its CUSIPs; by issuer name when it has none on file) and every report of the
+     * filers that hold it.
+     */
+    readonly holdings: (cik: string) => Effect.Effect<CompanyHoldings>
+    /** Daily bars with `fromMs <= tMs <= toMs`, the newest `limit` of them, oldest first. */
+    readonly bars: (
+      cik: string,
+      range: { readonly fromMs?: number; readonly toMs?: number; readonly limit?: number }
+    ) => Effect.Effect<ReadonlyArray<DailyBar>>
+    /** What is held for each company (all companies, by CIK). */
+    readonly coverage: Effect.Effect<ReadonlyArray<CompanyCoverage>>
+  }
+>()("market-data/core/EquityStore") {}
