@@ -17,6 +17,10 @@ export interface AppConfig {
   /** Connections in the PostgreSQL pool. */
   readonly poolSize: number
   readonly feed: "simulated" | "live"
+  /** Seed of the simulated market and simulated filings: the same seed gives the same data. */
+  readonly seed: number
+  /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */
+  readonly allowedOrigins: ReadonlyArray<string>
   readonly bootstrapKey: string | undefined
   readonly bootstrapCredits: number
   readonly rateLimitPerMinute: number
@@ -45,6 +49,8 @@ const readConfig = Effect.gen(function* () {
   const feed = yield* Config.Literals(["simulated", "live"], "MARKET_DATA_FEED").pipe(
     Config.withDefault("simulated" as const)
   )
+  const seed = yield* Config.Int("MARKET_DATA_SEED").pipe(Config.withDefault(20261123))
+  const allowedOriginsText = yield* Config.String("MARKET_DATA_ALLOWED_ORIGINS").pipe(Config.withDefault(""))
   const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
   const bootstrapCredits = yield* Config.Int("MARKET_DATA_BOOTSTRAP_CREDITS").pipe(Config.withDefault(0))
   const rateLimitPerMinute = yield* Config.Int("MARKET_DATA_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
@@ -71,6 +77,28 @@ const readConfig = Effect.gen(function* () {
   if (rateLimitPerMinute < 1) {
     return yield* Effect.fail(new ConfigProblem("MARKET_DATA_RATE_LIMIT_PER_MINUTE must be 1 or more"))
   }
+  if (seed < 0 || seed > 0xffffffff) {
+    return yield* Effect.fail(new ConfigProblem(`MARKET_DATA_SEED must be 0 to 4294967295; got ${seed}`))
+  }
+  const allowedOrigins = allowedOriginsText
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "")
+  for (const origin of allowedOrigins) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || parsed.origin !== origin) {
+      return yield* Effect.fail(
+        new ConfigProblem(
+          `MARKET_DATA_ALLOWED_ORIGINS must be a comma-separated list of origins like https://app.example.com; got ${JSON.stringify(origin)}`
+        )
+      )
+    }
+  }
   let store: StoreChoice
   if (databaseUrl === "") store = { _tag: "Embedded", dir: dataDir }
   else if (databaseUrl === "memory") store = { _tag: "Memory" }
@@ -87,6 +115,8 @@ const readConfig = Effect.gen(function* () {
     dataDir,
     poolSize,
     feed,
+    seed,
+    allowedOrigins,
     bootstrapKey: bootstrapKey === "" ? undefined : bootstrapKey,
     bootstrapCredits,
     rateLimitPerMinute,

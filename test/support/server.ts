@@ -19,6 +19,8 @@ export const testConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   dataDir: "./.market-data-test",
   poolSize: 4,
   feed: "simulated",
+  seed: 1,
+  allowedOrigins: [],
   bootstrapKey: undefined,
   bootstrapCredits: 0,
   rateLimitPerMinute: 60,
