@@ -11,6 +11,7 @@ import { HOLD_LEASE_MS } from "./Ledger.ts"
 import { type CrossRule, describeDefault, describeType, type ParamSpec } from "./Params.ts"
 import { BUCKET_MS, WINDOW_MS } from "./RateLimit.ts"
 import { type DocsSection, DocsSections, describePrice, type OperationSpec, Operations } from "./Registry.ts"
+import { resolveRankingDoc } from "./ResolveDoc.ts"
 
 /** What the rendering needs to know about the running service. */
 export interface DocsContext {
@@ -376,7 +377,9 @@ const resolveSection = (ctx: DocsContext): string => {
     "",
     `The answer is ${code('{"query", "best", "matches", "coverage"}')}. Each match is ${code('{"asset_id", "plane", "symbol", "name", "tier", "network"?, "score", "warnings"}')}, ranked; ${code("coverage")} counts matches per plane as ${code('{"crypto": {"matches"}, "equity": {"matches"}}')}.`,
     "",
-    `A contested query, such as a ticker that is both a token and a covered equity, answers ${code("best: null")} with warnings on the matches (for example ${code("symbol_collision")}, naming the other asset) instead of a silent pick. Choose from ${code("matches")} with the plane you mean.`
+    `A contested query, such as a ticker that is both a token and a covered equity, answers ${code("best: null")} with warnings on the matches (for example ${code("symbol_collision")}, naming the other asset) instead of a silent pick. Choose from ${code("matches")} with the plane you mean.`,
+    "",
+    resolveRankingDoc
   ].join("\n")
 }
 
