@@ -38,12 +38,20 @@ export interface ApiRequest {
   readonly ifNoneMatch?: string
   /** The client's address, the rate-limit scope of keyless callers. */
   readonly client: string
+  /**
+   * The embedding program itself calling through the in-process library without a key: a trusted internal
+   * principal, not authenticated, not rate limited, not billed and without idempotency. Transports that face
+   * the network never set it.
+   */
+  readonly internal?: boolean
 }
 
 /** Who is calling. */
 export type Principal =
   | { readonly _tag: "Key"; readonly key: KeyRecord; readonly rateLimitPerMinute: number }
   | { readonly _tag: "Anonymous"; readonly client: string; readonly rateLimitPerMinute: number }
+  /** The embedding program (`ApiRequest.internal`): unbilled, unlimited. */
+  | { readonly _tag: "Internal" }
 
 /** What a handler has to go on. */
 export interface HandlerInput {
@@ -221,6 +229,8 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
       return answer(fail(apiError("unknown_operation", `no operation named ${JSON.stringify(request.operation)}`)))
     }
 
+    if (request.internal === true) return yield* internal(op, request, nowMs)
+
     // Authenticate. A failed attempt spends a unit of the client address's keyless budget, so keys cannot
     // be guessed at speed.
     const settings = yield* Settings
@@ -282,6 +292,26 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
       return done(out._tag === "Markdown" ? out : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0 })
     }
     return done(yield* paid(op, handler, input, principal.key.id, request))
+  })
+
+/** The internal principal's path: decode, execute; no key, no rate unit, no credits, no idempotency. */
+const internal = (op: OperationSpec, request: ApiRequest, nowMs: number): Effect.Effect<Answer, never, Handlers> =>
+  Effect.gen(function* () {
+    const done = (outcome: Outcome): Answer => ({ outcome, op, rate: undefined, keyId: undefined, nowMs })
+    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+    if (isApiError(params)) return done(fail(params))
+    const handler = (yield* Handlers).get(op.name)
+    if (handler === undefined) return done(fail(notImplemented(op)))
+    const unlimited: RateWindow = { limit: 0, remaining: 0, resetAtMs: nowMs, allowed: true }
+    const run = yield* execute(handler, { op, params, principal: { _tag: "Internal" }, rate: unlimited, nowMs })
+    if (run._tag === "Error") return done(fail(run.error))
+    const out = run.out
+    if (out._tag === "Markdown") return done(out)
+    const maxAge =
+      out.nextUpdateAtMs === undefined
+        ? {}
+        : { maxAgeSeconds: Math.max(0, Math.ceil((out.nextUpdateAtMs - nowMs) / 1000)) }
+    return done({ _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...maxAge })
   })
 
 /** The money path: idempotency, hold, execute, settle or release, store. */

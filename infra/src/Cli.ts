@@ -5,8 +5,9 @@
 import { AdminError, createKey, listKeys, revokeKey, type StorePorts } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import { ConfigProblem, loadConfig } from "./AppConfig.ts"
-import { layerPlatform, serve } from "./Main.ts"
+import { serve } from "./Main.ts"
 import { migrations, pendingMigrations } from "./Migrate.ts"
+import { layerPlatform } from "./Service.ts"
 import { openStores } from "./Stores.ts"
 
 export const USAGE = `market-data <command>

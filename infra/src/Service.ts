@@ -1,0 +1,81 @@
+/**
+ * The service without a transport: the stores the configuration names, the data planes with their feeds,
+ * the core services and the bootstrap key, for the life of a scope. `serve` puts the HTTP and MCP transports
+ * on it; the embedded library (`@market-data/embedded`) calls the pipeline on it directly. One composition,
+ * so every kind of user gets the same service.
+ */
+import {
+  ensureBootstrapKey,
+  type Handler,
+  layerHandlers,
+  type PipelineServices,
+  type PlaneOperations,
+  Settings,
+  type StorePorts
+} from "@market-data/core"
+import { type Context, Effect, Layer, type Scope } from "effect"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
+import { layerNodeDigest } from "./NodeDigest.ts"
+import { openPlanes } from "./Planes.ts"
+import { type OpenedStores, openStores } from "./Stores.ts"
+
+/** Services every entry point needs besides the stores. */
+export const layerPlatform = Layer.mergeAll(layerNodeDigest, SecureRandom.layerWebCrypto)
+
+/** The core services over the given stores: settings, handlers (planes and extra sets), platform. */
+export const layerCore = (
+  config: AppConfig,
+  stores: Layer.Layer<StorePorts>,
+  handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
+  planes: ReadonlyArray<PlaneOperations> = []
+): Layer.Layer<PipelineServices | SecureRandom.SecureRandom> => {
+  const settings = Layer.succeed(Settings)({ rateLimitPerMinute: config.rateLimitPerMinute })
+  const base = Layer.mergeAll(stores, settings, layerPlatform)
+  return layerHandlers(handlerSets, planes).pipe(Layer.provideMerge(base))
+}
+
+export interface OpenedService {
+  readonly context: Context.Context<PipelineServices | SecureRandom.SecureRandom>
+  readonly stores: OpenedStores
+  readonly planes: ReadonlyArray<PlaneOperations>
+  /** For the startup line: the store and the feed, in words. */
+  readonly storeDescription: string
+  readonly feedDescription: string
+}
+
+/**
+ * Opens the whole service for the life of the scope. `handlerSets` adds or overrides operation handlers
+ * (tests serve a deterministic plane this way); `withPlanes: false` leaves the data planes out.
+ */
+export const openService = (
+  config: AppConfig,
+  options: {
+    readonly handlerSets?: ReadonlyArray<ReadonlyMap<string, Handler>>
+    readonly withPlanes?: boolean
+  } = {}
+): Effect.Effect<OpenedService, ConfigProblem, Scope.Scope> =>
+  Effect.gen(function* () {
+    // The stores open (and migrate) before anything is served, so no request waits on the database's start.
+    const stores = yield* openStores(config)
+    const planes = options.withPlanes === false ? undefined : yield* openPlanes(config, stores)
+    const core = layerCore(config, stores.layer, options.handlerSets ?? [], planes?.planes ?? [])
+    const context = yield* Layer.build(core)
+    // The bootstrap key exists before the first request.
+    if (config.bootstrapKey !== undefined) {
+      const b = yield* ensureBootstrapKey(config.bootstrapKey, config.bootstrapCredits).pipe(
+        Effect.provide(context),
+        Effect.mapError((e) => new ConfigProblem(e.message))
+      )
+      yield* Effect.logInfo(b.created ? "bootstrap key created" : "bootstrap key present").pipe(
+        Effect.annotateLogs({ key_id: b.record.id, granted: b.granted })
+      )
+    }
+    return {
+      context,
+      stores,
+      planes: planes?.planes ?? [],
+      storeDescription: stores.description,
+      feedDescription: planes?.description ?? "none (data planes left out)"
+    }
+  })
