@@ -21,6 +21,12 @@ export interface OpenedStores {
 
 const LOCK_FILE = "market-data.lock"
 
+/**
+ * Data directories this process holds. A lock file naming this process's PID is ours only if listed here;
+ * otherwise it was left by an earlier process that had the same PID (a container restarted as PID 1).
+ */
+const heldHere = new Set<string>()
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -40,11 +46,17 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
       try: () => {
         mkdirSync(dir, { recursive: true })
         const path = join(dir, LOCK_FILE)
+        if (heldHere.has(resolve(path))) {
+          throw new ConfigProblem(
+            `the data directory ${resolve(dir)} is already open in this process; PGlite allows one opener at a time. Close the other client first, or point this one elsewhere`
+          )
+        }
         for (let attempt = 0; attempt < 2; attempt++) {
           try {
             const fd = openSync(path, "wx")
             writeSync(fd, String(process.pid))
             closeSync(fd)
+            heldHere.add(resolve(path))
             return path
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
@@ -62,7 +74,11 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
       catch: (e) =>
         e instanceof ConfigProblem ? e : new ConfigProblem(`cannot use MARKET_DATA_DIR ${resolve(dir)}: ${String(e)}`)
     }),
-    (path) => Effect.sync(() => rmSync(path, { force: true }))
+    (path) =>
+      Effect.sync(() => {
+        heldHere.delete(resolve(path))
+        rmSync(path, { force: true })
+      })
   ).pipe(Effect.asVoid)
 
 /** Opens a database, migrates it and starts the sweeper, for the life of the scope. */
