@@ -53,6 +53,16 @@ export const assetFields = {
 
 const VenueRate = Schema.Struct({ venue: Str, rate_8h_pct: Num, rate_pctl: Num })
 
+/** One venue in `funding.by_venue`: `rate_pctl` is null (and named in `unavailable`) while its history is short. */
+const VenueFunding = Schema.Struct({
+  venue: Str,
+  rate_8h_pct: Num,
+  rate_pctl: nullable(Num),
+  interval_hours: opt(nullable(Num)),
+  predicted_rate_8h_pct: opt(nullable(Num)),
+  next_funding_at: opt(nullable(Timestamp))
+})
+
 export const ReadResult = Schema.Struct({
   ...assetFields,
   symbol: Str,
@@ -89,7 +99,7 @@ export const DomainResults = {
       bars_since_sign_flip: nullable(Schema.Int),
       venue_hot: nullable(VenueRate),
       venues: Schema.Int,
-      by_venue: Schema.Array(VenueRate),
+      by_venue: Schema.Array(VenueFunding),
       next_funding_at: nullable(Timestamp),
       venue_spread_8h_pct: nullable(Num),
       funding_band: nullable(Schema.Literals(["negative", "subdued", "neutral", "elevated", "stretched"]))
@@ -121,7 +131,12 @@ export const DomainResults = {
     rsi_14: nullable(Contextual),
     adx_14: nullable(Contextual),
     atr_14_pct: nullable(Contextual),
-    moving_averages: opt(Schema.Record(Str, Schema.Unknown))
+    moving_averages: opt(Schema.Record(Str, Schema.Unknown)),
+    bar_at: opt(Timestamp),
+    close: opt(Num),
+    plus_di_14: opt(nullable(Num)),
+    minus_di_14: opt(nullable(Num)),
+    baseline: opt(Baseline)
   }),
   structure: domain({
     timeframe: Str,
@@ -129,17 +144,40 @@ export const DomainResults = {
     last_bos: nullable(Schema.Record(Str, Schema.Unknown)),
     session_levels: nullable(Schema.Record(Str, Schema.Unknown))
   }),
-  profile: domain({ sector: nullable(Str), market_cap_usd: nullable(Num), shares_outstanding: nullable(Decimal) }),
-  valuation: domain({ pe_ttm: nullable(Decimal), ps_ttm: nullable(Decimal), ev_ebitda_ttm: nullable(Decimal) }),
+  profile: domain({
+    sector: nullable(Str),
+    market_cap_usd: nullable(Num),
+    shares_outstanding: nullable(Decimal),
+    // Additive (equity plane): identity and where the share count comes from.
+    name: opt(Str),
+    tickers: opt(Schema.Array(Str)),
+    exchanges: opt(Schema.Array(Str)),
+    industry: opt(nullable(Str)),
+    sic: opt(nullable(Str)),
+    fiscal_year_end: opt(nullable(Str)),
+    shares_outstanding_as_of: opt(DateText),
+    shares_outstanding_concept: opt(Str)
+  }),
+  valuation: domain({
+    pe_ttm: nullable(Decimal),
+    ps_ttm: nullable(Decimal),
+    ev_ebitda_ttm: nullable(Decimal),
+    // Additive: the last close the multiples were computed at.
+    price_usd: opt(nullable(Num))
+  }),
   growth: domain({
     revenue_growth_yoy_pct: nullable(Decimal),
     eps_growth_yoy_pct: nullable(Decimal),
-    free_cash_flow_growth_yoy_pct: nullable(Decimal)
+    free_cash_flow_growth_yoy_pct: nullable(Decimal),
+    // Additive: the last day of the trailing twelve months compared.
+    ttm_end: opt(nullable(DateText))
   }),
   fundamentals: domain({
     revenue_ttm: nullable(Decimal),
     eps_ttm: nullable(Decimal),
-    free_cash_flow_ttm: nullable(Decimal)
+    free_cash_flow_ttm: nullable(Decimal),
+    // Additive: the last day of the trailing twelve months.
+    ttm_end: opt(nullable(DateText))
   })
 } as const
 
@@ -164,7 +202,9 @@ export const FinancialsResult = Schema.Struct({
       filed_at: DateText,
       restated: Schema.Boolean,
       start: nullable(DateText),
-      end: DateText
+      end: DateText,
+      // Additive: some value of the period is derived (a quarter from year-to-date figures, e.g. Q4 = FY - 9M).
+      derived: opt(Schema.Boolean)
     })
   ),
   values: Schema.Record(
@@ -187,7 +227,10 @@ export const EventsResult = Schema.Struct({
       open_market_buys: Schema.Int,
       open_market_sales: Schema.Int,
       net_shares: Decimal,
-      unique_insiders: Schema.Int
+      unique_insiders: Schema.Int,
+      // Additive: the window's first and last day.
+      from: opt(DateText),
+      through: opt(DateText)
     })
   ),
   next_cursor: NextCursor
@@ -195,7 +238,8 @@ export const EventsResult = Schema.Struct({
 
 export const HoldersResult = Schema.Struct({
   ...assetFields,
-  report_period: DateText,
+  // The latest quarter any holder reported; null when no 13F report lists the company.
+  report_period: nullable(DateText),
   holders: Schema.Array(
     Schema.Struct({
       filer_cik: Str,
@@ -204,9 +248,14 @@ export const HoldersResult = Schema.Struct({
       value_usd: Decimal,
       pct_of_shares_outstanding: nullable(Num),
       change_shares: nullable(Decimal),
-      filed_at: DateText
+      filed_at: DateText,
+      // Additive: the holder's own report period and accession.
+      report_period: opt(DateText),
+      accession: opt(Str)
     })
   ),
+  shares_outstanding: opt(Decimal),
+  shares_outstanding_as_of: opt(DateText),
   next_cursor: NextCursor
 })
 

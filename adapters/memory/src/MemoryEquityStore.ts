@@ -164,23 +164,27 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
           .sort((a, b) => a.tMs - b.tMs)
         return range.limit === undefined ? all : all.slice(Math.max(0, all.length - range.limit))
       }),
-    coverage: Effect.sync(() =>
-      [...companies.keys()].sort(byString).map((cik): CompanyCoverage => {
-        const f = [...(facts.get(cik)?.values() ?? [])]
-        const fl = [...(filings.get(cik)?.values() ?? [])]
-        const b = [...(bars.get(cik)?.keys() ?? [])]
-        const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
-        return {
-          cik,
-          facts: f.length,
-          filings: fl.length,
-          lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
-          bars: b.length,
-          lastBarMs: b.length === 0 ? null : Math.max(...b),
-          hasHolders: holdingsOf(cik).holdings.length > 0
-        }
-      })
-    )
+    coverage: (only) =>
+      Effect.sync(() =>
+        [...companies.keys()]
+          .filter((cik) => only === undefined || cik === only)
+          .sort(byString)
+          .map((cik): CompanyCoverage => {
+            const f = [...(facts.get(cik)?.values() ?? [])]
+            const fl = [...(filings.get(cik)?.values() ?? [])]
+            const b = [...(bars.get(cik)?.keys() ?? [])]
+            const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
+            return {
+              cik,
+              facts: f.length,
+              filings: fl.length,
+              lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
+              bars: b.length,
+              lastBarMs: b.length === 0 ? null : Math.max(...b),
+              hasHolders: holdingsOf(cik).holdings.length > 0
+            }
+          })
+      )
   }
 }
 

@@ -80,7 +80,7 @@ export class EquityStore extends Context.Service<
       cik: string,
       range: { readonly fromMs?: number; readonly toMs?: number; readonly limit?: number }
     ) => Effect.Effect<ReadonlyArray<DailyBar>>
-    /** What is held for each company (all companies, by CIK). */
-    readonly coverage: Effect.Effect<ReadonlyArray<CompanyCoverage>>
+    /** What is held for each company (all companies by CIK, or the one named). */
+    readonly coverage: (cik?: string) => Effect.Effect<ReadonlyArray<CompanyCoverage>>
   }
 >()("market-data/core/EquityStore") {}

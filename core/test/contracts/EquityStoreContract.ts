@@ -323,7 +323,9 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
           yield* store.putHoldingsReports([
             report("5001", "0005001-24-000001", "2024-09-30", [holding("000000AA1", "ALPHA CORP", "1", "1")])
           ])
-          expect(yield* store.coverage).toEqual([
+          expect((yield* store.coverage("2")).map((c) => c.cik)).toEqual(["2"])
+          expect(yield* store.coverage("3")).toEqual([])
+          expect(yield* store.coverage()).toEqual([
             {
               cik: "1",
               facts: 1,
