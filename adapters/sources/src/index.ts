@@ -1,2 +1,4 @@
 /** @market-data/sources: data sources (simulated market, SEC filings and their parsers). */
 export * from "./sec/index.ts"
+export { type SimulatedCryptoOptions, startSimulatedCrypto } from "./simulated/crypto/Feed.ts"
+export * as SimulatedCrypto from "./simulated/crypto/index.ts"

@@ -1,0 +1,268 @@
+/**
+ * The simulated crypto feed, the service's default source: backfills the market store with a year of
+ * 15-minute history generated from the seed, then ticks forever on Effect's `Clock` (so `TestClock` drives it):
+ * at every 15-minute close it appends bars, mark/index, open interest, taker flow, book metrics, liquidations
+ * and due funding settlements; at every venue's cadence it refreshes that venue's books and funding states;
+ * and it keeps the source status (`source: "simulated"`) current so freshness is computed honestly.
+ *
+ * Storage choice: the simulated history is regenerated from the seed at every start, not persisted. A year of
+ * 15-minute data for the whole universe is ~16 million rows across the series; PGlite ingests far too slowly
+ * for the 10 s start budget, while regenerating takes a few seconds and yields the same history again (the
+ * genesis sits on a 7-day grid, so restarts within a week regenerate identical data). The composition root
+ * therefore runs the simulated feed on the in-memory `MarketStore`; the PostgreSQL store is for live feeds,
+ * whose volume arrives at real-time pace.
+ *
+ * Determinism: same seed, same clock, same data. The ticker stamps rows with scheduled times (multiples of the
+ * bar interval and of each venue's cadence), never with the moment it happened to wake up.
+ */
+import {
+  BAR_MS,
+  type Component,
+  type CryptoAsset,
+  CryptoVenues,
+  DAY_MS,
+  MarketStore,
+  pricedAssets,
+  type SourceStatus
+} from "@market-data/core"
+import { Clock, Effect, type Fiber, type Scope } from "effect"
+import { Simulation, type VenueSink } from "./Engine.ts"
+import { VenueProfiles } from "./Profiles.ts"
+
+/** History generated at start: at least this many days of 15-minute bars. */
+export const SIMULATED_HISTORY_DAYS = 366
+/** Open interest, taker flow and book metrics are written for this many most recent days (baselines are 90 d). */
+export const SIMULATED_DENSE_HISTORY_DAYS = 120
+/** The simulation's genesis sits on this grid (so restarts within a week regenerate the same history). */
+export const GENESIS_GRID_MS = 7 * DAY_MS
+
+export interface SimulatedCryptoOptions {
+  /** `MARKET_DATA_SEED`. */
+  readonly seed: string | number
+  /** Start time; default: the `Clock`. */
+  readonly nowMs?: number
+  /** Assets to simulate; default: every asset with listings. */
+  readonly assets?: ReadonlyArray<CryptoAsset>
+  readonly historyDays?: number
+  readonly denseHistoryDays?: number
+}
+
+export interface BackfillReport {
+  /** Open time of the first bar. */
+  readonly fromMs: number
+  /** Close time of the last bar (the backfill's "now", on the 15-minute grid). */
+  readonly toMs: number
+  readonly steps: number
+  readonly assets: number
+  readonly listings: number
+  /** Rows written across every series kind. */
+  readonly rows: number
+  /** Wall time the backfill took (ms). */
+  readonly durationMs: number
+}
+
+export interface SimulatedCrypto {
+  readonly simulation: Simulation
+  readonly report: BackfillReport
+  /** The ticker fiber (interrupted when the scope closes). */
+  readonly ticker: Fiber.Fiber<never>
+}
+
+/** The genesis for a start at `nowMs` with `historyDays` of history. */
+export const genesisFor = (nowMs: number, historyDays: number): number =>
+  Math.floor((nowMs - historyDays * DAY_MS) / GENESIS_GRID_MS) * GENESIS_GRID_MS
+
+/** A simulation of `options` (not yet run). */
+export const makeSimulation = (options: SimulatedCryptoOptions & { readonly nowMs: number }): Simulation => {
+  const genesisMs = genesisFor(options.nowMs, options.historyDays ?? SIMULATED_HISTORY_DAYS)
+  const denseFrom =
+    Math.floor((options.nowMs - (options.denseHistoryDays ?? SIMULATED_DENSE_HISTORY_DAYS) * DAY_MS) / BAR_MS) * BAR_MS
+  return new Simulation({
+    seed: String(options.seed),
+    assets: options.assets ?? pricedAssets(),
+    genesisMs,
+    denseFromMs: Math.max(genesisMs, denseFrom)
+  })
+}
+
+const rowsOf = (sinks: ReadonlyArray<VenueSink>): number =>
+  sinks.reduce((n, s) => n + s.batches().reduce((m, b) => m + b.t.length, 0), 0)
+
+const venuesOf = (sim: Simulation): ReadonlyArray<string> => [...new Set(sim.venues.map((v) => v.listing.venue))]
+
+const fundingCadence = (venue: string): number =>
+  CryptoVenues.find((v) => v.id === venue)?.fundingIntervalMs ?? 8 * 3_600_000
+
+/** Status rows of `venue` after a 15-minute step closing at `closeMs`. */
+const stepStatus = (venue: string, closeMs: number, lastFundingMs: number): Array<SourceStatus> => {
+  const perBar: ReadonlyArray<Component> = [
+    "bars",
+    "markIndex",
+    "openInterest",
+    "takerFlow",
+    "bookMetrics",
+    "liquidations"
+  ]
+  const rows: Array<SourceStatus> = perBar.map((component) => ({
+    source: "simulated",
+    venue,
+    component,
+    newestMs: closeMs,
+    cadenceMs: BAR_MS,
+    checkedMs: closeMs,
+    failing: false
+  }))
+  if (lastFundingMs > 0) {
+    rows.push({
+      source: "simulated",
+      venue,
+      component: "funding",
+      newestMs: lastFundingMs,
+      cadenceMs: fundingCadence(venue),
+      checkedMs: closeMs,
+      failing: false
+    })
+  }
+  return rows
+}
+
+const tickStatus = (venue: string, atMs: number, perp: boolean): Array<SourceStatus> =>
+  (perp ? (["books", "fundingState"] as const) : (["books"] as const)).map((component) => ({
+    source: "simulated",
+    venue,
+    component,
+    newestMs: atMs,
+    cadenceMs: VenueProfiles[venue]?.cadenceMs ?? BAR_MS,
+    checkedMs: atMs,
+    failing: false
+  }))
+
+/** Newest funding settlement (ms) per venue; funding settles on UTC multiples of each listing's interval. */
+const lastFundingBefore = (sim: Simulation, venue: string, closeMs: number): number => {
+  let newest = 0
+  for (const v of sim.venues) {
+    if (v.listing.venue !== venue || !v.perp) continue
+    const t = Math.floor(closeMs / v.intervalMs) * v.intervalMs
+    if (t > sim.options.genesisMs && t > newest) newest = t
+  }
+  return newest
+}
+
+/** Books, funding states and status of `venue` (or every venue) as of `atMs`. */
+const refreshLatest = (sim: Simulation, atMs: number, venue?: string) =>
+  Effect.gen(function* () {
+    const store = yield* MarketStore
+    yield* store.putBooks(sim.books(atMs, venue))
+    yield* store.putFundingStates(sim.fundingStates(atMs, venue))
+    const venues = venue === undefined ? venuesOf(sim) : [venue]
+    yield* store.putStatus(
+      venues.flatMap((v) =>
+        tickStatus(
+          v,
+          atMs,
+          sim.venues.some((l) => l.listing.venue === v && l.perp)
+        )
+      )
+    )
+  })
+
+const closeOfLastStep = (sim: Simulation): number => sim.openOf(sim.nextStep)
+
+/**
+ * Generates every closed bar from the genesis to `nowMs` into the store, asset by asset (each asset's arrays are
+ * written in one batch per series and then dropped), logging progress.
+ */
+export const backfill = (sim: Simulation, nowMs: number): Effect.Effect<BackfillReport, never, MarketStore> =>
+  Effect.gen(function* () {
+    const store = yield* MarketStore
+    const started = performance.now()
+    const steps = Math.max(0, Math.floor((nowMs - sim.openOf(sim.nextStep)) / BAR_MS))
+    const run = sim.startRun(steps)
+    const assets = sim.assetList
+    let rows = 0
+    yield* Effect.logInfo(
+      `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}`
+    )
+    for (let i = 0; i < assets.length; i++) {
+      const sinks = sim.runAsset(run, i)
+      rows += rowsOf(sinks)
+      yield* store.write(sinks.flatMap((s) => s.batches()))
+      if ((i + 1) % 8 === 0 || i === assets.length - 1) {
+        yield* Effect.logInfo(`simulated crypto: backfilled ${i + 1}/${assets.length} assets`)
+      }
+    }
+    sim.finishRun(run)
+    const toMs = closeOfLastStep(sim)
+    yield* store.putStatus(venuesOf(sim).flatMap((v) => stepStatus(v, toMs, lastFundingBefore(sim, v, toMs))))
+    // Books and funding states as of each venue's latest cadence tick at or before now.
+    for (const v of venuesOf(sim)) {
+      const every = VenueProfiles[v]?.cadenceMs ?? BAR_MS
+      yield* refreshLatest(sim, Math.max(toMs, Math.floor(nowMs / every) * every), v)
+    }
+    const durationMs = performance.now() - started
+    yield* Effect.logInfo(
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (source: simulated)`
+    )
+    return {
+      fromMs: sim.openOf(run.start),
+      toMs,
+      steps,
+      assets: assets.length,
+      listings: sim.venues.length,
+      rows,
+      durationMs
+    }
+  })
+
+/**
+ * Runs forever: sleeps on the `Clock` until the next 15-minute close or venue tick, then appends what is due.
+ * Steps are never skipped: after a long pause it catches up step by step.
+ */
+export const runTicker = (sim: Simulation): Effect.Effect<never, never, MarketStore> =>
+  Effect.gen(function* () {
+    const store = yield* MarketStore
+    const venues = venuesOf(sim)
+    const cadence = new Map(venues.map((v) => [v, VenueProfiles[v]?.cadenceMs ?? BAR_MS]))
+    const start = yield* Clock.currentTimeMillis
+    const nextTick = new Map(
+      venues.map((v) => [v, (Math.floor(start / (cadence.get(v) as number)) + 1) * (cadence.get(v) as number)])
+    )
+    while (true) {
+      const now = yield* Clock.currentTimeMillis
+      let stepped = false
+      while (closeOfLastStep(sim) + BAR_MS <= now) {
+        const sinks = sim.step()
+        yield* store.write(sinks.flatMap((s) => s.batches()))
+        stepped = true
+      }
+      if (stepped) {
+        const closeMs = closeOfLastStep(sim)
+        yield* store.putStatus(venues.flatMap((v) => stepStatus(v, closeMs, lastFundingBefore(sim, v, closeMs))))
+      }
+      for (const v of venues) {
+        const due = nextTick.get(v) as number
+        if (due > now) continue
+        const every = cadence.get(v) as number
+        const at = Math.floor(now / every) * every
+        yield* refreshLatest(sim, at, v)
+        nextTick.set(v, at + every)
+      }
+      const wake = Math.min(closeOfLastStep(sim) + BAR_MS, ...nextTick.values())
+      yield* Effect.sleep(Math.max(0, wake - now))
+    }
+  })
+
+/**
+ * Starts the simulated feed: backfills the store (at least a year up to now) and forks the ticker into the
+ * current scope. The composition root runs it on the in-memory `MarketStore` with `MARKET_DATA_SEED`.
+ */
+export const startSimulatedCrypto = (
+  options: SimulatedCryptoOptions
+): Effect.Effect<SimulatedCrypto, never, MarketStore | Scope.Scope> =>
+  Effect.gen(function* () {
+    const nowMs = options.nowMs ?? (yield* Clock.currentTimeMillis)
+    const simulation = makeSimulation({ ...options, nowMs })
+    const report = yield* backfill(simulation, nowMs)
+    const ticker = yield* Effect.forkScoped(runTicker(simulation))
+    return { simulation, report, ticker }
+  })

@@ -1,0 +1,5 @@
+/** The simulated crypto market: the default feed of the crypto plane. */
+export * from "./Engine.ts"
+export * from "./Feed.ts"
+export * from "./Profiles.ts"
+export * from "./Random.ts"
