@@ -1,0 +1,1035 @@
+/**
+ * The crypto plane: what `read`, the crypto domain operations, `series`, `rank` and the crypto directory
+ * answer, computed from the `MarketStore` (`Market.ts`) and the asset registry (`Assets.ts`). It plugs into
+ * the operations through `PlaneOperations` (`Planes.ts`), which decides refusals before any of this runs.
+ *
+ * Every measured value is a contextual value `{value, pctl}` against its own hourly baseline (`Baselines.ts`);
+ * a value that cannot be computed is `null` and named under `unavailable` with its reason. The baselines and
+ * the current measures of each asset are cached and advanced incrementally (the first request for an asset
+ * samples its history once).
+ */
+import { Clock, Effect } from "effect"
+import { chargeFor } from "../Billing.ts"
+import { decodeCursor, encodeCursor } from "../Coverage.ts"
+import { type ApiError, apiError } from "../Errors.ts"
+import type { CanonicalParams } from "../Params.ts"
+import type { Handler, HandlerInput } from "../Pipeline.ts"
+import type { DirectoryEntry, PlaneForAsset, PlaneOperations } from "../Planes.ts"
+import type { RankMetrics } from "../Registry.ts"
+import { CascadeRule, cascadeRisk, FlowRule, flow, isExtreme, PositioningRule, positioning } from "./Assessment.ts"
+import { type CryptoAsset, CryptoAssets, cryptoAsset, directoryEntryOf } from "./Assets.ts"
+import { AssetBaselines, BaselineCadence } from "./Baselines.ts"
+import { type ResultFreshness, resultFreshness, worstStatus } from "./Freshness.ts"
+import { aprPct, barsSinceSignFlip, fundingBand, hottestVenue, venueSpread8hPct } from "./Funding.ts"
+import {
+  aggregateBars,
+  BAR_MS,
+  type Bars,
+  bookDepth,
+  type Component,
+  DAY_MS,
+  freshnessOf,
+  HOUR_MS,
+  type Interval,
+  intervalEndMs,
+  MarketStore,
+  type Series,
+  type SeriesKind,
+  type SourceStatus,
+  sliceSeries
+} from "./Market.ts"
+import { type AssetData, type MeasureName, type Measures, measuresAt, venueData } from "./Measures.ts"
+import { BaselineWindows, MinBaselineN, percentileRank, type SortedWindow, sortedFinite } from "./Percentile.ts"
+import { rangeStartMs, type SeriesRange, summarize } from "./SeriesSummary.ts"
+import { lastBreakOfStructure, StructureRule, sessionLevels, trendState } from "./Structure.ts"
+import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "./Technicals.ts"
+
+// ---------------------------------------------------------------------------------------------------------------
+// Result building blocks
+// ---------------------------------------------------------------------------------------------------------------
+
+type Reason = "not_covered" | "no_data" | "insufficient_history" | "source_stale" | "source_down" | "not_applicable"
+type Unavailable = Record<string, { reason: Reason; detail?: string }>
+
+/** Ten significant digits: enough for any market measurement, without binary noise in the JSON. */
+export const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** Collects `unavailable` entries while a result is built. */
+class Gaps {
+  readonly entries: Unavailable = {}
+  add(component: string, reason: Reason, detail?: string): null {
+    this.entries[component] = detail === undefined ? { reason } : { reason, detail }
+    return null
+  }
+  /** `{value, pctl}` of `value` in `window`, or null with the reason recorded. */
+  contextual(
+    component: string,
+    value: number,
+    window: SortedWindow | ReadonlyArray<number> | undefined
+  ): { value: number; pctl: number } | null {
+    if (!Number.isFinite(value)) return this.add(component, "no_data", "its inputs are missing in the store")
+    const sorted = window === undefined ? [] : Array.isArray(window) ? window : (window as SortedWindow).sortedValues
+    const pctl = percentileRank(value, sorted)
+    if (pctl === undefined) {
+      return this.add(
+        component,
+        "insufficient_history",
+        `${sorted.length} baseline samples; a percentile needs at least ${MinBaselineN}`
+      )
+    }
+    return { value: roundValue(value), pctl }
+  }
+  plain(component: string, value: number | undefined): number | null {
+    if (value === undefined || !Number.isFinite(value)) return this.add(component, "no_data")
+    return roundValue(value)
+  }
+  /** `unavailable` when something is missing (the key is absent otherwise). */
+  get block(): { unavailable?: Unavailable } {
+    return Object.keys(this.entries).length === 0 ? {} : { unavailable: this.entries }
+  }
+}
+
+/** Source components each operation reads, for its freshness clocks. */
+const OperationComponents: { readonly [op: string]: ReadonlyArray<Component> } = {
+  read: ["bars", "openInterest", "funding", "takerFlow"],
+  price: ["bars", "books"],
+  funding: ["funding", "fundingState"],
+  open_interest: ["openInterest", "markIndex"],
+  orderflow: ["takerFlow", "openInterest", "markIndex"],
+  liquidations: ["liquidations", "openInterest"],
+  liquidity: ["books", "bookMetrics"],
+  technicals: ["bars"],
+  structure: ["bars"],
+  series: ["bars"],
+  rank: ["bars", "openInterest", "funding", "takerFlow"]
+}
+
+const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => [...new Set(a.listings.map((l) => l.venue))]
+const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0]?.venue
+
+const clocks = (f: ResultFreshness) => ({
+  as_of: iso(f.asOfMs),
+  status: f.status,
+  next_update_at: iso(f.nextUpdateAtMs)
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// The plane
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Technicals and structure of one asset on one timeframe, as of its newest closed bar. */
+interface TimeframeState {
+  readonly lastBarT: number
+  readonly bars: Bars
+  readonly rsi: ReadonlyArray<number>
+  readonly adx: ReadonlyArray<number>
+  readonly plusDi: ReadonlyArray<number>
+  readonly minusDi: ReadonlyArray<number>
+  readonly atrPct: ReadonlyArray<number>
+  /** Sorted 90-day baselines of the three Wilder indicators. */
+  readonly baselines: { readonly rsi: Array<number>; readonly adx: Array<number>; readonly atrPct: Array<number> }
+}
+
+/** What one asset's measures are as of one moment, with the baselines they are ranked against. */
+interface AssetState {
+  readonly asset: CryptoAsset
+  readonly nowMs: number
+  readonly baselines: AssetBaselines
+  readonly current: Measures
+  readonly data: AssetData
+}
+
+const TIMEFRAMES = ["15m", "1h", "4h", "1d"] as const
+type Timeframe = (typeof TIMEFRAMES)[number]
+
+/** Stored history read for technicals: a year plus warm-up for the 200-bar averages on daily bars. */
+const TECHNICALS_HISTORY_MS = 420 * DAY_MS
+/** Closed bars the structure rules look at. */
+const STRUCTURE_BARS = 500
+
+/**
+ * Builds the crypto plane over the market store in context. Results are computed on demand and cached per
+ * asset; the Clock gives "now" where the pipeline does not.
+ */
+export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore> = Effect.gen(function* () {
+  const store = yield* MarketStore
+  const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
+  const states = new Map<string, { key: string; state: AssetState }>()
+  const timeframes = new Map<string, TimeframeState>()
+
+  // -- loading ----------------------------------------------------------------------------------------------
+
+  const byVenue = <K extends SeriesKind>(rows: ReadonlyArray<Series<K>>) => new Map(rows.map((s) => [s.venue, s]))
+
+  /** The asset's series in `[fromMs, toMs)`; funding and open interest from `longFromMs`. */
+  const load = (asset: CryptoAsset, fromMs: number, toMs: number, longFromMs: number) =>
+    Effect.gen(function* () {
+      const q = { assetId: asset.id, fromMs, toMs }
+      const long = { assetId: asset.id, fromMs: longFromMs, toMs }
+      const primary = primaryVenue(asset)
+      const [bars, markIndex, oi, taker, book, funding, liq] = yield* Effect.all([
+        primary === undefined ? Effect.succeed([]) : store.read("bars", { ...q, venue: primary }),
+        store.read("markIndex", q),
+        store.read("openInterest", long),
+        store.read("takerFlow", q),
+        store.read("bookMetrics", q),
+        store.read("funding", long),
+        store.read("liquidations", q)
+      ])
+      const m = {
+        markIndex: byVenue(markIndex),
+        oi: byVenue(oi),
+        taker: byVenue(taker),
+        book: byVenue(book),
+        funding: byVenue(funding),
+        liq: byVenue(liq)
+      }
+      const data: AssetData = {
+        assetId: asset.id,
+        primary: bars[0],
+        venues: venuesOf(asset).map((venue) =>
+          venueData(venue, {
+            markIndex: m.markIndex.get(venue),
+            oi: m.oi.get(venue),
+            taker: m.taker.get(venue),
+            liq: m.liq.get(venue),
+            book: m.book.get(venue),
+            funding: m.funding.get(venue)
+          })
+        )
+      }
+      return data
+    })
+
+  const statusesOf = (asset: CryptoAsset) =>
+    Effect.map(store.status, (all) => {
+      const venues = venuesOf(asset)
+      return all.filter((s) => venues.includes(s.venue))
+    })
+
+  /**
+   * The asset's baselines advanced to the current hour and its measures now. The first call samples the
+   * stored history (up to a year); later calls sample only the hours since.
+   */
+  const stateOf = (asset: CryptoAsset, nowMs: number, statuses: ReadonlyArray<SourceStatus>) =>
+    Effect.gen(function* () {
+      const key = `${Math.floor(nowMs / 60_000)}:${statuses.map((s) => `${s.venue}/${s.component}/${s.newestMs}/${s.failing}`).join(",")}`
+      const cached = states.get(asset.id)
+      if (cached !== undefined && cached.key === key) return cached.state
+      const hour = Math.floor(nowMs / HOUR_MS) * HOUR_MS
+      const primary = primaryVenue(asset)
+      const extent = primary === undefined ? [] : yield* store.extent("bars", asset.id)
+      const firstBarMs = extent.find((e) => e.venue === primary)?.firstMs
+      let entry = baselines.get(asset.id)
+      // History written before what was sampled (a late backfill) restarts the baselines.
+      if (entry !== undefined && firstBarMs !== undefined && firstBarMs < entry.firstBarMs) entry = undefined
+      const b = entry?.baselines ?? new AssetBaselines()
+      const synced = b.syncedHour
+      let data: AssetData
+      if (firstBarMs === undefined) {
+        data = yield* load(asset, nowMs - 8 * DAY_MS, nowMs, nowMs - 8 * DAY_MS)
+      } else if (synced === undefined) {
+        const fromHour = Math.max(
+          hour - BaselineWindows["1y"] + HOUR_MS,
+          Math.ceil((firstBarMs + 7 * DAY_MS) / HOUR_MS) * HOUR_MS
+        )
+        data = yield* load(
+          asset,
+          Math.max(fromHour, hour - BaselineWindows["90d"]) - 8 * DAY_MS,
+          nowMs,
+          fromHour - 8 * DAY_MS
+        )
+        if (fromHour <= hour) b.advance(data, fromHour, hour)
+        if (b.syncedHour !== undefined) baselines.set(asset.id, { baselines: b, firstBarMs })
+      } else {
+        const from = Math.min(synced, hour) - 8 * DAY_MS
+        data = yield* load(asset, from, nowMs, from)
+        if (synced < hour) b.advance(data, synced + HOUR_MS, hour)
+      }
+      const state: AssetState = { asset, nowMs, baselines: b, current: measuresAt(data, nowMs), data }
+      states.set(asset.id, { key, state })
+      return state
+    })
+
+  /** Closed bars of `timeframe` and their indicator series, cached per newest closed bar. */
+  const timeframeOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number) =>
+    Effect.gen(function* () {
+      const primary = primaryVenue(asset)
+      if (primary === undefined) return undefined
+      const raw = (yield* store.read("bars", {
+        assetId: asset.id,
+        venue: primary,
+        fromMs: nowMs - TECHNICALS_HISTORY_MS,
+        toMs: nowMs
+      }))[0]
+      if (raw === undefined || raw.t.length === 0) return undefined
+      const newest15mEnd = Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + 15 * 60_000)
+      const agg = aggregateBars(raw, timeframe)
+      let closed = agg.t.length
+      while (closed > 0 && intervalEndMs(agg.t[closed - 1] as number, timeframe) > newest15mEnd) closed--
+      if (closed === 0) return undefined
+      const lastBarT = agg.t[closed - 1] as number
+      const key = `${asset.id}/${timeframe}`
+      const cached = timeframes.get(key)
+      if (cached !== undefined && cached.lastBarT === lastBarT && cached.bars.t.length === closed) return cached
+      const bars = sliceSeries(agg, 0, closed)
+      const r = rsi(bars.close)
+      const a = adx(bars)
+      const atr = atrPct(bars)
+      const from = lastBarT - BaselineWindows["90d"]
+      const inWindow = (series: ReadonlyArray<number>) =>
+        sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from))
+      const state: TimeframeState = {
+        lastBarT,
+        bars,
+        rsi: r,
+        adx: a.adx,
+        plusDi: a.plusDi,
+        minusDi: a.minusDi,
+        atrPct: atr,
+        baselines: { rsi: inWindow(r), adx: inWindow(a.adx), atrPct: inWindow(atr) }
+      }
+      timeframes.set(key, state)
+      return state
+    })
+
+  /**
+   * Freshness of `op` for `asset`: its venues' source components, and the asset's own newest bar (a venue
+   * that is live for other assets may have stopped quoting this one). `primaryNewestMs` is the end of the
+   * newest primary 15 m bar (capped at now), when known.
+   */
+  const freshnessFor = (
+    asset: CryptoAsset,
+    op: string,
+    statuses: ReadonlyArray<SourceStatus>,
+    nowMs: number,
+    primaryNewestMs?: number
+  ): ResultFreshness => {
+    const venues = resultFreshness(statuses, venuesOf(asset), OperationComponents[op] ?? ["bars"], nowMs)
+    if (venues === undefined) return { asOfMs: nowMs, status: "stale", nextUpdateAtMs: nowMs }
+    // Venues that deliver, but nothing for this asset: its source is failing for it.
+    if (primaryNewestMs === undefined) return { ...venues, status: "stale" }
+    const own = freshnessOf({ newestMs: primaryNewestMs, cadenceMs: BAR_MS, failing: false }, nowMs)
+    return {
+      asOfMs: Math.min(venues.asOfMs, primaryNewestMs),
+      status: worstStatus([venues.status, own]),
+      nextUpdateAtMs: venues.nextUpdateAtMs
+    }
+  }
+
+  /** End of the newest primary 15 m bar in `data` (capped at now), or undefined. */
+  const primaryNewest = (data: AssetData, nowMs: number): number | undefined => {
+    const t = data.primary?.t
+    return t === undefined || t.length === 0 ? undefined : Math.min(nowMs, (t[t.length - 1] as number) + BAR_MS)
+  }
+
+  const sourceOf = (statuses: ReadonlyArray<SourceStatus>): { source?: string } =>
+    statuses[0] === undefined ? {} : { source: statuses[0].source }
+
+  /** The asset behind a directory entry (the plane only gets entries it listed). */
+  const assetOf = (entry: DirectoryEntry): Effect.Effect<CryptoAsset, ApiError> => {
+    const a = cryptoAsset(entry.asset_id)
+    return a === undefined
+      ? Effect.fail(apiError("unknown_asset", `no asset ${entry.asset_id}; find canonical IDs with \`resolve\``))
+      : Effect.succeed(a)
+  }
+
+  /** Runs `build` with the asset, its statuses and state, for one per-asset operation. */
+  const perAsset =
+    (
+      op: string,
+      build: (ctx: {
+        readonly asset: CryptoAsset
+        readonly params: CanonicalParams
+        readonly nowMs: number
+        readonly statuses: ReadonlyArray<SourceStatus>
+        readonly state: AssetState
+        readonly gaps: Gaps
+        readonly fresh: ResultFreshness
+      }) => Effect.Effect<object, ApiError>
+    ): PlaneForAsset =>
+    (entry, params, input) =>
+      Effect.gen(function* () {
+        const asset = yield* assetOf(entry)
+        const nowMs = input.nowMs
+        const statuses = yield* statusesOf(asset)
+        const state = yield* stateOf(asset, nowMs, statuses)
+        const gaps = new Gaps()
+        const fresh = freshnessFor(asset, op, statuses, nowMs, primaryNewest(state.data, nowMs))
+        const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
+        return { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
+      })
+
+  const w = (s: AssetState, m: MeasureName) => s.baselines.windows[m]
+
+  // -- funding ------------------------------------------------------------------------------------------------
+
+  const fundingOf = (asset: CryptoAsset, s: AssetState, gaps: Gaps) =>
+    Effect.gen(function* () {
+      const statesNow = yield* store.fundingStates(asset.id)
+      const rate = s.current.funding_rate_8h_pct
+      const rateCtx = gaps.contextual("funding.rate_8h_pct", rate, w(s, "funding_rate_8h_pct"))
+      const pctl1y = Number.isFinite(rate) ? percentileRank(rate, s.baselines.funding1y.sortedValues) : undefined
+      if (rateCtx !== null && pctl1y === undefined) {
+        gaps.add(
+          "funding.rate_8h_pct.pctl_1y",
+          "insufficient_history",
+          `${s.baselines.funding1y.n} baseline samples over a year; at least ${MinBaselineN} needed`
+        )
+      }
+      const venues = [...s.current.venueFunding8hPct.entries()]
+      const byVenue = venues.map(([venue, r]) => {
+        const pctl = percentileRank(r, s.baselines.venueFunding.get(venue)?.sortedValues ?? [])
+        if (pctl === undefined) {
+          gaps.add(`funding.by_venue.${venue}.rate_pctl`, "insufficient_history", "too few samples of this venue")
+        }
+        const st = statesNow.find((x) => x.venue === venue)
+        return {
+          venue,
+          rate_8h_pct: roundValue(r),
+          rate_pctl: pctl ?? null,
+          interval_hours: st === undefined ? null : st.intervalMs / HOUR_MS,
+          predicted_rate_8h_pct:
+            st === undefined ? null : roundValue((st.predictedRate * 100 * 8 * HOUR_MS) / st.intervalMs),
+          next_funding_at: st === undefined ? null : iso(st.nextFundingMs)
+        }
+      })
+      const hot = hottestVenue(venues.map(([, r]) => r))
+      const hotRow = hot === undefined ? undefined : byVenue[hot]
+      const nextMs = statesNow.length === 0 ? undefined : Math.min(...statesNow.map((x) => x.nextFundingMs))
+      // Sign flips over the hourly samples, the current value standing in for the running hour.
+      let flips: number | undefined
+      if (Number.isFinite(rate)) {
+        const series = [...s.baselines.fundingValues]
+        const last = series[series.length - 1]
+        if (last === undefined || Math.sign(last) !== Math.sign(rate)) series.push(rate)
+        flips = barsSinceSignFlip(series)
+      }
+      const spread = venueSpread8hPct(venues.map(([, r]) => r))
+      return {
+        funding: {
+          rate_8h_pct: rateCtx === null ? null : { ...rateCtx, pctl_1y: pctl1y ?? null },
+          apr_pct: Number.isFinite(rate) ? roundValue(aprPct(rate)) : gaps.add("funding.apr_pct", "no_data"),
+          bars_since_sign_flip:
+            flips ??
+            gaps.add(
+              "funding.bars_since_sign_flip",
+              Number.isFinite(rate) ? "insufficient_history" : "no_data",
+              "no sign change within the stored year of hourly samples"
+            ),
+          venue_hot:
+            hotRow === undefined || hotRow.rate_pctl === null
+              ? gaps.add("funding.venue_hot", hotRow === undefined ? "no_data" : "insufficient_history")
+              : { venue: hotRow.venue, rate_8h_pct: hotRow.rate_8h_pct, rate_pctl: hotRow.rate_pctl },
+          venues: byVenue.length,
+          by_venue: byVenue,
+          next_funding_at: nextMs === undefined ? gaps.add("funding.next_funding_at", "no_data") : iso(nextMs),
+          venue_spread_8h_pct:
+            spread === undefined ? gaps.add("funding.venue_spread_8h_pct", "no_data") : roundValue(spread),
+          funding_band: Number.isFinite(rate) ? fundingBand(rate) : gaps.add("funding.funding_band", "no_data")
+        },
+        nextFundingMs: nextMs
+      }
+    })
+
+  // -- technicals and structure -------------------------------------------------------------------------------
+
+  const timeframeParam = (params: CanonicalParams): Timeframe => {
+    const t = params.timeframe
+    return typeof t === "string" && (TIMEFRAMES as ReadonlyArray<string>).includes(t) ? (t as Timeframe) : "4h"
+  }
+
+  const technicalsOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number, gaps: Gaps) =>
+    Effect.gen(function* () {
+      const tf = yield* timeframeOf(asset, timeframe, nowMs)
+      if (tf === undefined) {
+        gaps.add("rsi_14", "no_data", "no closed bars")
+        gaps.add("adx_14", "no_data", "no closed bars")
+        gaps.add("atr_14_pct", "no_data", "no closed bars")
+        gaps.add("moving_averages", "no_data", "no closed bars")
+        return { timeframe, rsi_14: null, adx_14: null, atr_14_pct: null }
+      }
+      const close = tf.bars.close
+      const last = close[close.length - 1] as number
+      const mas: Record<string, number | null> = {}
+      for (const p of MovingAveragePeriods) {
+        for (const [name, f] of [
+          ["sma", sma],
+          ["ema", ema]
+        ] as const) {
+          const v = lastFinite(f(close, p))
+          const key = `${name}_${p}`
+          mas[key] =
+            v === undefined
+              ? gaps.add(`moving_averages.${key}`, "insufficient_history", `${close.length} closed bars; ${p} needed`)
+              : roundValue(v)
+          const vs = `close_vs_${key}_pct`
+          mas[vs] =
+            v === undefined
+              ? gaps.add(`moving_averages.${vs}`, "insufficient_history")
+              : roundValue((last / v - 1) * 100)
+        }
+      }
+      const n = close.length
+      return {
+        timeframe,
+        bar_at: iso(tf.lastBarT),
+        close: roundValue(last),
+        rsi_14: gaps.contextual("rsi_14", lastFinite(tf.rsi) ?? Number.NaN, tf.baselines.rsi),
+        adx_14: gaps.contextual("adx_14", lastFinite(tf.adx) ?? Number.NaN, tf.baselines.adx),
+        atr_14_pct: gaps.contextual("atr_14_pct", lastFinite(tf.atrPct) ?? Number.NaN, tf.baselines.atrPct),
+        plus_di_14: gaps.plain("plus_di_14", tf.plusDi[n - 1]),
+        minus_di_14: gaps.plain("minus_di_14", tf.minusDi[n - 1]),
+        moving_averages: mas,
+        baseline: { window: "90d", cadence: timeframe, n: tf.baselines.rsi.length }
+      }
+    })
+
+  const structureOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number, gaps: Gaps) =>
+    Effect.gen(function* () {
+      const tf = yield* timeframeOf(asset, timeframe, nowMs)
+      const primary = primaryVenue(asset)
+      const recent =
+        primary === undefined
+          ? undefined
+          : (yield* store.read("bars", {
+              assetId: asset.id,
+              venue: primary,
+              fromMs: nowMs - 2 * DAY_MS,
+              toMs: nowMs
+            }))[0]
+      const bars =
+        tf === undefined
+          ? undefined
+          : sliceSeries(tf.bars, Math.max(0, tf.bars.t.length - STRUCTURE_BARS), tf.bars.t.length)
+      const trend = bars === undefined ? undefined : trendState(bars)
+      const bos = bars === undefined ? undefined : lastBreakOfStructure(bars)
+      const sessions = recent === undefined ? undefined : sessionLevels(recent, nowMs)
+      const sessionBlock: Record<string, unknown> = {}
+      if (sessions !== undefined) {
+        for (const [name, s] of Object.entries(sessions.sessions)) {
+          sessionBlock[name] = {
+            high: roundValue(s.high),
+            low: roundValue(s.low),
+            start: iso(s.start),
+            end: iso(s.end),
+            complete: s.complete
+          }
+        }
+        if (sessions.prior_day !== undefined) {
+          sessionBlock.prior_day = {
+            high: roundValue(sessions.prior_day.high),
+            low: roundValue(sessions.prior_day.low),
+            date: iso(sessions.prior_day.date).slice(0, 10)
+          }
+        }
+      }
+      return {
+        timeframe,
+        trend_state:
+          trend ??
+          gaps.add(
+            "trend_state",
+            bars === undefined ? "no_data" : "insufficient_history",
+            "needs two swing highs and two swing lows"
+          ),
+        last_bos:
+          bos === undefined
+            ? gaps.add(
+                "last_bos",
+                bars === undefined ? "no_data" : "insufficient_history",
+                `no break of structure in the last ${STRUCTURE_BARS} closed bars`
+              )
+            : { direction: bos.direction, level: roundValue(bos.level), at: iso(bos.at), swing_at: iso(bos.swing_at) },
+        session_levels: Object.keys(sessionBlock).length === 0 ? gaps.add("session_levels", "no_data") : sessionBlock,
+        rule: StructureRule
+      }
+    })
+
+  // -- per-asset operations ---------------------------------------------------------------------------------
+
+  const price = perAsset("price", ({ asset, state, gaps }) =>
+    Effect.gen(function* () {
+      const primary = primaryVenue(asset)
+      const books = primary === undefined ? [] : yield* store.books(asset.id, primary)
+      const book = books[0]
+      const p = state.current.price
+      return {
+        usd: gaps.plain("usd", p),
+        return_24h_pct: gaps.contextual("return_24h_pct", state.current.return_24h_pct, w(state, "return_24h_pct")),
+        range_pos_7d_pct: gaps.contextual(
+          "range_pos_7d_pct",
+          state.current.range_pos_7d_pct,
+          w(state, "range_pos_7d_pct")
+        ),
+        bid_usd: gaps.plain("bid_usd", book?.bids[0]?.[0]),
+        ask_usd: gaps.plain("ask_usd", book?.asks[0]?.[0]),
+        market: {
+          market_cap_usd:
+            asset.circulatingSupply === undefined
+              ? gaps.add("market.market_cap_usd", "not_applicable", "circulating supply unknown")
+              : gaps.plain("market.market_cap_usd", p * asset.circulatingSupply)
+        }
+      }
+    })
+  )
+
+  const funding = perAsset("funding", ({ asset, state, gaps }) =>
+    Effect.map(fundingOf(asset, state, gaps), (f) => ({ funding: f.funding }))
+  )
+
+  const openInterest = perAsset("open_interest", ({ state, gaps, nowMs }) =>
+    Effect.succeed({
+      usd: gaps.plain("usd", state.current.oi_usd),
+      change_24h_pct: gaps.contextual("change_24h_pct", state.current.oi_change_24h_pct, w(state, "oi_change_24h_pct")),
+      basis_pct: gaps.contextual("basis_pct", state.current.basis_pct, w(state, "basis_pct")),
+      by_venue: state.data.venues.flatMap((v) => {
+        const i = v.oi === undefined ? -1 : v.oi.t.length - 1
+        if (v.oi === undefined || i < 0 || nowMs - (v.oi.t[i] as number) > 3 * HOUR_MS) return []
+        return [{ venue: v.venue, usd: roundValue(v.oi.oiUsd[i] as number) }]
+      })
+    })
+  )
+
+  const orderflow = perAsset("orderflow", ({ state, gaps }) =>
+    Effect.succeed({
+      net_taker_delta_24h_usd: gaps.contextual(
+        "net_taker_delta_24h_usd",
+        state.current.net_taker_delta_24h_usd,
+        w(state, "net_taker_delta_24h_usd")
+      ),
+      net_delta_pct_of_oi_24h: gaps.contextual(
+        "net_delta_pct_of_oi_24h",
+        state.current.net_delta_pct_of_oi_24h,
+        w(state, "net_delta_pct_of_oi_24h")
+      ),
+      exchange_premium_rate_pct: gaps.contextual(
+        "exchange_premium_rate_pct",
+        state.current.exchange_premium_rate_pct,
+        w(state, "exchange_premium_rate_pct")
+      )
+    })
+  )
+
+  const liquidations = perAsset("liquidations", ({ state, gaps }) =>
+    Effect.succeed({
+      total_24h_usd: gaps.contextual("total_24h_usd", state.current.liq_total_24h_usd, w(state, "liq_total_24h_usd")),
+      liq_imbalance_24h: gaps.contextual(
+        "liq_imbalance_24h",
+        state.current.liq_imbalance_24h,
+        w(state, "liq_imbalance_24h")
+      ),
+      intensity_pct_of_oi_24h: gaps.contextual(
+        "intensity_pct_of_oi_24h",
+        state.current.liq_intensity_pct_of_oi_24h,
+        w(state, "liq_intensity_pct_of_oi_24h")
+      )
+    })
+  )
+
+  /** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
+  const DepthBandsPct = [0.1, 0.5, 1, 2] as const
+
+  const liquidity = perAsset("liquidity", ({ asset, state, gaps }) =>
+    Effect.gen(function* () {
+      const books = yield* store.books(asset.id)
+      const bands = DepthBandsPct.map((pct) => {
+        let bid = 0
+        let ask = 0
+        let any = false
+        for (const b of books) {
+          const d = bookDepth(b, pct)
+          if (d === undefined) continue
+          bid += d.bidUsd
+          ask += d.askUsd
+          any = true
+        }
+        return any ? { within_pct: pct, bid_usd: roundValue(bid), ask_usd: roundValue(ask) } : undefined
+      })
+      const present = bands.filter((b) => b !== undefined)
+      return {
+        spread_pct: gaps.contextual("spread_pct", state.current.spread_pct, w(state, "spread_pct")),
+        bid_ask_imbalance: gaps.contextual(
+          "bid_ask_imbalance",
+          state.current.bid_ask_imbalance,
+          w(state, "bid_ask_imbalance")
+        ),
+        depth:
+          present.length === 0
+            ? gaps.add("depth", "no_data", "no order book")
+            : {
+                venues: books.length,
+                bands: present,
+                total_1pct_usd: gaps.contextual(
+                  "depth.total_1pct_usd",
+                  state.current.depth_1pct_usd,
+                  w(state, "depth_1pct_usd")
+                )
+              }
+      }
+    })
+  )
+
+  const technicals = perAsset("technicals", ({ asset, params, nowMs, gaps }) =>
+    technicalsOf(asset, timeframeParam(params), nowMs, gaps)
+  )
+
+  const structure = perAsset("structure", ({ asset, params, nowMs, gaps }) =>
+    Effect.map(structureOf(asset, timeframeParam(params), nowMs, gaps), ({ rule: _rule, ...rest }) => rest)
+  )
+
+  const read = perAsset("read", ({ asset, state, gaps, nowMs, statuses }) =>
+    Effect.gen(function* () {
+      const c = state.current
+      const ret = gaps.contextual("headline.return_24h_pct", c.return_24h_pct, w(state, "return_24h_pct"))
+      const fund = gaps.contextual(
+        "headline.funding_rate_8h_pct",
+        c.funding_rate_8h_pct,
+        w(state, "funding_rate_8h_pct")
+      )
+      const oi = gaps.contextual("headline.oi_change_24h_pct", c.oi_change_24h_pct, w(state, "oi_change_24h_pct"))
+      const structureGaps = new Gaps()
+      const st = yield* structureOf(asset, "4h", nowMs, structureGaps)
+      if (st.trend_state === null)
+        gaps.add("headline.trend_state", structureGaps.entries.trend_state?.reason ?? "no_data")
+      const netPct = c.net_delta_pct_of_oi_24h
+      const netPctl = Number.isFinite(netPct)
+        ? percentileRank(netPct, w(state, "net_delta_pct_of_oi_24h").sortedValues)
+        : undefined
+      const liqPctl = percentileRank(
+        c.liq_intensity_pct_of_oi_24h,
+        w(state, "liq_intensity_pct_of_oi_24h").sortedValues
+      )
+      const band = Number.isFinite(c.funding_rate_8h_pct) ? fundingBand(c.funding_rate_8h_pct) : undefined
+      const positioningState =
+        fund !== null && oi !== null && band !== undefined
+          ? positioning({ fundingPctl: fund.pctl, fundingBand: band, oiChangePctl: oi.pctl })
+          : gaps.add("assessment.positioning", "insufficient_history", "needs funding and open-interest percentiles")
+      const flowState =
+        netPctl !== undefined
+          ? flow({ netDeltaPctOfOi: netPct, pctl: netPctl })
+          : gaps.add("assessment.flow", "insufficient_history", "needs the net taker delta percentile")
+      const cascade =
+        fund !== null && oi !== null && ret !== null && liqPctl !== undefined
+          ? cascadeRisk({
+              fundingPctl: fund.pctl,
+              oiChangePctl: oi.pctl,
+              liqIntensityPctl: liqPctl,
+              return24hPctl: ret.pctl
+            }).level
+          : gaps.add(
+              "assessment.cascade_risk",
+              "insufficient_history",
+              "needs funding, open-interest, liquidation and return percentiles"
+            )
+      if (st.trend_state === null)
+        gaps.add("assessment.structure", structureGaps.entries.trend_state?.reason ?? "no_data")
+      return {
+        symbol: asset.symbol,
+        name: asset.name,
+        class: asset.tier,
+        baseline: {
+          window: "90d",
+          cadence: BaselineCadence,
+          n: w(state, "return_24h_pct").n,
+          ...sourceOf(statuses)
+        },
+        assessment: {
+          positioning: { state: positioningState, rule: PositioningRule },
+          structure: { trend_state: st.trend_state, rule: StructureRule },
+          flow: { state: flowState, rule: FlowRule },
+          cascade_risk: { level: cascade, rule: CascadeRule }
+        },
+        headline: {
+          price_usd: gaps.plain("headline.price_usd", c.price),
+          return_24h_pct: ret,
+          funding_rate_8h_pct: fund,
+          oi_change_24h_pct: oi,
+          trend_state: st.trend_state
+        }
+      }
+    })
+  )
+
+  // -- series ---------------------------------------------------------------------------------------------------
+
+  const series: Handler = (input: HandlerInput) =>
+    Effect.gen(function* () {
+      const params = input.params
+      const asset = cryptoAsset(String(params.id))
+      if (asset === undefined)
+        return yield* Effect.fail(apiError("unknown_asset", `no asset ${String(params.id)}`, { param: "id" }))
+      const nowMs = input.nowMs
+      const interval = (typeof params.interval === "string" ? params.interval : "4h") as Interval
+      const range = (typeof params.range === "string" ? params.range : "1y") as SeriesRange
+      const view = params.view === "summary" ? "summary" : "bars"
+      const limit = typeof params.limit === "number" ? params.limit : 120
+      let beforeMs = Number.POSITIVE_INFINITY
+      if (typeof params.cursor === "string") {
+        const pos = decodeCursor(input.op.name, params, params.cursor)
+        if (typeof pos !== "string") return yield* Effect.fail(pos)
+        beforeMs = Number(pos)
+        if (!Number.isFinite(beforeMs)) {
+          return yield* Effect.fail(
+            apiError("invalid_cursor", "`cursor` is not a cursor this service issued", { param: "cursor" })
+          )
+        }
+      }
+      const statuses = yield* statusesOf(asset)
+      const primary = primaryVenue(asset)
+      const fromMs = rangeStartMs(range, nowMs)
+      const raw =
+        primary === undefined
+          ? undefined
+          : (yield* store.read("bars", { assetId: asset.id, venue: primary, fromMs, toMs: nowMs }))[0]
+      const rawNewest =
+        raw === undefined || raw.t.length === 0
+          ? undefined
+          : Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + BAR_MS)
+      const fresh = freshnessFor(asset, "series", statuses, nowMs, rawNewest)
+      const gaps = new Gaps()
+      let closed: Bars | undefined
+      if (raw !== undefined && raw.t.length > 0) {
+        const newestEnd = Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + 15 * 60_000)
+        const agg = aggregateBars(raw, interval)
+        // Whole intervals only: drop a first bar that began before the range and a last one still forming.
+        let start = 0
+        while (start < agg.t.length && (agg.t[start] as number) < fromMs) start++
+        let end = agg.t.length
+        while (end > start && intervalEndMs(agg.t[end - 1] as number, interval) > newestEnd) end--
+        closed = sliceSeries(agg, start, end)
+      }
+      const nextUpdateAtMs =
+        closed !== undefined && closed.t.length > 0
+          ? Math.max(nowMs, intervalEndMs(intervalEndMs(closed.t[closed.t.length - 1] as number, interval), interval))
+          : fresh.nextUpdateAtMs
+      const head = { asset_id: asset.id, ...clocks(fresh), interval, range }
+      if (view === "summary") {
+        const s = closed === undefined ? undefined : summarize(closed, interval)
+        const summary =
+          s === undefined
+            ? gaps.add("summary", "no_data", "no closed bars in the range")
+            : {
+                first_close: roundValue(s.first_close),
+                last_close: roundValue(s.last_close),
+                return_pct: roundValue(s.return_pct),
+                high: roundValue(s.high),
+                low: roundValue(s.low),
+                max_drawdown_pct: roundValue(s.max_drawdown_pct),
+                realized_volatility_pct:
+                  s.realized_volatility_pct === null
+                    ? gaps.add("summary.realized_volatility_pct", "insufficient_history", "needs three bars")
+                    : roundValue(s.realized_volatility_pct),
+                bar_count: s.bar_count,
+                first_bar_at: iso((closed as Bars).t[0] as number),
+                last_bar_at: iso((closed as Bars).t[(closed as Bars).t.length - 1] as number)
+              }
+        return {
+          _tag: "Json" as const,
+          body: { data: { ...head, summary, ...gaps.block } },
+          creditsCharged: chargeFor(input.op, {}),
+          nextUpdateAtMs
+        }
+      }
+      const t = closed?.t ?? new Float64Array(0)
+      let end = t.length
+      while (end > 0 && (t[end - 1] as number) >= beforeMs) end--
+      const start = Math.max(0, end - limit)
+      const bars: Array<{ t: string; o: number; h: number; l: number; c: number; v: number }> = []
+      for (let i = start; i < end; i++) {
+        const b = closed as Bars
+        bars.push({
+          t: iso(b.t[i] as number),
+          o: roundValue(b.open[i] as number),
+          h: roundValue(b.high[i] as number),
+          l: roundValue(b.low[i] as number),
+          c: roundValue(b.close[i] as number),
+          v: roundValue(b.volume[i] as number)
+        })
+      }
+      if (t.length === 0) gaps.add("bars", "no_data", "no closed bars in the range")
+      const next_cursor = start > 0 ? encodeCursor(input.op.name, params, String(t[start])) : null
+      return {
+        _tag: "Json" as const,
+        body: { data: { ...head, bars, next_cursor, ...gaps.block } },
+        creditsCharged: chargeFor(input.op, {}),
+        nextUpdateAtMs
+      }
+    })
+
+  // -- rank -----------------------------------------------------------------------------------------------------
+
+  /** The measure and baseline behind each rank metric (`extreme_count` counts the others' tails). */
+  const RankMeasures: { readonly [M in Exclude<(typeof RankMetrics)[number], "extreme_count">]: MeasureName } = {
+    funding_rate_8h_pct: "funding_rate_8h_pct",
+    return_24h_pct: "return_24h_pct",
+    return_7d_pct: "return_7d_pct",
+    oi_change_24h_pct: "oi_change_24h_pct",
+    net_taker_delta_24h_usd: "net_taker_delta_24h_usd",
+    net_taker_delta_pct_of_oi_24h: "net_delta_pct_of_oi_24h",
+    liq_intensity_pct_of_oi_24h: "liq_intensity_pct_of_oi_24h",
+    liq_imbalance_24h: "liq_imbalance_24h"
+  }
+
+  const rank: Handler = (input: HandlerInput) =>
+    Effect.gen(function* () {
+      const params = input.params
+      const metric = (
+        typeof params.metric === "string" ? params.metric : "extreme_count"
+      ) as (typeof RankMetrics)[number]
+      const direction = params.direction === "bottom" ? "bottom" : "top"
+      const limit = typeof params.limit === "number" ? params.limit : 10
+      const nowMs = input.nowMs
+      let after: { score: number; id: string } | undefined
+      if (typeof params.cursor === "string") {
+        const pos = decodeCursor(input.op.name, params, params.cursor)
+        if (typeof pos !== "string") return yield* Effect.fail(pos)
+        const cut = pos.indexOf("|")
+        const score = Number(pos.slice(0, cut))
+        if (cut < 0 || !Number.isFinite(score)) {
+          return yield* Effect.fail(
+            apiError("invalid_cursor", "`cursor` is not a cursor this service issued", { param: "cursor" })
+          )
+        }
+        after = { score, id: pos.slice(cut + 1) }
+      }
+      const universe = CryptoAssets.filter((a) => a.tier === "core")
+      const all = yield* store.status
+      const excluded: Record<string, number> = {}
+      const rows: Array<{ asset_id: string; symbol: string; score: number; extreme_metrics: Array<string> }> = []
+      let newest = 0
+      let nextUpdate = Number.POSITIVE_INFINITY
+      for (const asset of universe) {
+        const venues = venuesOf(asset)
+        const statuses = all.filter((s) => venues.includes(s.venue))
+        const s = yield* stateOf(asset, nowMs, statuses)
+        const own = primaryNewest(s.data, nowMs)
+        if (own === undefined || !Number.isFinite(s.current.price)) {
+          excluded.no_data = (excluded.no_data ?? 0) + 1
+          continue
+        }
+        const fresh = freshnessFor(asset, "rank", statuses, nowMs, own)
+        nextUpdate = Math.min(nextUpdate, fresh.nextUpdateAtMs)
+        if (fresh.status !== "live") {
+          excluded.source_stale = (excluded.source_stale ?? 0) + 1
+          continue
+        }
+        if (w(s, "return_24h_pct").n < MinBaselineN) {
+          excluded.insufficient_history = (excluded.insufficient_history ?? 0) + 1
+          continue
+        }
+        newest = Math.max(newest, fresh.asOfMs)
+        const extremes: Array<string> = []
+        for (const [name, m] of Object.entries(RankMeasures)) {
+          const v = s.current[m]
+          const p = Number.isFinite(v) ? percentileRank(v, w(s, m).sortedValues) : undefined
+          if (p !== undefined && isExtreme(p)) extremes.push(name)
+        }
+        let score: number
+        if (metric === "extreme_count") score = extremes.length
+        else {
+          const m = RankMeasures[metric]
+          const v = s.current[m]
+          if (!Number.isFinite(v)) {
+            excluded.no_data = (excluded.no_data ?? 0) + 1
+            continue
+          }
+          score = roundValue(v)
+        }
+        rows.push({ asset_id: asset.id, symbol: asset.symbol, score, extreme_metrics: extremes })
+      }
+      const sign = direction === "top" ? -1 : 1
+      rows.sort(
+        (a, b) => sign * (a.score - b.score) || (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0)
+      )
+      const startAt =
+        after === undefined
+          ? 0
+          : rows.findIndex((r) => {
+              const cmp = sign * (r.score - (after as { score: number }).score)
+              return cmp > 0 || (cmp === 0 && r.asset_id > (after as { id: string }).id)
+            })
+      const from = startAt < 0 ? rows.length : startAt
+      const page = rows.slice(from, from + limit)
+      const lastRow = page[page.length - 1]
+      const next_cursor =
+        from + limit < rows.length && lastRow !== undefined
+          ? encodeCursor(input.op.name, params, `${lastRow.score}|${lastRow.asset_id}`)
+          : null
+      const excludedCount = Object.values(excluded).reduce((a, b) => a + b, 0)
+      return {
+        _tag: "Json" as const,
+        body: {
+          data: {
+            as_of: iso(newest === 0 ? nowMs : newest),
+            metric,
+            direction,
+            rows: page,
+            coverage: {
+              scanned: universe.length,
+              ranked: rows.length,
+              excluded: excludedCount,
+              excluded_by_reason: excluded
+            },
+            next_cursor
+          }
+        },
+        creditsCharged: chargeFor(input.op, { rows: page.length }),
+        ...(Number.isFinite(nextUpdate) ? { nextUpdateAtMs: nextUpdate } : {})
+      }
+    })
+
+  // -- directory ------------------------------------------------------------------------------------------------
+
+  /** Alive: the venues' bar feeds and the asset's own newest primary bar are live now. */
+  const aliveOf = (asset: CryptoAsset, statuses: ReadonlyArray<SourceStatus>, nowMs: number) =>
+    Effect.gen(function* () {
+      const primary = primaryVenue(asset)
+      if (primary === undefined) return false
+      const extent = (yield* store.extent("bars", asset.id)).find((e) => e.venue === primary)
+      if (extent === undefined) return false
+      const f = freshnessFor(asset, "series", statuses, nowMs, Math.min(nowMs, extent.lastMs + BAR_MS))
+      return f.status === "live"
+    })
+
+  const directory = Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const statuses = yield* store.status
+    return yield* Effect.forEach(CryptoAssets, (a) =>
+      Effect.map(aliveOf(a, statuses, nowMs), (alive) => directoryEntryOf(a, alive))
+    )
+  })
+
+  const lookup = (assetId: string) =>
+    Effect.gen(function* () {
+      const a = cryptoAsset(assetId)
+      if (a === undefined) return undefined
+      const nowMs = yield* Clock.currentTimeMillis
+      const statuses = yield* store.status
+      return directoryEntryOf(a, yield* aliveOf(a, statuses, nowMs))
+    })
+
+  const plane: PlaneOperations = {
+    plane: "crypto",
+    perAsset: new Map<string, PlaneForAsset>([
+      ["read", read],
+      ["price", price],
+      ["funding", funding],
+      ["open_interest", openInterest],
+      ["orderflow", orderflow],
+      ["liquidations", liquidations],
+      ["liquidity", liquidity],
+      ["technicals", technicals],
+      ["structure", structure]
+    ]),
+    calls: new Map<string, Handler>([
+      ["series", series],
+      ["rank", rank]
+    ]),
+    directory,
+    lookup
+  }
+  return plane
+})

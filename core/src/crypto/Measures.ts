@@ -1,0 +1,294 @@
+/**
+ * The measured values of one crypto asset at a moment `T`, from its stored series (`Market.ts`). Every
+ * measure uses only data strictly before `T`, so the same function gives the current value (`T` = now) and
+ * the hourly samples of its baseline (`T` = each UTC hour), and a percentile compares like with like.
+ *
+ * Definitions (the `domains` docs section repeats them):
+ * - price: the close of the primary venue's newest 15 m bar (the asset registry lists the primary venue first).
+ * - `return_24h_pct`, `return_7d_pct`: `(price(T) / price(T - 24 h or 7 d) - 1) x 100`.
+ * - `range_pos_7d_pct`: where the price sits in the primary venue's 7-day high-low range, 0 (low) to 100 (high).
+ * - open interest: the sum over venues of each venue's newest snapshot; `oi_change_24h_pct` its 24 h change.
+ * - `basis_pct`: the mean over venues of `(mark / index - 1) x 100`.
+ * - `exchange_premium_rate_pct`: the primary venue's traded price over the venues' mean index, in percent.
+ * - `net_taker_delta_24h_usd`: taker buys minus taker sells over 24 h, all venues; `net_delta_pct_of_oi_24h`
+ *   the same as a percentage of open interest.
+ * - liquidations over 24 h, all venues: `total_24h_usd`; `liq_imbalance_24h = (longs - shorts) / total`
+ *   (+1 only longs liquidated, -1 only shorts); `intensity_pct_of_oi_24h = total / open interest x 100`.
+ * - `spread_pct`: the mean over venues of the book's relative spread; `bid_ask_imbalance`: `(bid depth - ask
+ *   depth) / (bid depth + ask depth)` within 1 % of mid, summed over venues; `depth_1pct_usd` both sides.
+ * - funding: each perpetual venue's newest settled rate, normalized to 8 h (`Funding.ts`), and their
+ *   open-interest-weighted mean.
+ * A venue snapshot older than `MaxSnapshotAgeMs` at `T` (a venue that stopped reporting) is left out; a
+ * funding settlement counts while it is within two of its intervals plus an hour.
+ */
+import { aggregateRate8hPct, rate8hPct, type VenueFunding } from "./Funding.ts"
+import {
+  type Bars,
+  type BookMetrics,
+  DAY_MS,
+  type Funding,
+  HOUR_MS,
+  type Liquidations,
+  lowerBound,
+  type MarkIndex,
+  type OpenInterest,
+  type TakerFlow
+} from "./Market.ts"
+
+/** Oldest venue snapshot (open interest, mark/index, book metrics) still counted at `T`. */
+export const MaxSnapshotAgeMs = 3 * HOUR_MS
+
+/** One venue's series of an asset over a loaded range, with prefix sums for windowed totals. */
+export interface VenueData {
+  readonly venue: string
+  readonly markIndex: MarkIndex | undefined
+  readonly oi: OpenInterest | undefined
+  readonly taker: TakerFlow | undefined
+  /** `takerNet[i]` = sum of `buyUsd - sellUsd` over rows `< i` (length rows + 1). */
+  readonly takerNet: Float64Array
+  readonly liq: Liquidations | undefined
+  readonly liqLong: Float64Array
+  readonly liqShort: Float64Array
+  readonly book: BookMetrics | undefined
+  readonly funding: Funding | undefined
+}
+
+/** What the measures of one asset are computed from. */
+export interface AssetData {
+  readonly assetId: string
+  /** The primary venue's 15 m bars (its price is the asset's price). */
+  readonly primary: Bars | undefined
+  readonly venues: ReadonlyArray<VenueData>
+}
+
+const prefix = (n: number, at: (i: number) => number): Float64Array => {
+  const out = new Float64Array(n + 1)
+  for (let i = 0; i < n; i++) out[i + 1] = (out[i] as number) + at(i)
+  return out
+}
+
+/** Builds a venue's data from its series (any may be missing). */
+export const venueData = (
+  venue: string,
+  s: {
+    readonly markIndex?: MarkIndex | undefined
+    readonly oi?: OpenInterest | undefined
+    readonly taker?: TakerFlow | undefined
+    readonly liq?: Liquidations | undefined
+    readonly book?: BookMetrics | undefined
+    readonly funding?: Funding | undefined
+  }
+): VenueData => {
+  const taker = s.taker
+  const liq = s.liq
+  return {
+    venue,
+    markIndex: s.markIndex,
+    oi: s.oi,
+    taker,
+    takerNet:
+      taker === undefined
+        ? new Float64Array(1)
+        : prefix(taker.t.length, (i) => (taker.buyUsd[i] as number) - (taker.sellUsd[i] as number)),
+    liq,
+    liqLong: liq === undefined ? new Float64Array(1) : prefix(liq.t.length, (i) => liq.longUsd[i] as number),
+    liqShort: liq === undefined ? new Float64Array(1) : prefix(liq.t.length, (i) => liq.shortUsd[i] as number),
+    book: s.book,
+    funding: s.funding
+  }
+}
+
+/** Index of the newest row with `t < T`, or -1. */
+const before = (t: Float64Array, T: number): number => lowerBound(t, T) - 1
+
+/** Index of the newest row with `t < T` no older than `maxAgeMs`, or -1. */
+const recent = (t: Float64Array | undefined, T: number, maxAgeMs: number): number => {
+  if (t === undefined) return -1
+  const i = before(t, T)
+  return i >= 0 && T - (t[i] as number) <= maxAgeMs ? i : -1
+}
+
+/** Sum over rows with `from <= t < to` from a prefix-sum array. */
+const windowSum = (t: Float64Array, pre: Float64Array, from: number, to: number): number =>
+  (pre[lowerBound(t, to)] as number) - (pre[lowerBound(t, from)] as number)
+
+/** The asset's price at `T` (close of the newest primary bar opened before `T`), NaN without one. */
+export const priceAt = (d: AssetData, T: number): number => {
+  const b = d.primary
+  if (b === undefined) return Number.NaN
+  const i = recent(b.t, T, MaxSnapshotAgeMs)
+  return i < 0 ? Number.NaN : (b.close[i] as number)
+}
+
+/** Total open interest (USD) over venues at `T`; NaN when no venue has a recent snapshot. */
+export const oiAt = (d: AssetData, T: number): number => {
+  let sum = 0
+  let any = false
+  for (const v of d.venues) {
+    const i = recent(v.oi?.t, T, MaxSnapshotAgeMs)
+    if (i < 0) continue
+    sum += (v.oi as OpenInterest).oiUsd[i] as number
+    any = true
+  }
+  return any ? sum : Number.NaN
+}
+
+/** One venue's open interest at `T`, or undefined. */
+export const venueOiAt = (v: VenueData, T: number): number | undefined => {
+  const i = recent(v.oi?.t, T, MaxSnapshotAgeMs)
+  return i < 0 ? undefined : ((v.oi as OpenInterest).oiUsd[i] as number)
+}
+
+/** A venue's newest settled funding at `T`, normalized to 8 h, or undefined. */
+export const venueFundingAt = (
+  v: VenueData,
+  T: number
+): { readonly rate8hPct: number; readonly intervalMs: number; readonly t: number } | undefined => {
+  const f = v.funding
+  if (f === undefined) return undefined
+  const i = before(f.t, T)
+  if (i < 0) return undefined
+  const intervalMs = f.intervalMs[i] as number
+  const t = f.t[i] as number
+  if (T - t > 2 * intervalMs + HOUR_MS) return undefined
+  return { rate8hPct: rate8hPct((f.rate[i] as number) * 100, intervalMs / HOUR_MS), intervalMs, t }
+}
+
+/** The venues' funding at `T` as `Funding.ts` takes it (next funding unknown here: 0). */
+export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> => {
+  const out: Array<VenueFunding> = []
+  for (const v of d.venues) {
+    const f = venueFundingAt(v, T)
+    if (f === undefined) continue
+    const oi = venueOiAt(v, T)
+    // Already normalized: present it as an 8 h rate.
+    out.push({
+      venue: v.venue,
+      ratePct: f.rate8hPct,
+      intervalHours: 8,
+      nextFundingAtMs: 0,
+      ...(oi === undefined ? {} : { oiUsd: oi })
+    })
+  }
+  return out
+}
+
+/** The measures sampled into baselines (and ranked), by name. */
+export const MeasureNames = [
+  "return_24h_pct",
+  "return_7d_pct",
+  "range_pos_7d_pct",
+  "funding_rate_8h_pct",
+  "oi_change_24h_pct",
+  "basis_pct",
+  "exchange_premium_rate_pct",
+  "net_taker_delta_24h_usd",
+  "net_delta_pct_of_oi_24h",
+  "liq_total_24h_usd",
+  "liq_imbalance_24h",
+  "liq_intensity_pct_of_oi_24h",
+  "spread_pct",
+  "bid_ask_imbalance",
+  "depth_1pct_usd"
+] as const
+export type MeasureName = (typeof MeasureNames)[number]
+
+export type Measures = { readonly [M in MeasureName]: number } & {
+  readonly price: number
+  readonly oi_usd: number
+  /** Each venue's 8 h funding rate (venues without a recent settlement are absent). */
+  readonly venueFunding8hPct: ReadonlyMap<string, number>
+}
+
+/** Every measure of the asset at `T`; NaN where the inputs are missing. */
+export const measuresAt = (d: AssetData, T: number): Measures => {
+  const price = priceAt(d, T)
+  const price24 = priceAt(d, T - DAY_MS)
+  const price7d = priceAt(d, T - 7 * DAY_MS)
+  const oi = oiAt(d, T)
+  const oi24 = oiAt(d, T - DAY_MS)
+
+  let rangePos = Number.NaN
+  const b = d.primary
+  if (b !== undefined && Number.isFinite(price)) {
+    const from = lowerBound(b.t, T - 7 * DAY_MS)
+    const to = lowerBound(b.t, T)
+    let hi = Number.NEGATIVE_INFINITY
+    let lo = Number.POSITIVE_INFINITY
+    for (let i = from; i < to; i++) {
+      if ((b.high[i] as number) > hi) hi = b.high[i] as number
+      if ((b.low[i] as number) < lo) lo = b.low[i] as number
+    }
+    if (hi > lo) rangePos = ((price - lo) / (hi - lo)) * 100
+  }
+
+  let basisSum = 0
+  let basisN = 0
+  let indexSum = 0
+  let takerNet = 0
+  let takerAny = false
+  let liqLong = 0
+  let liqShort = 0
+  let liqAny = false
+  let spreadSum = 0
+  let spreadN = 0
+  let bidDepth = 0
+  let askDepth = 0
+  const venueFunding8hPct = new Map<string, number>()
+  for (const v of d.venues) {
+    const mi = recent(v.markIndex?.t, T, MaxSnapshotAgeMs)
+    if (mi >= 0) {
+      const m = v.markIndex as MarkIndex
+      const index = m.index[mi] as number
+      if (index > 0) {
+        basisSum += ((m.mark[mi] as number) / index - 1) * 100
+        indexSum += index
+        basisN++
+      }
+    }
+    if (v.taker !== undefined && v.taker.t.length > 0 && (v.taker.t[0] as number) <= T - DAY_MS + HOUR_MS) {
+      takerNet += windowSum(v.taker.t, v.takerNet, T - DAY_MS, T)
+      takerAny = true
+    }
+    if (v.liq !== undefined) {
+      liqLong += windowSum(v.liq.t, v.liqLong, T - DAY_MS, T)
+      liqShort += windowSum(v.liq.t, v.liqShort, T - DAY_MS, T)
+      liqAny = true
+    }
+    const bk = recent(v.book?.t, T, MaxSnapshotAgeMs)
+    if (bk >= 0) {
+      const book = v.book as BookMetrics
+      spreadSum += book.spreadPct[bk] as number
+      spreadN++
+      bidDepth += book.bidDepthUsd[bk] as number
+      askDepth += book.askDepthUsd[bk] as number
+    }
+    const f = venueFundingAt(v, T)
+    if (f !== undefined) venueFunding8hPct.set(v.venue, f.rate8hPct)
+  }
+  const funding = aggregateRate8hPct(fundingVenuesAt(d, T))
+  const liqTotal = liqLong + liqShort
+  const depth = bidDepth + askDepth
+  const pctOfOi = (x: number) => (Number.isFinite(oi) && oi > 0 ? (x / oi) * 100 : Number.NaN)
+  const netDelta = takerAny ? takerNet : Number.NaN
+  return {
+    price,
+    oi_usd: oi,
+    return_24h_pct: (price / price24 - 1) * 100,
+    return_7d_pct: (price / price7d - 1) * 100,
+    range_pos_7d_pct: rangePos,
+    funding_rate_8h_pct: funding ?? Number.NaN,
+    oi_change_24h_pct: (oi / oi24 - 1) * 100,
+    basis_pct: basisN > 0 ? basisSum / basisN : Number.NaN,
+    exchange_premium_rate_pct: basisN > 0 ? (price / (indexSum / basisN) - 1) * 100 : Number.NaN,
+    net_taker_delta_24h_usd: netDelta,
+    net_delta_pct_of_oi_24h: pctOfOi(netDelta),
+    liq_total_24h_usd: liqAny ? liqTotal : Number.NaN,
+    liq_imbalance_24h: liqAny && liqTotal > 0 ? (liqLong - liqShort) / liqTotal : Number.NaN,
+    liq_intensity_pct_of_oi_24h: liqAny ? pctOfOi(liqTotal) : Number.NaN,
+    spread_pct: spreadN > 0 ? spreadSum / spreadN : Number.NaN,
+    bid_ask_imbalance: spreadN > 0 && depth > 0 ? (bidDepth - askDepth) / depth : Number.NaN,
+    depth_1pct_usd: spreadN > 0 ? depth : Number.NaN,
+    venueFunding8hPct
+  }
+}
