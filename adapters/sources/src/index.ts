@@ -2,3 +2,4 @@
 export * from "./sec/index.ts"
 export { type SimulatedCryptoOptions, startSimulatedCrypto } from "./simulated/crypto/Feed.ts"
 export * as SimulatedCrypto from "./simulated/crypto/index.ts"
+export * from "./simulated/equity/index.ts"

@@ -19,6 +19,7 @@ import {
   problem,
   runParser
 } from "./ExactJson.ts"
+import { newYorkToUtcMs } from "./NewYorkTime.ts"
 import type { SecFormatError } from "./SecFormatError.ts"
 
 /**
@@ -29,27 +30,6 @@ import type { SecFormatError } from "./SecFormatError.ts"
 export const filingDocumentUrl = (cik: string, accession: string, primaryDocument: string): string => {
   const folder = `https://www.sec.gov/Archives/edgar/data/${String(BigInt(cik))}/${accession.replaceAll("-", "")}`
   return primaryDocument === "" ? `${folder}/${accession}-index.htm` : `${folder}/${primaryDocument}`
-}
-
-const newYorkParts = new Intl.DateTimeFormat("en-US", {
-  timeZone: "America/New_York",
-  hourCycle: "h23",
-  year: "numeric",
-  month: "2-digit",
-  day: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit"
-})
-
-/** Milliseconds New York wall time is ahead of UTC at `utcMs` (negative: -4 h or -5 h). */
-const newYorkOffsetMs = (utcMs: number): number => {
-  const parts: Record<string, number> = {}
-  for (const part of newYorkParts.formatToParts(new Date(utcMs))) {
-    if (part.type !== "literal") parts[part.type] = Number(part.value)
-  }
-  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!)
-  return wall - (utcMs - (utcMs % 1000))
 }
 
 const acceptancePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?Z?$/
@@ -64,11 +44,8 @@ const acceptancePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.
 export const acceptanceToUtc = (text: string, path: string): string => {
   const m = acceptancePattern.exec(text)
   if (m === null) return problem(path, `expected an acceptance date-time, got ${JSON.stringify(text)}`)
-  const wallMs = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
   const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, "0"))
-  // Two passes settle the offset on both sides of a daylight-saving change.
-  let utcMs = wallMs - newYorkOffsetMs(wallMs)
-  utcMs = wallMs - newYorkOffsetMs(utcMs)
+  const utcMs = newYorkToUtcMs(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
   return new Date(utcMs + millis).toISOString()
 }
 

@@ -1,0 +1,82 @@
+/**
+ * Daily price bars of a simulated company: a geometric random walk with the company's growth as drift and its
+ * own volatility, one bar per weekday (US market holidays are not modelled). Bars are split-adjusted, as price
+ * series are usually served: before a split every price is divided, and every volume multiplied, by the ratio.
+ * `unadjustedClose` gives the price actually traded that day (Form 4 prices, 13F values).
+ */
+import { newYorkToUtcMs } from "../../sec/NewYorkTime.ts"
+import { weekdaysBetween } from "./Calendar.ts"
+import type { CompanyProfile } from "./Companies.ts"
+import { stream } from "./Seeded.ts"
+
+/** One daily bar; `tMs` is the session's open (09:30 New York time) in epoch milliseconds. */
+export interface SimulatedDailyBar {
+  readonly tMs: number
+  readonly o: number
+  readonly h: number
+  readonly l: number
+  readonly c: number
+  readonly v: number
+}
+
+export interface PriceHistory {
+  /** Split-adjusted bars, oldest first. */
+  readonly bars: ReadonlyArray<SimulatedDailyBar>
+  /** The trading days of `bars`, `YYYY-MM-DD`. */
+  readonly days: ReadonlyArray<string>
+  /** The close actually traded on a day (not split-adjusted), or of the last trading day before it. */
+  readonly unadjustedClose: (date: string) => number
+}
+
+const cents = (x: number): number => Math.round(x * 100) / 100
+
+export const generatePrices = (input: {
+  readonly seed: number
+  readonly profile: CompanyProfile
+  readonly from: string
+  readonly to: string
+  /** Unadjusted price on the first day. */
+  readonly startPrice: number
+  /** Shares outstanding (pre-split units), for volume. */
+  readonly shares: number
+  readonly split: { readonly date: string; readonly ratio: number } | null
+}): PriceHistory => {
+  const { profile, split } = input
+  const random = stream(input.seed, `prices:${profile.cik}`)
+  const days = weekdaysBetween(input.from, input.to)
+  const drift = Math.log(1 + profile.growth) / 252
+  const vol = profile.dailyVolatility
+  const ratio = split === null ? 1 : split.ratio
+  // The walk runs in post-split units throughout; pre-split prices are these times the ratio.
+  let close = input.startPrice / ratio
+  const bars: Array<SimulatedDailyBar> = []
+  const unadjusted = new Map<string, number>()
+  for (const day of days) {
+    const open = close * (1 + random.normal() * vol * 0.3)
+    close = close * Math.exp(drift - (vol * vol) / 2 + vol * random.normal())
+    const high = Math.max(open, close) * (1 + Math.abs(random.normal()) * vol * 0.5)
+    const low = Math.min(open, close) * (1 - Math.abs(random.normal()) * vol * 0.5)
+    const volume = Math.round(input.shares * ratio * 0.006 * Math.exp(random.normal() * 0.35))
+    const [year, month, date] = day.split("-").map(Number) as [number, number, number]
+    const bar = {
+      tMs: newYorkToUtcMs(year, month, date, 9, 30, 0),
+      o: cents(open),
+      h: cents(high),
+      l: cents(low),
+      c: cents(close),
+      v: volume
+    }
+    bars.push({ ...bar, l: Math.min(bar.l, bar.o, bar.c), h: Math.max(bar.h, bar.o, bar.c) })
+    const factor = split !== null && day < split.date ? ratio : 1
+    unadjusted.set(day, cents(bar.c * factor))
+  }
+  const unadjustedClose = (date: string): number => {
+    let best: number | undefined
+    for (const day of days) {
+      if (day > date) break
+      best = unadjusted.get(day)
+    }
+    return best ?? unadjusted.get(days[0]!)!
+  }
+  return { bars, days, unadjustedClose }
+}

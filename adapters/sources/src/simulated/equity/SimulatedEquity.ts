@@ -1,0 +1,228 @@
+/**
+ * The simulated equity plane: a handful of fictional listed companies (`SimulatedCompanies`, CIKs 9990001..,
+ * outside anything EDGAR has assigned) whose filings are generated as text in the SEC's own formats and then read
+ * by the same parsers that read EDGAR, so the simulated plane exercises the real parsing path end to end.
+ *
+ * Deterministic: the same seed and `asOf` give byte-identical documents and equal parsed records.
+ *
+ * What it covers, from the first fiscal year (`asOf`'s year minus 5) to `asOf`:
+ * - companyfacts: 10-Q facts for Q1..Q3 and 10-K facts for fiscal years (Q4 exists only inside FY), revenue,
+ *   cost of revenue, gross profit, operating income, interest, income tax, net income, basic and diluted EPS,
+ *   diluted shares, D&A, operating cash flow, capex, dividends paid, dividends declared per share, assets,
+ *   liabilities, equity, cash, long-term debt, dei shares outstanding; one company restates a fiscal year, one
+ *   splits its stock 3-for-1 (see `Books.ts` for how each event is recorded), one is loss-making, one has a
+ *   September fiscal year end, and the two revenue concepts filers use both occur;
+ * - submissions: every filing (10-K, 10-Q, 8-K with items, DEF 14A, Form 4, 4/A), the newest in
+ *   `filings.recent` and the rest on an older page, acceptance times in EDGAR's New York clock;
+ * - Form 4 / 4/A ownership documents, 13F-HR primary documents and information tables (in thousands of dollars
+ *   before 2023-01-03, dollars after), and both ticker lists;
+ * - daily bars per company (split-adjusted, weekdays), the price side of price, technicals and series.
+ */
+
+import { Result } from "effect"
+import { parseCompanyFacts } from "../../sec/CompanyFacts.ts"
+import type { Company, Fact, HoldingsReport, OwnershipReport, Submissions, TickerEntry } from "../../sec/EquityModel.ts"
+import { parseOwnershipDocument } from "../../sec/Form4.ts"
+import { parseSubmissions, parseSubmissionsPage } from "../../sec/Submissions.ts"
+import { parseThirteenF } from "../../sec/ThirteenF.ts"
+import { parseCompanyTickersExchange } from "../../sec/Tickers.ts"
+import { AccessionCounter, companyBooks } from "./Books.ts"
+import { addDays } from "./Calendar.ts"
+import { type CompanyProfile, SimulatedCompanies } from "./Companies.ts"
+import {
+  renderCompanyFacts,
+  renderCompanyTickers,
+  renderCompanyTickersExchange,
+  renderSubmissions
+} from "./Documents.ts"
+import { insiderDocuments, type OwnershipDocumentText } from "./Insiders.ts"
+import { type ThirteenFTexts, thirteenFDocuments } from "./Institutions.ts"
+import { generatePrices, type SimulatedDailyBar } from "./Prices.ts"
+
+/** The `asOf` used when none is given: the simulated history ends on this day. */
+export const SimulatedEquityDefaultAsOf = "2026-11-20"
+
+/** The generated documents, exactly as the parsers read them. */
+export interface SimulatedEquityDocuments {
+  /** companyfacts JSON by CIK. */
+  readonly companyFacts: ReadonlyMap<string, string>
+  /** submissions JSON by CIK, with its older pages (`filings.files`) by name. */
+  readonly submissions: ReadonlyMap<
+    string,
+    { readonly main: string; readonly pages: ReadonlyArray<{ readonly name: string; readonly text: string }> }
+  >
+  /** Form 4 / 4/A documents with the accession and filing date EDGAR's index gives them. */
+  readonly ownershipDocuments: ReadonlyArray<OwnershipDocumentText>
+  /** 13F-HR filings: primary document and information table. */
+  readonly thirteenF: ReadonlyArray<ThirteenFTexts>
+  readonly companyTickers: string
+  readonly companyTickersExchange: string
+}
+
+export interface SimulatedEquity {
+  readonly seed: number
+  readonly asOf: string
+  readonly profiles: ReadonlyArray<CompanyProfile>
+  readonly companies: ReadonlyArray<Company>
+  /** Every fact of each company, by CIK. */
+  readonly factsByCik: ReadonlyMap<string, ReadonlyArray<Fact>>
+  /** Each company's submissions with the older page's filings appended to `filings` (feed order throughout). */
+  readonly submissions: ReadonlyMap<string, Submissions>
+  /** Every Form 4 and 4/A, originals and amendments alike (apply `supersedeAmendments` to net them). */
+  readonly ownershipReports: ReadonlyArray<OwnershipReport>
+  readonly holdingsReports: ReadonlyArray<HoldingsReport>
+  /** From `company_tickers_exchange.json`. */
+  readonly tickers: ReadonlyArray<TickerEntry>
+  /** CUSIPs of each company's common stock, by CIK (ties 13F rows to companies). */
+  readonly securities: ReadonlyMap<string, ReadonlyArray<string>>
+  /** Daily bars by CIK, split-adjusted, oldest first; `tMs` is 09:30 New York time of the session. */
+  readonly dailyBars: ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>
+  /** The events planted in the data, for tests of what is built on it. */
+  readonly planted: {
+    readonly restatements: ReadonlyArray<{
+      readonly cik: string
+      readonly fiscalYear: number
+      readonly restatedBy: string
+    }>
+    readonly splits: ReadonlyArray<{ readonly cik: string; readonly date: string; readonly ratio: number }>
+    readonly amendments: ReadonlyArray<{
+      readonly cik: string
+      readonly accession: string
+      readonly dateOfOriginalSubmission: string
+    }>
+  }
+  readonly documents: SimulatedEquityDocuments
+}
+
+/** Our own generated text must parse: a failure here is a bug in the generator, reported as a defect. */
+const mustParse = <A>(what: string, result: Result.Result<A, { readonly message: string }>): A => {
+  if (Result.isFailure(result))
+    throw new Error(`simulated equity: generated ${what} does not parse: ${result.failure.message}`)
+  return result.success
+}
+
+/**
+ * Generates the simulated companies' filings as SEC-format text and parses them with the SEC parsers.
+ * `asOf` (`YYYY-MM-DD`, default `SimulatedEquityDefaultAsOf`) is the last day of the history.
+ */
+export const simulatedEquity = (seed: number, options: { readonly asOf?: string } = {}): SimulatedEquity => {
+  const asOf = options.asOf ?? SimulatedEquityDefaultAsOf
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) throw new Error(`simulated equity: asOf must be YYYY-MM-DD, got ${asOf}`)
+  const firstFiscalYear = Number(asOf.slice(0, 4)) - 5
+  const accessions = new AccessionCounter()
+  const companyFacts = new Map<string, string>()
+  const submissionTexts = new Map<string, { main: string; pages: ReadonlyArray<{ name: string; text: string }> }>()
+  const ownershipDocuments: Array<OwnershipDocumentText> = []
+  const pricedCompanies: Array<Parameters<typeof thirteenFDocuments>[0]["companies"][number]> = []
+  const dailyBars = new Map<string, ReadonlyArray<SimulatedDailyBar>>()
+  const restatements: Array<{ cik: string; fiscalYear: number; restatedBy: string }> = []
+  const splits: Array<{ cik: string; date: string; ratio: number }> = []
+
+  SimulatedCompanies.forEach((profile, index) => {
+    const books = companyBooks({ seed, profile, firstFiscalYear, asOf, accessions })
+    const opening = books.quarters.filter((q) => q.fiscalYear === firstFiscalYear - 1)
+    const netIncome = opening.reduce((sum, q) => sum + q.netIncome, 0)
+    const revenue = opening.reduce((sum, q) => sum + q.revenue, 0)
+    const shares = opening[3]!.sharesOutstanding
+    const startPrice = (profile.startMultiple * (netIncome > 0 ? netIncome : revenue)) / shares
+    const prices = generatePrices({
+      seed,
+      profile,
+      from: `${firstFiscalYear}-01-01`,
+      to: asOf,
+      startPrice,
+      shares,
+      split: books.split
+    })
+    dailyBars.set(profile.cik, prices.bars)
+    const insiders = insiderDocuments({
+      seed,
+      profile,
+      companyIndex: index,
+      from: addDays(asOf, -730),
+      asOf,
+      prices,
+      split: books.split,
+      releaseDays: books.filings
+        .filter((f) => f.items === "2.02,9.01")
+        .map((f) => f.filingDate)
+        .sort(),
+      accessions
+    })
+    ownershipDocuments.push(...insiders.documents)
+    companyFacts.set(profile.cik, renderCompanyFacts(books))
+    submissionTexts.set(profile.cik, renderSubmissions(profile, [...books.filings, ...insiders.filings]))
+    pricedCompanies.push({ profile, prices, split: books.split, shares })
+    if (books.restatement !== null) restatements.push({ cik: profile.cik, ...books.restatement })
+    if (books.split !== null) splits.push({ cik: profile.cik, ...books.split })
+  })
+  const thirteenF = thirteenFDocuments({
+    seed,
+    companies: pricedCompanies,
+    from: `${firstFiscalYear}-01-01`,
+    asOf,
+    accessions
+  })
+  const companyTickers = renderCompanyTickers(SimulatedCompanies)
+  const companyTickersExchange = renderCompanyTickersExchange(SimulatedCompanies)
+
+  // Everything below reads the generated text with the SEC parsers, as if EDGAR had served it.
+  const submissions = new Map<string, Submissions>()
+  const factsByCik = new Map<string, ReadonlyArray<Fact>>()
+  for (const profile of SimulatedCompanies) {
+    const texts = submissionTexts.get(profile.cik)!
+    const parsed = mustParse(`submissions of ${profile.cik}`, parseSubmissions(texts.main))
+    const older = texts.pages.flatMap((page) => mustParse(page.name, parseSubmissionsPage(page.text, profile.cik)))
+    submissions.set(profile.cik, { ...parsed, filings: [...parsed.filings, ...older] })
+    factsByCik.set(
+      profile.cik,
+      mustParse(`companyfacts of ${profile.cik}`, parseCompanyFacts(companyFacts.get(profile.cik)!)).facts
+    )
+  }
+  const ownershipReports = ownershipDocuments.map((document) =>
+    mustParse(`Form 4 ${document.accession}`, parseOwnershipDocument(document.text, document))
+  )
+  const holdingsReports = thirteenF.map((filing) =>
+    mustParse(
+      `13F ${filing.accession}`,
+      parseThirteenF({
+        primaryDocument: filing.primaryDocument,
+        informationTable: filing.informationTable,
+        accession: filing.accession,
+        filedAt: filing.filedAt
+      })
+    )
+  )
+  return {
+    seed,
+    asOf,
+    profiles: SimulatedCompanies,
+    companies: SimulatedCompanies.map((profile) => submissions.get(profile.cik)!.company),
+    factsByCik,
+    submissions,
+    ownershipReports,
+    holdingsReports,
+    tickers: mustParse("company_tickers_exchange.json", parseCompanyTickersExchange(companyTickersExchange)),
+    securities: new Map(SimulatedCompanies.map((profile) => [profile.cik, [profile.cusip]])),
+    dailyBars,
+    planted: {
+      restatements,
+      splits,
+      amendments: ownershipReports
+        .filter((report) => report.form === "4/A")
+        .map((report) => ({
+          cik: report.issuerCik,
+          accession: report.accession,
+          dateOfOriginalSubmission: report.dateOfOriginalSubmission!
+        }))
+    },
+    documents: {
+      companyFacts,
+      submissions: submissionTexts,
+      ownershipDocuments,
+      thirteenF,
+      companyTickers,
+      companyTickersExchange
+    }
+  }
+}

@@ -1,0 +1,11 @@
+/** The simulated equity plane: fictional companies whose filings are generated in SEC formats and parsed back. */
+export { type CompanyProfile, SimulatedCompanies, SimulatedManagers } from "./Companies.ts"
+export type { OwnershipDocumentText } from "./Insiders.ts"
+export type { ThirteenFTexts } from "./Institutions.ts"
+export type { SimulatedDailyBar } from "./Prices.ts"
+export {
+  type SimulatedEquity,
+  SimulatedEquityDefaultAsOf,
+  type SimulatedEquityDocuments,
+  simulatedEquity
+} from "./SimulatedEquity.ts"
