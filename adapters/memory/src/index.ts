@@ -42,4 +42,5 @@ export const memoryStores = (): Layer.Layer<KeyStore | Ledger | RateLimiter | Id
   )
 }
 export * from "./MemoryEquityStore.ts"
+export * from "./MemoryLeaderLock.ts"
 export * from "./MemoryMarketStore.ts"

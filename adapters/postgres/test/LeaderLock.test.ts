@@ -1,0 +1,92 @@
+/**
+ * The leader lock: the in-memory twin (leases on the TestClock) and two contenders on server PostgreSQL
+ * (TEST_DATABASE_URL): exactly one holds the lock; when the leader's connection dies the other takes over.
+ */
+import { randomUUID } from "node:crypto"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import pg from "pg"
+import { makeMemoryLeaderLock } from "../../memory/src/MemoryLeaderLock.ts"
+import { makePgLeaderLock, pgliteLeaderLock } from "../src/PgLeaderLock.ts"
+import { TEST_DATABASE_URL } from "./support.ts"
+
+describe("memory leader lock", () => {
+  it.effect("one holder at a time; a lapsed lease is taken over; release frees it", () =>
+    Effect.gen(function* () {
+      const lock = makeMemoryLeaderLock()
+      assert.isTrue(yield* lock.acquire("ingest", "a", 10_000))
+      assert.isFalse(yield* lock.acquire("ingest", "b", 10_000))
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue(yield* lock.renew("ingest", "a", 10_000))
+      yield* TestClock.adjust("9 seconds")
+      assert.isFalse(yield* lock.acquire("ingest", "b", 10_000), "renewed lease still runs")
+      yield* TestClock.adjust("2 seconds")
+      // a stopped renewing: its lease ran out, b takes over and a learns it lost the lock.
+      assert.isTrue(yield* lock.acquire("ingest", "b", 10_000))
+      assert.isFalse(yield* lock.renew("ingest", "a", 10_000))
+      yield* lock.release("ingest", "a")
+      assert.isFalse(yield* lock.acquire("ingest", "a", 10_000), "a release by a non-holder changes nothing")
+      yield* lock.release("ingest", "b")
+      assert.isTrue(yield* lock.acquire("ingest", "a", 10_000))
+    })
+  )
+
+  it.effect("PGlite: the one process is always the leader", () =>
+    Effect.gen(function* () {
+      assert.isTrue(yield* pgliteLeaderLock.acquire("ingest", "a", 1))
+      assert.isTrue(yield* pgliteLeaderLock.renew("ingest", "a", 1))
+    })
+  )
+})
+
+if (TEST_DATABASE_URL === undefined) {
+  describe.skip("postgresql leader lock (skipped: TEST_DATABASE_URL is not set)", () => {})
+} else {
+  const url = TEST_DATABASE_URL
+  describe("postgresql leader lock", () => {
+    it.live("two contenders: one leads; killing the leader's connection hands the lock to the other", () =>
+      Effect.gen(function* () {
+        const name = `md-test-${randomUUID()}`
+        const one = makePgLeaderLock(url)
+        const two = makePgLeaderLock(url)
+        yield* Effect.addFinalizer(() => Effect.andThen(one.close, two.close))
+        {
+          assert.isTrue(yield* one.acquire(name, "one", 15_000))
+          assert.isFalse(yield* two.acquire(name, "two", 15_000), "the second contender waits")
+          assert.isTrue(yield* one.renew(name, "one", 15_000))
+          assert.isFalse(yield* two.renew(name, "two", 15_000))
+
+          // The leader's connection dies (as when its process is killed): the server drops the session lock.
+          const killed = yield* Effect.promise(async () => {
+            const admin = new pg.Client({ connectionString: url })
+            await admin.connect()
+            try {
+              const r = await admin.query<{ n: number }>(
+                `select count(pg_terminate_backend(l.pid))::int as n from pg_locks l
+                  where l.locktype = 'advisory' and l.granted and l.objid::int = hashtext($1)`,
+                [name]
+              )
+              return r.rows[0]?.n ?? 0
+            } finally {
+              await admin.end()
+            }
+          })
+          assert.strictEqual(killed, 1)
+          // The other contender takes over on its next attempt (the schedule retries every few seconds).
+          let took = false
+          for (let i = 0; i < 50 && !took; i++) {
+            took = yield* two.acquire(name, "two", 15_000)
+            if (!took) yield* Effect.sleep("100 millis")
+          }
+          assert.isTrue(took, "the second contender took over")
+          assert.isFalse(yield* one.renew(name, "one", 15_000), "the dead leader learns it lost the lock")
+          assert.isFalse(yield* one.acquire(name, "one", 15_000), "and cannot take it back while two leads")
+
+          yield* two.release(name, "two")
+          assert.isTrue(yield* one.acquire(name, "one", 15_000), "released: free again")
+        }
+      }).pipe(Effect.scoped)
+    )
+  })
+}
