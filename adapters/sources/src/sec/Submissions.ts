@@ -28,7 +28,7 @@ import type { SecFormatError } from "./SecFormatError.ts"
  * document the filing's index page is the address.
  */
 export const filingDocumentUrl = (cik: string, accession: string, primaryDocument: string): string => {
-  const folder = `https://www.sec.gov/Archives/edgar/data/${String(BigInt(cik))}/${accession.replaceAll("-", "")}`
+  const folder = `https://www.sec.gov/Archives/edgar/data/${cik.replace(/^0+(?=\d)/, "")}/${accession.replaceAll("-", "")}`
   return primaryDocument === "" ? `${folder}/${accession}-index.htm` : `${folder}/${primaryDocument}`
 }
 
@@ -41,13 +41,17 @@ const acceptancePattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.
  * 5:30 pm Eastern cut-off gets. So the clock reading is taken as America/New_York time (daylight saving applied)
  * and converted.
  */
-export const acceptanceToUtc = (text: string, path: string): string => {
+const readAcceptance = (text: string, path: string): string => {
   const m = acceptancePattern.exec(text)
   if (m === null) return problem(path, `expected an acceptance date-time, got ${JSON.stringify(text)}`)
   const millis = m[7] === undefined ? 0 : Number(m[7].padEnd(3, "0"))
   const utcMs = newYorkToUtcMs(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
   return new Date(utcMs + millis).toISOString()
 }
+
+/** `readAcceptance` for one value: the feed's `acceptanceDateTime` text as true UTC (ISO 8601). */
+export const acceptanceToUtc = (text: string): Result.Result<string, SecFormatError> =>
+  runParser("submissions", () => readAcceptance(text, "acceptanceDateTime"))
 
 const optionalText = (value: unknown, path: string): string | null => {
   const text = asOptionalString(value, path)
@@ -96,7 +100,7 @@ const readFilingColumns = (columns: JsonObject, cik: string, path: string): Read
       accession: accessionNumber,
       form: asString(cell("form", i), at("form")),
       filedAt: asDate(cell("filingDate", i), at("filingDate")),
-      acceptedAt: acceptanceToUtc(
+      acceptedAt: readAcceptance(
         asString(cell("acceptanceDateTime", i), at("acceptanceDateTime")),
         at("acceptanceDateTime")
       ),

@@ -35,7 +35,13 @@ export const parseXmlRoot = (text: string, rootName: string): XmlElement => {
       verdict.err.col === undefined ? `line ${verdict.err.line}` : `line ${verdict.err.line}, column ${verdict.err.col}`
     return problem(`<${rootName}>`, `not well-formed XML at ${where}: ${verdict.err.msg}`)
   }
-  const document = parser.parse(body) as XmlElement
+  // The validator passes a few documents the parser still rejects (a damaged declaration): same answer.
+  let document: XmlElement
+  try {
+    document = parser.parse(body) as XmlElement
+  } catch (error) {
+    return problem(`<${rootName}>`, `not well-formed XML: ${error instanceof Error ? error.message : String(error)}`)
+  }
   const roots = document[rootName]
   if (!Array.isArray(roots) || roots.length !== 1) {
     const found = Object.keys(document).filter((key) => !key.startsWith("@_") && key !== "#text")

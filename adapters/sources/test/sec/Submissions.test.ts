@@ -15,11 +15,12 @@ describe("filing addresses and acceptance times", () => {
   })
 
   it("reads the feed's acceptance clock as New York time, daylight saving included", () => {
-    assert.strictEqual(acceptanceToUtc("2025-10-30T16:30:35.000Z", "t"), "2025-10-30T20:30:35.000Z")
-    assert.strictEqual(acceptanceToUtc("2026-01-29T16:30:33.000Z", "t"), "2026-01-29T21:30:33.000Z")
+    assert.strictEqual(parsed(acceptanceToUtc("2025-10-30T16:30:35.000Z")), "2025-10-30T20:30:35.000Z")
+    assert.strictEqual(parsed(acceptanceToUtc("2026-01-29T16:30:33.000Z")), "2026-01-29T21:30:33.000Z")
     // The hour after the spring-forward change and the repeated hour of the fall-back change.
-    assert.strictEqual(acceptanceToUtc("2025-03-09T03:30:00.000Z", "t"), "2025-03-09T07:30:00.000Z")
-    assert.strictEqual(acceptanceToUtc("2025-11-02T00:30:00.000Z", "t"), "2025-11-02T04:30:00.000Z")
+    assert.strictEqual(parsed(acceptanceToUtc("2025-03-09T03:30:00.000Z")), "2025-03-09T07:30:00.000Z")
+    assert.strictEqual(parsed(acceptanceToUtc("2025-11-02T00:30:00.000Z")), "2025-11-02T04:30:00.000Z")
+    assert.include(refused(acceptanceToUtc("26/02/2026 18:34")).message, "expected an acceptance date-time")
   })
 })
 
