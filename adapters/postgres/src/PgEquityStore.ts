@@ -1,0 +1,719 @@
+/**
+ * The equity store on PostgreSQL (server or PGlite), over the tables of `infra/migrations/2026-11-23T0200_equity.ts`.
+ * Filed figures live in `numeric` columns and come back as the same decimal strings; writes go in batches
+ * through `insertInChunks`, idempotent on each table's natural key. Child rows (Form 4 transactions, 13F
+ * holdings) are written before their report, so a reader never sees a report without its rows.
+ */
+import { Effect, Layer } from "effect"
+import { type Kysely, sql } from "kysely"
+import {
+  type CompanyCoverage,
+  type CompanyHoldings,
+  type DailyBar,
+  EquityStore
+} from "../../../core/src/equity/EquityStore.ts"
+import { issuerNameKey } from "../../../core/src/equity/Holders.ts"
+import type {
+  Company,
+  Fact,
+  Filing,
+  Holding,
+  InsiderTransaction,
+  OwnershipReport,
+  ReportingOwner
+} from "../../../core/src/equity/Model.ts"
+import { insertInChunks } from "./Bulk.ts"
+import type { Database } from "./Database.ts"
+import { num } from "./Database.ts"
+import { query } from "./Errors.ts"
+
+interface CompaniesTable {
+  cik: string
+  name: string
+  tickers: unknown
+  exchanges: unknown
+  sic: string | null
+  sic_description: string | null
+  fiscal_year_end: string | null
+  former_names: unknown
+}
+
+interface TickersTable {
+  cik: string
+  ticker: string
+  name: string
+  exchange: string | null
+}
+
+interface FactsTable {
+  cik: string
+  taxonomy: string
+  concept: string
+  unit: string
+  start_date: string
+  end_date: string
+  accession: string
+  value: string
+  fy: number | null
+  fp: string | null
+  form: string
+  filed: string
+  frame: string | null
+}
+
+interface FilingsTable {
+  cik: string
+  accession: string
+  form: string
+  filed_at: string
+  accepted_at: string
+  report_date: string | null
+  primary_document: string
+  primary_doc_description: string | null
+  items: string | null
+  is_xbrl: boolean
+  url: string
+}
+
+interface OwnershipReportsTable {
+  accession: string
+  issuer_cik: string
+  form: string
+  filed_at: string
+  period_of_report: string
+  issuer_name: string
+  issuer_ticker: string
+  owners: unknown
+  date_of_original_submission: string | null
+}
+
+interface InsiderTransactionsTable {
+  accession: string
+  seq: number
+  table_kind: "non_derivative" | "derivative"
+  security_title: string
+  transaction_date: string
+  code: string
+  acquired_disposed: "A" | "D"
+  shares: string
+  price_per_share: string | null
+  shares_owned_after: string | null
+  direct_indirect: "D" | "I"
+  exercise_price: string | null
+  underlying_shares: string | null
+  footnotes: unknown
+}
+
+interface HoldingsReportsTable {
+  accession: string
+  filer_cik: string
+  filer_name: string
+  form: string
+  filed_at: string
+  report_period: string
+}
+
+interface HoldingsTable {
+  accession: string
+  seq: number
+  name_of_issuer: string
+  issuer_key: string
+  title_of_class: string
+  cusip: string
+  value_usd: string
+  shares: string
+  shares_type: "SH" | "PRN"
+  put_call: "Put" | "Call" | null
+  investment_discretion: string
+  voting_sole: string
+  voting_shared: string
+  voting_none: string
+}
+
+interface SecuritiesTable {
+  cusip: string
+  cik: string
+}
+
+interface BarsTable {
+  cik: string
+  t_ms: string | number
+  o: number
+  h: number
+  l: number
+  c: number
+  v: number
+}
+
+/** The equity tables as kysely sees them. */
+export interface EquityTables {
+  equity_companies: CompaniesTable
+  equity_tickers: TickersTable
+  equity_facts: FactsTable
+  equity_filings: FilingsTable
+  equity_ownership_reports: OwnershipReportsTable
+  equity_insider_transactions: InsiderTransactionsTable
+  equity_holdings_reports: HoldingsReportsTable
+  equity_holdings: HoldingsTable
+  equity_securities: SecuritiesTable
+  equity_bars: BarsTable
+}
+
+/** Every equity table, children before parents (the order to empty them in). */
+export const EquityTableNames: ReadonlyArray<keyof EquityTables> = [
+  "equity_insider_transactions",
+  "equity_ownership_reports",
+  "equity_holdings",
+  "equity_holdings_reports",
+  "equity_securities",
+  "equity_bars",
+  "equity_facts",
+  "equity_filings",
+  "equity_tickers",
+  "equity_companies"
+]
+
+const json = <A>(v: unknown): A => (typeof v === "string" ? (JSON.parse(v) as A) : (v as A))
+
+const companyFromRow = (r: CompaniesTable): Company => ({
+  cik: r.cik,
+  name: r.name,
+  tickers: json(r.tickers),
+  exchanges: json(r.exchanges),
+  sic: r.sic,
+  sicDescription: r.sic_description,
+  fiscalYearEnd: r.fiscal_year_end,
+  formerNames: json(r.former_names)
+})
+
+const factFromRow = (r: FactsTable): Fact => ({
+  taxonomy: r.taxonomy,
+  concept: r.concept,
+  unit: r.unit,
+  value: r.value,
+  start: r.start_date === "" ? null : r.start_date,
+  end: r.end_date,
+  fy: r.fy,
+  fp: r.fp,
+  form: r.form,
+  accession: r.accession,
+  filed: r.filed,
+  frame: r.frame
+})
+
+const filingFromRow = (r: FilingsTable): Filing => ({
+  accession: r.accession,
+  form: r.form,
+  filedAt: r.filed_at,
+  acceptedAt: r.accepted_at,
+  reportDate: r.report_date,
+  primaryDocument: r.primary_document,
+  primaryDocDescription: r.primary_doc_description,
+  items: r.items,
+  isXbrl: r.is_xbrl,
+  url: r.url
+})
+
+const transactionFromRow = (r: InsiderTransactionsTable): InsiderTransaction => ({
+  table: r.table_kind,
+  securityTitle: r.security_title,
+  transactionDate: r.transaction_date,
+  code: r.code,
+  acquiredDisposed: r.acquired_disposed,
+  shares: r.shares,
+  pricePerShare: r.price_per_share,
+  sharesOwnedAfter: r.shares_owned_after,
+  directIndirect: r.direct_indirect,
+  exercisePrice: r.exercise_price,
+  underlyingShares: r.underlying_shares,
+  footnotes: json(r.footnotes)
+})
+
+const holdingFromRow = (r: HoldingsTable): Holding => ({
+  nameOfIssuer: r.name_of_issuer,
+  titleOfClass: r.title_of_class,
+  cusip: r.cusip,
+  valueUsd: r.value_usd,
+  shares: r.shares,
+  sharesType: r.shares_type,
+  putCall: r.put_call,
+  investmentDiscretion: r.investment_discretion,
+  votingSole: r.voting_sole,
+  votingShared: r.voting_shared,
+  votingNone: r.voting_none
+})
+
+const barFromRow = (r: BarsTable): DailyBar => ({ tMs: num(r.t_ms), o: r.o, h: r.h, l: r.l, c: r.c, v: r.v })
+
+export const makePgEquityStore = (database: Database): EquityStore["Service"] => {
+  const db = database.db as unknown as Kysely<EquityTables>
+
+  /** The company's CUSIPs, or (without any) the normalized issuer name its 13F rows are matched by. */
+  const matchOf = (cik: string) =>
+    Effect.gen(function* () {
+      const cusips = yield* query("equity.securities", () =>
+        db.selectFrom("equity_securities").select("cusip").where("cik", "=", cik).execute()
+      )
+      if (cusips.length > 0) return { cusips: cusips.map((c) => c.cusip), key: undefined }
+      const company = yield* query("equity.company", () =>
+        db.selectFrom("equity_companies").select("name").where("cik", "=", cik).executeTakeFirst()
+      )
+      const key = company === undefined ? "" : issuerNameKey(company.name)
+      return { cusips: [] as Array<string>, key: key.length > 0 ? key : undefined }
+    })
+
+  const holdings = (cik: string): Effect.Effect<CompanyHoldings> =>
+    Effect.gen(function* () {
+      const match = yield* matchOf(cik)
+      if (match.cusips.length === 0 && match.key === undefined) return { reports: [], holdings: [] }
+      const rows = yield* query("equity.holdings", () => {
+        let q = db.selectFrom("equity_holdings").selectAll()
+        q =
+          match.cusips.length > 0
+            ? q.where(sql<boolean>`upper(cusip) in (${sql.join(match.cusips)})`)
+            : q.where("issuer_key", "=", match.key as string)
+        return q.orderBy("accession").orderBy("seq").execute()
+      })
+      if (rows.length === 0) return { reports: [], holdings: [] }
+      const accessions = [...new Set(rows.map((r) => r.accession))]
+      const filers = yield* query("equity.holdings.filers", () =>
+        db
+          .selectFrom("equity_holdings_reports")
+          .select("filer_cik")
+          .distinct()
+          .where("accession", "in", accessions)
+          .execute()
+      )
+      if (filers.length === 0) return { reports: [], holdings: [] }
+      const reports = yield* query("equity.holdings.reports", () =>
+        db
+          .selectFrom("equity_holdings_reports")
+          .selectAll()
+          .where(
+            "filer_cik",
+            "in",
+            filers.map((f) => f.filer_cik)
+          )
+          .orderBy(sql`accession collate "C"`)
+          .execute()
+      )
+      const known = new Set(reports.map((r) => r.accession))
+      return {
+        reports: reports.map((r) => ({
+          filerCik: r.filer_cik,
+          filerName: r.filer_name,
+          accession: r.accession,
+          form: r.form,
+          filedAt: r.filed_at,
+          reportPeriod: r.report_period
+        })),
+        // Rows of a report whose parent row is not written yet are not visible.
+        holdings: rows
+          .filter((r) => known.has(r.accession))
+          .map((r) => ({ accession: r.accession, holding: holdingFromRow(r) }))
+      }
+    })
+
+  return {
+    putCompany: (c) =>
+      insertInChunks(
+        db,
+        "equity_companies",
+        [
+          {
+            cik: c.cik,
+            name: c.name,
+            tickers: JSON.stringify(c.tickers),
+            exchanges: JSON.stringify(c.exchanges),
+            sic: c.sic,
+            sic_description: c.sicDescription,
+            fiscal_year_end: c.fiscalYearEnd,
+            former_names: JSON.stringify(c.formerNames)
+          }
+        ],
+        {
+          key: ["cik"],
+          update: ["name", "tickers", "exchanges", "sic", "sic_description", "fiscal_year_end", "former_names"]
+        }
+      ).pipe(Effect.asVoid),
+
+    putTickers: (entries) =>
+      insertInChunks(
+        db,
+        "equity_tickers",
+        dedupeBy(entries, (e) => `${e.cik}|${e.ticker}`, "last").map((e) => ({
+          cik: e.cik,
+          ticker: e.ticker,
+          name: e.name,
+          exchange: e.exchange
+        })),
+        { key: ["cik", "ticker"], update: ["name", "exchange"] }
+      ),
+
+    putFacts: (cik, facts) =>
+      insertInChunks(
+        db,
+        "equity_facts",
+        dedupeBy(facts, (f) => [f.taxonomy, f.concept, f.unit, f.start ?? "", f.end, f.accession].join("|")).map(
+          (f) => ({
+            cik,
+            taxonomy: f.taxonomy,
+            concept: f.concept,
+            unit: f.unit,
+            start_date: f.start ?? "",
+            end_date: f.end,
+            accession: f.accession,
+            value: f.value,
+            fy: f.fy,
+            fp: f.fp,
+            form: f.form,
+            filed: f.filed,
+            frame: f.frame
+          })
+        ),
+        { key: ["cik", "concept", "taxonomy", "unit", "start_date", "end_date", "accession"] }
+      ),
+
+    putFilings: (cik, filings) =>
+      insertInChunks(
+        db,
+        "equity_filings",
+        dedupeBy(filings, (f) => f.accession).map((f) => ({
+          cik,
+          accession: f.accession,
+          form: f.form,
+          filed_at: f.filedAt,
+          accepted_at: f.acceptedAt,
+          report_date: f.reportDate,
+          primary_document: f.primaryDocument,
+          primary_doc_description: f.primaryDocDescription,
+          items: f.items,
+          is_xbrl: f.isXbrl,
+          url: f.url
+        })),
+        { key: ["cik", "accession"] }
+      ),
+
+    putOwnershipReports: (reports) =>
+      Effect.gen(function* () {
+        const unique = dedupeBy(reports, (r) => r.accession)
+        yield* insertInChunks(
+          db,
+          "equity_insider_transactions",
+          unique.flatMap((r) =>
+            r.transactions.map((t, seq) => ({
+              accession: r.accession,
+              seq,
+              table_kind: t.table,
+              security_title: t.securityTitle,
+              transaction_date: t.transactionDate,
+              code: t.code,
+              acquired_disposed: t.acquiredDisposed,
+              shares: t.shares,
+              price_per_share: t.pricePerShare,
+              shares_owned_after: t.sharesOwnedAfter,
+              direct_indirect: t.directIndirect,
+              exercise_price: t.exercisePrice,
+              underlying_shares: t.underlyingShares,
+              footnotes: JSON.stringify(t.footnotes)
+            }))
+          ),
+          { key: ["accession", "seq"] }
+        )
+        return yield* insertInChunks(
+          db,
+          "equity_ownership_reports",
+          unique.map((r) => ({
+            accession: r.accession,
+            issuer_cik: r.issuerCik,
+            form: r.form,
+            filed_at: r.filedAt,
+            period_of_report: r.periodOfReport,
+            issuer_name: r.issuerName,
+            issuer_ticker: r.issuerTicker,
+            owners: JSON.stringify(r.owners),
+            date_of_original_submission: r.dateOfOriginalSubmission
+          })),
+          { key: ["accession"] }
+        )
+      }),
+
+    putHoldingsReports: (reports) =>
+      Effect.gen(function* () {
+        const unique = dedupeBy(reports, (r) => r.accession)
+        yield* insertInChunks(
+          db,
+          "equity_holdings",
+          unique.flatMap((r) =>
+            r.holdings.map((h, seq) => ({
+              accession: r.accession,
+              seq,
+              name_of_issuer: h.nameOfIssuer,
+              issuer_key: issuerNameKey(h.nameOfIssuer),
+              title_of_class: h.titleOfClass,
+              cusip: h.cusip,
+              value_usd: h.valueUsd,
+              shares: h.shares,
+              shares_type: h.sharesType,
+              put_call: h.putCall,
+              investment_discretion: h.investmentDiscretion,
+              voting_sole: h.votingSole,
+              voting_shared: h.votingShared,
+              voting_none: h.votingNone
+            }))
+          ),
+          { key: ["accession", "seq"] }
+        )
+        return yield* insertInChunks(
+          db,
+          "equity_holdings_reports",
+          unique.map((r) => ({
+            accession: r.accession,
+            filer_cik: r.filerCik,
+            filer_name: r.filerName,
+            form: r.form,
+            filed_at: r.filedAt,
+            report_period: r.reportPeriod
+          })),
+          { key: ["accession"] }
+        )
+      }),
+
+    putSecurities: (cik, cusips) =>
+      insertInChunks(
+        db,
+        "equity_securities",
+        [...new Set(cusips.map((c) => c.toUpperCase()))].map((cusip) => ({ cusip, cik })),
+        { key: ["cusip"], update: ["cik"] }
+      ).pipe(Effect.asVoid),
+
+    putBars: (cik, bars) =>
+      insertInChunks(
+        db,
+        "equity_bars",
+        dedupeBy(bars, (b) => String(b.tMs), "last").map((b) => ({
+          cik,
+          t_ms: b.tMs,
+          o: b.o,
+          h: b.h,
+          l: b.l,
+          c: b.c,
+          v: b.v
+        })),
+        { key: ["cik", "t_ms"], update: ["o", "h", "l", "c", "v"] }
+      ),
+
+    companies: query("equity.companies", () =>
+      db.selectFrom("equity_companies").selectAll().orderBy(sql`cik collate "C"`).execute()
+    ).pipe(Effect.map((rows) => rows.map(companyFromRow))),
+
+    company: (cik) =>
+      query("equity.company", () =>
+        db.selectFrom("equity_companies").selectAll().where("cik", "=", cik).executeTakeFirst()
+      ).pipe(Effect.map((r) => (r === undefined ? undefined : companyFromRow(r)))),
+
+    tickers: query("equity.tickers", () =>
+      db
+        .selectFrom("equity_tickers")
+        .selectAll()
+        .orderBy(sql`cik collate "C"`)
+        .orderBy(sql`ticker collate "C"`)
+        .execute()
+    ).pipe(
+      Effect.map((rows) => rows.map((r) => ({ cik: r.cik, ticker: r.ticker, name: r.name, exchange: r.exchange })))
+    ),
+
+    facts: (cik, concepts) =>
+      Effect.suspend(() => {
+        if (concepts !== undefined && concepts.length === 0) return Effect.succeed([])
+        return query("equity.facts", () => {
+          let q = db.selectFrom("equity_facts").selectAll().where("cik", "=", cik)
+          if (concepts !== undefined) q = q.where("concept", "in", [...concepts])
+          return q.execute()
+        }).pipe(Effect.map((rows) => rows.map(factFromRow)))
+      }),
+
+    filings: (cik) =>
+      query("equity.filings", () =>
+        db
+          .selectFrom("equity_filings")
+          .selectAll()
+          .where("cik", "=", cik)
+          .orderBy(sql`accepted_at collate "C" desc`)
+          .orderBy(sql`accession collate "C" desc`)
+          .execute()
+      ).pipe(Effect.map((rows) => rows.map(filingFromRow))),
+
+    ownershipReports: (issuerCik) =>
+      Effect.gen(function* () {
+        const reports = yield* query("equity.ownership", () =>
+          db
+            .selectFrom("equity_ownership_reports")
+            .selectAll()
+            .where("issuer_cik", "=", issuerCik)
+            .orderBy(sql`filed_at collate "C"`)
+            .orderBy(sql`accession collate "C"`)
+            .execute()
+        )
+        if (reports.length === 0) return []
+        const transactions = yield* query("equity.ownership.transactions", () =>
+          db
+            .selectFrom("equity_insider_transactions")
+            .selectAll()
+            .where(
+              "accession",
+              "in",
+              reports.map((r) => r.accession)
+            )
+            .orderBy("accession")
+            .orderBy("seq")
+            .execute()
+        )
+        const byAccession = new Map<string, Array<InsiderTransaction>>()
+        for (const t of transactions) {
+          const list = byAccession.get(t.accession) ?? []
+          list.push(transactionFromRow(t))
+          byAccession.set(t.accession, list)
+        }
+        return reports.map(
+          (r): OwnershipReport => ({
+            form: r.form,
+            accession: r.accession,
+            filedAt: r.filed_at,
+            periodOfReport: r.period_of_report,
+            issuerCik: r.issuer_cik,
+            issuerName: r.issuer_name,
+            issuerTicker: r.issuer_ticker,
+            owners: json<ReadonlyArray<ReportingOwner>>(r.owners),
+            transactions: byAccession.get(r.accession) ?? [],
+            dateOfOriginalSubmission: r.date_of_original_submission
+          })
+        )
+      }),
+
+    holdings,
+
+    bars: (cik, range) =>
+      query("equity.bars", () => {
+        let q = db.selectFrom("equity_bars").selectAll().where("cik", "=", cik)
+        if (range.fromMs !== undefined) q = q.where("t_ms", ">=", range.fromMs)
+        if (range.toMs !== undefined) q = q.where("t_ms", "<=", range.toMs)
+        q = q.orderBy("t_ms", "desc")
+        if (range.limit !== undefined) q = q.limit(range.limit)
+        return q.execute()
+      }).pipe(Effect.map((rows) => rows.map(barFromRow).reverse())),
+
+    coverage: (only) =>
+      Effect.gen(function* () {
+        const companies = yield* query("equity.coverage.companies", () => {
+          let q = db.selectFrom("equity_companies").select(["cik", "name"])
+          if (only !== undefined) q = q.where("cik", "=", only)
+          return q.orderBy(sql`cik collate "C"`).execute()
+        })
+        if (companies.length === 0) return []
+        const ciks = companies.map((c) => c.cik)
+        const facts = yield* query("equity.coverage.facts", () =>
+          db
+            .selectFrom("equity_facts")
+            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed)`.as("last")])
+            .where("cik", "in", ciks)
+            .groupBy("cik")
+            .execute()
+        )
+        const filings = yield* query("equity.coverage.filings", () =>
+          db
+            .selectFrom("equity_filings")
+            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed_at)`.as("last")])
+            .where("cik", "in", ciks)
+            .groupBy("cik")
+            .execute()
+        )
+        const bars = yield* query("equity.coverage.bars", () =>
+          db
+            .selectFrom("equity_bars")
+            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(t_ms)`.as("last")])
+            .where("cik", "in", ciks)
+            .groupBy("cik")
+            .execute()
+        )
+        const byCusip = yield* query("equity.coverage.holders", () =>
+          db
+            .selectFrom("equity_securities as s")
+            .select("s.cik")
+            .distinct()
+            .where("s.cik", "in", ciks)
+            .where(({ exists, selectFrom }) =>
+              exists(
+                selectFrom("equity_holdings as h")
+                  .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
+                  .select(sql`1`.as("one"))
+                  .where(sql<boolean>`upper(h.cusip) = s.cusip`)
+              )
+            )
+            .execute()
+        )
+        const withCusips = yield* query("equity.coverage.securities", () =>
+          db.selectFrom("equity_securities").select("cik").distinct().where("cik", "in", ciks).execute()
+        )
+        const hasCusips = new Set(withCusips.map((r) => r.cik))
+        const nameKeys = companies
+          .filter((c) => !hasCusips.has(c.cik))
+          .map((c) => issuerNameKey(c.name))
+          .filter((k) => k.length > 0)
+        const byName =
+          nameKeys.length === 0
+            ? []
+            : yield* query("equity.coverage.names", () =>
+                db
+                  .selectFrom("equity_holdings as h")
+                  .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
+                  .select("h.issuer_key")
+                  .distinct()
+                  .where("h.issuer_key", "in", nameKeys)
+                  .execute()
+              )
+        const held = new Set([...byCusip.map((r) => r.cik)])
+        const heldNames = new Set(byName.map((r) => r.issuer_key))
+        const index = <R extends { cik: string }>(rows: ReadonlyArray<R>) => new Map(rows.map((r) => [r.cik, r]))
+        const f = index(facts)
+        const fl = index(filings)
+        const b = index(bars)
+        return companies.map((c): CompanyCoverage => {
+          const lastFact = f.get(c.cik)?.last ?? null
+          const lastFiling = fl.get(c.cik)?.last ?? null
+          const lastFiledAt =
+            lastFact === null
+              ? lastFiling
+              : lastFiling === null
+                ? lastFact
+                : lastFact > lastFiling
+                  ? lastFact
+                  : lastFiling
+          const lastBar = b.get(c.cik)?.last ?? null
+          return {
+            cik: c.cik,
+            facts: num(f.get(c.cik)?.n ?? 0),
+            filings: num(fl.get(c.cik)?.n ?? 0),
+            lastFiledAt,
+            bars: num(b.get(c.cik)?.n ?? 0),
+            lastBarMs: lastBar === null ? null : num(lastBar),
+            hasHolders: hasCusips.has(c.cik) ? held.has(c.cik) : heldNames.has(issuerNameKey(c.name))
+          }
+        })
+      })
+  }
+}
+
+/**
+ * One row per key, as the memory twin keeps them: the first of a batch where the store ignores repeats
+ * (`do nothing`), the last where a repeat replaces (`keep: "last"`, the upserted tables).
+ */
+const dedupeBy = <A>(xs: ReadonlyArray<A>, key: (a: A) => string, keep: "first" | "last" = "first"): Array<A> => {
+  const seen = new Map<string, A>()
+  for (const x of xs) if (keep === "last" || !seen.has(key(x))) seen.set(key(x), x)
+  return [...seen.values()]
+}
+
+/** The equity store on an open database (PGlite or PostgreSQL) whose migrations include the equity tables. */
+export const layerPgEquityStore = (database: Database): Layer.Layer<EquityStore> =>
+  Layer.succeed(EquityStore)(makePgEquityStore(database))
