@@ -237,6 +237,19 @@ export const CryptoAssets: ReadonlyArray<CryptoAsset> = [
     listings: [{ venue: "dex", market: "spot", symbol: "WBTC/USDC" }]
   },
 
+  {
+    // Shares the symbol TON with Toncoin: `resolve` must warn rather than pick.
+    id: "crypto:tokamak-network",
+    symbol: "TON",
+    name: "Tokamak Network",
+    tier: "contract_token",
+    networks: ["ethereum"],
+    contracts: { ethereum: "0x2be5e8c109e2197d077d13a82daead6a9b3433c5" },
+    aliases: [],
+    circulatingSupply: 60_000_000,
+    listings: [{ venue: "dex", market: "spot", symbol: "TON/WETH" }]
+  },
+
   // A price feed and nothing else.
   {
     id: "crypto:monero",

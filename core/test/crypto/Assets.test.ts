@@ -42,5 +42,7 @@ describe("crypto asset registry", () => {
   it("finds assets by symbol regardless of case", () => {
     expect(cryptoAssetsBySymbol("sol").map((a) => a.id)).toEqual(["crypto:solana"])
     expect(cryptoAssetsBySymbol("ZZZZ")).toEqual([])
+    // A symbol two crypto assets share, for `resolve`'s collision warnings.
+    expect(cryptoAssetsBySymbol("TON").map((a) => a.id)).toEqual(["crypto:toncoin", "crypto:tokamak-network"])
   })
 })

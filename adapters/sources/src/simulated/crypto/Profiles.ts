@@ -71,6 +71,7 @@ export const AssetProfiles: Readonly<Record<string, AssetProfile>> = {
   "crypto:mog-coin": p(0.000_000_3, 1.5, 0.5, 0, 0.01 * B, 0.1 * M, 0.3),
   "crypto:popcat": p(0.12, 1.4, 0.5, 0, 0.02 * B, 0.15 * M, 0.2),
   "crypto:aerodrome": p(0.7, 1.2, 0.55, 0, 0.03 * B, 0.3 * M, 0.1),
+  "crypto:tokamak-network": p(1.4, 1.1, 0.5, 0, 0.005 * B, 0.08 * M, 0.25),
   "crypto:wrapped-bitcoin": { ...p(95_000, 0.5, 1, 0, 0.2 * B, 2 * M, 0.03), peg: "crypto:bitcoin" },
   "crypto:monero": p(380, 0.6, 0.4, 0, 0.08 * B, 0.4 * M, 0.05)
 }
