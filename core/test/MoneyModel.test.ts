@@ -5,9 +5,10 @@
  *
  * fast-check generates programs: paid requests (delivered, refused in a batch, unknown asset, transient
  * failure) with or without an idempotency key from a small pool (so duplicates and different requests under
- * one key are frequent), top-ups, crashes (a request left in flight holding credits and its idempotency
- * record, as if its process died), interruptions of such requests, and TestClock jumps around the 60 s lease
- * and the 24 h replay window (+-1 s). After every step the service must agree with the model:
+ * one key are frequent), repeats, bursts of identical concurrent requests (duplicates in flight under one
+ * key, or a race for the balance without one), top-ups, crashes (a request left in flight holding credits and
+ * its idempotency record, as if its process died), interruptions of such requests, and TestClock jumps around
+ * the 60 s lease and the 24 h replay window (+-1 s). After every step the service must agree with the model:
  *
  * - each answer's status, error code and charge are the model's;
  * - an idempotency key executes at most once per 24 h window unless released (transient failure, 402,
@@ -53,28 +54,49 @@ interface PaidRequest {
   readonly hold: number
   /** What it answers when it runs. */
   readonly natural: Natural
+  /** Assets the plane computes when it runs (a batch stops at its first failing asset). */
+  readonly computes: number
 }
 
 const REQUESTS: ReadonlyArray<PaidRequest> = [
-  { op: "price", query: "id=crypto:bitcoin", hold: 1, natural: { status: 200, charge: 1 } },
-  { op: "price", query: "id=crypto:ethereum", hold: 1, natural: { status: 200, charge: 1 } },
-  { op: "read", query: "id=eq:320193:AAPL", hold: 5, natural: { status: 200, charge: 5 } },
-  { op: "funding", query: "id=crypto:solana", hold: 3, natural: { status: 200, charge: 3 } },
+  { op: "price", query: "id=crypto:bitcoin", hold: 1, natural: { status: 200, charge: 1 }, computes: 1 },
+  { op: "price", query: "id=crypto:ethereum", hold: 1, natural: { status: 200, charge: 1 }, computes: 1 },
+  { op: "read", query: "id=eq:320193:AAPL", hold: 5, natural: { status: 200, charge: 5 }, computes: 1 },
+  { op: "funding", query: "id=crypto:solana", hold: 3, natural: { status: 200, charge: 3 }, computes: 1 },
   // A batch with one unknown asset: holds both, charges the delivered one.
-  { op: "funding", query: "ids=crypto:bitcoin,crypto:nope", hold: 6, natural: { status: 200, charge: 3 } },
+  {
+    op: "funding",
+    query: "ids=crypto:bitcoin,crypto:nope",
+    hold: 6,
+    natural: { status: 200, charge: 3 },
+    computes: 2
+  },
   // A single unknown asset: an error answer, uncharged, and (not transient) stored under its key.
-  { op: "price", query: "id=crypto:nope", hold: 1, natural: { status: 404, code: "unknown_asset" } },
+  { op: "price", query: "id=crypto:nope", hold: 1, natural: { status: 404, code: "unknown_asset" }, computes: 1 },
   // A transient failure: the hold and the idempotency record are released.
-  { op: "price", query: "id=crypto:flaky", hold: 1, natural: { status: 503, code: "source_unavailable" } },
+  {
+    op: "price",
+    query: "id=crypto:flaky",
+    hold: 1,
+    natural: { status: 503, code: "source_unavailable" },
+    computes: 1
+  },
   {
     op: "read",
     query: "ids=crypto:flaky,crypto:bitcoin",
     hold: 2,
-    natural: { status: 503, code: "source_unavailable" }
+    natural: { status: 503, code: "source_unavailable" },
+    computes: 1
   }
 ]
 /** The request a crash leaves in flight: it waits forever (the test plane's gate is never opened). */
-const SLOW: PaidRequest = { op: "price", query: "id=crypto:slow", hold: 1, natural: { status: 200, charge: 1 } }
+const SLOW: PaidRequest = {
+  op: "price",
+  query: "id=crypto:slow",
+  hold: 1,
+  natural: { status: 200, charge: 1 },
+  computes: 1
+}
 
 const KEYS = ["k1", "k2", "k3"] as const
 
@@ -83,6 +105,8 @@ type Action =
   | { readonly _tag: "Crash"; readonly key: string }
   /** The previous call again, same request and key: a duplicate (a client's retry). */
   | { readonly _tag: "Repeat" }
+  /** `n` identical requests at once (concurrent duplicates when keyed; a race for the balance when not). */
+  | { readonly _tag: "Burst"; readonly request: number; readonly key: string | undefined; readonly n: number }
   | { readonly _tag: "Interrupt" }
   | { readonly _tag: "Jump"; readonly ms: number }
   | { readonly _tag: "Grant"; readonly credits: number }
@@ -107,6 +131,15 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     })
   },
   { weight: 5, arbitrary: fc.constant({ _tag: "Repeat" as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      _tag: fc.constant("Burst" as const),
+      request: fc.integer({ min: 0, max: REQUESTS.length - 1 }),
+      key: fc.option(fc.constantFrom(...KEYS), { nil: undefined, freq: 3 }),
+      n: fc.integer({ min: 2, max: 6 })
+    })
+  },
   { weight: 2, arbitrary: fc.record({ _tag: fc.constant("Crash" as const), key: fc.constantFrom(...KEYS) }) },
   { weight: 1, arbitrary: fc.constant({ _tag: "Interrupt" as const }) },
   {
@@ -330,11 +363,80 @@ const runProgram = (credits: number, actions: ReadonlyArray<Action>, fault?: Fau
           expect(status, what).toBe(n.status)
           if (n.status !== 200) expect(codeOf(answer), what).toBe(n.code)
           expect(chargedOf(answer), what).toBe(n.status === 200 ? n.charge : 0)
-          expect(executed, `${what}: executed`).toBeGreaterThan(0)
+          expect(executed, `${what}: executed once`).toBe(request.computes)
           model.ran(request, idemKey, bodyOf(answer))
           return
         }
       }
+    }
+
+    /**
+     * Checks the answers of concurrent identical requests. Which of them runs first is the scheduler's choice,
+     * so the model allows each interleaving's answers and advances by what happened.
+     */
+    const burst = (
+      request: PaidRequest,
+      idemKey: string | undefined,
+      expected: Expected,
+      answers: ReadonlyArray<Answer>,
+      executed: number
+    ) => {
+      const what = `${log.join(" | ")} => ${answers.length} x ${request.op}?${request.query} key=${idemKey}`
+      const n = request.natural
+      const isNatural = (a: Answer) =>
+        a.outcome._tag !== "Replay" &&
+        statusOf(a.outcome) === n.status &&
+        (n.status === 200 ? chargedOf(a) === n.charge : codeOf(a) === n.code && chargedOf(a) === 0)
+      const count = (p: (a: Answer) => boolean) => answers.filter(p).length
+      const inProgress = (a: Answer) => codeOf(a) === "request_in_progress"
+      const insufficient = (a: Answer) => codeOf(a) === "insufficient_credits"
+      if (expected._tag === "Replay" || (expected._tag === "Refused" && expected.code !== "insufficient_credits")) {
+        // The key is bound: every duplicate gets the same answer and nothing runs.
+        for (const a of answers) check(request, idemKey, expected, a, 0)
+        expect(executed, `${what}: nothing runs`).toBe(0)
+        return
+      }
+      if (expected._tag === "Refused") {
+        expect(count(insufficient), `${what}: 402`).toBeGreaterThan(0)
+        expect(
+          count((a) => insufficient(a) || (idemKey !== undefined && inProgress(a))),
+          what
+        ).toBe(answers.length)
+        expect(executed, `${what}: nothing runs`).toBe(0)
+        return
+      }
+      const ran = count(isNatural)
+      expect(ran, `${what}: at least one runs`).toBeGreaterThan(0)
+      if (idemKey === undefined) {
+        // Independent requests racing for the balance: each runs or is refused for credits. (Without a key a
+        // request may compute before its charge is refused, so the plane may compute more than the runs.)
+        expect(
+          count((a) => isNatural(a) || insufficient(a)),
+          what
+        ).toBe(answers.length)
+        expect(executed, `${what}: computed`).toBeGreaterThanOrEqual(ran * request.computes)
+        for (const a of answers) if (isNatural(a)) model.ran(request, undefined, bodyOf(a))
+        return
+      }
+      expect(executed, `${what}: the plane computed exactly the runs`).toBe(ran * request.computes)
+      if (n.status === 503) {
+        // A transient failure frees the key at once: a duplicate may run (and fail) again.
+        expect(
+          count((a) => isNatural(a) || inProgress(a)),
+          what
+        ).toBe(answers.length)
+        return
+      }
+      // One execution under the key; the others are in progress or replay it byte for byte.
+      expect(ran, `${what}: one execution under one key`).toBe(1)
+      const first = answers.find(isNatural) as Answer
+      for (const a of answers) {
+        if (a === first || inProgress(a)) continue
+        expect(a.outcome._tag, what).toBe("Replay")
+        expect(bodyOf(a), `${what}: replay body`).toBe(bodyOf(first))
+        expect(chargedOf(a), `${what}: replay charge`).toBe(chargedOf(first))
+      }
+      model.ran(request, idemKey, bodyOf(first))
     }
 
     /** The service's money state must be the model's after every step. */
@@ -372,6 +474,17 @@ const runProgram = (credits: number, actions: ReadonlyArray<Action>, fault?: Fau
           check(target.request, target.key, expected, answer, (yield* plane.executions) - before)
           break
         }
+        case "Burst": {
+          const request = REQUESTS[action.request] as PaidRequest
+          previous = { request, key: action.key }
+          const expected = model.expect(request, action.key)
+          const before = yield* plane.executions
+          const answers = yield* Effect.forEach(Array.from({ length: action.n }), () => call(request, action.key), {
+            concurrency: "unbounded"
+          })
+          burst(request, action.key, expected, answers, (yield* plane.executions) - before)
+          break
+        }
         case "Crash": {
           const expected = model.expect(SLOW, action.key)
           const before = yield* plane.executions
@@ -394,6 +507,8 @@ const runProgram = (credits: number, actions: ReadonlyArray<Action>, fault?: Fau
               owner: id
             })
           } else {
+            // Answered without running; if it ran instead, it waits at the gate: report it, do not wait.
+            expect(executed, `${log.join(" | ")}: ${expected._tag} expected, but the request ran`).toBe(0)
             check(SLOW, action.key, expected, yield* Fiber.join(fiber), executed)
           }
           break
