@@ -32,6 +32,7 @@ import {
   HOUR_MS,
   type Interval,
   intervalEndMs,
+  intervalStartMs,
   MarketStore,
   type Series,
   type SeriesKind,
@@ -122,6 +123,8 @@ const clocks = (f: ResultFreshness) => ({
 /** Technicals and structure of one asset on one timeframe, as of its newest closed bar. */
 interface TimeframeState {
   readonly lastBarT: number
+  /** End of the newest closed bar: the cache key. */
+  readonly closedEndMs: number
   readonly bars: Bars
   readonly rsi: ReadonlyArray<number>
   readonly adx: ReadonlyArray<number>
@@ -258,22 +261,24 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
     Effect.gen(function* () {
       const primary = primaryVenue(asset)
       if (primary === undefined) return undefined
+      const newest = (yield* store.latest("bars", { assetId: asset.id, venue: primary, n: 1, atMs: nowMs }))[0]
+      if (newest === undefined || newest.t.length === 0) return undefined
+      const newest15mEnd = Math.min(nowMs, (newest.t[0] as number) + BAR_MS)
+      // The newest closed bar ends at the start of the interval holding the newest 15 m bar's end.
+      const closedEnd = intervalStartMs(newest15mEnd, timeframe)
+      const key = `${asset.id}/${timeframe}`
+      const cached = timeframes.get(key)
+      if (cached !== undefined && cached.closedEndMs === closedEnd) return cached
       const raw = (yield* store.read("bars", {
         assetId: asset.id,
         venue: primary,
-        fromMs: nowMs - TECHNICALS_HISTORY_MS,
-        toMs: nowMs
+        fromMs: closedEnd - TECHNICALS_HISTORY_MS,
+        toMs: closedEnd
       }))[0]
       if (raw === undefined || raw.t.length === 0) return undefined
-      const newest15mEnd = Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + 15 * 60_000)
       const agg = aggregateBars(raw, timeframe)
-      let closed = agg.t.length
-      while (closed > 0 && intervalEndMs(agg.t[closed - 1] as number, timeframe) > newest15mEnd) closed--
-      if (closed === 0) return undefined
+      const closed = agg.t.length
       const lastBarT = agg.t[closed - 1] as number
-      const key = `${asset.id}/${timeframe}`
-      const cached = timeframes.get(key)
-      if (cached !== undefined && cached.lastBarT === lastBarT && cached.bars.t.length === closed) return cached
       const bars = sliceSeries(agg, 0, closed)
       const r = rsi(bars.close)
       const a = adx(bars)
@@ -283,6 +288,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
         sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from))
       const state: TimeframeState = {
         lastBarT,
+        closedEndMs: closedEnd,
         bars,
         rsi: r,
         adx: a.adx,
