@@ -105,6 +105,38 @@ describe("simulatedEquity", () => {
         assets.value
       )
     }
+    // Per filing and period: pretax - tax = net income, and diluted EPS = net income / diluted shares, to the cent.
+    const dunmore = sim.factsByCik.get("9990004")!
+    const incomes = dunmore.filter((fact) => fact.concept === "NetIncomeLoss")
+    assert.isAbove(incomes.length, 50)
+    for (const income of incomes) {
+      const at = (concept: string) =>
+        dunmore.find(
+          (f) =>
+            f.concept === concept &&
+            f.accession === income.accession &&
+            f.start === income.start &&
+            f.end === income.end
+        )!
+      const pretax = at("IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest")
+      assert.strictEqual(new Decimal(pretax.value).minus(at("IncomeTaxExpenseBenefit").value).toFixed(), income.value)
+      const eps = new Decimal(income.value).div(at("WeightedAverageNumberOfDilutedSharesOutstanding").value)
+      assert.strictEqual(
+        eps.toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(),
+        new Decimal(at("EarningsPerShareDiluted").value).toFixed()
+      )
+    }
+    // A dividend payer discloses all four quarters' dividends of a fiscal year as three-month facts.
+    const quarterlyDividends = dunmore.filter(
+      (fact) =>
+        fact.concept === "CommonStockDividendsPerShareDeclared" && days(fact) < 95 && fact.end.startsWith("2024")
+    )
+    assert.deepStrictEqual([...new Set(quarterlyDividends.map((fact) => fact.end))].sort(), [
+      "2024-03-31",
+      "2024-06-30",
+      "2024-09-30",
+      "2024-12-31"
+    ])
     const losses = sim.factsByCik.get("9990003")!.filter((fact) => fact.concept === "NetIncomeLoss")
     assert.isTrue(losses.every((fact) => fact.value.startsWith("-")))
   })

@@ -13,8 +13,9 @@
  *   `StockholdersEquityNoteStockSplitConversionRatio1` (unit `pure`, an instant at the split date), as Apple
  *   records its 2020 split; every filing after the split reports share counts and per-share figures of all
  *   periods split-adjusted, so earlier periods' EPS change between filings, as in real filings.
- * - Dividends: us-gaap `CommonStockDividendsPerShareDeclared` (USD/shares), per quarter in 10-Qs and per fiscal
- *   year in 10-Ks (Q4 = FY minus Q1..Q3), and `PaymentsOfDividends` (USD) in the cash-flow statement.
+ * - Dividends: us-gaap `CommonStockDividendsPerShareDeclared` (USD/shares), per quarter (three-month periods) in
+ *   10-Qs and, in 10-Ks, per fiscal year plus the fourth quarter (as equity notes disclose it; the only three-month
+ *   Q4 fact), and `PaymentsOfDividends` (USD) in the cash-flow statement.
  */
 import { Decimal } from "decimal.js"
 import { addDays, isWeekday, onOrAfterWeekday } from "./Calendar.ts"
@@ -101,6 +102,14 @@ const labels: Record<string, readonly [string, string]> = {
     "Net result for the period of deducting operating expenses from operating revenues."
   ],
   InterestExpense: ["Interest Expense", "Amount of the cost of borrowed funds accounted for as interest expense."],
+  IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest: [
+    "Income (Loss) from Continuing Operations before Income Taxes, Noncontrolling Interest",
+    "Amount of income (loss) from continuing operations, before deduction of income tax expense (benefit)."
+  ],
+  WeightedAverageNumberOfSharesOutstandingBasic: [
+    "Weighted Average Number of Shares Outstanding, Basic",
+    "Number of weighted average shares outstanding, as adjusted for splits."
+  ],
   IncomeTaxExpenseBenefit: [
     "Income Tax Expense (Benefit)",
     "Amount of current and deferred income tax expense (benefit)."
@@ -242,6 +251,11 @@ export const companyBooks = (input: {
       ["OperatingIncomeLoss", "USD", String(sum(span, (q) => q.operatingIncome + overstatement(q, filed).revenue))],
       ["InterestExpense", "USD", String(sum(span, (q) => q.interestExpense))],
       [
+        "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+        "USD",
+        String(sum(span, (q) => q.operatingIncome - q.interestExpense + overstatement(q, filed).revenue))
+      ],
+      [
         "IncomeTaxExpenseBenefit",
         "USD",
         String(sum(span, (q) => q.incomeTax + overstatement(q, filed).revenue - overstatement(q, filed).netIncome))
@@ -249,6 +263,7 @@ export const companyBooks = (input: {
       ["NetIncomeLoss", "USD", String(netIncome)],
       ["EarningsPerShareBasic", "USD/shares", perShare(netIncome, basic)],
       ["EarningsPerShareDiluted", "USD/shares", perShare(netIncome, diluted)],
+      ["WeightedAverageNumberOfSharesOutstandingBasic", "shares", String(basic)],
       ["WeightedAverageNumberOfDilutedSharesOutstanding", "shares", String(diluted)]
     ]
     const cash: Array<readonly [string, string, string]> = [
@@ -372,10 +387,13 @@ export const companyBooks = (input: {
     const yearQuarters = (fiscalYear: number, upTo: number) =>
       [1, 2, 3, 4].filter((q) => q <= upTo).map((q) => quarterOf(fiscalYear, q))
     if (isAnnual) {
-      for (const fiscalYear of [year, year - 1, year - 2])
+      for (const fiscalYear of [year, year - 1, year - 2]) {
         emitSpan(yearQuarters(fiscalYear, 4), ["income", "cash", "dividends"])
-      for (const row of [...balances(quarterOf(year, 4)), ...balances(quarterOf(year - 1, 4))].entries()) {
-        emit("us-gaap", row[1], null, row[0] < 5 ? quarterOf(year, 4).end : quarterOf(year - 1, 4).end)
+      }
+      // The equity note discloses the fourth quarter's dividend declared per share (the only three-month Q4 fact).
+      emitSpan([quarterOf(year, 4)], ["dividends"])
+      for (const yearEnd of [quarterOf(year, 4), quarterOf(year - 1, 4)]) {
+        for (const row of balances(yearEnd)) emit("us-gaap", row, null, yearEnd.end)
       }
     } else {
       const q = Number(report.period.slice(1))
