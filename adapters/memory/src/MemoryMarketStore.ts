@@ -35,7 +35,8 @@ const newColumns = (width: number, capacity: number): Columns => ({
 
 const grow = (c: Columns, needed: number) => {
   if (needed <= c.t.length) return
-  const capacity = Math.max(needed, Math.ceil(c.t.length * 1.5), 64)
+  // About 6 % headroom: a year of 15-minute rows then takes weeks of ticks to outgrow, and no doubling of memory.
+  const capacity = needed + Math.max(1024, needed >>> 4)
   const t = new Float64Array(capacity)
   t.set(c.t.subarray(0, c.length))
   c.t = t

@@ -26,6 +26,7 @@ import {
   backfill,
   genesisFor,
   makeSimulation,
+  SIMULATED_RETENTION_DAYS,
   startSimulatedCrypto
 } from "../src/simulated/crypto/index.ts"
 
@@ -301,6 +302,28 @@ describe("simulated crypto ticker", () => {
         toMs: Number.MAX_SAFE_INTEGER
       })
       assert.strictEqual(bars?.t.length, 9)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("deletes rows older than the retention once a day while it runs", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      const start = Date.UTC(2026, 10, 23, 22, 0)
+      yield* TestClock.setTime(start)
+      const { report } = yield* startSimulatedCrypto({
+        seed: "5",
+        assets: ids("bitcoin"),
+        historyDays: SIMULATED_RETENTION_DAYS + 3
+      }).pipe(Effect.provideService(MarketStore, store))
+      assert.isBelow(report.fromMs, start - SIMULATED_RETENTION_DAYS * DAY_MS)
+      yield* TestClock.adjust(HOUR_MS)
+      assert.strictEqual((yield* store.extent("bars", "crypto:bitcoin"))[0]?.firstMs, report.fromMs)
+      // Past midnight UTC: the day's prune keeps exactly the retention window.
+      yield* TestClock.adjust(HOUR_MS + BAR_MS)
+      const midnight = Date.UTC(2026, 10, 24)
+      for (const e of yield* store.extent("bars", "crypto:bitcoin")) {
+        assert.strictEqual(e.firstMs, midnight - SIMULATED_RETENTION_DAYS * DAY_MS)
+      }
     }).pipe(Effect.scoped)
   )
 

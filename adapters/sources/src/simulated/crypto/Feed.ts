@@ -29,6 +29,9 @@ import { Clock, Effect, type Fiber, type Scope } from "effect"
 import { Simulation, type VenueSink } from "./Engine.ts"
 import { VenueProfiles } from "./Profiles.ts"
 
+/** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
+export const SIMULATED_RETENTION_DAYS = 400
+
 /** History generated at start: at least this many days of 15-minute bars. */
 export const SIMULATED_HISTORY_DAYS = 366
 /** Open interest, taker flow and book metrics are written for this many most recent days (baselines are 90 d). */
@@ -222,7 +225,8 @@ export const backfill = (sim: Simulation, nowMs: number): Effect.Effect<Backfill
 
 /**
  * Runs forever: sleeps on the `Clock` until the next 15-minute close or venue tick, then appends what is due.
- * Steps are never skipped: after a long pause it catches up step by step.
+ * Steps are never skipped: after a long pause it catches up step by step. Once a day it deletes rows older than
+ * `SIMULATED_RETENTION_DAYS`, so a long-running process holds a bounded history.
  */
 export const runTicker = (sim: Simulation): Effect.Effect<never, never, MarketStore> =>
   Effect.gen(function* () {
@@ -233,6 +237,7 @@ export const runTicker = (sim: Simulation): Effect.Effect<never, never, MarketSt
     const nextTick = new Map(
       venues.map((v) => [v, (Math.floor(start / (cadence.get(v) as number)) + 1) * (cadence.get(v) as number)])
     )
+    let lastPruneMs = start
     while (true) {
       const now = yield* Clock.currentTimeMillis
       let stepped = false
@@ -244,6 +249,10 @@ export const runTicker = (sim: Simulation): Effect.Effect<never, never, MarketSt
       if (stepped) {
         const closeMs = closeOfLastStep(sim)
         yield* store.putStatus(venues.flatMap((v) => stepStatus(v, closeMs, lastFundingBefore(sim, v, closeMs))))
+        if (Math.floor(closeMs / DAY_MS) !== Math.floor(lastPruneMs / DAY_MS)) {
+          yield* store.prune(closeMs - SIMULATED_RETENTION_DAYS * DAY_MS)
+          lastPruneMs = closeMs
+        }
       }
       for (const v of venues) {
         const due = nextTick.get(v) as number
