@@ -38,7 +38,16 @@ import {
   sessionOpenMs
 } from "./MarketHours.ts"
 import type { Company, Fact, Filing } from "./Model.ts"
-import { dateOf, dayOf, FactBook, financialsTable, LineItems, type PeriodKind, type Statement } from "./Statements.ts"
+import {
+  dateOf,
+  dayOf,
+  FactBook,
+  financialsTable,
+  LineItems,
+  lineItem,
+  type PeriodKind,
+  type Statement
+} from "./Statements.ts"
 import {
   type Figure,
   fundamentals,
@@ -711,7 +720,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         if (types.includes("insider")) all.push(...insiderEvents(reports))
         if (types.includes("dividends") || types.includes("splits")) {
           const facts = yield* store.facts(t.cik, [...DIVIDEND_CONCEPTS, ...SPLIT_CONCEPTS])
-          if (types.includes("dividends")) all.push(...dividendEvents(facts))
+          if (types.includes("dividends")) all.push(...dividendEvents(new FactBook(facts)))
           if (types.includes("splits")) all.push(...splitEvents(facts))
         }
         const selected = all
@@ -985,31 +994,33 @@ const latestPerPeriod = (facts: ReadonlyArray<Fact>): Array<Fact> => {
   return [...by.values()]
 }
 
-/** Dividends per share by fiscal quarter (3-month periods), dated at the quarter's end. */
-const dividendEvents = (facts: ReadonlyArray<Fact>): Array<EventRow> => {
-  for (const concept of DIVIDEND_CONCEPTS) {
-    const quarterly = facts.filter((f) => {
-      if (f.concept !== concept || f.unit !== "USD/shares" || f.start === null) return false
-      const days = dayOf(f.end) - dayOf(f.start) + 1
-      return days >= 80 && days <= 100
-    })
-    if (quarterly.length === 0) continue
-    return latestPerPeriod(quarterly).map((f) => ({
-      key: `${f.end}T00:00:00.000Z`,
-      uid: `dividends:${f.end}`,
+/**
+ * Dividends declared per share by fiscal quarter (filed, or a fourth quarter derived as FY - nine months and
+ * flagged), dated at the quarter's end.
+ */
+const dividendEvents = (book: FactBook): Array<EventRow> => {
+  const line = lineItem("dividends_declared_per_share")
+  const out: Array<EventRow> = []
+  for (const q of book.periods("quarter")) {
+    const cell = book.cell(line, q)
+    if (cell === null) continue
+    out.push({
+      key: `${q.end}T00:00:00.000Z`,
+      uid: `dividends:${q.end}`,
       event: {
         type: "dividends",
-        date: f.end,
-        period_start: f.start,
-        period_end: f.end,
-        per_share_usd: f.value,
-        concept: concept,
-        accession: f.accession,
-        filed_at: f.filed
+        date: q.end,
+        period_start: q.start,
+        period_end: q.end,
+        per_share_usd: cell.value,
+        concept: cell.concepts[0] ?? null,
+        derived: cell.derived,
+        accession: cell.accession,
+        filed_at: cell.filed
       }
-    }))
+    })
   }
-  return []
+  return out
 }
 
 /** Stock splits from the split-ratio facts, one per date. */

@@ -81,6 +81,10 @@ export const LineItems: ReadonlyArray<LineItem> = [
   ]),
   filed("eps_basic", "income", "USD_per_share", ["EarningsPerShareBasic", "EarningsPerShareBasicAndDiluted"]),
   filed("eps_diluted", "income", "USD_per_share", ["EarningsPerShareDiluted", "EarningsPerShareBasicAndDiluted"]),
+  filed("dividends_declared_per_share", "income", "USD_per_share", [
+    "CommonStockDividendsPerShareDeclared",
+    "CommonStockDividendsPerShareCashPaid"
+  ]),
   filed("weighted_shares_basic", "income", "shares", ["WeightedAverageNumberOfSharesOutstandingBasic"]),
   filed("weighted_shares_diluted", "income", "shares", ["WeightedAverageNumberOfDilutedSharesOutstanding"]),
   filed("cash_and_equivalents", "balance", "USD", [
