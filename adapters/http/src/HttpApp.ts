@@ -19,6 +19,7 @@ import {
   type RateWindow,
   secondsUntilReset
 } from "@market-data/core"
+import { CATALOG_VERSION_HEADER, catalogVersion, MCP_PATH, mcpEndpoint } from "@market-data/mcp"
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
@@ -38,7 +39,8 @@ const EXPOSED = [
   "Retry-After",
   "X-Credits-Charged",
   "Idempotent-Replayed",
-  "X-Data-Source"
+  "X-Data-Source",
+  "X-Catalog-Version"
 ]
 
 const CORS: Record<string, string> = {
@@ -198,7 +200,12 @@ export const httpApp: Effect.Effect<
   const request = yield* HttpServerRequest.HttpServerRequest
   const source = request.source as IncomingMessage | undefined
   const log: LogFields = { op: "-", status: 0, credits: undefined, key_id: undefined }
-  const response = yield* route(request, source, log)
+  // Every answer carries the catalog-version beacon (a hash of the registry; see @market-data/mcp `catalogVersion`).
+  const response = HttpServerResponse.setHeader(
+    yield* route(request, source, log),
+    CATALOG_VERSION_HEADER,
+    catalogVersion
+  )
   log.status = response.status
   yield* Effect.logInfo("request").pipe(
     Effect.annotateLogs({
@@ -232,6 +239,17 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
     const path = q < 0 ? url : url.slice(0, q)
     const query = q < 0 ? "" : url.slice(q + 1)
     const method = request.method.toUpperCase()
+
+    // The MCP endpoint. It answers CORS itself: unlike the keyless-readable GET API (`*` above), it checks
+    // `Origin` (absent, loopback on any port, or listed in MARKET_DATA_ALLOWED_ORIGINS; otherwise 403) and
+    // echoes an allowed origin, because a browser page must not drive a local or keyed MCP session.
+    if (path === MCP_PATH) {
+      const exchange = yield* mcpEndpoint(request)
+      log.op = exchange.op
+      log.credits = exchange.credits
+      log.key_id = exchange.keyId
+      return exchange.response
+    }
 
     const handlers = yield* Handlers
     const implemented = new Set(handlers.keys())

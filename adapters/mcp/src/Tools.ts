@@ -1,0 +1,149 @@
+/**
+ * The 23 MCP tools, generated from the registry: one per operation, named as the operation, with the
+ * parameters' JSON Schema as `inputSchema` and the result and error bodies' JSON Schema (from the same Effect
+ * Schemas that `schema` and OpenAPI serve) as `outputSchema`. Nothing here is written per tool.
+ */
+import { createHash } from "node:crypto"
+import {
+  creditsOf,
+  describePrice,
+  ErrorBody,
+  ErrorCodes,
+  type JsonSchema,
+  type OperationSpec,
+  Operations,
+  paramsJsonSchema,
+  Results
+} from "@market-data/core"
+import { Schema } from "effect"
+
+/** The JSON Schema dialect of every tool schema (MCP 2025-11-25 defaults to it; we also say so). */
+export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+export interface ToolDefinition {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema: JsonSchema
+  readonly annotations: {
+    readonly title: string
+    readonly readOnlyHint: true
+    readonly idempotentHint: true
+  }
+}
+
+const NON_FINITE = JSON.stringify({ type: "string", enum: ["Infinity", "-Infinity", "NaN"] })
+
+/**
+ * Effect describes `Schema.Number` by its encoded form, which admits the strings "Infinity", "-Infinity" and
+ * "NaN". On our wire a measurement is always a JSON number (JSON has no non-finite numbers), so those
+ * alternatives are dropped to make the schema say what a client really receives.
+ */
+const finiteNumbers = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(finiteNumbers)
+  if (typeof node !== "object" || node === null) return node
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(node)) out[k] = finiteNumbers(v)
+  const anyOf = out.anyOf
+  if (Array.isArray(anyOf)) {
+    const kept = anyOf.filter((m) => JSON.stringify(m) !== NON_FINITE)
+    if (kept.length === 1) {
+      const { anyOf: _, ...rest } = out
+      return { ...rest, ...(kept[0] as object) }
+    }
+    out.anyOf = kept
+  }
+  return out
+}
+
+/** JSON Schema 2020-12 of an Effect Schema, with its definitions as `$defs`. */
+const jsonSchemaOf = (schema: Schema.Top): Record<string, unknown> => {
+  const doc = Schema.toJsonSchemaDocument(schema)
+  const root = finiteNumbers(doc.schema) as Record<string, unknown>
+  const defs = doc.definitions as Record<string, unknown>
+  return Object.keys(defs).length === 0 ? root : { ...root, $defs: finiteNumbers(defs) }
+}
+
+/**
+ * What `structuredContent` can be: the success envelope (`{data}`; a batch's `{data: [...], refused}`; for
+ * `docs`, `{data: {section, markdown}}`) or the error object `{error: {code, message, param?, retryable}}`.
+ * Clients validate `structuredContent` even on `isError` results, so both are admitted.
+ */
+export const outputSchemaOf = (op: OperationSpec): JsonSchema => {
+  const single = Results.single(op.result)
+  const success = op.batch ? [single, Results.batch(op.result)] : [single]
+  const union = jsonSchemaOf(Schema.Union([...success, ErrorBody]))
+  return { $schema: JSON_SCHEMA_DIALECT, type: "object", ...union }
+}
+
+/** `inputSchema`: typed arguments (lists as an array of strings or one comma-joined string). */
+export const inputSchemaOf = (op: OperationSpec): JsonSchema => ({
+  $schema: JSON_SCHEMA_DIALECT,
+  ...paramsJsonSchema(op.params, "typed")
+})
+
+const titleOf = (op: OperationSpec): string => {
+  const words = op.name.replace(/_/g, " ")
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+const accessLine = (op: OperationSpec): string => {
+  switch (op.auth) {
+    case "keyless":
+      return "Keyless and free."
+    case "key":
+      return "Needs an API key (`Authorization: Bearer <API_KEY>` on the MCP connection); costs 0 credits."
+    case "paid":
+      return `Needs an API key with credits (\`Authorization: Bearer <API_KEY>\` on the MCP connection); costs ${describePrice(op)} (1 credit = 1 US cent), reported in \`_meta.credits_charged\`.`
+  }
+}
+
+/** The description an agent reads to decide whether and how to call the tool. */
+export const describeTool = (op: OperationSpec): string => {
+  const lines = [`${op.summary} ${op.description}`, "", accessLine(op)]
+  if (op.batch) {
+    lines.push(
+      "Pass `id` (one asset) or `ids` (2 to 10 distinct IDs, as an array or a comma-joined string), not both. A batch answers `{data: [...], refused: [{id, reason}]}`; refused assets cost nothing."
+    )
+  }
+  if (op.markdown) lines.push("Answers `{data: {section, markdown}}`; the markdown is also the text content.")
+  lines.push(
+    "On failure the result has `isError: true` and `structuredContent` `{error: {code, message, param?, retryable}}`; fix the named `param`, and retry unchanged only when `retryable` is true."
+  )
+  return lines.join("\n")
+}
+
+const toolOf = (op: OperationSpec): ToolDefinition => {
+  const title = titleOf(op)
+  return {
+    name: op.name,
+    title,
+    description: describeTool(op),
+    inputSchema: inputSchemaOf(op),
+    outputSchema: outputSchemaOf(op),
+    annotations: { title, readOnlyHint: true, idempotentHint: true }
+  }
+}
+
+/** The 23 tools, in the registry's order. */
+export const Tools: ReadonlyArray<ToolDefinition> = Operations.map(toolOf)
+
+const toolsByName = new Map(Tools.map((t) => [t.name, t]))
+
+/** The tool named `name`, or undefined. */
+export const tool = (name: string): ToolDefinition | undefined => toolsByName.get(name)
+
+/**
+ * The catalog-version beacon: a hash of everything a client may have cached about the operations (tools with
+ * their schemas and descriptions, prices, error codes). It changes exactly when the registry does, and is sent
+ * in `_meta.catalog_version` of `tools/list` and as the `X-Catalog-Version` header of every HTTP and MCP
+ * answer, so an agent can tell that its cached catalog is stale.
+ */
+export const catalogVersion: string = createHash("sha256")
+  .update(JSON.stringify({ tools: Tools, prices: Operations.map(creditsOf), errors: ErrorCodes }))
+  .digest("hex")
+  .slice(0, 16)
+
+/** The response header that carries `catalogVersion`. */
+export const CATALOG_VERSION_HEADER = "x-catalog-version"

@@ -1,0 +1,94 @@
+/**
+ * The `mcp` documentation section: how an MCP client connects to `POST /api/mcp`, what the tools and resources
+ * are, and every error it can meet. Pure text plus the transport facts it states; the MCP adapter
+ * (`@market-data/mcp`) implements exactly these facts and its tests check them against this module.
+ */
+
+/** Where the MCP endpoint is mounted. */
+export const MCP_ENDPOINT_PATH = "/api/mcp"
+
+/** MCP protocol versions served, newest first. */
+export const McpProtocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
+
+/** Largest MCP POST body, in bytes (larger is 413). */
+export const MCP_MAX_BODY_BYTES = 256 * 1024
+
+/** Most messages in one JSON-RPC batch (batches exist in protocol version 2025-03-26 only). */
+export const MCP_MAX_BATCH_MESSAGES = 32
+
+/** The environment variable listing extra allowed browser origins. */
+export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"
+
+const code = (s: string): string => `\`${s}\``
+
+/** The markdown of the `mcp` docs section. */
+export const mcpDocMarkdown: string = [
+  "# MCP",
+  "",
+  `The same 23 operations as the HTTP API, as tools of a stateless Streamable HTTP MCP server at ${code(`POST ${MCP_ENDPOINT_PATH}`)} (JSON response mode: no SSE stream, no sessions). Same parameters, same prices, same idempotency, same rate limit: a tool call runs through the very pipeline an HTTP request does.`,
+  "",
+  "## Connect",
+  "",
+  "Point any MCP client that speaks Streamable HTTP at the endpoint and give it your key as a header:",
+  "",
+  "```json",
+  "{",
+  '  "mcpServers": {',
+  '    "market-data": {',
+  '      "type": "http",',
+  `      "url": "https://<host>${MCP_ENDPOINT_PATH}",`,
+  '      "headers": { "Authorization": "Bearer <API_KEY>" }',
+  "    }",
+  "  }",
+  "}",
+  "```",
+  "",
+  "With the official TypeScript SDK: `new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer <API_KEY>' } } })`.",
+  "",
+  `- Protocol versions: ${McpProtocolVersions.map(code).join(", ")}. ${code("initialize")} echoes a supported version and answers ${code(McpProtocolVersions[0])} to any other. Server info: ${code("service-market-data")} ${code("1.0.0")}; capabilities: tools and resources.`,
+  `- Every request is a ${code("POST")} with ${code("Content-Type: application/json")} and ${code("Accept: application/json, text/event-stream")}. After ${code("initialize")}, send ${code("MCP-Protocol-Version")}; without it a request is taken as ${code("2025-03-26")}.`,
+  `- ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and the resources methods need no key. Authentication happens inside ${code("tools/call")}, from the ${code("Authorization")} header of the POST that carries it.`,
+  `- JSON-RPC batches are accepted only under protocol version ${code("2025-03-26")} (at most ${MCP_MAX_BATCH_MESSAGES} messages); each call in a batch is rate limited and billed on its own.`,
+  `- Browsers: requests with an ${code("Origin")} header are accepted only from loopback origins (${code("localhost")}, ${code("127.0.0.1")}, ${code("[::1]")}, any port) and from the origins the operator lists in ${code(MCP_ALLOWED_ORIGINS_VARIABLE)}; others get ${code("403")}. Requests without ${code("Origin")} (servers, CLIs, agents) are accepted.`,
+  "",
+  "## Tools",
+  "",
+  `Exactly 23 tools, one per operation and named like it (${code("read")}, ${code("funding")}, ${code("series")}, ${code("docs")}, ...). Each has an ${code("inputSchema")} and an ${code("outputSchema")} (JSON Schema 2020-12, generated from the same schemas as ${code("schema")} and OpenAPI) and the annotations ${code("readOnlyHint: true")}, ${code("idempotentHint: true")}.`,
+  "",
+  `- Arguments are typed: integers as numbers, booleans as booleans. Lists (${code("ids")}, ${code("statements")}, ${code("types")}) are an array of strings or one comma-joined string. A ${code("null")} argument counts as omitted.`,
+  `- A result is ${code('{"content": [{"type": "text", "text": ...}], "structuredContent": ..., "isError": false, "_meta": {"credits_charged": n}}')}. ${code("structuredContent")} is the HTTP body (${code('{"data": ...}')}; a batch ${code('{"data": [...], "refused": [...]}')}) and ${code("content")} its compact JSON text. ${code("docs")} answers ${code('{"data": {"section", "markdown"}}')} with the markdown as the text.`,
+  `- ${code("_meta.credits_charged")} is the MCP counterpart of ${code("X-Credits-Charged")}. MCP has no conditional requests: repeating a call spends credits again (use an idempotency key to make a retry free).`,
+  `- Idempotency: an ${code("Idempotency-Key")} header on a POST that carries one ${code("tools/call")} makes that call idempotent exactly as on HTTP. The same call over HTTP and over MCP is the same request, so a key used on one replays on the other; a replay has ${code("_meta.idempotent_replayed: true")} and the original charge. A POST carrying several ${code("tools/call")}s with an ${code("Idempotency-Key")} answers each with ${code("invalid_idempotency_key")}.`,
+  `- The ${code("tools/list")} result carries ${code("_meta.catalog_version")}, a hash of the operation catalog (tools, schemas, descriptions, prices, error codes); every HTTP and MCP answer repeats it as ${code("X-Catalog-Version")}. When it differs from the value you cached, list the tools again.`,
+  "",
+  "## Resources",
+  "",
+  `Every docs section is a markdown resource at ${code("service://docs/<section>")} (${code("resources/list")}, ${code("resources/read")}, template ${code("service://docs/{section}")} in ${code("resources/templates/list")}). Reading one spends a rate unit of your client address, like ${code("GET /api/v1/docs")}.`,
+  "",
+  "## Errors",
+  "",
+  `Operation errors are tool results, never protocol errors: ${code("isError: true")} with the HTTP error object ${code('{"error": {"code", "message", "param"?, "retryable"}}')} as ${code("structuredContent")} (see the ${code("errors")} section for every code). Invalid or out-of-range arguments answer ${code("invalid_parameter")}, ${code("missing_parameter")} and so on, naming the ${code("param")}. A paid or key-requiring tool without a valid key answers ${code("unauthenticated")} as a tool result (HTTP 200, no ${code("WWW-Authenticate")}). A ${code("rate_limited")} result carries ${code("_meta.retry_after_seconds")}.`,
+  "",
+  "Protocol errors (JSON-RPC):",
+  "",
+  "| code | when |",
+  "|---|---|",
+  "| -32700 | the body is not JSON (HTTP 400) |",
+  "| -32600 | not a JSON-RPC 2.0 message (e.g. no `jsonrpc`), a batch outside 2025-03-26, an empty or oversized batch, `initialize` inside a batch (HTTP 400 for a single message) |",
+  "| -32601 | unknown method |",
+  "| -32602 | invalid params: unknown tool, `arguments` not an object, any `cursor` on a list method (everything is listed in one page) |",
+  "| -32002 | unknown resource URI |",
+  "",
+  "HTTP refusals (the body is a JSON-RPC error without an id):",
+  "",
+  "| status | when |",
+  "|---|---|",
+  `| 400 | ${code("MCP-Protocol-Version")} names an unsupported version |`,
+  `| 403 | ${code("Origin")} is neither loopback nor allowed |`,
+  `| 405 | ${code("GET")}, ${code("DELETE")} or any method but ${code("POST")} (and the CORS ${code("OPTIONS")} preflight) |`,
+  `| 406 | ${code("Accept")} lacks ${code("application/json")} or ${code("text/event-stream")} |`,
+  `| 413 | the body exceeds ${MCP_MAX_BODY_BYTES / 1024} KiB |`,
+  `| 415 | ${code("Content-Type")} is not ${code("application/json")} |`,
+  "",
+  `Notifications and responses sent by the client are answered ${code("202")} with no body.`
+].join("\n")
