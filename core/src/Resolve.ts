@@ -82,21 +82,47 @@ export interface ResolveAnswer {
 }
 
 /** The form queries and directory text are compared in. */
-export const normalizeQuery = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
+export const normalizeQuery = (s: string): string =>
+  // The common case (directories are mostly plain ASCII) needs lower case only: NFKC leaves printable ASCII
+  // as it is, and there is no run of spaces to fold.
+  PLAIN.test(s) ? s.toLowerCase() : s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
+/** Printable ASCII words separated by single spaces. */
+const PLAIN = /^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/
+
+/** An entry's text in normalized form, computed once per entry object. */
+interface Normalized {
+  readonly id: string
+  readonly symbol: string
+  readonly name: string
+  readonly aliases: ReadonlyArray<string>
+}
+const normalizedCache = new WeakMap<DirectoryEntry, Normalized>()
+const normalized = (e: DirectoryEntry): Normalized => {
+  let n = normalizedCache.get(e)
+  if (n === undefined) {
+    n = {
+      id: e.asset_id.toLowerCase(),
+      symbol: normalizeQuery(e.symbol),
+      name: normalizeQuery(e.name),
+      aliases: e.aliases.map(normalizeQuery)
+    }
+    normalizedCache.set(e, n)
+  }
+  return n
+}
 
 /** The best rule `entry` meets for the normalized query `q`, or undefined when it does not match. */
-export const matchRule = (entry: DirectoryEntry, q: string): MatchRule | undefined => {
-  if (q.length === 0) return undefined
-  const substrings = [...q].length >= SUBSTRING_MIN_CHARACTERS
-  const symbol = normalizeQuery(entry.symbol)
-  const name = normalizeQuery(entry.name)
-  if (symbol === q || entry.asset_id.toLowerCase() === q) return "exact_symbol"
+export const matchRule = (entry: DirectoryEntry, q: string): MatchRule | undefined =>
+  q.length === 0 ? undefined : ruleOf(entry, q, [...q].length >= SUBSTRING_MIN_CHARACTERS)
+
+const ruleOf = (entry: DirectoryEntry, q: string, substrings: boolean): MatchRule | undefined => {
+  const { id, symbol, name, aliases } = normalized(entry)
+  if (symbol === q || id === q) return "exact_symbol"
   if (name === q) return "exact_name"
   if (symbol.startsWith(q)) return "symbol_prefix"
   if (name.startsWith(q)) return "name_prefix"
   if (substrings && symbol.includes(q)) return "symbol_substring"
   if (substrings && name.includes(q)) return "name_substring"
-  const aliases = entry.aliases.map(normalizeQuery)
   if (aliases.includes(q)) return "exact_alias"
   if (aliases.some((a) => a.startsWith(q))) return "alias_prefix"
   if (substrings && aliases.some((a) => a.includes(q))) return "alias_substring"
@@ -150,6 +176,7 @@ export const resolveQuery = (
   options: { readonly limit: number; readonly network?: string | undefined }
 ): ResolveAnswer => {
   const q = normalizeQuery(query)
+  const substrings = [...q].length >= SUBSTRING_MIN_CHARACTERS
   const network = options.network === undefined ? undefined : normalizeQuery(options.network)
   const scored: Array<Scored> = []
   for (const directory of directories) {
@@ -159,7 +186,7 @@ export const resolveQuery = (
         (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
       )
         continue
-      const rule = matchRule(entry, q)
+      const rule = q.length === 0 ? undefined : ruleOf(entry, q, substrings)
       if (rule !== undefined) scored.push({ entry, rule, score: ResolveScores[rule] })
     }
   }

@@ -8,11 +8,12 @@ import { memoryStores } from "@market-data/memory"
 import { Effect, Layer, Schema } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import fc from "fast-check"
 import { createKey } from "../src/Admin.ts"
 import { layerHandlers } from "../src/Discovery.ts"
 import { type Answer, type ApiRequest, handle, Settings } from "../src/Pipeline.ts"
 import type { DirectoryEntry, PlaneOperations, Tier } from "../src/Planes.ts"
-import { type ResolveAnswer, ResolveScores, resolveQuery } from "../src/Resolve.ts"
+import { normalizeQuery, type ResolveAnswer, ResolveScores, resolveQuery } from "../src/Resolve.ts"
 import * as R from "../src/Results.ts"
 
 const entry = (
@@ -126,6 +127,21 @@ describe("resolve: ranking", () => {
       assert.strictEqual(a.best?.asset_id, "eq:320193:AAPL", q)
       assert.strictEqual(a.query, q)
     }
+  })
+
+  it("normalizes every text alike: NFKC, lower case, folded whitespace (its fast path included, property)", () => {
+    const reference = (s: string) => s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim()
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: fc.constantFrom(..."aZ09 -.()\t"), maxLength: 12 }),
+          fc.string({ unit: "grapheme", maxLength: 12 }),
+          fc.string({ maxLength: 12 })
+        ),
+        (s) => normalizeQuery(s) === reference(s) && normalizeQuery(normalizeQuery(s)) === normalizeQuery(s)
+      ),
+      { numRuns: 2000, seed: 5 }
+    )
   })
 
   it("resolves a canonical ID to itself, case-insensitively", () => {
