@@ -150,7 +150,10 @@ type Timeframe = (typeof TIMEFRAMES)[number]
 /** Stored history read for technicals: a year plus warm-up for the 200-bar averages on daily bars. */
 const TECHNICALS_HISTORY_MS = 420 * DAY_MS
 /** Closed bars the structure rules look at. */
-const STRUCTURE_BARS = 500
+export const StructureBars = 500
+
+/** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
+export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 
 /**
  * Builds the crypto plane over the market store in context. Results are computed on demand and cached per
@@ -509,7 +512,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       const bars =
         tf === undefined
           ? undefined
-          : sliceSeries(tf.bars, Math.max(0, tf.bars.t.length - STRUCTURE_BARS), tf.bars.t.length)
+          : sliceSeries(tf.bars, Math.max(0, tf.bars.t.length - StructureBars), tf.bars.t.length)
       const trend = bars === undefined ? undefined : trendState(bars)
       const bos = bars === undefined ? undefined : lastBreakOfStructure(bars)
       const sessions = recent === undefined ? undefined : sessionLevels(recent, nowMs)
@@ -546,7 +549,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
             ? gaps.add(
                 "last_bos",
                 bars === undefined ? "no_data" : "insufficient_history",
-                `no break of structure in the last ${STRUCTURE_BARS} closed bars`
+                `no break of structure in the last ${StructureBars} closed bars`
               )
             : { direction: bos.direction, level: roundValue(bos.level), at: iso(bos.at), swing_at: iso(bos.swing_at) },
         session_levels: Object.keys(sessionBlock).length === 0 ? gaps.add("session_levels", "no_data") : sessionBlock,
@@ -634,9 +637,6 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       )
     })
   )
-
-  /** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
-  const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 
   const liquidity = perAsset("liquidity", ({ asset, state, gaps }) =>
     Effect.gen(function* () {

@@ -10,6 +10,9 @@
  */
 import { type Component, type Freshness, freshnessOf, type SourceStatus } from "./Market.ts"
 
+/** Cadences an input may be old and still be `delayed` rather than `stale` (as `freshnessOf` applies it). */
+export const DelayedCadences = 3
+
 /** Earliest time (epoch ms) new data of one component can exist. */
 export const nextUpdateAtMs = (s: Pick<SourceStatus, "newestMs" | "cadenceMs">, nowMs: number): number =>
   Math.max(nowMs, s.newestMs + s.cadenceMs)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { nextUpdateAtMs, resultFreshness, worstStatus } from "../../src/crypto/Freshness.ts"
+import { DelayedCadences, nextUpdateAtMs, resultFreshness, worstStatus } from "../../src/crypto/Freshness.ts"
 import type { SourceStatus } from "../../src/crypto/Market.ts"
 
 const status = (
@@ -25,8 +25,8 @@ describe("freshness of a result", () => {
     const at = (age: number) => resultFreshness([status("a", "bars", t0, 15 * m)], ["a"], ["bars"], t0 + age)?.status
     expect(at(15 * m)).toBe("live")
     expect(at(15 * m + 1)).toBe("delayed")
-    expect(at(45 * m)).toBe("delayed")
-    expect(at(45 * m + 1)).toBe("stale")
+    expect(at(DelayedCadences * 15 * m)).toBe("delayed")
+    expect(at(DelayedCadences * 15 * m + 1)).toBe("stale")
   })
   it("is stale while the source fails whatever the age, and before anything was delivered", () => {
     expect(resultFreshness([status("a", "bars", 0, 15 * m)], ["a"], ["bars"], 1)?.status).toBe("stale")

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest"
+import { AssessmentThresholds, CascadeRule, FlowRule, PositioningRule } from "../../src/crypto/Assessment.ts"
+import { cryptoDomainsDoc } from "../../src/crypto/DomainsDoc.ts"
+import { FundingBands, FundingBandThresholds } from "../../src/crypto/Funding.ts"
+import { MinBaselineN } from "../../src/crypto/Percentile.ts"
+import { StructureRule } from "../../src/crypto/Structure.ts"
+import { RankMetrics } from "../../src/Registry.ts"
+
+describe("crypto domains documentation", () => {
+  it("names every rule with its version, every band with its threshold, and the minimum n", () => {
+    for (const rule of [PositioningRule, FlowRule, CascadeRule, StructureRule]) expect(cryptoDomainsDoc).toContain(rule)
+    for (const band of FundingBands) expect(cryptoDomainsDoc).toContain(`\`${band}\``)
+    for (const t of Object.values(FundingBandThresholds)) expect(cryptoDomainsDoc).toContain(String(t))
+    expect(cryptoDomainsDoc).toContain(`fewer than ${MinBaselineN} samples`)
+    expect(cryptoDomainsDoc).toContain(`\`f >= ${AssessmentThresholds.positioning.crowded}\``)
+    expect(cryptoDomainsDoc).toContain(`\`p >= ${AssessmentThresholds.flow.strong}\``)
+  })
+
+  it("defines every rank metric's measure", () => {
+    for (const m of RankMetrics) expect(cryptoDomainsDoc, m).toContain(`\`${m}\``)
+  })
+})
