@@ -1,0 +1,87 @@
+/**
+ * What clients need to know about the equity plane, as markdown for the `docs` sections (`domains`): the
+ * concept mapping, periods, restatements, derived quarters and TTM, rounding, insider and holders rules,
+ * freshness. Generated from the same tables the code uses, so the two cannot drift apart.
+ */
+
+import { RATIO_DECIMALS } from "./Exact.ts"
+import { INSIDER_WINDOW_DAYS } from "./Insider.ts"
+import { LineItems, type Statement } from "./Statements.ts"
+
+const STATEMENT_TITLES: { readonly [S in Statement]: string } = {
+  income: "Income statement (`income`)",
+  balance: "Balance sheet (`balance`)",
+  cash_flow: "Cash-flow statement (`cash_flow`)"
+}
+
+const mappingTable = (statement: Statement): string => {
+  const rows = LineItems.filter((l) => l.statement === statement).map((l) => {
+    const source =
+      l.minus === undefined
+        ? l.concepts.map((c) => `\`${c}\``).join(", then ")
+        : `derived: \`${l.minus[0]}\` - \`${l.minus[1]}\` of the same period`
+    return `| \`${l.key}\` | ${l.unit} | ${source} |`
+  })
+  return [
+    `#### ${STATEMENT_TITLES[statement]}`,
+    "",
+    "| line | unit | us-gaap concepts, in priority order |",
+    "|---|---|---|",
+    ...rows
+  ].join("\n")
+}
+
+/** The equity plane's documentation, markdown. */
+export const EquityDoc: string = [
+  "## Equity plane",
+  "",
+  "Companies are identified as `eq:<CIK>:<TICKER>` (the SEC's CIK without leading zeros). Everything filed is served as the exact decimal string the company filed (never a float); market measurements (prices, market cap) are JSON numbers.",
+  "",
+  "Tiers: `full` covers a company with daily prices (every equity operation; `holders` from 13F reports where any list the company), `equity` a company known from its filings only (`read`, `profile`, `growth`, `fundamentals`, `financials`, `events`; what needs a price is `not_covered`).",
+  "",
+  "### Financial statements (`financials`)",
+  "",
+  "Each line item takes, for each period, the first concept of its list (below) that the company filed for exactly that period, so a company that switched concepts (say from `SalesRevenueNet` to `RevenueFromContractWithCustomerExcludingAssessedTax`) still has one continuous line. With `basis_concepts=true` each line lists the concepts its values came from. Lines without any value in the periods shown are left out. Units: `USD`, `USD_per_share`, `shares`.",
+  "",
+  mappingTable("income"),
+  "",
+  mappingTable("balance"),
+  "",
+  mappingTable("cash_flow"),
+  "",
+  "**Periods.** A duration's length decides its kind: about 3 months (80 to 100 days) is a `quarter`, about 6 or 9 months (170 to 200, 260 to 290 days) is `ytd` (year to date), about 12 months (350 to 380 days) is `annual`. Balance-sheet lines are instants, read at the period's end. Periods run newest first, each with `start` and `end`, and an `id` such as `FY2025`, `Q1 FY2026` or `9M FY2025` (the fiscal year and period of the filing that reported the period as its own).",
+  "",
+  "**Which value is served.** The latest filing that reported a value for the line and period (by filing date, then accession). A period's `accession`, `form` and `filed_at` name the latest filing among its income and cash-flow values (balance values when it has no others). `restated: true` means an earlier filing reported a different value for some line of the period (a restatement, or per-share figures adjusted for a later split); both values are kept.",
+  "",
+  "**Derived quarters.** Companies file their fourth quarter only inside the annual report, and many file cash flows only year to date. A quarter nobody filed is derived from year-to-date figures of the same fiscal year: Q4 = FY - nine months, Q3 = nine months - six months, Q2 = six months - Q1, exactly. A period with a derived value carries `derived: true`. Share counts (weighted averages) are not additive and are never derived. Per-share figures (EPS, dividends) are derived the same way, which is how a fourth-quarter EPS is commonly stated; it can differ by a cent from an EPS computed on the quarter's own share count.",
+  "",
+  "### Trailing twelve months, growth and multiples",
+  "",
+  "**TTM** of a line at a period end: the annual value when the period end closes a fiscal year; otherwise the sum of the four consecutive quarters ending there (filed or derived); otherwise FY + year to date - the prior year's same year to date. `fundamentals` serves TTM revenue, diluted EPS (basic where no diluted EPS is filed) and free cash flow (operating cash flow - capital expenditure) at the latest period end that has one, with `ttm_end`. All sums are exact.",
+  "",
+  `**Growth** (\`growth\`): (TTM - TTM a year earlier) / |TTM a year earlier| x 100, the earlier TTM ending 355 to 375 days before. Not meaningful from a zero or negative base (\`null\`, \`not_applicable\`); without a TTM a year earlier, \`insufficient_history\`.`,
+  "",
+  "**Multiples** (`valuation`, and `pe_ttm` in the equity `read` headline) at the last daily close: `pe_ttm` = price / TTM diluted EPS; `ps_ttm` = market cap / TTM revenue; `ev_ebitda_ttm` = (market cap + short- and long-term debt - cash and equivalents - short-term investments) / (TTM operating income + TTM depreciation and amortization), balance lines at their latest filed date (a debt or investments line the company does not file counts as zero; cash must be filed). A zero or negative denominator (losses) gives `null` with `not_applicable`.",
+  "",
+  `**Rounding.** Ratios and percentages derived from filed figures are exact decimals rounded to ${RATIO_DECIMALS} decimal places, half to even (banker's rounding), e.g. \`"21.1538"\`. Sums and differences of filed figures are not rounded. Market cap = last close x shares outstanding, a number rounded to cents.`,
+  "",
+  "**Shares outstanding** (`profile`, market cap, holders' percentages): the cover-page count `dei:EntityCommonStockSharesOutstanding` at its latest date (several values in one filing for one date are share classes and are added); without it, the latest `us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding`. `sector` is the SEC's SIC division of the company's SIC code; `industry` its SIC description.",
+  "",
+  "### Events (`events`)",
+  "",
+  "One stream, newest first: filings by EDGAR acceptance time (every form, Form 4s included, with `form`, `accession`, `filed_at`, `accepted_at`, `url`); insider transactions from Form 4 (one event per table row, dated by the transaction, with the insider, role, code, shares, price and holdings after); dividends declared per share by fiscal quarter (dated at the quarter's end; a fourth quarter derived as FY - nine months is flagged `derived`); stock splits from the split-ratio facts. `since` keeps events on or after a date; `form` keeps filings of one form (other types are unaffected). Pages follow `next_cursor`.",
+  "",
+  `**Amendments.** A Form 4/A replaces the Form 4 it amends (same issuer and reporting owners, filed on the amendment's date of original submission, or for the same period of report when the amendment does not give the date); of several amendments the latest wins.`,
+  "",
+  `**Insider summary** (\`insider_summary_90d\`, with \`types\` including \`insider\`): over the ${INSIDER_WINDOW_DAYS} days ending today (transaction dates, amendments applied), \`open_market_buys\` counts non-derivative purchases (code P), \`open_market_sales\` non-derivative sales (code S), \`net_shares\` is shares bought minus shares sold in them (exact), \`unique_insiders\` the reporting owners with at least one of them. Grants (A), exercises (M), tax withholding (F) and gifts (G) are not trading and are not counted.`,
+  "",
+  "### Holders (`holders`)",
+  "",
+  "From 13F-HR reports. A 13F row belongs to a company by its CUSIP (or, when no CUSIP of the company is on file, by the issuer name with corporate suffixes removed). For each filer the latest report counts (for one period, an amendment replaces the earlier report); a filer whose latest report no longer lists the company is not a holder. `shares` and `value_usd` add up the filer's rows for the company (shares only: put/call and principal-amount rows are left out; values before 2023 were filed in thousands and are in dollars here). `change_shares` compares with the filer's report for the previous quarter (0 shares if it did not list the company; `null` when the filer has no report for that quarter). `pct_of_shares_outstanding` = shares / shares outstanding x 100, 4 decimals. Largest holders first; `report_period` is the latest quarter any holder reported.",
+  "",
+  "### Prices, technicals and freshness",
+  "",
+  "Equity prices are daily bars (`t` = the session's 09:30 New York open). `price.return_24h_pct` is the last close against the previous session's close; `range_pos_7d_pct` places the last close in the high-low range of the last 7 calendar days (0 at the low, 100 at the high). `technicals` uses Wilder's RSI, ADX and ATR (period 14) on daily bars (`timeframe=1d`, the equity default; intraday timeframes are `not_covered`) with 20/50/200-bar simple moving averages. Percentiles rank a value among the company's own daily values of the last year (`baseline` window `1y`, cadence `1d`); with fewer than 30 values the measure is `insufficient_history`. `series` serves `1d`, `1w` (weeks from Monday) and `1mo` bars.",
+  "",
+  "`status` of price-based answers: `closed` outside the US regular session (09:30 to 16:00 New York on exchange trading days; `next_update_at` is the next open); in session `live` when the last bar is the last closed session, `delayed` when 1 to 3 sessions behind, and `stale` when more than 3 behind. Filings-based answers (`profile`, `fundamentals`, `growth`, `financials`, `events`, `holders`, and `read` for the `equity` tier) are `live` while the latest periodic report (10-K, 10-Q, 20-F, 40-F) is at most 135 days old, `delayed` up to 405 days, then `stale`; their `next_update_at` is the expected next periodic report (latest + 91 days) for statement-based answers and the next moment EDGAR accepts filings (business days 06:00 to 22:00 New York) for `events` and `holders`. The equity `read` carries `filings_indexed_through`, the latest filing date on file."
+].join("\n")
