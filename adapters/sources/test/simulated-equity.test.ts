@@ -2,10 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Decimal } from "decimal.js"
 import {
   checkThirteenFTotals,
+  parseThirteenFInformationTable,
   parseThirteenFPrimaryDocument,
   SimulatedCompanies,
   simulatedEquity,
-  supersedeAmendments
+  supersedeAmendments,
+  thirteenFImpliedValueUnit
 } from "../src/index.ts"
 import type { Fact } from "../src/sec/EquityModel.ts"
 
@@ -272,6 +274,14 @@ describe("simulatedEquity", () => {
     assert.isAbove(late.length, 0)
     assert.isTrue(early.every((r) => r.holdings.every((h) => h.valueUsd.endsWith("000"))))
     assert.isTrue(late.some((r) => r.holdings.some((h) => !h.valueUsd.endsWith("000"))))
+    // Read as written, the early tables imply thousands and the later ones dollars.
+    const asWritten = (filing: (typeof sim.documents.thirteenF)[number]) => {
+      const result = parseThirteenFInformationTable(filing.informationTable, filing.filedAt, { valueUnit: "dollars" })
+      return result._tag === "Success" ? thirteenFImpliedValueUnit(result.success) : "unparsed"
+    }
+    for (const filing of sim.documents.thirteenF) {
+      assert.strictEqual(asWritten(filing), filing.filedAt < "2023-01-03" ? "thousands" : "dollars", filing.accession)
+    }
     const covered = new Set(SimulatedCompanies.map((profile) => profile.cusip))
     assert.isTrue(sim.holdingsReports.every((r) => r.holdings.some((h) => covered.has(h.cusip))))
     assert.isTrue(sim.holdingsReports.some((r) => r.holdings.some((h) => h.putCall === "Put")))

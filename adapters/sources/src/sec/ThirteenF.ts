@@ -8,7 +8,8 @@
  * Specification changed `value` from "(x$1000)" to dollars at the same time). The rule here follows the filing
  * date, not the period: filed before 2023-01-03, `value` is thousands of dollars and is multiplied by 1000;
  * filed on or after 2023-01-03, it is dollars and kept. The primary document's `tableValueTotal` follows the
- * same rule.
+ * same rule. Some filers wrote dollars before the change; `thirteenFImpliedValueUnit` detects that from the
+ * implied prices, and `valueUnit` lets the caller override the rule for such a filing.
  */
 import { Decimal } from "decimal.js"
 import { Result } from "effect"
@@ -143,22 +144,48 @@ const readHolding = (row: XmlElement, multiplier: 1 | 1000, path: string): Holdi
   }
 }
 
+/** The unit a 13F table's `value` column is written in. */
+export type ThirteenFValueUnit = "thousands" | "dollars"
+
 /**
  * Parses a 13F information table. `filedAt` (the filing's date, `YYYY-MM-DD`) decides the value unit: see the
- * module comment; every `valueUsd` is in dollars.
+ * module comment; every `valueUsd` is in dollars. `valueUnit` overrides the rule for a filing known to deviate
+ * from it (see `thirteenFImpliedValueUnit`).
  */
 export const parseThirteenFInformationTable = (
   text: string,
-  filedAt: string
+  filedAt: string,
+  options: { readonly valueUnit?: ThirteenFValueUnit } = {}
 ): Result.Result<ReadonlyArray<Holding>, SecFormatError> =>
   runParser("13f_information_table", () => {
     if (!isDate(filedAt)) problem("filedAt", `not a YYYY-MM-DD date: ${filedAt}`)
     const root = parseXmlRoot(text, "informationTable")
-    const multiplier = thirteenFValueMultiplier(filedAt)
+    const multiplier =
+      options.valueUnit === undefined ? thirteenFValueMultiplier(filedAt) : options.valueUnit === "thousands" ? 1000 : 1
     return children(root, "infoTable", "informationTable").map((row, i) =>
       readHolding(row, multiplier, `informationTable/infoTable[${i + 1}]`)
     )
   })
+
+/**
+ * The unit a table's values appear to be written in, judged from the prices they imply: the median of value per
+ * share over plain share rows (no options, no principal amounts), read as thousands of dollars. Real filers did
+ * not all follow the pre-2023 rule: the recorded table in `../shared/data` (its prices match the 2021-09-30 closes,
+ * e.g. Zoom 261.50, Abbott 118.16) is written in dollars, which read as thousands would price 3M at $175,000.
+ * A median above $20,000 a share means dollars; "unknown" when fewer than 5 rows can be judged. `holdings` must
+ * be parsed with `valueUnit: "dollars"` (values as written).
+ */
+export const thirteenFImpliedValueUnit = (
+  holdingsAsWritten: ReadonlyArray<Holding>
+): ThirteenFValueUnit | "unknown" => {
+  const prices = holdingsAsWritten
+    .filter((holding) => holding.sharesType === "SH" && holding.putCall === null && new Decimal(holding.shares).gt(0))
+    .map((holding) => new Decimal(holding.valueUsd).times(1000).div(holding.shares))
+    .sort((a, b) => a.comparedTo(b))
+  if (prices.length < 5) return "unknown"
+  const median = prices[Math.floor(prices.length / 2)]!
+  return median.gt(20_000) ? "dollars" : "thousands"
+}
 
 /** How an information table compares with its primary document's summary page. */
 export interface ThirteenFTotalsCheck {

@@ -12,6 +12,8 @@ export {
   type ThirteenFCover,
   ThirteenFDollarValuesFrom,
   type ThirteenFTotalsCheck,
+  type ThirteenFValueUnit,
+  thirteenFImpliedValueUnit,
   thirteenFValueMultiplier,
   thirteenFValueUsd
 } from "./ThirteenF.ts"

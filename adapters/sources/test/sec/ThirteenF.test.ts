@@ -5,6 +5,7 @@ import {
   parseThirteenF,
   parseThirteenFInformationTable,
   parseThirteenFPrimaryDocument,
+  thirteenFImpliedValueUnit,
   thirteenFValueMultiplier
 } from "../../src/sec/index.ts"
 import { fixtureText, parsed, refused, sharedSecPresent, sharedSecText, sharedSuite } from "./Files.ts"
@@ -194,6 +195,13 @@ describe.skipIf(!sharedSecPresent)(sharedSuite("13F on the real recorded documen
         .toFixed()
     assert.strictEqual(sum("2023-02-14"), "350153407")
     assert.strictEqual(sum("2021-11-12"), "350153407000")
+  })
+
+  it("tells from the implied prices that this table is written in dollars, whatever its filing date", () => {
+    const asWritten = parsed(parseThirteenFInformationTable(infoTable, "2021-11-12", { valueUnit: "dollars" }))
+    assert.strictEqual(thirteenFImpliedValueUnit(asWritten), "dollars")
+    assert.strictEqual(asWritten[0]!.valueUsd, "409469")
+    assert.strictEqual(thirteenFImpliedValueUnit(asWritten.slice(0, 4)), "unknown")
   })
 
   it("reads MetLife's primary document: filer, period, form and the totals it states", () => {
