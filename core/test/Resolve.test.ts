@@ -10,6 +10,7 @@ import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import fc from "fast-check"
 import { createKey } from "../src/Admin.ts"
+import { CryptoAssets, directoryEntryOf } from "../src/crypto/Assets.ts"
 import { layerHandlers } from "../src/Discovery.ts"
 import { type Answer, type ApiRequest, handle, Settings } from "../src/Pipeline.ts"
 import type { DirectoryEntry, PlaneOperations, Tier } from "../src/Planes.ts"
@@ -275,6 +276,40 @@ describe("resolve: network and limit", () => {
     assert.strictEqual(luna.matches.length, 1)
     assert.isNull(luna.best)
     assert.strictEqual(luna.matches[0]?.warnings[0]?.asset_id, "crypto:terra-luna")
+  })
+})
+
+describe("resolve: over the crypto plane's real asset registry", () => {
+  const directory = CryptoAssets.map((a) => directoryEntryOf(a, true))
+  const over = (q: string, network?: string) => resolveQuery([directory], q, { limit: 25, network })
+
+  it("every canonical ID resolves to itself", () => {
+    for (const a of CryptoAssets) assert.strictEqual(over(a.id).best?.asset_id, a.id, a.id)
+  })
+
+  it("every symbol resolves to its asset, or is contested by exactly the assets sharing it", () => {
+    for (const a of CryptoAssets) {
+      const sharing = CryptoAssets.filter((b) => b.symbol.toLowerCase() === a.symbol.toLowerCase()).map((b) => b.id)
+      const answer = over(a.symbol)
+      if (sharing.length === 1) {
+        assert.strictEqual(answer.best?.asset_id, a.id, a.symbol)
+        continue
+      }
+      assert.isNull(answer.best, a.symbol)
+      const mine = answer.matches.find((m) => m.asset_id === a.id)
+      assert.deepStrictEqual(
+        mine?.warnings.map((w) => [w.code, w.asset_id]),
+        sharing.filter((id) => id !== a.id).map((id) => ["symbol_collision", id]),
+        a.symbol
+      )
+    }
+  })
+
+  it("every asset is found by its name and, on each of its networks, by its symbol", () => {
+    for (const a of CryptoAssets) {
+      assert.include(ids(over(a.name)), a.id, a.name)
+      for (const n of a.networks) assert.include(ids(over(a.symbol, n.toUpperCase())), a.id, `${a.symbol} on ${n}`)
+    }
   })
 })
 
