@@ -4,7 +4,9 @@
  * with volatility, trends persist, and venues differ in basis and funding.
  */
 
-import { cryptoAsset, DAY_MS, HOUR_MS, MarketStore, type Series } from "@market-data/core"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { aggregateBars, cryptoAsset, DAY_MS, HOUR_MS, MarketStore, type Series } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -175,5 +177,54 @@ describe("simulated market dynamics (one year, seed 2026)", () => {
     }
     expect(f8hStd("hyperliquid")).toBeGreaterThan(f8hStd("binance"))
     expect(f8hStd("hyperliquid")).toBeGreaterThan(f8hStd("okx"))
+  })
+})
+
+const HISTORY = join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "..",
+  "..",
+  "shared",
+  "data",
+  "history",
+  "binance_freqtrade_moon",
+  "futures"
+)
+const hasHistory = existsSync(join(HISTORY, "BTC_USDT-1h-futures.json"))
+if (!hasHistory) console.warn(`real-data comparison SKIPPED: ${HISTORY} is absent (CI has it)`)
+
+describe.skipIf(!hasHistory)("simulated market against real Binance BTC data (../shared/data/history)", () => {
+  const hourlyStats = (closes: ReadonlyArray<number>) => {
+    const r = closes.slice(1).map((c, i) => Math.log(c / (closes[i] as number)))
+    const abs = r.map(Math.abs)
+    return { absAcf1: acf(abs, 1), absAcf24: acf(abs, 24), acf1: acf(r, 1) }
+  }
+
+  it("has the stylized facts of real BTC hourly returns: clustered volatility of a similar strength, no linear memory", () => {
+    const real = JSON.parse(readFileSync(join(HISTORY, "BTC_USDT-1h-futures.json"), "utf8")) as Array<Array<number>>
+    const realStats = hourlyStats(real.map((k) => k[4] as number))
+    const sim = hourlyStats([...aggregateBars(read("bars", "crypto:bitcoin", "binance"), "1h").close])
+    expect(sim.absAcf1).toBeGreaterThan(realStats.absAcf1 * 0.6)
+    expect(sim.absAcf1).toBeLessThan(realStats.absAcf1 * 1.6)
+    expect(sim.absAcf24).toBeGreaterThan(realStats.absAcf24 * 0.6)
+    expect(sim.absAcf24).toBeLessThan(realStats.absAcf24 * 1.6)
+    expect(Math.abs(sim.acf1)).toBeLessThan(0.05)
+    expect(Math.abs(realStats.acf1)).toBeLessThan(0.05)
+  })
+
+  it("settles 8-hour funding like the real venue: often exactly the 0.01 % interest rate, within the real range", () => {
+    const real = (
+      JSON.parse(readFileSync(join(HISTORY, "BTC_USDT-8h-funding_rate.json"), "utf8")) as Array<Array<number>>
+    ).map((x) => x[1] as number)
+    const sim = [...read("funding", "crypto:bitcoin", "binance").rate]
+    const atInterest = (xs: ReadonlyArray<number>) => xs.filter((x) => Math.abs(x - 0.0001) < 1e-12).length / xs.length
+    expect(atInterest(real)).toBeGreaterThan(0.2)
+    expect(atInterest(sim)).toBeGreaterThan(0.2)
+    expect(atInterest(sim)).toBeLessThan(0.8)
+    const realMaxAbs = Math.max(...real.map(Math.abs))
+    expect(Math.max(...sim.map(Math.abs))).toBeLessThan(realMaxAbs * 3)
+    expect(Math.max(...sim.map(Math.abs))).toBeGreaterThan(0.0003)
   })
 })
