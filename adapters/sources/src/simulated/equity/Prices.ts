@@ -71,12 +71,18 @@ export const generatePrices = (input: {
     unadjusted.set(day, cents(bar.c * factor))
   }
   const unadjustedClose = (date: string): number => {
-    let best: number | undefined
-    for (const day of days) {
-      if (day > date) break
-      best = unadjusted.get(day)
+    // The last trading day on or before `date` (binary search over the sorted days).
+    let low = 0
+    let high = days.length - 1
+    let found = 0
+    while (low <= high) {
+      const middle = (low + high) >> 1
+      if (days[middle]! <= date) {
+        found = middle
+        low = middle + 1
+      } else high = middle - 1
     }
-    return best ?? unadjusted.get(days[0]!)!
+    return unadjusted.get(days[found]!)!
   }
   return { bars, days, unadjustedClose }
 }
