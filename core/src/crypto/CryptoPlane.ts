@@ -39,7 +39,7 @@ import {
   type SourceStatus,
   sliceSeries
 } from "./Market.ts"
-import { type AssetData, type MeasureName, type Measures, measuresAt, venueData } from "./Measures.ts"
+import { type AssetData, type MeasureName, type Measures, measuresAt, venueData, venueOiAt } from "./Measures.ts"
 import { BaselineWindows, MinBaselineN, percentileRank, type SortedWindow, sortedFinite } from "./Percentile.ts"
 import { rangeStartMs, type SeriesRange, summarize } from "./SeriesSummary.ts"
 import { lastBreakOfStructure, StructureRule, sessionLevels, trendState } from "./Structure.ts"
@@ -141,7 +141,10 @@ interface AssetState {
   readonly nowMs: number
   readonly baselines: AssetBaselines
   readonly current: Measures
-  readonly data: AssetData
+  /** End of the newest primary 15 m bar (capped at now), when there is one. */
+  readonly primaryNewestMs: number | undefined
+  /** Each venue's newest open interest (USD), venues with a recent snapshot only. */
+  readonly oiByVenue: ReadonlyArray<{ readonly venue: string; readonly usd: number }>
 }
 
 const TIMEFRAMES = ["15m", "1h", "4h", "1d"] as const
@@ -209,6 +212,12 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       return data
     })
 
+  /** End of the newest primary 15 m bar in `data` (capped at now), or undefined. */
+  const primaryNewest = (data: AssetData, nowMs: number): number | undefined => {
+    const t = data.primary?.t
+    return t === undefined || t.length === 0 ? undefined : Math.min(nowMs, (t[t.length - 1] as number) + BAR_MS)
+  }
+
   const statusesOf = (asset: CryptoAsset) =>
     Effect.map(store.status, (all) => {
       const venues = venuesOf(asset)
@@ -254,7 +263,18 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
         data = yield* load(asset, from, nowMs, from)
         if (synced < hour) b.advance(data, synced + HOUR_MS, hour)
       }
-      const state: AssetState = { asset, nowMs, baselines: b, current: measuresAt(data, nowMs), data }
+      // The loaded series are dropped here: only what the results need is kept.
+      const state: AssetState = {
+        asset,
+        nowMs,
+        baselines: b,
+        current: measuresAt(data, nowMs),
+        primaryNewestMs: primaryNewest(data, nowMs),
+        oiByVenue: data.venues.flatMap((v) => {
+          const usd = venueOiAt(v, nowMs)
+          return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
+        })
+      }
       states.set(asset.id, { key, state })
       return state
     })
@@ -328,12 +348,6 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
     }
   }
 
-  /** End of the newest primary 15 m bar in `data` (capped at now), or undefined. */
-  const primaryNewest = (data: AssetData, nowMs: number): number | undefined => {
-    const t = data.primary?.t
-    return t === undefined || t.length === 0 ? undefined : Math.min(nowMs, (t[t.length - 1] as number) + BAR_MS)
-  }
-
   const sourceOf = (statuses: ReadonlyArray<SourceStatus>): { source?: string } =>
     statuses[0] === undefined ? {} : { source: statuses[0].source }
 
@@ -366,7 +380,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
         const statuses = yield* statusesOf(asset)
         const state = yield* stateOf(asset, nowMs, statuses)
         const gaps = new Gaps()
-        const fresh = freshnessFor(asset, op, statuses, nowMs, primaryNewest(state.data, nowMs))
+        const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
         const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
         return { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       })
@@ -589,16 +603,12 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
     Effect.map(fundingOf(asset, state, gaps), (f) => ({ funding: f.funding }))
   )
 
-  const openInterest = perAsset("open_interest", ({ state, gaps, nowMs }) =>
+  const openInterest = perAsset("open_interest", ({ state, gaps }) =>
     Effect.succeed({
       usd: gaps.plain("usd", state.current.oi_usd),
       change_24h_pct: gaps.contextual("change_24h_pct", state.current.oi_change_24h_pct, w(state, "oi_change_24h_pct")),
       basis_pct: gaps.contextual("basis_pct", state.current.basis_pct, w(state, "basis_pct")),
-      by_venue: state.data.venues.flatMap((v) => {
-        const i = v.oi === undefined ? -1 : v.oi.t.length - 1
-        if (v.oi === undefined || i < 0 || nowMs - (v.oi.t[i] as number) > 3 * HOUR_MS) return []
-        return [{ venue: v.venue, usd: roundValue(v.oi.oiUsd[i] as number) }]
-      })
+      by_venue: state.oiByVenue
     })
   )
 
@@ -911,7 +921,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
         const venues = venuesOf(asset)
         const statuses = all.filter((s) => venues.includes(s.venue))
         const s = yield* stateOf(asset, nowMs, statuses)
-        const own = primaryNewest(s.data, nowMs)
+        const own = s.primaryNewestMs
         if (own === undefined || !Number.isFinite(s.current.price)) {
           excluded.no_data = (excluded.no_data ?? 0) + 1
           continue
