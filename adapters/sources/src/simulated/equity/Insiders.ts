@@ -241,7 +241,13 @@ export const insiderDocuments = (input: {
   ]
   const [ceo, cfo, director] = insiders as [Insider, Insider, Insider]
   // The exercise price of the CEO's options: well below the first price of the window, in traded units.
-  const exercisePrice = new Decimal(prices.unadjustedClose(input.from)).times(0.4).toDecimalPlaces(2).toFixed()
+  const exercisePrice = new Decimal(prices.unadjustedClose(input.from)).times(0.4)
+  // Option terms are adjusted at a split like the shares: the price divided by the ratio.
+  const exercisePriceOn = (date: string): string =>
+    exercisePrice
+      .div(split !== null && date >= split.date ? split.ratio : 1)
+      .toDecimalPlaces(2)
+      .toFixed()
 
   type Event = { readonly insider: Insider; readonly date: string; readonly build: () => ReadonlyArray<Row> }
   const events: Array<Event> = []
@@ -365,7 +371,7 @@ export const insiderDocuments = (input: {
           code: "M",
           acquiredDisposed: "A",
           shares,
-          price: exercisePrice,
+          price: exercisePriceOn(exerciseDay),
           after: ceo.holdings,
           footnotes: []
         }
@@ -379,7 +385,7 @@ export const insiderDocuments = (input: {
           shares,
           price: "0",
           after: ceo.options,
-          exercisePrice,
+          exercisePrice: exercisePriceOn(exerciseDay),
           footnotes: []
         }
         return [acquired, sold, option]
