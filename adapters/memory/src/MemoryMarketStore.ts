@@ -257,3 +257,51 @@ export const makeMemoryMarketStore = (): MarketStore["Service"] => {
 
 /** A layer with a fresh in-memory market store per build. */
 export const layerMemoryMarketStore: Layer.Layer<MarketStore> = Layer.sync(MarketStore)(makeMemoryMarketStore)
+
+/**
+ * An in-memory hot store in front of a persistent one (for live feeds on PostgreSQL): every read is answered
+ * from memory; writes go to the persistent store first, then to memory, so what is served has been persisted.
+ * Fill the hot store from the persistent one at start with `warmMarketStore`.
+ */
+export const makeWriteThroughMarketStore = (
+  hot: MarketStore["Service"],
+  persistent: MarketStore["Service"]
+): MarketStore["Service"] => ({
+  read: hot.read,
+  latest: hot.latest,
+  extent: hot.extent,
+  write: (batch) => Effect.andThen(persistent.write(batch), hot.write(batch)),
+  putBooks: (books) => Effect.andThen(persistent.putBooks(books), hot.putBooks(books)),
+  books: hot.books,
+  putFundingStates: (states) => Effect.andThen(persistent.putFundingStates(states), hot.putFundingStates(states)),
+  fundingStates: hot.fundingStates,
+  putStatus: (status) => Effect.andThen(persistent.putStatus(status), hot.putStatus(status)),
+  status: hot.status,
+  prune: (cutoffMs) => Effect.andThen(persistent.prune(cutoffMs), hot.prune(cutoffMs))
+})
+
+/**
+ * Copies `[fromMs, toMs)` of every series kind, the latest books and funding states of `assetIds`, and every
+ * source status, from `persistent` into `hot`. Returns the number of series rows copied.
+ */
+export const warmMarketStore = (
+  hot: MarketStore["Service"],
+  persistent: MarketStore["Service"],
+  assetIds: ReadonlyArray<string>,
+  fromMs: number,
+  toMs: number
+): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    let rows = 0
+    for (const assetId of assetIds) {
+      for (const kind of SeriesKinds) {
+        const series = yield* persistent.read(kind, { assetId, fromMs, toMs })
+        for (const s of series) rows += s.t.length
+        yield* hot.write(series as ReadonlyArray<AnySeriesInput>)
+      }
+      yield* hot.putBooks(yield* persistent.books(assetId))
+      yield* hot.putFundingStates(yield* persistent.fundingStates(assetId))
+    }
+    yield* hot.putStatus(yield* persistent.status)
+    return rows
+  })
