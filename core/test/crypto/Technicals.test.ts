@@ -38,7 +38,17 @@ const checkAgainstLibrary = (bars: Columns) => {
   const { gain, loss } = averageGainLoss(bars.close)
   expectAligned(gain, TI.AverageGain.calculate({ values: bars.close, period: 14, format: raw }), 0)
   expectAligned(loss, TI.AverageLoss.calculate({ values: bars.close, period: 14, format: raw }), 0)
-  // The library rounds RSI to two decimals; compare at that precision (the averages above are exact).
+  // RSI from the library's own Wilder averages, exactly; its RSI output is rounded to two decimals.
+  const refGain = TI.AverageGain.calculate({ values: bars.close, period: 14, format: raw })
+  const refLoss = TI.AverageLoss.calculate({ values: bars.close, period: 14, format: raw })
+  expectAligned(
+    rsi(bars.close),
+    refGain.map((g, j) => {
+      const l = refLoss[j] as number
+      return l === 0 ? (g === 0 ? 50 : 100) : 100 - 100 / (1 + g / l)
+    }),
+    0
+  )
   const ours = rsi(bars.close)
   const ref = TI.RSI.calculate({ values: bars.close, period: 14 })
   expect(ours.length - ref.length).toBe(14)
