@@ -239,10 +239,27 @@ const mustBe = (p: ParamSpec): string => {
   }
 }
 
+/** The raw value as text for a message. Never throws: in-process callers can pass anything. */
+const textOf = (raw: unknown): string => {
+  switch (typeof raw) {
+    case "string":
+      return raw
+    case "object":
+      if (raw === null) return "null"
+      try {
+        return JSON.stringify(raw)
+      } catch {
+        // Circular, or holding a BigInt.
+        return Array.isArray(raw) ? "an array" : "an object"
+      }
+    default:
+      return String(raw)
+  }
+}
+
 const shown = (raw: unknown): string => {
-  const s = typeof raw === "string" ? raw : JSON.stringify(raw)
-  const cut = s === undefined ? String(raw) : s.length > 64 ? `${s.slice(0, 64)}...` : s
-  return JSON.stringify(cut)
+  const s = textOf(raw)
+  return JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}...` : s)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
