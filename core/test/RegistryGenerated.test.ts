@@ -141,7 +141,12 @@ const acceptedValues = (p: ParamSpec): ReadonlyArray<readonly [unknown, ParamVal
   }
 }
 
-const SHARED_BAD = ["", " ", "null", "undefined", "*", "%", "%00", "\u0000", "ü", "🙂", "x".repeat(2000)]
+const circular: Record<string, unknown> = {}
+circular.self = circular
+/** What only an in-process caller can pass: the decoder must refuse it as a value, never throw. */
+const EXOTIC: ReadonlyArray<unknown> = [10n, [10n], circular, Symbol("x"), () => 1, undefined, new Date(0)]
+
+const SHARED_BAD = ["", " ", "null", "undefined", "*", "%", "%00", "\u0000", "ü", "🙂", "x".repeat(2000), ...EXOTIC]
 
 /** Values `p` must refuse (with `invalid_parameter`, or `invalid_cursor` for a cursor). */
 const refusedValues = (p: ParamSpec): ReadonlyArray<unknown> => {
@@ -242,7 +247,8 @@ const refusedValues = (p: ParamSpec): ReadonlyArray<unknown> => {
         1,
         true,
         null,
-        ["a"]
+        ["a"],
+        ...EXOTIC
       ]
     case "date":
       return [
@@ -421,7 +427,14 @@ const expectDecoded = (op: OperationSpec, raw: Raw, what = JSON.stringify(raw)):
 }
 
 const show = (u: unknown): string => {
-  const s = typeof u === "string" ? JSON.stringify(u) : `typed ${JSON.stringify(u)}`
+  const typed = (): string => {
+    try {
+      return JSON.stringify(u) ?? String(u)
+    } catch {
+      return typeof u === "bigint" ? `${u}n` : Object.prototype.toString.call(u)
+    }
+  }
+  const s = typeof u === "string" ? JSON.stringify(u) : `typed ${typeof u === "symbol" ? String(u) : typed()}`
   return s.length > 60 ? `${s.slice(0, 60)}...` : s
 }
 
