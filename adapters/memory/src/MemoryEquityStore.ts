@@ -188,7 +188,13 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
   }
 }
 
-/** A fresh in-memory equity store. */
+/**
+ * An in-memory equity store fixed at call time: every provision of the returned layer shares the same data (a
+ * loader and the plane built from separate `Effect.provide` calls see one store).
+ */
+export const memoryEquityStore = (): Layer.Layer<EquityStore> => Layer.succeed(EquityStore)(makeMemoryEquityStore())
+
+/** A fresh in-memory equity store per build of the layer. */
 export const layerMemoryEquityStore: Layer.Layer<EquityStore> = Layer.suspend(() =>
   Layer.succeed(EquityStore)(makeMemoryEquityStore())
 )
