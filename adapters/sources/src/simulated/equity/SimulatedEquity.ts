@@ -26,7 +26,7 @@ import { parseOwnershipDocument } from "../../sec/Form4.ts"
 import { parseSubmissions, parseSubmissionsPage } from "../../sec/Submissions.ts"
 import { parseThirteenF } from "../../sec/ThirteenF.ts"
 import { parseCompanyTickersExchange } from "../../sec/Tickers.ts"
-import { AccessionCounter, companyBooks } from "./Books.ts"
+import { AccessionCounter, companyBooks, type PlannedFiling } from "./Books.ts"
 import { addDays } from "./Calendar.ts"
 import { type CompanyProfile, SimulatedCompanies } from "./Companies.ts"
 import {
@@ -94,6 +94,25 @@ export interface SimulatedEquity {
   readonly documents: SimulatedEquityDocuments
 }
 
+/** New accession numbers for a company's filings, sequenced per year in arrival order (old -> new). */
+const inArrivalOrder = (cik: string, filings: ReadonlyArray<PlannedFiling>): ReadonlyMap<string, string> => {
+  const counter = new AccessionCounter()
+  const arrival = [...filings].sort((a, b) =>
+    a.filingDate !== b.filingDate
+      ? a.filingDate < b.filingDate
+        ? -1
+        : 1
+      : a.acceptanceDateTime !== b.acceptanceDateTime
+        ? a.acceptanceDateTime < b.acceptanceDateTime
+          ? -1
+          : 1
+        : a.accession < b.accession
+          ? -1
+          : 1
+  )
+  return new Map(arrival.map((filing) => [filing.accession, counter.take(cik, filing.filingDate)]))
+}
+
 /** Our own generated text must parse: a failure here is a bug in the generator, reported as a defect. */
 const mustParse = <A>(what: string, result: Result.Result<A, { readonly message: string }>): A => {
   if (Result.isFailure(result))
@@ -149,11 +168,28 @@ export const simulatedEquity = (seed: number, options: { readonly asOf?: string 
         .sort(),
       accessions
     })
-    ownershipDocuments.push(...insiders.documents)
-    companyFacts.set(profile.cik, renderCompanyFacts(books))
-    submissionTexts.set(profile.cik, renderSubmissions(profile, [...books.filings, ...insiders.filings]))
+    // Periodic reports and Form 4s were numbered as they were generated; EDGAR numbers a filer's submissions in
+    // the order they arrive, so renumber them by filing date and acceptance time.
+    const renumbered = inArrivalOrder(profile.cik, [...books.filings, ...insiders.filings])
+    const accession = (old: string) => renumbered.get(old)!
+    ownershipDocuments.push(
+      ...insiders.documents.map((document) => ({ ...document, accession: accession(document.accession) }))
+    )
+    companyFacts.set(
+      profile.cik,
+      renderCompanyFacts({ ...books, facts: books.facts.map((fact) => ({ ...fact, accn: accession(fact.accn) })) })
+    )
+    submissionTexts.set(
+      profile.cik,
+      renderSubmissions(
+        profile,
+        [...books.filings, ...insiders.filings].map((filing) => ({ ...filing, accession: accession(filing.accession) }))
+      )
+    )
     pricedCompanies.push({ profile, prices, split: books.split, shares })
-    if (books.restatement !== null) restatements.push({ cik: profile.cik, ...books.restatement })
+    if (books.restatement !== null) {
+      restatements.push({ cik: profile.cik, ...books.restatement, restatedBy: accession(books.restatement.restatedBy) })
+    }
     if (books.split !== null) splits.push({ cik: profile.cik, ...books.split })
   })
   const thirteenF = thirteenFDocuments({
