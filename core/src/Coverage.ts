@@ -12,7 +12,7 @@
  * `operations` lists, in the registry's order, every operation that serves the asset's plane and tier
  * (`tierServes`), `resolve` and `coverage` included.
  */
-import { Effect } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import { type Plane, Planes, planeOf } from "./AssetId.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 import { type CanonicalParams, canonicalRequest } from "./Params.ts"
@@ -97,6 +97,9 @@ const bindingOf = (operation: string, params: CanonicalParams): string => {
   return fingerprint(canonicalRequest(operation, others))
 }
 
+const CursorText = Schema.fromJsonString(Schema.Struct({ o: Schema.String, b: Schema.String, p: Schema.String }))
+const decodeCursorText = Schema.decodeUnknownExit(CursorText)
+
 /** A cursor that resumes `operation` after `position`, valid only with the same other parameters. */
 export const encodeCursor = (operation: string, params: CanonicalParams, position: string): string =>
   base64UrlEncode(JSON.stringify({ o: operation, b: bindingOf(operation, params), p: position }))
@@ -108,17 +111,9 @@ export const encodeCursor = (operation: string, params: CanonicalParams, positio
 export const decodeCursor = (operation: string, params: CanonicalParams, cursor: string): string | ApiError => {
   const invalid = (why: string) => apiError("invalid_cursor", `\`cursor\` ${why}`, { param: "cursor" })
   const text = base64UrlDecode(cursor)
-  let parsed: unknown
-  try {
-    parsed = text === undefined ? undefined : JSON.parse(text)
-  } catch {
-    parsed = undefined
-  }
-  if (typeof parsed !== "object" || parsed === null) return invalid("is not a cursor this service issued")
-  const { o, b, p } = parsed as { o?: unknown; b?: unknown; p?: unknown }
-  if (typeof o !== "string" || typeof b !== "string" || typeof p !== "string") {
-    return invalid("is not a cursor this service issued")
-  }
+  const parsed = text === undefined ? undefined : decodeCursorText(text)
+  if (parsed === undefined || Exit.isFailure(parsed)) return invalid("is not a cursor this service issued")
+  const { o, b, p } = parsed.value
   if (o !== operation) return invalid(`was issued by \`${o.slice(0, 40)}\`, not \`${operation}\``)
   if (b !== bindingOf(operation, params)) {
     return invalid("was issued for other parameters; repeat the first request's parameters with it, or start over")
