@@ -8,7 +8,7 @@ import { docsExamples, Ledger, Operations } from "@market-data/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestPlane, type TestPlane } from "../core/test/support/TestPlane.ts"
-import { callTool, mcpPost } from "./support/mcp.ts"
+import { callTool, mcpPost, typedArgs } from "./support/mcp.ts"
 import { rawRequest, startServer, type TestServer } from "./support/server.ts"
 
 let server: TestServer
@@ -26,18 +26,6 @@ const httpGet = (path: string, key: string, headers: Record<string, string> = {}
 const balanceOf = (keyId: string) => server.run(Effect.flatMap(Ledger, (ledger) => ledger.balance(keyId, Date.now())))
 const executions = () => Effect.runPromise(plane.executions)
 
-/** The typed arguments of an example query, as an agent would send them. */
-const argsOf = (query: string): Record<string, unknown> => {
-  const out: Record<string, unknown> = {}
-  for (const [name, value] of new URLSearchParams(query)) {
-    if (name === "ids" || name === "statements" || name === "types") out[name] = value.split(",")
-    else if (/^\d+$/.test(value)) out[name] = Number(value)
-    else if (value === "true" || value === "false") out[name] = value === "true"
-    else out[name] = value
-  }
-  return out
-}
-
 describe("parity with HTTP", () => {
   for (const op of Operations) {
     const example = docsExamples.find((e) => e.section === "examples" && e.operation === op.name)
@@ -50,7 +38,7 @@ describe("parity with HTTP", () => {
       const http = await httpGet(`/api/v1/${op.name}${query === "" ? "" : `?${query}`}`, overHttp.key)
       const httpText = await http.text()
       const httpCharge = Number(http.headers.get("x-credits-charged") ?? 0)
-      const { reply, result } = await callTool(server.base, op.name, argsOf(query), auth(overMcp.key))
+      const { reply, result } = await callTool(server.base, op.name, typedArgs(query), auth(overMcp.key))
       expect(reply.status).toBe(200)
       expect(result._meta.credits_charged, op.name).toBe(httpCharge)
       expect(result.isError, op.name).toBe(http.status !== 200)

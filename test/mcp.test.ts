@@ -26,7 +26,7 @@ import {
   mcpDocMarkdown
 } from "../core/src/McpDoc.ts"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
-import { callTool, makeAjv, mcpPost, rpc, sdkClient } from "./support/mcp.ts"
+import { callTool, makeAjv, mcpPost, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
 import { rawRequest, startServer, type TestServer } from "./support/server.ts"
 
 // Read per request through Effect Config, so setting it before the first request configures the server.
@@ -464,6 +464,61 @@ describe("tools", () => {
       expect(result.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
       expect(result.structuredContent.error).toMatchObject({ code, param })
     }
+  })
+
+  it("has input schemas that admit every request the docs show, as typed arguments", () => {
+    const ajv = makeAjv()
+    for (const example of docsExamples) {
+      const t = Tools.find((x) => x.name === example.operation)!
+      const args = typedArgs(example.query)
+      expect(ajv.validate(t.inputSchema, args), `${example.operation}?${example.query} ${ajv.errorsText()}`).toBe(true)
+      // The comma-joined form of the same lists is admitted too.
+      const joined = [...new URLSearchParams(example.query)].map(([k, v]) => [
+        k,
+        /^\d+$/.test(v) ? Number(v) : v === "true" || v === "false" ? v === "true" : v
+      ])
+      expect(ajv.validate(t.inputSchema, Object.fromEntries(joined))).toBe(true)
+    }
+  })
+
+  it("agrees with the service on every bound and enum: what the inputSchema refuses, the tool refuses naming the param", async () => {
+    const ajv = makeAjv()
+    let checked = 0
+    for (const op of Operations) {
+      const t = Tools.find((x) => x.name === op.name)!
+      const validate = ajv.compile(t.inputSchema)
+      const asset = op.planes.length === 1 && op.planes[0] === "equity" ? "eq:320193:AAPL" : "crypto:bitcoin"
+      const base: Record<string, unknown> = {}
+      for (const p of op.params) {
+        if (p.required) base[p.name] = p.type.kind === "assetId" ? asset : "abc"
+      }
+      if (op.rules.some((r) => r.rule === "exactlyOne")) base.id = asset
+      for (const p of op.params) {
+        const bad: Array<unknown> = []
+        const k = p.type
+        if (k.kind === "int") bad.push(k.min - 1, k.max + 1, 1.5, "ten")
+        if (k.kind === "enum") bad.push("zzz", 3)
+        if (k.kind === "enumList") bad.push(["zzz"], [], [k.values[0], k.values[0]])
+        if (k.kind === "string") bad.push("", "x".repeat(k.maxLength + 1))
+        if (k.kind === "boolean") bad.push("yes", 1)
+        if (k.kind === "date") bad.push("2025-13-01", "yesterday")
+        if (k.kind === "assetId") bad.push("bitcoin", 42)
+        if (k.kind === "assetIdList") bad.push(["crypto:bitcoin"], ["crypto:bitcoin", "crypto:bitcoin"], [1, 2])
+        for (const value of bad) {
+          const args = { ...base, [p.name]: value }
+          if (p.name === "ids") delete args.id
+          expect(validate(args), `${op.name}.${p.name}=${JSON.stringify(value)}`).toBe(false)
+          const { result } = await callTool(server.base, op.name, args, auth())
+          expect(result.isError, `${op.name}.${p.name}=${JSON.stringify(value)}`).toBe(true)
+          expect(["invalid_parameter", "invalid_cursor"], `${op.name}.${p.name}`).toContain(
+            result.structuredContent.error.code
+          )
+          expect(result.structuredContent.error.param).toBe(p.name)
+          checked++
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(80)
   })
 
   it("treats a null argument as omitted", async () => {

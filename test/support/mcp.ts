@@ -38,6 +38,18 @@ export const mcpPost = async (
   return { status: res.status, headers: res.headers, text, body: text.length === 0 ? undefined : JSON.parse(text) }
 }
 
+/** The typed arguments of an HTTP query, as an agent would send them (lists as arrays, numbers, booleans). */
+export const typedArgs = (query: string): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (name === "ids" || name === "statements" || name === "types") out[name] = value.split(",")
+    else if (/^\d+$/.test(value)) out[name] = Number(value)
+    else if (value === "true" || value === "false") out[name] = value === "true"
+    else out[name] = value
+  }
+  return out
+}
+
 let nextId = 1
 
 /** One JSON-RPC request; returns the reply with `body` the JSON-RPC response. */
