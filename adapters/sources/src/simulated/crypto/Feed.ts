@@ -200,10 +200,12 @@ export const backfill = (sim: Simulation, nowMs: number): Effect.Effect<Backfill
     sim.finishRun(run)
     const toMs = closeOfLastStep(sim)
     yield* store.putStatus(venuesOf(sim).flatMap((v) => stepStatus(v, toMs, lastFundingBefore(sim, v, toMs))))
-    // Books and funding states as of each venue's latest cadence tick at or before now.
+    // Books and funding states as of each venue's latest cadence tick at or before now; "now" read again from
+    // the Clock, since generating the history took a few seconds of it.
+    const servedMs = Math.max(nowMs, yield* Clock.currentTimeMillis)
     for (const v of venuesOf(sim)) {
       const every = VenueProfiles[v]?.cadenceMs ?? BAR_MS
-      yield* refreshLatest(sim, Math.max(toMs, Math.floor(nowMs / every) * every), v)
+      yield* refreshLatest(sim, Math.max(toMs, Math.floor(servedMs / every) * every), v)
     }
     const durationMs = performance.now() - started
     const cpu = process.cpuUsage(cpuStarted)
