@@ -7,8 +7,14 @@
  * Each case perturbs one thing in an otherwise valid request (the operation's required parameters and, for
  * `id` xor `ids`, one of the pair), so the expected code and `param` are unambiguous.
  */
+import { it as effectIt } from "@effect/vitest"
+import { memoryStores } from "@market-data/memory"
+import { Effect, Layer } from "effect"
+import * as Digest from "effect/crypto/Digest"
+import * as SecureRandom from "effect/crypto/SecureRandom"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { createKey } from "../src/Admin.ts"
 import { type Plane, planeOf } from "../src/AssetId.ts"
 import type { ErrorCode } from "../src/Errors.ts"
 import {
@@ -20,6 +26,7 @@ import {
   type ParamSpec,
   type ParamValue
 } from "../src/Params.ts"
+import { Handlers, handle, Settings } from "../src/Pipeline.ts"
 import { type OperationSpec, Operations } from "../src/Registry.ts"
 
 type Raw = ReadonlyArray<readonly [string, unknown]>
@@ -725,3 +732,44 @@ for (const op of Operations) {
     }
   })
 }
+
+describe("the pipeline every transport runs", () => {
+  effectIt.effect("answers exactly what decodeParams answers, for a refused value of every parameter", () =>
+    Effect.gen(function* () {
+      const ctx = yield* Layer.build(
+        Layer.mergeAll(
+          memoryStores(),
+          Layer.succeed(Settings)({ rateLimitPerMinute: 1_000_000 }),
+          Digest.layerWebCrypto,
+          SecureRandom.layerWebCrypto,
+          Layer.succeed(Handlers)(new Map())
+        )
+      )
+      const key = yield* createKey({ credits: 0 }).pipe(Effect.provide(ctx))
+      let compared = 0
+      for (const op of Operations) {
+        const cases: Array<Raw> = [[...base(op), ["bogus", "x"]]]
+        for (const p of op.params) cases.push([...base(op, p.name), [p.name, refusedValues(p)[0]]])
+        if (op.params.some((p) => p.required)) cases.push([])
+        for (const raw of cases) {
+          const direct = decode(op, raw)
+          if (!isApiError(direct)) throw new Error(`${op.name} ${JSON.stringify(raw)} decoded`)
+          const answer = yield* handle({
+            operation: op.name,
+            params: raw,
+            authorization: [`Bearer ${key.key}`],
+            client: "generated"
+          }).pipe(Effect.provide(ctx))
+          const outcome = answer.outcome
+          expect(outcome._tag, `${op.name} ${show(raw)}`).toBe("Failure")
+          if (outcome._tag === "Failure") {
+            expect(outcome.error.toBody(), `${op.name} ${show(raw)}`).toEqual(direct.toBody())
+            expect(outcome.creditsCharged).toBe(0)
+          }
+          compared++
+        }
+      }
+      expect(compared).toBeGreaterThan(Operations.length * 2)
+    }).pipe(Effect.scoped)
+  )
+})
