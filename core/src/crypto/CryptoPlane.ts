@@ -382,6 +382,7 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
         const gaps = new Gaps()
         const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
         const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
+        // `body` may refine `next_update_at` (technicals change only when a bar closes).
         return { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       })
 
@@ -688,8 +689,19 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
     })
   )
 
-  const technicals = perAsset("technicals", ({ asset, params, nowMs, gaps }) =>
-    technicalsOf(asset, timeframeParam(params), nowMs, gaps)
+  /**
+   * Technicals change only when a bar of the timeframe closes: `next_update_at` is the close of the bar now
+   * forming (or later, when the feed itself is late).
+   */
+  const technicals = perAsset("technicals", ({ asset, params, nowMs, gaps, fresh }) =>
+    Effect.gen(function* () {
+      const timeframe = timeframeParam(params)
+      const body = yield* technicalsOf(asset, timeframe, nowMs, gaps)
+      const tf = timeframes.get(`${asset.id}/${timeframe}`)
+      if (!("bar_at" in body) || tf === undefined) return body
+      const nextClose = intervalEndMs(tf.closedEndMs, timeframe)
+      return { next_update_at: iso(Math.max(fresh.nextUpdateAtMs, nextClose)), ...body }
+    })
   )
 
   const structure = perAsset("structure", ({ asset, params, nowMs, gaps }) =>
@@ -819,9 +831,13 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       }
       const nextUpdateAtMs =
         closed !== undefined && closed.t.length > 0
-          ? Math.max(nowMs, intervalEndMs(intervalEndMs(closed.t[closed.t.length - 1] as number, interval), interval))
+          ? Math.max(
+              fresh.nextUpdateAtMs,
+              intervalEndMs(intervalEndMs(closed.t[closed.t.length - 1] as number, interval), interval)
+            )
           : fresh.nextUpdateAtMs
-      const head = { asset_id: asset.id, ...clocks(fresh), interval, range }
+      // Closed bars change only when the next bar closes.
+      const head = { asset_id: asset.id, ...clocks(fresh), next_update_at: iso(nextUpdateAtMs), interval, range }
       if (view === "summary") {
         const s = closed === undefined ? undefined : summarize(closed, interval)
         const summary =

@@ -225,6 +225,8 @@ describe("crypto plane over a fixture market", () => {
         bars.close.push(v.close[i + 15] as number)
       }
       assert.strictEqual(d.bar_at, new Date(END - 4 * H).toISOString())
+      // Nothing in it can change before the forming 4 h bar closes.
+      assert.strictEqual(d.next_update_at, new Date(END + 4 * H).toISOString())
       const raw = (x: number) => x
       const atr = TI.ATR.calculate({ ...bars, period: 14, format: raw }).at(-1) as number
       close(d.atr_14_pct.value, (atr / (bars.close.at(-1) as number)) * 100, 1e-8)
@@ -383,6 +385,7 @@ describe("series", () => {
         cursor = d.next_cursor
       } while (cursor !== null && pages.length < 20)
       assert.strictEqual(pages[0].bars.at(-1).t, new Date(END - H).toISOString())
+      assert.strictEqual(pages[0].next_update_at, new Date(END + H).toISOString())
       const all = pages.reverse().flatMap((p) => p.bars)
       for (let i = 1; i < all.length; i++) assert.strictEqual(Date.parse(all[i].t) - Date.parse(all[i - 1].t), H)
       // October 20 12:01 back to the start of the range: whole hours from 13:00 on.
