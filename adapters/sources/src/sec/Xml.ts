@@ -120,3 +120,15 @@ export const descendants = (element: XmlElement, name: string): ReadonlyArray<Xm
   walk(element)
   return found
 }
+
+/** The name of a document's root element (namespace prefix removed), or null when the text is not XML. */
+export const xmlRootName = (text: string): string | null => {
+  const body = text.replace(/^\uFEFF?\s+/, "")
+  if (XMLValidator.validate(body) !== true) return null
+  try {
+    const document = parser.parse(body) as XmlElement
+    return Object.keys(document).find((key) => !key.startsWith("@_") && key !== "#text") ?? null
+  } catch {
+    return null
+  }
+}
