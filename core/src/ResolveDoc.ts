@@ -46,7 +46,7 @@ export const resolveRankingDoc: string = [
   "",
   "## `network` and `limit`",
   "",
-  "`network` keeps only crypto assets that live on that network (compared without case), so equities drop out, and a symbol that is contested across networks can resolve on one (USDC on `ethereum`). A match shows `network` when `network` was given, or when the asset lives on exactly one network.",
+  "`network` keeps only crypto assets that live on that network (compared without case), so equities drop out, and a symbol that is contested across networks can resolve on one. A match shows `network` when `network` was given, or when the asset lives on exactly one network.",
   "",
   "`limit` caps the matches listed per plane (so up to twice `limit` in all); `coverage` counts every match on each plane, so a count above what is listed means the query is broad."
 ].join("\n")
