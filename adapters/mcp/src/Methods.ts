@@ -1,0 +1,254 @@
+/**
+ * The MCP methods: lifecycle (`initialize`, `ping`), tools (`tools/list`, `tools/call`) and resources
+ * (`resources/list`, `resources/read`, `resources/templates/list`). `tools/call` and `resources/read` run
+ * through the core pipeline's `handle` as an HTTP request would; the rest is answered from the registry.
+ */
+import {
+  type Answer,
+  apiError,
+  DocsSections,
+  ErrorCatalog,
+  handle,
+  Operations,
+  type PipelineServices
+} from "@market-data/core"
+import { Effect } from "effect"
+import {
+  failure,
+  isPlainObject,
+  type Message,
+  type Params,
+  type RequestId,
+  RpcCode,
+  type RpcResponse,
+  success
+} from "./JsonRpc.ts"
+import { errorResult, toolResult } from "./ToolResult.ts"
+import { catalogVersion, Tools, tool } from "./Tools.ts"
+
+/** Protocol versions this server speaks, newest first. */
+export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
+export const LATEST_PROTOCOL_VERSION = "2025-11-25"
+
+export const SERVER_INFO = { name: "service-market-data", version: "1.0.0" } as const
+
+const keyless = Operations.filter((o) => o.auth === "keyless").map((o) => `\`${o.name}\``)
+
+/** What `initialize` tells the client (and its model) about the server. */
+const INSTRUCTIONS = [
+  `Market data for agents: live crypto derivatives data and SEC-filed company facts, as ${Operations.length} read-only tools.`,
+  `Start with the \`docs\` tool (section \`quickstart\`${(DocsSections as ReadonlyArray<string>).includes("mcp") ? ", or `mcp` for this connection" : ""}) or the resource service://docs/index.`,
+  "Turn symbols and names into canonical asset IDs with `resolve`; every other tool takes canonical IDs.",
+  `${keyless.join(" and ")} are keyless; every other tool needs \`Authorization: Bearer <API_KEY>\` on the HTTP connection.`,
+  "Each result reports its cost in `_meta.credits_charged` (1 credit = 1 US cent). Errors are tool results with `isError: true` and `structuredContent.error` `{code, message, param?, retryable}`."
+].join(" ")
+
+const SECTION_TITLES: { readonly [section: string]: string } = {
+  index: "what the service is and the map of the documentation",
+  quickstart: "a first call in three steps",
+  domains: "every operation, what it returns, the value sets of states and levels",
+  access: "keys, rate limit, idempotency keys, conditional requests, CORS",
+  grammar: "canonical IDs, parameters, lists, defaults, cross-parameter rules, envelopes, pagination",
+  refusals: "when an asset is refused instead of answered",
+  resolve: "turning symbols and names into canonical IDs",
+  errors: "every error code, its status and whether to retry",
+  pricing: "credits per operation and how holds settle",
+  examples: "one request per operation",
+  changelog: "what changed, and what is temporary",
+  mcp: "connecting over MCP: transport, tools, resources, errors"
+}
+
+const DOCS_URI_PREFIX = "service://docs/"
+
+/** What a message's handling knows of the HTTP request that carried it. */
+export interface CallContext {
+  readonly authorization: ReadonlyArray<string>
+  /** The POST's `Idempotency-Key` values, or "ambiguous" when the POST carries several `tools/call`s. */
+  readonly idempotencyKey: ReadonlyArray<string> | "ambiguous"
+  readonly client: string
+  readonly batch: boolean
+}
+
+/** The outcome of one message: its JSON-RPC response (none for notifications and responses). */
+export interface Dispatched {
+  readonly response?: RpcResponse
+  /** The pipeline's answer, when the message ran through it. */
+  readonly answer?: Answer
+}
+
+const invalidParams = (id: RequestId, message: string, data?: unknown): Dispatched => ({
+  response: failure(id, RpcCode.InvalidParams, `Invalid params: ${message}`, data)
+})
+
+const noCursor = (id: RequestId, params: Params): Dispatched | undefined =>
+  params.cursor === undefined
+    ? undefined
+    : invalidParams(id, "invalid cursor: this server lists everything in one page and issues no cursors", {
+        cursor: params.cursor
+      })
+
+/** Handles one classified message. Never fails: every problem is a JSON-RPC error or a tool error result. */
+export const dispatch = (
+  message: Message,
+  context: CallContext
+): Effect.Effect<Dispatched, never, PipelineServices> => {
+  switch (message._tag) {
+    case "Notification":
+    case "Response":
+      return Effect.succeed({})
+    case "Invalid":
+      return Effect.succeed({ response: failure(message.id, message.code, `Invalid Request: ${message.message}`) })
+    case "Request":
+      return request(message, context)
+  }
+}
+
+const request = (
+  message: Extract<Message, { readonly _tag: "Request" }>,
+  context: CallContext
+): Effect.Effect<Dispatched, never, PipelineServices> => {
+  const { id, params } = message
+  const ok = (result: unknown): Effect.Effect<Dispatched> => Effect.succeed({ response: success(id, result) })
+  switch (message.method) {
+    case "initialize": {
+      if (context.batch) {
+        return Effect.succeed({
+          response: failure(id, RpcCode.InvalidRequest, "Invalid Request: initialize must not be part of a batch")
+        })
+      }
+      if (typeof params.protocolVersion !== "string") {
+        return Effect.succeed(invalidParams(id, "`protocolVersion` must be a string"))
+      }
+      if (!isPlainObject(params.capabilities))
+        return Effect.succeed(invalidParams(id, "`capabilities` must be an object"))
+      if (!isPlainObject(params.clientInfo)) return Effect.succeed(invalidParams(id, "`clientInfo` must be an object"))
+      const requested = params.protocolVersion
+      return ok({
+        protocolVersion: (SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
+          ? requested
+          : LATEST_PROTOCOL_VERSION,
+        capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
+        serverInfo: { ...SERVER_INFO, title: "Market data for agents" },
+        instructions: INSTRUCTIONS
+      })
+    }
+    case "ping":
+      return ok({})
+    case "tools/list":
+      return Effect.succeed(
+        noCursor(id, params) ?? { response: success(id, { tools: Tools, _meta: { catalog_version: catalogVersion } }) }
+      )
+    case "tools/call":
+      return callTool(id, params, context)
+    case "resources/list":
+      return Effect.succeed(
+        noCursor(id, params) ?? {
+          response: success(id, {
+            resources: DocsSections.map((section) => ({
+              uri: `${DOCS_URI_PREFIX}${section}`,
+              name: `docs-${section}`,
+              title: `Docs: ${section}`,
+              description: `Documentation section \`${section}\`: ${SECTION_TITLES[section] ?? section}.`,
+              mimeType: "text/markdown"
+            }))
+          })
+        }
+      )
+    case "resources/templates/list":
+      return Effect.succeed(
+        noCursor(id, params) ?? {
+          response: success(id, {
+            resourceTemplates: [
+              {
+                uriTemplate: `${DOCS_URI_PREFIX}{section}`,
+                name: "docs",
+                title: "Documentation section",
+                description: `A documentation section as markdown; {section} is one of ${DocsSections.join(", ")}.`,
+                mimeType: "text/markdown"
+              }
+            ]
+          })
+        }
+      )
+    case "resources/read":
+      return readResource(id, params, context)
+    default:
+      return Effect.succeed({
+        response: failure(id, RpcCode.MethodNotFound, `Method not found: ${message.method.slice(0, 64)}`)
+      })
+  }
+}
+
+/** `service://docs/<section>`: read through the pipeline as the keyless `docs` operation. */
+const readResource = (
+  id: RequestId,
+  params: Params,
+  context: CallContext
+): Effect.Effect<Dispatched, never, PipelineServices> =>
+  Effect.gen(function* () {
+    const uri = params.uri
+    if (typeof uri !== "string") return invalidParams(id, "`uri` must be a string")
+    const section = uri.startsWith(DOCS_URI_PREFIX) ? uri.slice(DOCS_URI_PREFIX.length) : undefined
+    if (section === undefined || !(DocsSections as ReadonlyArray<string>).includes(section)) {
+      return {
+        response: failure(id, RpcCode.ResourceNotFound, `Resource not found: ${uri.slice(0, 200)}`, {
+          uri,
+          templates: [`${DOCS_URI_PREFIX}{section}`]
+        })
+      }
+    }
+    // Resources are keyless: the caller's key plays no part (its budget is the client address's).
+    const answer = yield* handle({
+      operation: "docs",
+      params: [["section", section]],
+      authorization: [],
+      client: context.client
+    })
+    const o = answer.outcome
+    if (o._tag === "Markdown") {
+      return { answer, response: success(id, { contents: [{ uri, mimeType: "text/markdown", text: o.markdown }] }) }
+    }
+    const error = o._tag === "Failure" ? o.error : apiError("internal_error", "unexpected answer to docs")
+    const code = ErrorCatalog[error.code].status >= 500 ? RpcCode.InternalError : RpcCode.ServerError
+    return { answer, response: failure(id, code, error.message, error.toBody()) }
+  })
+
+const callTool = (
+  id: RequestId,
+  params: Params,
+  context: CallContext
+): Effect.Effect<Dispatched, never, PipelineServices> =>
+  Effect.gen(function* () {
+    const name = params.name
+    if (typeof name !== "string") return invalidParams(id, "`name` must be a string naming a tool")
+    if (tool(name) === undefined) {
+      return invalidParams(id, `unknown tool ${JSON.stringify(name.slice(0, 64))}`, {
+        tools: Tools.map((t) => t.name)
+      })
+    }
+    const args = params.arguments ?? {}
+    if (!isPlainObject(args)) return invalidParams(id, "`arguments` must be an object")
+    if (context.idempotencyKey === "ambiguous") {
+      return {
+        response: success(
+          id,
+          errorResult(
+            apiError(
+              "invalid_idempotency_key",
+              "an Idempotency-Key header applies to a POST that carries exactly one tools/call; send each call in its own POST"
+            ),
+            0
+          )
+        )
+      }
+    }
+    const answer = yield* handle({
+      operation: name,
+      // A null argument is an omitted one (agents often send null for optional parameters).
+      params: Object.entries(args).filter(([, v]) => v !== null),
+      authorization: context.authorization,
+      idempotencyKey: context.idempotencyKey,
+      client: context.client
+    })
+    return { answer, response: success(id, toolResult(answer)) }
+  })
