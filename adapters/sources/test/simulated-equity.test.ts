@@ -310,6 +310,22 @@ describe("simulatedEquity", () => {
     }
   })
 
+  it("generates a parseable plane with its planted events for other seeds and dates", () => {
+    for (const seed of [1, 2, 3]) {
+      for (const asOf of ["2024-03-15", "2031-01-02"]) {
+        const other = simulatedEquity(seed, { asOf })
+        assert.strictEqual(other.planted.restatements.length, 1)
+        assert.strictEqual(other.planted.splits.length, 1)
+        assert.isAbove(other.planted.amendments.length, 0)
+        for (const facts of other.factsByCik.values()) {
+          const balances = facts.filter((fact) => ["Assets", "Liabilities", "LongTermDebt"].includes(fact.concept))
+          assert.isTrue(balances.every((fact) => !fact.value.startsWith("-")))
+        }
+        for (const bars of other.dailyBars.values()) assert.isTrue(bars.every((bar) => bar.l > 0))
+      }
+    }
+  })
+
   it("ends its history at the asOf it is given", () => {
     const earlier = simulatedEquity(7, { asOf: "2025-06-30" })
     for (const submissions of earlier.submissions.values())
