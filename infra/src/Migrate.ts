@@ -2,7 +2,7 @@
  * Forward-only migrations, applied in name order. Kysely's migrator takes a PostgreSQL advisory lock for
  * the run, so instances starting together on one database do not race; PGlite has one connection anyway.
  */
-import type { Kysely } from "kysely"
+import { type Kysely, sql } from "kysely"
 import { Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
 import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
@@ -18,12 +18,24 @@ export interface MigrationReport {
   readonly current: ReadonlyArray<string>
 }
 
-const migrator = (db: Kysely<any>) =>
-  new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: "md_migrations" })
+/**
+ * The migrator for the connection's current schema. Kysely looks its tables up in every schema unless told
+ * which, so without this a leftover schema with a `kysely_migration_lock` (say from a killed test run) would
+ * make migrations in another schema of the same database fail.
+ */
+const migrator = async (db: Kysely<any>) => {
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: "md_migrations",
+    ...(schema === undefined ? {} : { migrationTableSchema: schema })
+  })
+}
 
 /** Applies every pending migration; throws with the failing migration's name. */
 export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationReport> => {
-  const { error, results } = await migrator(db).migrateToLatest()
+  const { error, results } = await (await migrator(db)).migrateToLatest()
   const failed = results?.find((r) => r.status === "Error")
   if (error !== undefined) {
     throw new Error(
@@ -31,10 +43,10 @@ export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationReport>
     )
   }
   const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName)
-  const current = (await migrator(db).getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
+  const current = (await (await migrator(db)).getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
   return { applied, current }
 }
 
 /** Names of migrations not yet applied. */
 export const pendingMigrations = async (db: Kysely<any>): Promise<ReadonlyArray<string>> =>
-  (await migrator(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
+  (await (await migrator(db)).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
