@@ -95,13 +95,17 @@ const accessLine = (op: OperationSpec): string => {
     case "key":
       return "Needs an API key (`Authorization: Bearer <API_KEY>` on the MCP connection); costs 0 credits."
     case "paid":
-      return `Needs an API key with credits (\`Authorization: Bearer <API_KEY>\` on the MCP connection); costs ${describePrice(op)} (1 credit = 1 US cent), reported in \`_meta.credits_charged\`.`
+      return `Needs an API key with credits (\`Authorization: Bearer <API_KEY>\` on the MCP connection). Credits (1 credit = 1 US cent): ${describePrice(op)}; the charge is reported in \`_meta.credits_charged\`.`
   }
 }
 
 /** The description an agent reads to decide whether and how to call the tool. */
 export const describeTool = (op: OperationSpec): string => {
   const lines = [`${op.summary} ${op.description}`, "", accessLine(op)]
+  const [only] = op.planes
+  if (op.planes.length === 1 && only !== undefined && op.group !== "discovery") {
+    lines.push(`Serves ${only} assets only; an ID of the other plane answers \`plane_mismatch\`.`)
+  }
   if (op.batch) {
     lines.push(
       "Pass `id` (one asset) or `ids` (2 to 10 distinct IDs, as an array or a comma-joined string), not both. A batch answers `{data: [...], refused: [{id, reason}]}`; refused assets cost nothing."
