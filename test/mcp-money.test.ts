@@ -163,8 +163,10 @@ describe("idempotency across transports", () => {
   it("answers request_in_progress to a duplicate while the first call still runs", async () => {
     const { key } = await server.newKey(10)
     const headers = { ...auth(key), "Idempotency-Key": "slow-1" }
+    const before = await executions()
     const first = callTool(server.base, "price", { id: "crypto:slow" }, headers)
-    await new Promise((r) => setTimeout(r, 100))
+    // In flight once the plane has started computing it (it then waits for the gate).
+    while ((await executions()) === before) await new Promise((r) => setTimeout(r, 10))
     const duplicate = await callTool(server.base, "price", { id: "crypto:slow" }, headers)
     expect(duplicate.result.isError).toBe(true)
     expect(duplicate.result.structuredContent.error).toMatchObject({ code: "request_in_progress", retryable: true })
