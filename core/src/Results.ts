@@ -162,8 +162,13 @@ export const DomainResults = {
     pe_ttm: nullable(Decimal),
     ps_ttm: nullable(Decimal),
     ev_ebitda_ttm: nullable(Decimal),
-    // Additive: the last close the multiples were computed at.
-    price_usd: opt(nullable(Num))
+    // Additive: the last close the multiples were computed at, and each multiple's percentile among its own
+    // daily values over the baseline (the exact multiple stays the decimal string above).
+    price_usd: opt(nullable(Num)),
+    pe_ttm_pctl: opt(nullable(Num)),
+    ps_ttm_pctl: opt(nullable(Num)),
+    ev_ebitda_ttm_pctl: opt(nullable(Num)),
+    baseline: opt(Baseline)
   }),
   growth: domain({
     revenue_growth_yoy_pct: nullable(Decimal),

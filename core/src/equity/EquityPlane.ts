@@ -52,6 +52,7 @@ import {
   type Figure,
   fundamentals,
   growth,
+  multipleHistory,
   type SharesOutstanding,
   sharesOutstanding,
   type UnavailableReason,
@@ -573,16 +574,42 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         if (loaded === undefined) return yield* Effect.fail(unknown(entry))
         const { facts, book } = yield* bookOf(cik)
         const bars = yield* recentBars(cik, nowMs)
-        const v = valuation(book, lastPrice(bars), sharesOutstanding(facts))
+        const shares = sharesOutstanding(facts)
+        const v = valuation(book, lastPrice(bars), shares)
         const unavailable: Unavailable = {}
+        // Percentiles of today's multiples among their daily values over the baseline year.
+        const window = bars.slice(baselineStart(bars))
+        const history = multipleHistory(
+          book,
+          shares,
+          window.map((b) => ({ date: newYorkDate(b.tMs), close: b.c }))
+        )
+        const pctl = (name: string, value: string | null, series: ReadonlyArray<number>): number | null => {
+          if (value === null) return null
+          const baseline = sortedFinite(series)
+          const p = percentileRank(Number(value), baseline)
+          if (p !== undefined) return p
+          unavailable[`${name}_pctl`] = {
+            reason: "insufficient_history",
+            detail: `${baseline.length} daily values in the ${BASELINE.window} baseline; at least 30 are needed`
+          }
+          return null
+        }
+        const pe = figure(v.peTtm, "pe_ttm", unavailable)
+        const ps = figure(v.psTtm, "ps_ttm", unavailable)
+        const ev = figure(v.evEbitdaTtm, "ev_ebitda_ttm", unavailable)
         return withUnavailable(
           {
             asset_id: entry.asset_id,
             ...(yield* freshnessOf(cik, loaded.coverage, bars, nowMs)),
-            pe_ttm: figure(v.peTtm, "pe_ttm", unavailable),
-            ps_ttm: figure(v.psTtm, "ps_ttm", unavailable),
-            ev_ebitda_ttm: figure(v.evEbitdaTtm, "ev_ebitda_ttm", unavailable),
-            price_usd: lastPrice(bars)
+            pe_ttm: pe,
+            ps_ttm: ps,
+            ev_ebitda_ttm: ev,
+            price_usd: lastPrice(bars),
+            pe_ttm_pctl: pctl("pe_ttm", pe, history.peTtm),
+            ps_ttm_pctl: pctl("ps_ttm", ps, history.psTtm),
+            ev_ebitda_ttm_pctl: pctl("ev_ebitda_ttm", ev, history.evEbitdaTtm),
+            baseline: { ...BASELINE, n: window.length, ...source }
           },
           unavailable
         )

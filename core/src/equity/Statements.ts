@@ -212,6 +212,8 @@ export interface Cell {
   readonly restated: boolean
   /** Computed from other figures (a quarter from year-to-date figures, or a `minus` line). */
   readonly derived: boolean
+  /** The day the value could first be known: its first filing (derived: when the last input was first filed). */
+  readonly knownOn: string
 }
 
 const newer = (a: { filed: string; accession: string }, b: { filed: string; accession: string }) =>
@@ -307,7 +309,8 @@ export class FactBook {
         filed: served.filed,
         reported: ordered,
         restated: ordered.some((r) => !new Exact(r.value).eq(servedValue)),
-        derived: false
+        derived: false,
+        knownOn: ordered.reduce((m, r) => (r.filed < m ? r.filed : m), served.filed)
       }
     }
     return null
@@ -637,7 +640,8 @@ const combine = (a: Cell | null, b: Cell | null, op: (x: Exact, y: Exact) => Exa
     filed: latest.filed,
     reported: [...a.reported, ...b.reported].sort((x, y) => (newer(x, y) ? 1 : newer(y, x) ? -1 : 0)),
     restated: a.restated || b.restated,
-    derived: true
+    derived: true,
+    knownOn: a.knownOn > b.knownOn ? a.knownOn : b.knownOn
   }
 }
 

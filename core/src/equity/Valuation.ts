@@ -5,7 +5,7 @@
  */
 import { Exact, fromNumber, ratioText, text } from "./Exact.ts"
 import type { Fact } from "./Model.ts"
-import { type FactBook, lineItem, type Ttm } from "./Statements.ts"
+import { dateOf, dayOf, type FactBook, lineItem, type Ttm } from "./Statements.ts"
 
 /** Why a component is missing (DECISIONS, `unavailable`). */
 export type UnavailableReason =
@@ -183,29 +183,125 @@ export const valuation = (book: FactBook, priceUsd: number | null, shares: Share
   return { peTtm, psTtm, evEbitdaTtm: evEbitda(book, marketCap) }
 }
 
-const evEbitda = (book: FactBook, marketCap: Exact): Figure => {
-  const operating = book.latestTtm(lineItem("operating_income"))
-  if (operating === null) return missing("no_data", "no trailing-twelve-month operating income")
-  const da = book.ttm(lineItem("depreciation_and_amortization"), operating.end)
-  if (da === null) {
-    return missing("no_data", `no trailing-twelve-month depreciation and amortization ending ${operating.end}`)
-  }
-  const ebitda = operating.value.plus(da.value)
-  if (ebitda.lte(0)) return missing("not_applicable", `trailing-twelve-month EBITDA is ${text(ebitda)}`)
+/** Debt (short and long term) minus cash and short-term investments at their latest filed dates, or null without cash. */
+export const netDebt = (book: FactBook): Exact | null => {
   const cash = book.latestInstant(lineItem("cash_and_equivalents"))
-  if (cash === null) return missing("no_data", "no cash and equivalents on file for enterprise value")
+  if (cash === null) return null
   const instant = (key: string) => {
     const c = book.latestInstant(lineItem(key))
     return c === null ? new Exact(0) : new Exact(c.value)
   }
-  const ev = marketCap
-    .plus(instant("short_term_debt"))
+  return instant("short_term_debt")
     .plus(instant("long_term_debt"))
     .minus(new Exact(cash.value))
     .minus(instant("short_term_investments"))
+}
+
+/** TTM EBITDA (operating income + depreciation and amortization) ending `end`, or null. */
+const ebitdaAt = (book: FactBook, end: string): { value: Exact; operating: Ttm; da: Ttm } | null => {
+  const operating = book.ttm(lineItem("operating_income"), end)
+  const da = book.ttm(lineItem("depreciation_and_amortization"), end)
+  return operating === null || da === null ? null : { value: operating.value.plus(da.value), operating, da }
+}
+
+const evEbitda = (book: FactBook, marketCap: Exact): Figure => {
+  const operating = book.latestTtm(lineItem("operating_income"))
+  if (operating === null) return missing("no_data", "no trailing-twelve-month operating income")
+  const ebitda = ebitdaAt(book, operating.end)
+  if (ebitda === null) {
+    return missing("no_data", `no trailing-twelve-month depreciation and amortization ending ${operating.end}`)
+  }
+  if (ebitda.value.lte(0)) return missing("not_applicable", `trailing-twelve-month EBITDA is ${text(ebitda.value)}`)
+  const debt = netDebt(book)
+  if (debt === null) return missing("no_data", "no cash and equivalents on file for enterprise value")
   return {
-    value: ratioText(ev.div(ebitda)),
+    value: ratioText(marketCap.plus(debt).div(ebitda.value)),
     asOf: operating.end,
-    concepts: [...new Set([...operating.concepts, ...da.concepts])]
+    concepts: [...new Set([...operating.concepts, ...ebitda.da.concepts])]
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// History of the multiples, for their percentiles
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The day a TTM figure could first be known: when the last of its inputs was first filed. */
+export const ttmKnownOn = (t: Ttm): string =>
+  t.inputs.reduce((latest, c) => (c.knownOn > latest ? c.knownOn : latest), "")
+
+/** A denominator of a multiple: its value, the period end it closes and the day it was known. */
+interface Denominator {
+  readonly end: string
+  readonly known: string
+  readonly value: number
+}
+
+const denominators = (
+  book: FactBook,
+  lineKey: string,
+  from: string,
+  value: (end: string) => { readonly value: Exact; readonly known: string } | null
+): ReadonlyArray<Denominator> => {
+  const out: Array<Denominator> = []
+  for (const end of book.endsOf(lineItem(lineKey))) {
+    if (end < from) continue
+    const v = value(end)
+    if (v !== null) out.push({ end, known: v.known, value: v.value.toNumber() })
+  }
+  return out
+}
+
+/** The denominator in force on `date`: of those known by then, the one closing the latest period. */
+const inForce = (ds: ReadonlyArray<Denominator>, date: string): Denominator | undefined => {
+  let best: Denominator | undefined
+  for (const d of ds) if (d.known <= date && (best === undefined || d.end > best.end)) best = d
+  return best
+}
+
+export interface MultipleHistory {
+  /** Aligned with the closes given; NaN where the multiple was not meaningful or not computable. */
+  readonly peTtm: ReadonlyArray<number>
+  readonly psTtm: ReadonlyArray<number>
+  readonly evEbitdaTtm: ReadonlyArray<number>
+}
+
+/**
+ * The three multiples on each day of a run of daily closes (split-adjusted), as they stood that day: each
+ * close over the TTM figures of the latest period whose inputs had been filed by then. The figures are today's
+ * values for those periods (restated and split-adjusted by later filings, consistent with adjusted prices);
+ * market cap uses today's share count and enterprise value today's net debt. Numbers (not exact): they only
+ * rank today's exact multiple among its own history.
+ */
+export const multipleHistory = (
+  book: FactBook,
+  shares: SharesOutstanding | null,
+  closes: ReadonlyArray<{ readonly date: string; readonly close: number }>
+): MultipleHistory => {
+  const epsLine = book.latestTtm(lineItem("eps_diluted")) !== null ? "eps_diluted" : "eps_basic"
+  const ttmOf = (key: string) => (end: string) => {
+    const t = book.ttm(lineItem(key), end)
+    return t === null ? null : { value: t.value, known: ttmKnownOn(t) }
+  }
+  // Periods that can be in force during the run: those ending up to ~15 months before its first day.
+  const first = closes[0]?.date ?? ""
+  const from = first === "" ? "" : dateOf(dayOf(first) - 460)
+  const eps = denominators(book, epsLine, from, ttmOf(epsLine))
+  const revenue = denominators(book, "revenue", from, ttmOf("revenue"))
+  const ebitda = denominators(book, "operating_income", from, (end) => {
+    const e = ebitdaAt(book, end)
+    if (e === null) return null
+    const a = ttmKnownOn(e.operating)
+    const b = ttmKnownOn(e.da)
+    return { value: e.value, known: a > b ? a : b }
+  })
+  const shareCount = shares === null ? Number.NaN : Number(shares.shares)
+  const debt = netDebt(book)
+  const debtNumber = debt === null ? Number.NaN : debt.toNumber()
+  const ratio = (num: number, d: Denominator | undefined) =>
+    d === undefined || !(d.value > 0) || !Number.isFinite(num) ? Number.NaN : num / d.value
+  return {
+    peTtm: closes.map(({ date, close }) => ratio(close, inForce(eps, date))),
+    psTtm: closes.map(({ date, close }) => ratio(close * shareCount, inForce(revenue, date))),
+    evEbitdaTtm: closes.map(({ date, close }) => ratio(close * shareCount + debtNumber, inForce(ebitda, date)))
   }
 }

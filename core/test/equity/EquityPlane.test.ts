@@ -240,6 +240,32 @@ describe("equity plane: per-asset operations", () => {
         expect(d.ps_ttm).toBe(r(cap.div(630_000_000)))
         // EBITDA: operating income (112 - 81 = 31) + 30 + 32 + 34 = 127, plus D&A 4 x 5 = 20: 147 million.
         expect(d.ev_ebitda_ttm).toBe(r(cap.plus(300_000_000).minus(200_000_000).div(147_000_000)))
+        // P/E percentile: each day's close over the TTM EPS filed by then, over the last year of bars.
+        // TTM EPS ending 2025-09-30 (filed 2025-10-28) 5.20; 2025-12-31 (10-K, 2026-02-10) 5.40;
+        // 2026-03-31 (2026-04-28) 5.70; 2026-06-30 (2026-07-28) 6.00; 2026-09-30 (2026-10-28) 6.30.
+        const schedule: ReadonlyArray<readonly [string, number]> = [
+          ["2026-10-28", 6.3],
+          ["2026-07-28", 6.0],
+          ["2026-04-28", 5.7],
+          ["2026-02-10", 5.4],
+          ["2025-10-28", 5.2]
+        ]
+        const lastMs = (alphaBars().at(-1) as { tMs: number }).tMs
+        const history = alphaBars()
+          .filter((b) => b.tMs > lastMs - 365 * 86_400_000)
+          .map((b) => {
+            const date = new Date(b.tMs).toISOString().slice(0, 10)
+            const eps = schedule.find(([from]) => date >= from)?.[1] as number
+            return b.c / eps
+          })
+          .sort((a, b) => a - b)
+        const current = Number(d.pe_ttm)
+        const below = history.filter((x) => x < current).length
+        const equal = history.filter((x) => x === current).length
+        expect(d.pe_ttm_pctl).toBe(Math.round(((100 * (below + equal / 2)) / history.length) * 10) / 10)
+        expect(d.baseline.n).toBe(history.length)
+        expect(typeof d.ps_ttm_pctl).toBe("number")
+        expect(typeof d.ev_ebitda_ttm_pctl).toBe("number")
       })
     ))
 })

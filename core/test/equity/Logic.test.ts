@@ -3,8 +3,15 @@ import { holdersOf, issuerNameKey } from "../../src/equity/Holders.ts"
 import { insiderSummary, reportsInForce } from "../../src/equity/Insider.ts"
 import { isSessionOpen, lastClosedSession, nextSessionOpenMs, sessionOpenMs } from "../../src/equity/MarketHours.ts"
 import type { Holding, InsiderTransaction, OwnershipReport } from "../../src/equity/Model.ts"
-import { FactBook } from "../../src/equity/Statements.ts"
-import { fundamentals, growth, sharesOutstanding, valuation } from "../../src/equity/Valuation.ts"
+import { FactBook, lineItem } from "../../src/equity/Statements.ts"
+import {
+  fundamentals,
+  growth,
+  multipleHistory,
+  sharesOutstanding,
+  ttmKnownOn,
+  valuation
+} from "../../src/equity/Valuation.ts"
 import { fact } from "./fixtures.ts"
 
 const tx = (
@@ -229,6 +236,23 @@ describe("fundamentals, growth and valuation", () => {
     const v = valuation(book, 30.5, shares)
     // P/E 30.5 / 2.5 = 12.2; P/S 3050 / 1250 = 2.44; EV/EBITDA (3050 + 600 - 400) / (300 + 60) = 9.02777...
     expect([v.peTtm.value, v.psTtm.value, v.evEbitdaTtm.value]).toEqual(["12.2000", "2.4400", "9.0278"])
+  })
+
+  it("ranks multiples against their history: each day uses the TTM figures filed by then", () => {
+    const shares = sharesOutstanding(facts)
+    const h = multipleHistory(book, shares, [
+      { date: "2025-10-31", close: 40 },
+      { date: "2025-11-01", close: 40 },
+      { date: "2026-10-31", close: 40 },
+      { date: "2026-11-02", close: 45 }
+    ])
+    // FY2025 EPS 2.00 is known from its 10-K (2025-11-01); FY2026 EPS 2.50 from 2026-11-01.
+    expect(h.peTtm).toEqual([Number.NaN, 20, 20, 18])
+    // Market cap 40 x 100 over revenue 1000, then 45 x 100 over 1250.
+    expect(h.psTtm).toEqual([Number.NaN, 4, 4, 3.6])
+    // EV (4500 + 600 - 400) / EBITDA (300 + 60).
+    expect(h.evEbitdaTtm[3]).toBeCloseTo(4700 / 360, 12)
+    expect(ttmKnownOn(book.ttm(lineItem("revenue"), "2026-09-30")!)).toBe("2026-11-01")
   })
 
   it("answers null with a reason where a multiple is not meaningful or inputs are missing", () => {
