@@ -208,28 +208,9 @@ export const mcpEndpoint = (
     }
     if (body._tag !== "Body") return plain(refuse(400, "Bad Request: the body could not be read", cors))
 
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(body.text)
-    } catch {
-      return plain(jsonResponse(400, failure(null, RpcCode.ParseError, "Parse error: the body is not JSON"), cors))
-    }
-    const batch = Array.isArray(parsed)
-    if (Array.isArray(parsed)) {
-      const version = versionHeader ?? ASSUMED_PROTOCOL_VERSION
-      const problem =
-        version !== BATCH_PROTOCOL_VERSION
-          ? `JSON-RPC batches exist only in protocol version ${BATCH_PROTOCOL_VERSION}; this request speaks ${version}`
-          : parsed.length === 0
-            ? "an empty batch is not a request"
-            : parsed.length > MAX_BATCH_MESSAGES
-              ? `a batch carries at most ${MAX_BATCH_MESSAGES} messages`
-              : undefined
-      if (problem !== undefined) {
-        return plain(jsonResponse(400, failure(null, RpcCode.InvalidRequest, `Invalid Request: ${problem}`), cors))
-      }
-    }
-    const messages = (batch ? (parsed as ReadonlyArray<unknown>) : [parsed]).map(classify)
+    const read = readMessages(body.text, versionHeader ?? ASSUMED_PROTOCOL_VERSION)
+    if (read._tag === "Refused") return plain(jsonResponse(400, read.error, cors))
+    const { messages, batch } = read
 
     const calls = messages.filter((m) => m._tag === "Request" && m.method === "tools/call").length
     const idempotencyKey = headerValues(request, "idempotency-key")
@@ -269,6 +250,33 @@ export const mcpEndpoint = (
     }
     return exchange(jsonResponse(200, responses, headers))
   })
+
+type ReadMessages =
+  | { readonly _tag: "Refused"; readonly error: RpcResponse }
+  | { readonly _tag: "Messages"; readonly messages: ReadonlyArray<Message>; readonly batch: boolean }
+
+/** Parses a POST body into classified messages: one, or a batch where the protocol version has them. */
+export const readMessages = (text: string, version: string): ReadMessages => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return { _tag: "Refused", error: failure(null, RpcCode.ParseError, "Parse error: the body is not JSON") }
+  }
+  if (!Array.isArray(parsed)) return { _tag: "Messages", messages: [classify(parsed)], batch: false }
+  const problem =
+    version !== BATCH_PROTOCOL_VERSION
+      ? `JSON-RPC batches exist only in protocol version ${BATCH_PROTOCOL_VERSION}; this request speaks ${version}`
+      : parsed.length === 0
+        ? "an empty batch is not a request"
+        : parsed.length > MAX_BATCH_MESSAGES
+          ? `a batch carries at most ${MAX_BATCH_MESSAGES} messages`
+          : undefined
+  if (problem !== undefined) {
+    return { _tag: "Refused", error: failure(null, RpcCode.InvalidRequest, `Invalid Request: ${problem}`) }
+  }
+  return { _tag: "Messages", messages: parsed.map(classify), batch: true }
+}
 
 const logName = (messages: ReadonlyArray<Message>, batch: boolean): string => {
   if (batch) return `mcp batch(${messages.length})`
