@@ -40,6 +40,12 @@ export type SettleResult =
   | { readonly _tag: "Expired" }
   /** The hold was already settled or released: nothing charged (a hold resolves once). */
   | { readonly _tag: "AlreadyResolved" }
+  /**
+   * The receipt's idempotency record no longer belongs to this attempt (its lease ran out and a retry took
+   * it over, or that retry already completed): nothing charged, the hold released, nothing stored. Without
+   * this, a slow attempt finishing after its retry would charge the same request twice.
+   */
+  | { readonly _tag: "Superseded" }
 
 /**
  * The idempotency record to complete in the same transaction as a settlement, so that a crash can never
@@ -87,7 +93,8 @@ export class Ledger extends Context.Service<
     /**
      * Charges `charge` (0 <= charge <= held) and resolves the hold. A hold that expired meanwhile is charged
      * only if the balance still covers it, atomically; otherwise `Expired` and nothing is charged. With a
-     * receipt, the idempotency record is completed in the same transaction when the charge is made.
+     * receipt, the idempotency record is completed in the same transaction when the charge is made, and
+     * nothing is charged (`Superseded`) unless the receipt's token still owns the in-flight record.
      */
     readonly settle: (
       hold: Hold,

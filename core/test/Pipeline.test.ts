@@ -273,6 +273,33 @@ describe("idempotency", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect("a slow attempt that outlives its lease while a retry runs is never charged a second time", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(10)
+      const req = { operation: "price", query: "id=crypto:slow", idempotencyKey: ["slow-k"] }
+      // Attempt A runs past its 60 s lease; the retry B takes the key over; both finish after that.
+      const a = yield* t.call(req).pipe(Effect.forkChild)
+      while ((yield* t.plane.executions) < 1) yield* Effect.yieldNow
+      yield* TestClock.adjust("61 seconds")
+      const b = yield* t.call(req).pipe(Effect.forkChild)
+      while ((yield* t.plane.executions) < 2) yield* Effect.yieldNow
+      yield* t.plane.release
+      const answers = [yield* Fiber.join(a), yield* Fiber.join(b)]
+      const served = answers.filter((x) => x.outcome._tag === "Json")
+      assert.strictEqual(served.length, 1)
+      // The attempt that lost the record answers a retryable 503 and charges nothing.
+      assert.deepStrictEqual(
+        answers.filter((x) => x.outcome._tag === "Failure").map((x) => code(x)),
+        ["source_unavailable"]
+      )
+      assert.strictEqual(yield* t.balance, 9)
+      const again = yield* t.call(req)
+      assert.strictEqual(again.outcome._tag, "Replay")
+      assert.strictEqual(bodyOf(again), bodyOf(served[0] as Answer))
+      assert.strictEqual(yield* t.balance, 9)
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("validates the Idempotency-Key: lengths, whitespace, control and non-ASCII characters, repeats", () =>
     Effect.gen(function* () {
       const t = yield* setup(100)

@@ -6,11 +6,13 @@ import { type Kysely, sql } from "kysely"
 import { Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
 import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
+import * as settleOwner from "../migrations/2026-11-23T0002_settle_owner.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
   "2026-11-22T0001_accounts": accounts,
-  "2026-11-23T0001_metered_charge": meteredCharge
+  "2026-11-23T0001_metered_charge": meteredCharge,
+  "2026-11-23T0002_settle_owner": settleOwner
 }
 
 export interface MigrationReport {
@@ -43,7 +45,9 @@ export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationReport>
     )
   }
   const applied = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName)
-  const current = (await (await migrator(db)).getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
+  const current = (await (await migrator(db)).getMigrations())
+    .filter((m) => m.executedAt !== undefined)
+    .map((m) => m.name)
   return { applied, current }
 }
 

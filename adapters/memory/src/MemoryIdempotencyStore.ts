@@ -22,7 +22,8 @@ const SWEEP_EVERY = 10_000
 /** The memory idempotency store, plus a synchronous `complete` for the memory ledger's atomic settlement. */
 export interface MemoryIdempotencyStore {
   readonly service: IdempotencyStore["Service"]
-  readonly completeNow: (keyId: string, key: string, token: string, answer: StoredAnswer, nowMs: number) => void
+  /** Completes the record if `token` still owns it in flight; says whether it did. */
+  readonly completeNow: (keyId: string, key: string, token: string, answer: StoredAnswer, nowMs: number) => boolean
 }
 
 export const makeMemoryIdempotencyStore = (): IdempotencyStore["Service"] => makeMemoryIdempotency().service
@@ -42,8 +43,9 @@ export const makeMemoryIdempotency = (): MemoryIdempotencyStore => {
   const completeNow = (keyId: string, key: string, token: string, answer: StoredAnswer, nowMs: number) => {
     const k = id(keyId, key)
     const found = records.get(k)
-    if (found?.state !== "in_flight" || found.token !== token) return
+    if (found?.state !== "in_flight" || found.token !== token) return false
     records.set(k, { state: "stored", fingerprint: found.fingerprint, answer, expiresAtMs: nowMs + REPLAY_WINDOW_MS })
+    return true
   }
   const service: IdempotencyStore["Service"] = {
     begin: (keyId, key, fingerprint, nowMs) =>

@@ -17,12 +17,13 @@ import { type MemoryRateCounter, makeMemoryRateCounter } from "./MemoryRateLimit
 const REMEMBER_RESOLVED_MS = 24 * 60 * 60 * 1000
 
 /**
- * `completeReceipt` completes an idempotency record; given, a settlement with a receipt completes it in the
+ * `completeReceipt` completes an idempotency record if the receipt's token still owns it and says whether it
+ * did; given, a settlement with a receipt completes it (or, superseded, charges nothing) in the
  * same synchronous step (atomic in a single JavaScript thread). `rate` is the rate counter a metered charge
  * spends its unit in (the one the rate limiter uses, in `memoryStores()`).
  */
 export const makeMemoryLedger = (
-  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => void,
+  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => boolean,
   rate: MemoryRateCounter = makeMemoryRateCounter()
 ): Ledger["Service"] => {
   const entries = new Map<string, Array<LedgerEntry>>()
@@ -93,8 +94,8 @@ export const makeMemoryLedger = (
         resolve(hold)
         // An expired hold no longer reserves anything: charge only if the balance covers it now.
         if (!wasLive && charge > 0 && available(hold.keyId, nowMs) < charge) return { _tag: "Expired" as const }
+        if (receipt !== undefined && completeReceipt?.(receipt, nowMs) !== true) return { _tag: "Superseded" as const }
         if (charge > 0) append({ keyId: hold.keyId, kind: "charge", amount: charge, reason, at: new Date(nowMs) })
-        if (receipt !== undefined) completeReceipt?.(receipt, nowMs)
         return { _tag: "Settled" as const, charged: charge }
       }),
     release: (hold) =>

@@ -128,6 +128,7 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
             const result = r.rows[0]?.r
             if (result === "settled") return { _tag: "Settled" as const, charged: charge }
             if (result === "expired") return { _tag: "Expired" as const }
+            if (result === "superseded") return { _tag: "Superseded" as const }
             return { _tag: "AlreadyResolved" as const }
           })
         )

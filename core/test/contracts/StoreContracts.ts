@@ -157,12 +157,47 @@ export const storeContracts = (name: string, make: () => Layer.Layer<StorePorts>
           const replay = yield* idem.begin("k", "R", "price?id=a", T0 + 6)
           expect(replay._tag === "Replay" && replay.answer.body).toBe('{"paid":true}')
           expect((yield* idem.begin("k", "R", "price?id=a", T0 + 5 + REPLAY_WINDOW_MS))._tag).toBe("Started")
-          // A receipt whose token lost the record completes nothing, and the charge still stands.
+          // A receipt whose token does not own the record completes nothing and charges nothing.
           const h2 = (yield* ledger.hold("k", 1, T0))!
           const stale = { keyId: "k", idempotencyKey: "Q", token: "not-the-owner", answer: answer("x") }
-          expect((yield* ledger.settle(h2, 1, "price", T0, stale))._tag).toBe("Settled")
+          expect((yield* ledger.settle(h2, 1, "price", T0, stale))._tag).toBe("Superseded")
           expect((yield* idem.begin("k", "Q", "f", T0 + 1))._tag).toBe("Started")
-          expect(yield* ledger.balance("k", T0 + 1)).toBe(6)
+          expect(yield* ledger.balance("k", T0 + 1)).toBe(7)
+        })
+      ))
+
+    it("a settlement whose idempotency record passed to a retry charges nothing and stores nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const ledger = yield* Ledger
+          const idem = yield* IdempotencyStore
+          yield* ledger.grant("k", 10, "grant", T0)
+          // Attempt A begins and holds, then outlives its lease; retry B takes the record, is charged, stored.
+          const a = yield* idem.begin("k", "R", "price?id=a", T0)
+          const tokenA = a._tag === "Started" ? a.token : ""
+          const holdA = (yield* ledger.hold("k", 2, T0))!
+          const later = T0 + IDEMPOTENCY_LEASE_MS + 1
+          const b = yield* idem.begin("k", "R", "price?id=a", later)
+          const tokenB = b._tag === "Started" ? b.token : ""
+          expect(tokenB).not.toBe("")
+          const holdB = (yield* ledger.hold("k", 2, later))!
+          const receiptB = { keyId: "k", idempotencyKey: "R", token: tokenB, answer: answer('{"by":"B"}') }
+          expect((yield* ledger.settle(holdB, 2, "price", later + 1, receiptB))._tag).toBe("Settled")
+          // A finally settles: superseded, nothing charged, B's answer kept.
+          const receiptA = { keyId: "k", idempotencyKey: "R", token: tokenA, answer: answer('{"by":"A"}') }
+          expect(yield* ledger.settle(holdA, 2, "price", later + 2, receiptA)).toEqual({ _tag: "Superseded" })
+          expect(yield* ledger.balance("k", later + 2)).toBe(8)
+          const replay = yield* idem.begin("k", "R", "price?id=a", later + 3)
+          expect(replay._tag === "Replay" && replay.answer.body).toBe('{"by":"B"}')
+          // The same while B is still in flight: A's settlement is refused, B's record untouched.
+          const c = yield* idem.begin("k", "S", "price?id=c", T0)
+          const tokenC = c._tag === "Started" ? c.token : ""
+          const holdC = (yield* ledger.hold("k", 1, T0))!
+          expect((yield* idem.begin("k", "S", "price?id=c", later))._tag).toBe("Started")
+          const receiptC = { keyId: "k", idempotencyKey: "S", token: tokenC, answer: answer("{}") }
+          expect(yield* ledger.settle(holdC, 1, "price", later + 1, receiptC)).toEqual({ _tag: "Superseded" })
+          expect((yield* idem.begin("k", "S", "price?id=c", later + 2))._tag).toBe("InProgress")
+          expect(yield* ledger.balance("k", later + 2)).toBe(8)
         })
       ))
 
