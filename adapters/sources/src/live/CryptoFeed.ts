@@ -1,0 +1,462 @@
+/**
+ * The live crypto feed of one venue: jobs that fill the `MarketStore` from a `VenueConnector` and keep each
+ * component's `SourceStatus` (`source: "live"`) honest, so freshness reads `live`, `delayed` or `stale`.
+ *
+ * Jobs and cadences (each resumes from the store's own extent, so its first run is the backfill):
+ * | job | components | cadence |
+ * |---|---|---|
+ * | listings | (instruments, symbol mapping) | 1 h |
+ * | bars | `bars` (+ `takerFlow` where klines carry it) | 15 min, 3 s after the close |
+ * | funding | `funding` (settlements) | 1 h, 30 s after the hour |
+ * | tickers | `markIndex`, `openInterest`, `fundingState` (+ open-interest history backfill) | 15 min |
+ * | books | `books` every minute, `bookMetrics` once per 15-minute bucket | 1 min |
+ * | taker flow | `takerFlow` where published apart from klines (OKX) | 15 min |
+ * | liquidations | `liquidations` where published over REST (OKX) | 5 min |
+ *
+ * Failures: a run that fails as a whole (the venue unreachable, 429/418/5xx, a timeout, a body that is not the
+ * documented format) marks its components `failing` (freshness `stale`), keeps their newest time, stores nothing
+ * of that answer, and is retried with exponential backoff honouring `Retry-After`; the next successful run clears
+ * the flag. One instrument failing (a venue dropping a symbol) does not fail the run: the others are stored and
+ * the status names the missing ones in `detail`; that asset's own bars age, which its freshness shows. A 429 or
+ * 418 stops the run at once, so a rate-limited venue is not hammered.
+ */
+import {
+  type AnySeriesInput,
+  BAR_MS,
+  bookMetricsOf,
+  type Component,
+  CryptoVenues,
+  HOUR_MS,
+  MarketStore,
+  type SeriesKind,
+  type SourceStatus
+} from "@market-data/core"
+import { Clock, Effect } from "effect"
+import { SourceError } from "./Http.ts"
+import { backoffSchedule, pollSchedule } from "./Schedules.ts"
+import { type Instrument, instrumentsOf, type Page, type VenueConnector } from "./Venue.ts"
+
+export interface CryptoFeedOptions {
+  /** Days of 15-minute history fetched at first start (bars, taker flow). */
+  readonly backfillDays: number
+  /** Days of funding settlements fetched at first start (the funding `pctl_1y` needs a year). */
+  readonly fundingBackfillDays: number
+  /** Canonical assets to ingest; default: every registry asset listed on the venue. */
+  readonly assetIds?: ReadonlyArray<string>
+  /** Random delay added to each poll (ms). */
+  readonly jitterMs: number
+}
+
+const DAY_MS = 24 * HOUR_MS
+const MINUTE_MS = 60_000
+/** Open-interest history endpoints keep about 30 days. */
+const OI_HISTORY_DAYS = 30
+
+/** Cadence of a component's updates, as its status reports it. */
+export const componentCadenceMs = (venue: string, component: Component): number => {
+  switch (component) {
+    case "funding":
+      return CryptoVenues.find((v) => v.id === venue)?.fundingIntervalMs ?? 8 * HOUR_MS
+    case "books":
+      return MINUTE_MS
+    case "liquidations":
+      return 5 * MINUTE_MS
+    default:
+      return BAR_MS
+  }
+}
+
+/** A run's outcome per component: the newest data time and the instruments that failed. */
+interface Progress {
+  newestMs: number
+  readonly failed: Array<string>
+  ok: number
+  firstError: SourceError | undefined
+}
+
+const fatal = (e: SourceError) => e.kind === "status" && (e.status === 429 || e.status === 418)
+
+/** Columns of rows as a series input. */
+const series = <K extends SeriesKind, R extends { readonly t: number }>(
+  kind: K,
+  assetId: string,
+  venue: string,
+  rows: ReadonlyArray<R>,
+  columns: ReadonlyArray<string>
+): AnySeriesInput => {
+  const out: Record<string, unknown> = { kind, assetId, venue, t: rows.map((r) => r.t) }
+  for (const c of columns) out[c] = rows.map((r) => (r as unknown as Record<string, number>)[c])
+  return out as unknown as AnySeriesInput
+}
+
+export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOptions) =>
+  Effect.gen(function* () {
+    const store = yield* MarketStore
+    const venue = connector.venue
+    let instruments: ReadonlyArray<Instrument> = []
+    let missing: ReadonlyArray<string> = []
+
+    const previous = (component: Component) =>
+      Effect.map(store.status, (all) => all.find((s) => s.venue === venue && s.component === component))
+
+    const putStatus = (
+      component: Component,
+      fields: Pick<SourceStatus, "newestMs" | "failing"> & { detail?: string }
+    ) =>
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        yield* store.putStatus([
+          {
+            source: "live",
+            venue,
+            component,
+            newestMs: fields.newestMs,
+            cadenceMs: componentCadenceMs(venue, component),
+            checkedMs: nowMs,
+            failing: fields.failing,
+            ...(fields.detail === undefined ? {} : { detail: fields.detail })
+          }
+        ])
+      })
+
+    const markFailing = (components: ReadonlyArray<Component>, e: SourceError) =>
+      Effect.gen(function* () {
+        for (const c of components) {
+          const before = yield* previous(c)
+          yield* putStatus(c, {
+            newestMs: before?.newestMs ?? 0,
+            failing: true,
+            detail: `${e.kind}: ${e.what}: ${e.message}`.slice(0, 300)
+          })
+        }
+        yield* Effect.logWarning(`live ${venue}: ${components.join(", ")} failing: ${e.kind} ${e.what}: ${e.message}`)
+      })
+
+    /** Marks components fresh up to `newestMs` (keeping a newer stored time), naming failed instruments. */
+    const markOk = (components: ReadonlyArray<Component>, p: Progress) =>
+      Effect.gen(function* () {
+        const problems = [...p.failed, ...missing.map((s) => `${s} (not listed)`)]
+        for (const c of components) {
+          const before = yield* previous(c)
+          yield* putStatus(c, {
+            newestMs: Math.max(before?.newestMs ?? 0, p.newestMs),
+            failing: false,
+            ...(problems.length === 0 ? {} : { detail: `no data for ${problems.join(", ")}`.slice(0, 300) })
+          })
+        }
+      })
+
+    const progress = (): Progress => ({ newestMs: 0, failed: [], ok: 0, firstError: undefined })
+
+    /**
+     * Runs `perInstrument` over every instrument; a fatal error (rate limit) stops at once, and a run in which no
+     * instrument succeeded fails with the first error.
+     */
+    const eachInstrument = (
+      components: ReadonlyArray<Component>,
+      perInstrument: (i: Instrument, p: Progress) => Effect.Effect<void, SourceError>
+    ) =>
+      Effect.gen(function* () {
+        if (instruments.length === 0) yield* refreshListings
+        const p = progress()
+        for (const i of instruments) {
+          const result = yield* Effect.result(perInstrument(i, p))
+          if (result._tag === "Failure") {
+            const e = result.failure
+            if (fatal(e)) return yield* Effect.fail(e)
+            p.failed.push(`${i.symbol} (${e.kind})`)
+            p.firstError ??= e
+          } else p.ok++
+        }
+        if (p.ok === 0 && p.firstError !== undefined) return yield* Effect.fail(p.firstError)
+        yield* markOk(components, p)
+      })
+
+    /** Pages forward from `fromMs` to `toMs`, writing each page; returns the newest row time seen. */
+    const pageForward = <R extends { readonly t: number }>(
+      fromMs: number,
+      toMs: number,
+      fetchPage: (from: number, to: number) => Effect.Effect<Page<R>, SourceError>,
+      write: (rows: ReadonlyArray<R>) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function* () {
+        let from = fromMs
+        let newest = 0
+        while (from < toMs) {
+          const page = yield* fetchPage(from, toMs)
+          const last = page.rows[page.rows.length - 1]
+          if (last !== undefined) {
+            yield* write(page.rows)
+            newest = Math.max(newest, last.t)
+          }
+          // A page that does not advance ends the walk (never loop on a venue that repeats itself).
+          if (page.nextMs <= from) break
+          from = page.nextMs
+        }
+        return newest
+      })
+
+    const lastStoredMs = (kind: SeriesKind, assetId: string) =>
+      Effect.map(store.extent(kind, assetId), (extents) => extents.find((e) => e.venue === venue)?.lastMs)
+
+    // -- listings --------------------------------------------------------------------------------------------
+    const refreshListings: Effect.Effect<void, SourceError> = Effect.gen(function* () {
+      const listed = yield* connector.listings
+      const next = instrumentsOf(venue, listed, options.assetIds)
+      instruments = next.instruments
+      missing = next.missing
+      if (missing.length > 0) yield* Effect.logWarning(`live ${venue}: not listed now: ${missing.join(", ")}`)
+    })
+
+    // -- bars (+ taker flow from klines) ------------------------------------------------------------------------
+    const barComponents: ReadonlyArray<Component> = connector.klinesCarryTakerFlow ? ["bars", "takerFlow"] : ["bars"]
+    const runBars = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      yield* eachInstrument(barComponents, (i, p) =>
+        Effect.gen(function* () {
+          const last = yield* lastStoredMs("bars", i.assetId)
+          const fromMs = last === undefined ? toMs - options.backfillDays * DAY_MS : last + BAR_MS
+          const newest = yield* pageForward(
+            fromMs,
+            toMs,
+            (from, to) => connector.bars(i, from, to),
+            (rows) => {
+              const batch: Array<AnySeriesInput> = [
+                series("bars", i.assetId, venue, rows, ["open", "high", "low", "close", "volume"])
+              ]
+              if (connector.klinesCarryTakerFlow) {
+                const flow = rows.map((r) => ({ t: r.t, buyUsd: r.takerBuyUsd ?? 0, sellUsd: r.takerSellUsd ?? 0 }))
+                batch.push(series("takerFlow", i.assetId, venue, flow, ["buyUsd", "sellUsd"]))
+              }
+              return store.write(batch)
+            }
+          )
+          // A bar's data runs to its close.
+          const stored = yield* lastStoredMs("bars", i.assetId)
+          p.newestMs = Math.max(
+            p.newestMs,
+            newest > 0 ? newest + BAR_MS : 0,
+            stored === undefined ? 0 : stored + BAR_MS
+          )
+        })
+      )
+    })
+
+    // -- funding settlements ------------------------------------------------------------------------------------
+    const runFunding = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      yield* eachInstrument(["funding"], (i, p) =>
+        Effect.gen(function* () {
+          const last = yield* lastStoredMs("funding", i.assetId)
+          const fromMs = last === undefined ? nowMs - options.fundingBackfillDays * DAY_MS : last + 1
+          const newest = yield* pageForward(
+            fromMs,
+            nowMs + 1,
+            (from, to) => connector.fundingHistory(i, from, to),
+            (rows) => store.write([series("funding", i.assetId, venue, rows, ["rate", "intervalMs"])])
+          )
+          const stored = yield* lastStoredMs("funding", i.assetId)
+          p.newestMs = Math.max(p.newestMs, newest, stored ?? 0)
+        })
+      )
+    })
+
+    // -- tickers: mark/index, open interest, funding state ----------------------------------------------------------
+    const tickerComponents: ReadonlyArray<Component> = ["markIndex", "openInterest", "fundingState"]
+    let oiBackfilled = false
+    const runTickers = Effect.gen(function* () {
+      if (instruments.length === 0) yield* refreshListings
+      const nowMs = yield* Clock.currentTimeMillis
+      const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      const history = connector.openInterestHistory
+      if (!oiBackfilled && history !== undefined) {
+        // Best effort: a venue without history for a symbol still gets snapshots from now on.
+        for (const i of instruments) {
+          const last = yield* lastStoredMs("openInterest", i.assetId)
+          const fromMs =
+            last === undefined ? slotMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS : last + BAR_MS
+          const r = yield* Effect.result(
+            pageForward(
+              fromMs,
+              slotMs,
+              (from, to) => history(i, from, to),
+              (rows) => store.write([series("openInterest", i.assetId, venue, rows, ["oiUsd"])])
+            )
+          )
+          if (r._tag === "Failure" && fatal(r.failure)) return yield* Effect.fail(r.failure)
+        }
+        oiBackfilled = true
+      }
+      const rows = yield* connector.tickers(instruments, nowMs)
+      const batch: Array<AnySeriesInput> = []
+      for (const r of rows) {
+        batch.push(
+          series("markIndex", r.assetId, venue, [{ t: slotMs, mark: r.mark, index: r.index }], ["mark", "index"])
+        )
+        batch.push(series("openInterest", r.assetId, venue, [{ t: slotMs, oiUsd: r.oiUsd }], ["oiUsd"]))
+      }
+      yield* store.write(batch)
+      yield* store.putFundingStates(rows.map((r) => ({ assetId: r.assetId, venue, t: nowMs, ...r.funding })))
+      if (rows.length === 0 && instruments.length > 0) {
+        return yield* Effect.fail(
+          new SourceError({ source: venue, kind: "format", what: "tickers", message: "no ticker for any instrument" })
+        )
+      }
+      const delivered = new Set(rows.map((r) => r.assetId))
+      const p = progress()
+      p.newestMs = slotMs
+      for (const i of instruments) if (!delivered.has(i.assetId)) p.failed.push(`${i.symbol} (no ticker)`)
+      yield* markOk(tickerComponents, p)
+    })
+
+    // -- books -----------------------------------------------------------------------------------------------
+    let metricsSlotMs = 0
+    const runBooks = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      const writeMetrics = slotMs > metricsSlotMs
+      const metrics: Array<AnySeriesInput> = []
+      yield* eachInstrument(["books"], (i, p) =>
+        Effect.gen(function* () {
+          const book = yield* connector.book(i, nowMs)
+          yield* store.putBooks([book])
+          p.newestMs = Math.max(p.newestMs, nowMs)
+          const m = bookMetricsOf(book)
+          if (writeMetrics && m !== undefined) {
+            metrics.push(
+              series(
+                "bookMetrics",
+                i.assetId,
+                venue,
+                [{ t: slotMs, ...m }],
+                ["mid", "spreadPct", "imbalance", "bidDepthUsd", "askDepthUsd"]
+              )
+            )
+          }
+        })
+      )
+      if (writeMetrics && metrics.length > 0) {
+        yield* store.write(metrics)
+        metricsSlotMs = slotMs
+        const p = progress()
+        p.newestMs = slotMs
+        yield* markOk(["bookMetrics"], p)
+      }
+    })
+
+    // -- taker flow apart from klines (OKX) ------------------------------------------------------------------------
+    const takerFlow = connector.takerFlow
+    const runTakerFlow =
+      takerFlow === undefined
+        ? undefined
+        : Effect.gen(function* () {
+            const nowMs = yield* Clock.currentTimeMillis
+            const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+            yield* eachInstrument(["takerFlow"], (i, p) =>
+              Effect.gen(function* () {
+                const last = yield* lastStoredMs("takerFlow", i.assetId)
+                const fromMs =
+                  last === undefined ? toMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS : last + BAR_MS
+                const newest = yield* pageForward(
+                  fromMs,
+                  toMs,
+                  (from, to) => takerFlow(i, from, to),
+                  (rows) => store.write([series("takerFlow", i.assetId, venue, rows, ["buyUsd", "sellUsd"])])
+                )
+                const stored = yield* lastStoredMs("takerFlow", i.assetId)
+                p.newestMs = Math.max(
+                  p.newestMs,
+                  newest > 0 ? newest + BAR_MS : 0,
+                  stored === undefined ? 0 : stored + BAR_MS
+                )
+              })
+            )
+          })
+
+    // -- liquidations (OKX) ------------------------------------------------------------------------------------
+    const liquidations = connector.liquidations
+    const runLiquidations =
+      liquidations === undefined
+        ? undefined
+        : Effect.gen(function* () {
+            const nowMs = yield* Clock.currentTimeMillis
+            yield* eachInstrument(["liquidations"], (i, p) =>
+              Effect.gen(function* () {
+                const rows = yield* liquidations(i, nowMs)
+                if (rows.length > 0)
+                  yield* store.write([series("liquidations", i.assetId, venue, rows, ["longUsd", "shortUsd"])])
+                // The answer covers everything up to now, including "no liquidations".
+                p.newestMs = nowMs
+              })
+            )
+          })
+
+    /** A job: retried with backoff until it succeeds, then repeated on its cadence. */
+    const job = (
+      name: string,
+      components: ReadonlyArray<Component>,
+      run: Effect.Effect<void, SourceError>,
+      cadenceMs: number,
+      offsetMs: number
+    ) =>
+      run.pipe(
+        Effect.tapError((e) => markFailing(components, e)),
+        Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * MINUTE_MS))),
+        Effect.repeat(pollSchedule(cadenceMs, offsetMs, options.jitterMs)),
+        // The backoff never gives up, so no failure gets here.
+        Effect.orDie,
+        Effect.withSpan(`live.${venue}.${name}`),
+        Effect.asVoid
+      )
+
+    const allComponents: ReadonlyArray<Component> = [
+      ...barComponents,
+      "funding",
+      ...tickerComponents,
+      "books",
+      "bookMetrics",
+      ...(runTakerFlow === undefined ? [] : (["takerFlow"] as const)),
+      ...(runLiquidations === undefined ? [] : (["liquidations"] as const))
+    ]
+
+    const jobs: ReadonlyArray<Effect.Effect<void>> = [
+      job("books", ["books"], runBooks, MINUTE_MS, 1_000),
+      job("tickers", tickerComponents, runTickers, BAR_MS, 2_000),
+      job("bars", barComponents, runBars, BAR_MS, 3_000),
+      job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
+      ...(runTakerFlow === undefined ? [] : [job("takerFlow", ["takerFlow"], runTakerFlow, BAR_MS, 20_000)]),
+      ...(runLiquidations === undefined
+        ? []
+        : [job("liquidations", ["liquidations"], runLiquidations, 5 * MINUTE_MS, 5_000)]),
+      // Listings change rarely; a failure here only delays new symbols (the other jobs keep the last list).
+      job("listings", [], refreshListings, HOUR_MS, 10_000).pipe(Effect.delay(HOUR_MS))
+    ]
+
+    return {
+      venue,
+      components: allComponents,
+      /** Runs the first listings fetch (retried like any job), then every job concurrently, forever. */
+      run: Effect.gen(function* () {
+        yield* refreshListings.pipe(
+          Effect.tapError((e) => markFailing(allComponents, e)),
+          Effect.retry(backoffSchedule(5 * MINUTE_MS)),
+          Effect.orDie
+        )
+        yield* Effect.all(jobs, { concurrency: "unbounded", discard: true })
+      }),
+      /** One run of each job, for tests and for a manual refresh. */
+      once: {
+        listings: refreshListings,
+        bars: runBars,
+        funding: runFunding,
+        tickers: runTickers,
+        books: runBooks,
+        ...(runTakerFlow === undefined ? {} : { takerFlow: runTakerFlow }),
+        ...(runLiquidations === undefined ? {} : { liquidations: runLiquidations })
+      },
+      markFailing
+    }
+  })
+
+export type CryptoFeed = Effect.Success<ReturnType<typeof makeCryptoFeed>>

@@ -1,0 +1,170 @@
+/**
+ * Hyperliquid info API connector (`POST /info` with a JSON body; https://hyperliquid.gitbook.io/hyperliquid-docs/
+ * for-developers/api/info-endpoint).
+ *
+ * - `{"type":"meta"}`: `universe[]` of perpetuals (`name`, `szDecimals`, `maxLeverage`, `isDelisted`). Names are
+ *   coins (`BTC`); `kPEPE` trades 1,000 PEPE per unit, so its prices are divided and its sizes multiplied by 1,000.
+ * - `{"type":"candleSnapshot","req":{"coin","interval":"15m","startTime","endTime"}}`: `[{t, T, s, i, o, c, h, l,
+ *   v (coin units), n}]`, at most 5,000 candles.
+ * - `{"type":"fundingHistory","coin","startTime","endTime"}`: `[{coin, fundingRate, premium, time}]`, at most 500
+ *   rows. Funding settles every hour (it settled every 8 hours before mid-2023; the recorded history shows
+ *   both), so each row's interval is the gap to the row before it, in whole hours (1 to 8).
+ * - `{"type":"metaAndAssetCtxs"}`: `[meta, ctxs]`, the contexts index-aligned with `meta.universe`: `markPx`,
+ *   `oraclePx` (the index), `openInterest` in coin units (USD = openInterest x markPx), `funding` (the hourly rate
+ *   accruing now; it settles on the hour and is also the best prediction of that settlement).
+ * - `{"type":"l2Book","coin"}`: `{coin, time, levels: [bids, asks]}` with `{px, sz, n}` levels.
+ * Not published by the info API: open-interest history, taker buy/sell volume, liquidations.
+ * Limit: 1,200 weight per minute per IP; `l2Book` weighs 2, other info requests 20, `candleSnapshot` 1 more per
+ * 60 candles returned. The connector's bucket holds 600 and refills 600 per minute, so no minute sees more than 1,200.
+ */
+import { BAR_MS, type BookLevel, HOUR_MS } from "@market-data/core"
+import { Effect } from "effect"
+import { fetchJson } from "./Http.ts"
+import { makeLimiter } from "./Limiter.ts"
+import { arr, decode, type Json, num, obj, str } from "./Parse.ts"
+import { type FundingRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
+
+export const HYPERLIQUID_DEFAULT_BASE_URL = "https://api.hyperliquid.xyz"
+
+/** Candles per `candleSnapshot` request (the API answers at most 5,000). */
+const CANDLES_PER_REQUEST = 1000
+const FUNDING_ROWS_PER_REQUEST = 500
+
+/** Each row's settlement interval: the gap to the row before (the first: to the row after), 1 to 8 whole hours. */
+export const hyperliquidFundingIntervals = (times: ReadonlyArray<number>, fallbackMs: number): Array<number> =>
+  times.map((t, k) => {
+    const gap = k > 0 ? t - (times[k - 1] as number) : times.length > 1 ? (times[1] as number) - t : Number.NaN
+    if (!Number.isFinite(gap)) return fallbackMs
+    return Math.min(8, Math.max(1, Math.round(gap / HOUR_MS))) * HOUR_MS
+  })
+
+export const makeHyperliquid = (options: { readonly baseUrl: string; readonly timeoutMs: number }): VenueConnector => {
+  const limiter = makeLimiter({ capacity: 600, windowMs: 60_000 })
+  const info = <A>(request: Json, weight: number, reader: (body: unknown) => A) =>
+    Effect.gen(function* () {
+      yield* limiter.take(weight)
+      const body = yield* fetchJson({
+        source: "hyperliquid",
+        url: `${options.baseUrl}/info`,
+        method: "POST",
+        body: request,
+        timeoutMs: options.timeoutMs
+      })
+      return yield* decode("hyperliquid", `POST /info ${String(request.type)}`, body, reader)
+    })
+
+  const universe = (meta: unknown, path: string) =>
+    arr(obj(meta, path).universe, `${path}.universe`).map((u, n) => obj(u, `${path}.universe[${n}]`))
+
+  const listings = info({ type: "meta" }, 20, (body) => {
+    const out = new Map<string, VenueListing>()
+    for (const u of universe(body, "$")) {
+      if (u.isDelisted === true) continue
+      const name = str(u.name, "$.universe[].name")
+      out.set(name, { symbol: name, fundingIntervalMs: HOUR_MS })
+    }
+    return out as ReadonlyMap<string, VenueListing>
+  })
+
+  const bars = (i: Instrument, fromMs: number, toMs: number) => {
+    const end = Math.min(toMs, fromMs + CANDLES_PER_REQUEST * BAR_MS)
+    return info(
+      { type: "candleSnapshot", req: { coin: i.symbol, interval: "15m", startTime: fromMs, endTime: end - 1 } },
+      20 + Math.ceil(CANDLES_PER_REQUEST / 60),
+      (body) => {
+        const raw = arr(body, "$")
+        const rows = raw
+          .map((c, n) => {
+            const o = obj(c, `$[${n}]`)
+            const u = i.tokensPerUnit
+            return {
+              t: num(o.t, `$[${n}].t`),
+              open: num(o.o, `$[${n}].o`) / u,
+              high: num(o.h, `$[${n}].h`) / u,
+              low: num(o.l, `$[${n}].l`) / u,
+              close: num(o.c, `$[${n}].c`) / u,
+              volume: num(o.v, `$[${n}].v`) * u
+            }
+          })
+          .filter((r) => r.t >= fromMs && r.t + BAR_MS <= end)
+          .sort((a, b) => a.t - b.t)
+        return pageOf(rows, raw.length, CANDLES_PER_REQUEST, end, BAR_MS)
+      }
+    )
+  }
+
+  const fundingHistory = (i: Instrument, fromMs: number, toMs: number) => {
+    const end = Math.min(toMs, fromMs + FUNDING_ROWS_PER_REQUEST * HOUR_MS)
+    return info({ type: "fundingHistory", coin: i.symbol, startTime: fromMs, endTime: end - 1 }, 20, (body) => {
+      const raw = arr(body, "$")
+      const rows = raw
+        .map((e, n) => {
+          const o = obj(e, `$[${n}]`)
+          return { t: num(o.time, `$[${n}].time`), rate: num(o.fundingRate, `$[${n}].fundingRate`) }
+        })
+        .filter((r) => r.t >= fromMs && r.t < end)
+        .sort((a, b) => a.t - b.t)
+      const intervals = hyperliquidFundingIntervals(
+        rows.map((r) => r.t),
+        i.fundingIntervalMs
+      )
+      return pageOf(
+        rows.map((r, k): FundingRow => ({ t: r.t, rate: r.rate, intervalMs: intervals[k] as number })),
+        raw.length,
+        FUNDING_ROWS_PER_REQUEST,
+        end,
+        1
+      )
+    })
+  }
+
+  const tickers = (is: ReadonlyArray<Instrument>, nowMs: number) =>
+    info({ type: "metaAndAssetCtxs" }, 20, (body) => {
+      const pair = arr(body, "$")
+      const names = universe(pair[0], "$[0]").map((u, n) => str(u.name, `$[0].universe[${n}].name`))
+      const ctxs = arr(pair[1], "$[1]")
+      const bySymbol = new Map<string, Json>()
+      names.forEach((name, n) => {
+        if (ctxs[n] !== undefined) bySymbol.set(name, obj(ctxs[n], `$[1][${n}]`))
+      })
+      const nextHourMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS + HOUR_MS
+      return is.flatMap((i) => {
+        const c = bySymbol.get(i.symbol)
+        if (c === undefined) return []
+        const path = `$[1][${i.symbol}]`
+        const markPx = num(c.markPx, `${path}.markPx`)
+        const rate = num(c.funding, `${path}.funding`)
+        return [
+          {
+            assetId: i.assetId,
+            mark: markPx / i.tokensPerUnit,
+            index: num(c.oraclePx, `${path}.oraclePx`) / i.tokensPerUnit,
+            // Coin units (kPEPE units for kPEPE) x price per unit: USD.
+            oiUsd: num(c.openInterest, `${path}.openInterest`) * markPx,
+            funding: { intervalMs: HOUR_MS, nextFundingMs: nextHourMs, currentRate: rate, predictedRate: rate }
+          }
+        ]
+      })
+    })
+
+  const levels = (value: unknown, path: string, u: number): Array<BookLevel> =>
+    arr(value, path).map((l, n) => {
+      const o = obj(l, `${path}[${n}]`)
+      return [num(o.px, `${path}[${n}].px`) / u, num(o.sz, `${path}[${n}].sz`) * u] as const
+    })
+
+  const book = (i: Instrument, nowMs: number) =>
+    info({ type: "l2Book", coin: i.symbol }, 2, (body) => {
+      const o = obj(body, "$")
+      const sides = arr(o.levels, "$.levels")
+      return {
+        assetId: i.assetId,
+        venue: "hyperliquid",
+        t: typeof o.time === "number" ? o.time : nowMs,
+        bids: levels(sides[0], "$.levels[0]", i.tokensPerUnit),
+        asks: levels(sides[1], "$.levels[1]", i.tokensPerUnit)
+      }
+    })
+
+  return { venue: "hyperliquid", limiter, listings, bars, fundingHistory, tickers, book, klinesCarryTakerFlow: false }
+}

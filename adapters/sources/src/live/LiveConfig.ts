@@ -1,0 +1,212 @@
+/**
+ * Configuration of the live sources, read from the environment through Effect `Config` (`loadLiveConfig`, which
+ * the composition root calls when `MARKET_DATA_FEED=live`), or built directly (`liveConfig`) in tests. Every
+ * problem names its variable. SEC EDGAR refuses anonymous clients, so `MARKET_DATA_SEC_USER_AGENT` (a name and a
+ * contact e-mail, as the SEC asks) is required in live mode.
+ */
+import { Config, Data, Effect } from "effect"
+import { BINANCE_DEFAULT_BASE_URL } from "./Binance.ts"
+import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
+import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
+import { OKX_DEFAULT_BASE_URL } from "./Okx.ts"
+import { type LiveVenue, LiveVenues } from "./Venue.ts"
+
+export const SEC_DATA_DEFAULT_BASE_URL = "https://data.sec.gov"
+export const SEC_ARCHIVES_DEFAULT_BASE_URL = "https://www.sec.gov"
+
+/** Companies followed by default: Apple, Microsoft, Alphabet, Amazon, NVIDIA. */
+export const DEFAULT_SEC_CIKS: ReadonlyArray<string> = ["320193", "789019", "1652044", "1018724", "1045810"]
+/** 13F filers followed by default: Berkshire Hathaway. */
+export const DEFAULT_SEC_13F_FILERS: ReadonlyArray<string> = ["1067983"]
+
+export interface LiveConfig {
+  readonly venues: ReadonlyArray<LiveVenue>
+  readonly baseUrls: Readonly<Record<LiveVenue, string>> & {
+    /** data.sec.gov: submissions and companyfacts. */
+    readonly secData: string
+    /** www.sec.gov: the Archives (filing documents) and the ticker lists. */
+    readonly secArchives: string
+  }
+  /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
+  readonly secUserAgent: string
+  /** Companies whose filings are ingested (CIKs without leading zeros). */
+  readonly secCiks: ReadonlyArray<string>
+  /** Institutional managers whose 13F-HR reports are ingested (the holders of the covered companies). */
+  readonly sec13fFilers: ReadonlyArray<string>
+  /** Days of 15-minute history fetched at first start. */
+  readonly backfillDays: number
+  /** Days of funding settlements fetched at first start. */
+  readonly fundingBackfillDays: number
+  /** Per-request timeout (ms). */
+  readonly requestTimeoutMs: number
+  /** Random delay added to each poll (ms). */
+  readonly jitterMs: number
+  /** How long a leader's lease lasts without renewal (ms); it renews every third of it. */
+  readonly leaderLeaseMs: number
+  /** This instance's name in the leader lock. */
+  readonly instanceId: string
+}
+
+/** A live-mode configuration problem, naming the variable. */
+export class LiveConfigError extends Data.TaggedError("LiveConfigError")<{
+  readonly variable: string
+  readonly message: string
+}> {}
+
+/** A configuration with defaults for everything but the SEC user agent. */
+export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAgent: string }): LiveConfig => ({
+  venues: LiveVenues,
+  baseUrls: {
+    binance: BINANCE_DEFAULT_BASE_URL,
+    bybit: BYBIT_DEFAULT_BASE_URL,
+    okx: OKX_DEFAULT_BASE_URL,
+    hyperliquid: HYPERLIQUID_DEFAULT_BASE_URL,
+    secData: SEC_DATA_DEFAULT_BASE_URL,
+    secArchives: SEC_ARCHIVES_DEFAULT_BASE_URL
+  },
+  secCiks: DEFAULT_SEC_CIKS,
+  sec13fFilers: DEFAULT_SEC_13F_FILERS,
+  backfillDays: 90,
+  fundingBackfillDays: 365,
+  requestTimeoutMs: 10_000,
+  jitterMs: 2_000,
+  leaderLeaseMs: 30_000,
+  instanceId: `md-${Math.random().toString(36).slice(2, 10)}`,
+  ...overrides
+})
+
+/**
+ * The SEC's rule for automated access: a `User-Agent` naming the company or person and a contact e-mail
+ * ("Sample Company Name AdminContact@<sample company domain>.com").
+ */
+export const validateSecUserAgent = (value: string | undefined): LiveConfigError | undefined => {
+  const text = value?.trim() ?? ""
+  if (text === "")
+    return new LiveConfigError({
+      variable: "MARKET_DATA_SEC_USER_AGENT",
+      message:
+        'MARKET_DATA_SEC_USER_AGENT is required with MARKET_DATA_FEED=live: SEC EDGAR refuses requests without a User-Agent naming you and a contact e-mail, e.g. "Example Corp ops@example.com"'
+    })
+  if (!/[^\s@]+@[^\s@]+\.[^\s@]+/.test(text))
+    return new LiveConfigError({
+      variable: "MARKET_DATA_SEC_USER_AGENT",
+      message: `MARKET_DATA_SEC_USER_AGENT must contain a contact e-mail (the SEC asks for one), e.g. "Example Corp ops@example.com"; got ${JSON.stringify(text)}`
+    })
+  if (/[\r\n]/.test(text))
+    return new LiveConfigError({
+      variable: "MARKET_DATA_SEC_USER_AGENT",
+      message: "MARKET_DATA_SEC_USER_AGENT must be one line"
+    })
+  return undefined
+}
+
+/** Checks a configuration built in code (what `loadLiveConfig` checks after reading the environment). */
+export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig, LiveConfigError> =>
+  Effect.suspend(() => {
+    const ua = validateSecUserAgent(config.secUserAgent)
+    if (ua !== undefined) return Effect.fail(ua)
+    for (const [name, url] of Object.entries(config.baseUrls)) {
+      if (!/^https?:\/\/[^\s]+$/.test(url))
+        return Effect.fail(
+          new LiveConfigError({
+            variable: baseUrlVariable(name),
+            message: `${baseUrlVariable(name)} must be an http(s) URL; got ${JSON.stringify(url)}`
+          })
+        )
+    }
+    for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
+      if (!/^\d{1,10}$/.test(cik))
+        return Effect.fail(
+          new LiveConfigError({ variable: "MARKET_DATA_SEC_CIKS", message: `not a CIK: ${JSON.stringify(cik)}` })
+        )
+    }
+    if (!(config.backfillDays >= 1 && config.backfillDays <= 400))
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_LIVE_BACKFILL_DAYS",
+          message: "MARKET_DATA_LIVE_BACKFILL_DAYS must be 1 to 400"
+        })
+      )
+    if (!(config.requestTimeoutMs >= 100))
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_LIVE_TIMEOUT_MS",
+          message: "MARKET_DATA_LIVE_TIMEOUT_MS must be at least 100"
+        })
+      )
+    return Effect.succeed(config)
+  })
+
+const baseUrlVariable = (key: string): string =>
+  key === "secData"
+    ? "MARKET_DATA_SEC_BASE_URL"
+    : key === "secArchives"
+      ? "MARKET_DATA_SEC_ARCHIVES_BASE_URL"
+      : `MARKET_DATA_${key.toUpperCase()}_BASE_URL`
+
+const list = (text: string): ReadonlyArray<string> =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => (/^\d+$/.test(s) ? String(Number(s)) : s))
+
+/** Environment variables read by `loadLiveConfig`, with their defaults. */
+export const LiveEnvironment = [
+  ["MARKET_DATA_SEC_USER_AGENT", "(required in live mode)"],
+  ["MARKET_DATA_SEC_CIKS", DEFAULT_SEC_CIKS.join(",")],
+  ["MARKET_DATA_SEC_13F_FILERS", DEFAULT_SEC_13F_FILERS.join(",")],
+  ["MARKET_DATA_LIVE_VENUES", LiveVenues.join(",")],
+  ["MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL],
+  ["MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL],
+  ["MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL],
+  ["MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL],
+  ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
+  ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
+  ["MARKET_DATA_LIVE_BACKFILL_DAYS", "90"],
+  ["MARKET_DATA_LIVE_TIMEOUT_MS", "10000"]
+] as const
+
+/** Reads the live configuration from the environment (Effect `Config`) and validates it. */
+export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect.gen(function* () {
+  const read = (name: string, fallback: string) => Config.String(name).pipe(Config.withDefault(fallback))
+  const secUserAgent = yield* read("MARKET_DATA_SEC_USER_AGENT", "")
+  const ciks = list(yield* read("MARKET_DATA_SEC_CIKS", DEFAULT_SEC_CIKS.join(",")))
+  const filers = list(yield* read("MARKET_DATA_SEC_13F_FILERS", DEFAULT_SEC_13F_FILERS.join(",")))
+  const venueNames = list(yield* read("MARKET_DATA_LIVE_VENUES", LiveVenues.join(",")))
+  const unknownVenue = venueNames.find((v) => !(LiveVenues as ReadonlyArray<string>).includes(v))
+  if (unknownVenue !== undefined) {
+    return yield* Effect.fail(
+      new LiveConfigError({
+        variable: "MARKET_DATA_LIVE_VENUES",
+        message: `MARKET_DATA_LIVE_VENUES: unknown venue ${JSON.stringify(unknownVenue)} (known: ${LiveVenues.join(", ")})`
+      })
+    )
+  }
+  const trimSlash = (u: string) => u.replace(/\/+$/, "")
+  const backfillDays = yield* Config.Int("MARKET_DATA_LIVE_BACKFILL_DAYS").pipe(Config.withDefault(90))
+  const requestTimeoutMs = yield* Config.Int("MARKET_DATA_LIVE_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  const config = liveConfig({
+    secUserAgent,
+    secCiks: ciks,
+    sec13fFilers: filers,
+    venues: venueNames as ReadonlyArray<LiveVenue>,
+    baseUrls: {
+      binance: trimSlash(yield* read("MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL)),
+      bybit: trimSlash(yield* read("MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL)),
+      okx: trimSlash(yield* read("MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL)),
+      hyperliquid: trimSlash(yield* read("MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL)),
+      secData: trimSlash(yield* read("MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL)),
+      secArchives: trimSlash(yield* read("MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL))
+    },
+    backfillDays,
+    requestTimeoutMs
+  })
+  return yield* validateLiveConfig(config)
+}).pipe(
+  Effect.catchTag("ConfigError", (e) =>
+    Effect.fail(
+      new LiveConfigError({ variable: "MARKET_DATA_LIVE_*", message: `invalid live configuration: ${e.message}` })
+    )
+  )
+)

@@ -1,0 +1,183 @@
+/**
+ * The live feeds' entry point: `startLiveFeeds` validates the configuration, then, in the background, contends
+ * for the leader lock; the instance that holds it runs every venue feed and the SEC fetcher, renewing its lease
+ * every third of it, and stops ingesting the moment a renewal fails (another instance then takes over). Every
+ * instance serves from the shared store either way. Closing the scope stops the feeds and releases the lock.
+ */
+
+import { MarketStore } from "@market-data/core"
+import { Clock, Effect, type Scope } from "effect"
+import type { EquityStore } from "../../../../core/src/equity/EquityStore.ts"
+import { type LeaderLock, LIVE_INGEST_LOCK } from "../../../../core/src/Leader.ts"
+import { parseCompanyTickers } from "../sec/index.ts"
+import { makeBinance } from "./Binance.ts"
+import { makeBybit } from "./Bybit.ts"
+import { makeCryptoFeed } from "./CryptoFeed.ts"
+import { fetchText, SourceError } from "./Http.ts"
+import { makeHyperliquid } from "./Hyperliquid.ts"
+import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
+import { makeOkx } from "./Okx.ts"
+import { backoffSchedule, pollSchedule } from "./Schedules.ts"
+import { makeSecFeed } from "./SecFeed.ts"
+import type { LiveVenue, VenueConnector } from "./Venue.ts"
+
+/** How often each covered company's submissions feed is read. */
+export const SEC_POLL_MS = 10 * 60_000
+/** How often the ticker list is refreshed. */
+export const SEC_TICKERS_POLL_MS = 24 * 3_600_000
+/** Form 4 and 13F documents fetched at first start reach this far back. */
+export const SEC_DOCUMENT_LOOKBACK_DAYS = 400
+
+export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnector => {
+  const options = { baseUrl: config.baseUrls[venue], timeoutMs: config.requestTimeoutMs }
+  switch (venue) {
+    case "binance":
+      return makeBinance(options)
+    case "bybit":
+      return makeBybit(options)
+    case "okx":
+      return makeOkx(options)
+    case "hyperliquid":
+      return makeHyperliquid(options)
+  }
+}
+
+/** Everything the leader runs: the venue feeds and the SEC fetcher, concurrently, forever. */
+export const ingestAll = (deps: {
+  readonly market: MarketStore["Service"]
+  readonly equity: EquityStore["Service"]
+  readonly config: LiveConfig
+}): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const { config } = deps
+    const feeds = yield* Effect.forEach(config.venues, (venue) =>
+      makeCryptoFeed(makeConnector(venue, config), {
+        backfillDays: config.backfillDays,
+        fundingBackfillDays: config.fundingBackfillDays,
+        jitterMs: config.jitterMs
+      }).pipe(Effect.provideService(MarketStore, deps.market))
+    )
+    const sec = makeSecFeed(deps.equity, {
+      dataBaseUrl: config.baseUrls.secData,
+      archivesBaseUrl: config.baseUrls.secArchives,
+      userAgent: config.secUserAgent,
+      ciks: config.secCiks,
+      thirteenFFilers: config.sec13fFilers,
+      timeoutMs: config.requestTimeoutMs,
+      documentLookbackDays: SEC_DOCUMENT_LOOKBACK_DAYS
+    })
+
+    /** One SEC poll: every company and filer; fails only when every one of them failed (then backs off). */
+    const secPoll = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const targets = [
+        ...config.secCiks.map((cik) => ({ cik, run: sec.pollCompany(cik, nowMs) })),
+        ...config.sec13fFilers
+          .filter((cik) => !config.secCiks.includes(cik))
+          .map((cik) => ({ cik, run: sec.pollFiler(cik, nowMs) }))
+      ]
+      let failures = 0
+      let first: SourceError | undefined
+      for (const t of targets) {
+        const r = yield* Effect.result(t.run)
+        if (r._tag === "Failure") {
+          failures++
+          first ??= r.failure
+          yield* Effect.logWarning(
+            `live sec: CIK ${t.cik} failing: ${r.failure.kind} ${r.failure.what}: ${r.failure.message}`
+          )
+        } else if (
+          r.success.newFilings + r.success.ownershipReports + r.success.holdingsReports > 0 ||
+          r.success.problems.length > 0
+        ) {
+          yield* Effect.logInfo(
+            `live sec: CIK ${t.cik}: ${r.success.newFilings} new filings, ${r.success.facts} facts, ${r.success.ownershipReports} Form 4s, ${r.success.holdingsReports} 13F reports${r.success.problems.length > 0 ? `; not yet: ${r.success.problems.join("; ")}` : ""}`
+          )
+        }
+      }
+      if (targets.length > 0 && failures === targets.length && first !== undefined) return yield* Effect.fail(first)
+    })
+
+    const secTickers = Effect.gen(function* () {
+      yield* sec.limiter.take(1)
+      const text = yield* fetchText({
+        source: "sec",
+        url: `${config.baseUrls.secArchives}/files/company_tickers.json`,
+        timeoutMs: config.requestTimeoutMs,
+        headers: { "User-Agent": config.secUserAgent }
+      })
+      const parsed = parseCompanyTickers(text)
+      if (parsed._tag === "Failure") {
+        return yield* Effect.fail(
+          new SourceError({
+            source: "sec",
+            kind: "format",
+            what: "company_tickers.json",
+            message: parsed.failure.message
+          })
+        )
+      }
+      const covered = new Set(config.secCiks)
+      yield* deps.equity.putTickers(parsed.success.filter((t) => covered.has(t.cik)))
+    })
+
+    const secJob = (run: Effect.Effect<void, SourceError>, cadenceMs: number, offsetMs: number) =>
+      run.pipe(
+        Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * 60_000))),
+        Effect.repeat(pollSchedule(cadenceMs, offsetMs, config.jitterMs)),
+        Effect.orDie,
+        Effect.asVoid
+      )
+
+    yield* Effect.all(
+      [
+        ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
+        secJob(secPoll, SEC_POLL_MS, 45_000),
+        secJob(secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000)
+      ],
+      { concurrency: "unbounded", discard: true }
+    )
+  })
+
+/**
+ * Starts the live feeds in the background of the current scope: validates `config` (failing with
+ * `LiveConfigError`, e.g. without `MARKET_DATA_SEC_USER_AGENT`), then contends for the leader lock and, while it
+ * leads, ingests. Returns as soon as the background fiber is running; nothing in it can fail or crash the
+ * process (unreachable sources show as `failing`/`stale` in the source status).
+ */
+export const startLiveFeeds = (deps: {
+  readonly market: MarketStore["Service"]
+  readonly equity: EquityStore["Service"]
+  readonly config: LiveConfig
+  readonly leader: LeaderLock["Service"]
+}): Effect.Effect<void, LiveConfigError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const config = yield* validateLiveConfig(deps.config)
+    const { leader } = deps
+    const leaseMs = config.leaderLeaseMs
+    const holder = config.instanceId
+    const ingest = ingestAll({ market: deps.market, equity: deps.equity, config })
+
+    /** Completes when the lease is lost (a renewal answers false). */
+    const holdLease = Effect.gen(function* () {
+      while (true) {
+        yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+        if (!(yield* leader.renew(LIVE_INGEST_LOCK, holder, leaseMs))) return
+      }
+    })
+
+    const contend = Effect.gen(function* () {
+      while (true) {
+        if (yield* leader.acquire(LIVE_INGEST_LOCK, holder, leaseMs)) {
+          yield* Effect.logInfo(`live feeds: ${holder} leads ingestion (${config.venues.join(", ")}, SEC EDGAR)`)
+          yield* Effect.raceFirst(ingest, holdLease)
+          yield* Effect.logWarning(`live feeds: ${holder} lost the leader lock; ingestion stopped, serving only`)
+        } else {
+          yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+        }
+      }
+    })
+
+    yield* Effect.addFinalizer(() => leader.release(LIVE_INGEST_LOCK, holder))
+    yield* Effect.forkScoped(contend)
+  })
