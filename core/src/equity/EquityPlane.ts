@@ -15,7 +15,7 @@
  * - percentiles of price measures are ranked against the last year of daily values (`baseline` window `1y`,
  *   cadence `1d`); below 30 values the measure is `insufficient_history`.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Ref } from "effect"
 import { chargeFor } from "../Billing.ts"
 import { decodeCursor, encodeCursor } from "../Coverage.ts"
 import { percentileRank, sortedFinite } from "../crypto/Percentile.ts"
@@ -62,6 +62,11 @@ import {
 export interface EquityPlaneOptions {
   /** Reported as `baseline.source` so that simulated data never passes for live data (e.g. `simulated`, `sec`). */
   readonly source?: string
+  /**
+   * How long the directory (`resolve`, `coverage`) reuses its snapshot of the store, in ms (default 60 s; 0
+   * reads the store on every call). Per-asset lookups always read the store.
+   */
+  readonly directoryCacheMs?: number
 }
 
 type Status = "live" | "delayed" | "stale" | "closed"
@@ -288,13 +293,26 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       alive: aliveOf(coverage, nowMs)
     })
 
+    // The directory's snapshot of companies and what is held for them, reused for `directoryCacheMs`: counting
+    // every company's facts is a scan of the largest table, and `resolve` and `coverage` read the directory on
+    // every call. `alive` is recomputed from the snapshot on each read.
+    const cacheMs = options.directoryCacheMs ?? 60_000
+    const snapshot = yield* Ref.make<
+      | { readonly atMs: number; readonly rows: ReadonlyArray<readonly [Company, CompanyCoverage | undefined]> }
+      | undefined
+    >(undefined)
+
     const directory = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
-      const companies = yield* store.companies
-      const coverage = new Map((yield* store.coverage()).map((c) => [c.cik, c]))
+      let snap = yield* Ref.get(snapshot)
+      if (snap === undefined || nowMs - snap.atMs >= cacheMs || nowMs < snap.atMs) {
+        const companies = yield* store.companies
+        const coverage = new Map((yield* store.coverage()).map((c) => [c.cik, c]))
+        snap = { atMs: nowMs, rows: companies.map((c) => [c, coverage.get(c.cik)] as const) }
+        yield* Ref.set(snapshot, snap)
+      }
       const out: Array<DirectoryEntry> = []
-      for (const company of companies) {
-        const c = coverage.get(company.cik)
+      for (const [company, c] of snap.rows) {
         const ticker = company.tickers[0]
         if (c === undefined || ticker === undefined || parseEquityId(`eq:${company.cik}:${ticker}`) === undefined) {
           continue

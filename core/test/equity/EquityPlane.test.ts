@@ -10,7 +10,7 @@ import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import type { ApiError } from "../../src/Errors.ts"
 import { makeEquityPlane, priceFreshness } from "../../src/equity/EquityPlane.ts"
-import type { EquityStore } from "../../src/equity/EquityStore.ts"
+import { EquityStore } from "../../src/equity/EquityStore.ts"
 import { decodeParams, isApiError } from "../../src/Params.ts"
 import type { HandlerInput, HandlerOutput } from "../../src/Pipeline.ts"
 import { planeHandlers } from "../../src/Planes.ts"
@@ -75,6 +75,29 @@ describe("equity plane: directory and refusals", () => {
         expect(yield* plane.lookup("eq:1001:ZZZ")).toBeUndefined()
         expect(yield* plane.lookup("eq:9999:ALPH")).toBeUndefined()
         expect((yield* plane.lookup(ALPHA))?.tier).toBe("full")
+      })
+    ))
+
+  it("reuses its directory snapshot for a minute; lookups always read the store", () =>
+    run(
+      Effect.gen(function* () {
+        const plane = yield* makeEquityPlane()
+        expect((yield* plane.directory).length).toBe(2)
+        const store = yield* EquityStore
+        yield* store.putCompany({
+          cik: "1003",
+          name: "Gamma Ltd",
+          tickers: ["GAMA"],
+          exchanges: ["NYSE"],
+          sic: null,
+          sicDescription: null,
+          fiscalYearEnd: null,
+          formerNames: []
+        })
+        expect((yield* plane.lookup("eq:1003:GAMA"))?.tier).toBe("equity")
+        expect((yield* plane.directory).length).toBe(2)
+        yield* TestClock.adjust("61 seconds")
+        expect((yield* plane.directory).map((e) => e.asset_id)).toEqual([ALPHA, BETA, "eq:1003:GAMA"])
       })
     ))
 
