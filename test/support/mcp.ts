@@ -7,7 +7,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Ajv2020 } from "ajv/dist/2020.js"
-import addFormatsModule from "ajv-formats"
 
 export const MCP_HEADERS = {
   "content-type": "application/json",
@@ -106,7 +105,15 @@ export const sdkClient = async (base: string, version: string, key?: string) => 
   return { client, transport }
 }
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
-
-/** A strict JSON Schema 2020-12 validator with the standard formats. */
-export const makeAjv = (): Ajv2020 => addFormats(new Ajv2020({ strict: true, allErrors: true }))
+/**
+ * A strict JSON Schema 2020-12 validator (ajv, a root devDependency). The one format our schemas use, `date`,
+ * is checked as a calendar date.
+ */
+export const makeAjv = (): Ajv2020 =>
+  new Ajv2020({ strict: true, allErrors: true }).addFormat("date", {
+    type: "string",
+    validate: (s: string) => {
+      const d = new Date(`${s}T00:00:00Z`)
+      return /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s)
+    }
+  })
