@@ -69,7 +69,7 @@ export const EquityDoc: string = [
   "",
   "### Events (`events`)",
   "",
-  "One stream, newest first: filings by EDGAR acceptance time (every form, Form 4s included, with `form`, `accession`, `filed_at`, `accepted_at`, `url`); insider transactions from Form 4 (one event per table row, dated by the transaction, with the insider, role, code, shares, price and holdings after); dividends declared per share by fiscal quarter (dated at the quarter's end; a fourth quarter derived as FY - nine months is flagged `derived`); stock splits from the split-ratio facts. `since` keeps events on or after a date; `form` keeps filings of one form (other types are unaffected). Pages follow `next_cursor`.",
+  "One stream, newest first; every event has `type` (`filings`, `insider`, `dividends` or `splits`, as in the `types` parameter) and `date`: filings by EDGAR acceptance time (every form, Form 4s included, with `form`, `accession`, `filed_at`, `accepted_at`, `url`); insider transactions from Form 4 (one event per table row, dated by the transaction, with the insider, role, code, shares, price and holdings after); dividends declared per share by fiscal quarter (dated at the quarter's end; a fourth quarter derived as FY - nine months is flagged `derived`); stock splits from the split-ratio facts. `since` keeps events on or after a date; `form` keeps filings of one form (other types are unaffected). Pages follow `next_cursor`.",
   "",
   `**Amendments.** A Form 4/A replaces the Form 4 it amends (same issuer and reporting owners, filed on the amendment's date of original submission, or for the same period of report when the amendment does not give the date); of several amendments the latest wins.`,
   "",
