@@ -22,6 +22,7 @@ import {
 import { CATALOG_VERSION_HEADER, catalogVersion, MCP_PATH, mcpEndpoint } from "@market-data/mcp"
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { docsPage, isDocsPagePath } from "./DocsPage.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
 import { parseQuery } from "./Query.ts"
 
@@ -251,13 +252,19 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
       return exchange.response
     }
 
+    // The human docs page and its assets (keyless, zero credits, outside the API; see DocsPage.ts).
+    if (isDocsPagePath(path)) {
+      log.op = "docs_page"
+      return yield* docsPage(request, path)
+    }
+
     const handlers = yield* Handlers
     const implemented = new Set(handlers.keys())
     const ifNoneMatchValues = rawHeaderValues(source, "if-none-match")
     const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined
 
     let target: { kind: "root" } | { kind: "openapi" } | { kind: "op"; name: string }
-    if (path === BASE_PATH || path === `${BASE_PATH}/` || path === "/") target = { kind: "root" }
+    if (path === BASE_PATH || path === `${BASE_PATH}/`) target = { kind: "root" }
     else if (path === `${BASE_PATH}/openapi.json`) target = { kind: "openapi" }
     else if (path.startsWith(`${BASE_PATH}/`))
       target = { kind: "op", name: safeDecode(path.slice(BASE_PATH.length + 1)) }

@@ -1,0 +1,606 @@
+/**
+ * The human docs page at `GET /`: the eleven `docs` sections rendered to HTML on the server, followed by an
+ * interactive reference of the OpenAPI document (`@scalar/api-reference`, served from this server, never a
+ * CDN) whose try-it console sends requests from the page with a Bearer key. Keyless, zero credits, outside
+ * `/api/v1`, and not rate limited: it is a static document of what the running service answers.
+ */
+import { readFile } from "node:fs/promises"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { promisify } from "node:util"
+import { gzip } from "node:zlib"
+import { apiError, BASE_PATH, DocsSections, Handlers, Operations, renderDocs, Settings } from "@market-data/core"
+import { Effect } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { HttpServerResponse } from "effect/http"
+import { errorResponse, etagOf } from "./HttpApp.ts"
+import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
+
+// ---------------------------------------------------------------------------------------------------------
+// Markdown: the subset the docs sections use (ATX headings, paragraphs, GitHub tables, ordered and unordered
+// lists with indented continuation, fenced code blocks, block quotes, inline code, links, bold, emphasis).
+// Every character of the source reaches the page escaped; the only tags are the ones emitted here.
+// ---------------------------------------------------------------------------------------------------------
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
+
+/** Escapes text for an HTML text node or a double- or single-quoted attribute value. */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string)
+
+const PUNCTUATION = /[!-/:-@[-`{-~]/
+
+/** Link targets allowed in the page: web, mail, or relative to this server. Anything else stays text. */
+const safeHref = (href: string): string | undefined => {
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href)
+  if (scheme === null) return [...href].some((ch) => ch <= " ") ? undefined : href
+  return ["http", "https", "mailto"].includes((scheme[1] as string).toLowerCase()) ? href : undefined
+}
+
+/** Index of the backtick run of exactly `n` that closes a code span opened before `from`, or -1. */
+const closingBackticks = (s: string, from: number, n: number): number => {
+  for (let i = from; i < s.length; ) {
+    if (s[i] !== "`") {
+      i++
+      continue
+    }
+    let j = i
+    while (s[j] === "`") j++
+    if (j - i === n) return i
+    i = j
+  }
+  return -1
+}
+
+/** Renders inline markdown: code spans, backslash escapes, links, `**strong**`, `*emphasis*`. */
+export const renderInline = (s: string): string => {
+  let out = ""
+  let i = 0
+  while (i < s.length) {
+    const c = s[i] as string
+    if (c === "\\" && i + 1 < s.length && PUNCTUATION.test(s[i + 1] as string)) {
+      out += escapeHtml(s[i + 1] as string)
+      i += 2
+      continue
+    }
+    if (c === "`") {
+      let n = 0
+      while (s[i + n] === "`") n++
+      const close = closingBackticks(s, i + n, n)
+      if (close < 0) {
+        out += "`".repeat(n)
+        i += n
+        continue
+      }
+      let code = s.slice(i + n, close).replace(/\n/g, " ")
+      if (code.length > 2 && code.startsWith(" ") && code.endsWith(" ") && code.trim() !== "") code = code.slice(1, -1)
+      out += `<code>${escapeHtml(code)}</code>`
+      i = close + n
+      continue
+    }
+    if (c === "*" && s[i + 1] === "*") {
+      const close = s.indexOf("**", i + 2)
+      if (close > i + 2 && s[i + 2] !== " " && s[close - 1] !== " ") {
+        out += `<strong>${renderInline(s.slice(i + 2, close))}</strong>`
+        i = close + 2
+        continue
+      }
+    } else if (c === "*") {
+      const close = s.indexOf("*", i + 1)
+      if (close > i + 1 && s[i + 1] !== " " && s[close - 1] !== " " && s[close + 1] !== "*") {
+        out += `<em>${renderInline(s.slice(i + 1, close))}</em>`
+        i = close + 1
+        continue
+      }
+    }
+    if (c === "[") {
+      const link = /^\[((?:[^\]\\]|\\.)+)\]\(([^()\s]*)\)/.exec(s.slice(i))
+      const href = link === null ? undefined : safeHref(link[2] as string)
+      if (link !== null && href !== undefined) {
+        out += `<a href="${escapeHtml(href)}">${renderInline(link[1] as string)}</a>`
+        i += link[0].length
+        continue
+      }
+    }
+    out += escapeHtml(c)
+    i++
+  }
+  return out
+}
+
+/** Cells of a table row; `\|` is a literal pipe (also inside code spans, as in GitHub tables). */
+const tableCells = (line: string): Array<string> => {
+  let row = line.trim()
+  if (row.startsWith("|")) row = row.slice(1)
+  if (row.endsWith("|") && !row.endsWith("\\|")) row = row.slice(0, -1)
+  const cells: Array<string> = []
+  let cell = ""
+  for (let i = 0; i < row.length; i++) {
+    if (row[i] === "\\" && row[i + 1] === "|") {
+      cell += "|"
+      i++
+    } else if (row[i] === "|") {
+      cells.push(cell.trim())
+      cell = ""
+    } else cell += row[i]
+  }
+  cells.push(cell.trim())
+  return cells
+}
+
+const isTableSeparator = (line: string | undefined): boolean =>
+  line !== undefined && /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)
+
+const HEADING = /^(#{1,6})[ \t]+(.*?)[ \t#]*$/
+const FENCE = /^[ ]{0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)/
+const LIST_ITEM = /^([ ]{0,3})([-*+]|\d{1,9}[.)])[ \t]+/
+const QUOTE = /^[ ]{0,3}>[ ]?/
+
+const startsBlock = (line: string): boolean =>
+  HEADING.test(line) || FENCE.test(line) || LIST_ITEM.test(line) || QUOTE.test(line)
+
+/** Turns heading text into an anchor slug. */
+const slugOf = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[`*\\[\]()]/g, "")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "") || "section"
+
+interface RenderOptions {
+  /** Prefix of heading anchors, so that two sections' "Keys" headings get distinct IDs. */
+  readonly idPrefix: string
+  /** Anchors already used on the page. */
+  readonly ids: Set<string>
+}
+
+const headingId = (text: string, options: RenderOptions): string => {
+  const base = `${options.idPrefix}${slugOf(text)}`
+  let id = base
+  for (let n = 2; options.ids.has(id); n++) id = `${base}-${n}`
+  options.ids.add(id)
+  return id
+}
+
+const renderBlocks = (lines: ReadonlyArray<string>, options: RenderOptions): string => {
+  const out: Array<string> = []
+  let i = 0
+  while (i < lines.length) {
+    const line = lines[i] as string
+    if (line.trim() === "") {
+      i++
+      continue
+    }
+    const fence = FENCE.exec(line)
+    if (fence !== null) {
+      const marker = fence[1] as string
+      const body: Array<string> = []
+      i++
+      while (i < lines.length && !(lines[i] as string).trim().startsWith(marker)) body.push(lines[i++] as string)
+      i++
+      const lang = fence[2] === "" ? "" : ` class="language-${escapeHtml(fence[2] as string)}"`
+      out.push(`<pre><code${lang}>${escapeHtml(body.join("\n"))}</code></pre>`)
+      continue
+    }
+    const heading = HEADING.exec(line)
+    if (heading !== null) {
+      const level = (heading[1] as string).length
+      const text = heading[2] as string
+      out.push(`<h${level} id="${escapeHtml(headingId(text, options))}">${renderInline(text)}</h${level}>`)
+      i++
+      continue
+    }
+    if (line.trimStart().startsWith("|") && isTableSeparator(lines[i + 1])) {
+      const head = tableCells(line)
+      const aligns = tableCells(lines[i + 1] as string).map((c) =>
+        c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : c.startsWith(":") ? "left" : ""
+      )
+      const cell = (tag: string, text: string, k: number) => {
+        const align = aligns[k] ? ` style="text-align:${aligns[k]}"` : ""
+        return `<${tag}${align}>${renderInline(text)}</${tag}>`
+      }
+      const rows: Array<string> = []
+      i += 2
+      while (i < lines.length && (lines[i] as string).trimStart().startsWith("|")) {
+        const cells = tableCells(lines[i++] as string)
+        rows.push(`<tr>${head.map((_, k) => cell("td", cells[k] ?? "", k)).join("")}</tr>`)
+      }
+      out.push(
+        `<div class="table-wrap"><table><thead><tr>${head.map((h, k) => cell("th", h, k)).join("")}</tr></thead>` +
+          `<tbody>${rows.join("")}</tbody></table></div>`
+      )
+      continue
+    }
+    if (QUOTE.test(line)) {
+      const body: Array<string> = []
+      while (i < lines.length && QUOTE.test(lines[i] as string)) body.push((lines[i++] as string).replace(QUOTE, ""))
+      out.push(`<blockquote>${renderBlocks(body, options)}</blockquote>`)
+      continue
+    }
+    const item = LIST_ITEM.exec(line)
+    if (item !== null) {
+      const ordered = /\d/.test(item[2] as string)
+      const start = ordered ? Number.parseInt(item[2] as string, 10) : 1
+      const items: Array<Array<string>> = []
+      let loose = false
+      while (i < lines.length) {
+        const m = LIST_ITEM.exec(lines[i] as string)
+        if (m === null || /\d/.test(m[2] as string) !== ordered) break
+        const indent = m[0].length
+        const body = [(lines[i] as string).slice(indent)]
+        i++
+        // The item's content: lines indented at least as far as its text, and blank lines between them.
+        while (i < lines.length) {
+          const next = lines[i] as string
+          if (next.trim() === "") {
+            let j = i
+            while (j < lines.length && (lines[j] as string).trim() === "") j++
+            const after = lines[j]
+            if (after !== undefined && after.length - after.trimStart().length >= indent) {
+              body.push(...lines.slice(i, j).map(() => ""))
+              loose = true
+              i = j
+              continue
+            }
+            break
+          }
+          if (next.length - next.trimStart().length >= indent) body.push(next.slice(indent))
+          else if (!startsBlock(next) && !next.trimStart().startsWith("|")) body.push(next.trim())
+          else break
+          i++
+        }
+        items.push(body)
+        // The list goes on with the next item of its kind; a blank line between items makes it loose.
+        let j = i
+        while (j < lines.length && (lines[j] as string).trim() === "") j++
+        const following = lines[j] === undefined ? null : LIST_ITEM.exec(lines[j] as string)
+        if (following === null || /\d/.test(following[2] as string) !== ordered) break
+        if (j > i) loose = true
+        i = j
+      }
+      const rendered = items.map((item) => {
+        const blocks = renderBlocks(item, options)
+        return loose ? blocks : blocks.replace(/^<p>([\s\S]*?)<\/p>/, "$1")
+      })
+      const tag = ordered ? "ol" : "ul"
+      const startAttr = ordered && start !== 1 ? ` start="${start}"` : ""
+      out.push(`<${tag}${startAttr}>${rendered.map((r) => `<li>${r}</li>`).join("")}</${tag}>`)
+      continue
+    }
+    const paragraph: Array<string> = []
+    while (i < lines.length) {
+      const next = lines[i] as string
+      if (next.trim() === "" || startsBlock(next)) break
+      if (next.trimStart().startsWith("|") && isTableSeparator(lines[i + 1])) break
+      paragraph.push(next.trim())
+      i++
+    }
+    out.push(`<p>${renderInline(paragraph.join("\n"))}</p>`)
+  }
+  return out.join("\n")
+}
+
+/**
+ * Renders markdown to HTML. Raw HTML in the source is not passed through: it is shown as text. Heading
+ * anchors are `idPrefix` + a slug of the heading, unique among `ids` (shared by the sections of one page).
+ */
+export const markdownToHtml = (markdown: string, options: Partial<RenderOptions> = {}): string =>
+  renderBlocks(markdown.replace(/\r\n?/g, "\n").replace(/\t/g, "    ").split("\n"), {
+    idPrefix: options.idPrefix ?? "",
+    ids: options.ids ?? new Set()
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+// The page and its assets.
+// ---------------------------------------------------------------------------------------------------------
+
+/** Paths the docs page answers. */
+export const DOCS_PAGE_PATH = "/"
+export const SCALAR_ASSET_PATH = "/assets/scalar.js"
+const PAGE_SCRIPT_PATH = "/assets/docs-page.js"
+const PAGE_STYLE_PATH = "/assets/docs-page.css"
+
+const ALLOWED = "GET, HEAD"
+
+/**
+ * Scripts only from this origin (Scalar's bundle and the page's own starter, no inline script, no eval);
+ * styles also inline because Scalar and its editor inject style elements and attributes at run time;
+ * requests (the OpenAPI document, the try-it console) only to this origin.
+ */
+export const DOCS_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join("; ")
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": DOCS_PAGE_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY"
+}
+
+/** The page's starter: mounts Scalar on the OpenAPI document, with nothing that calls out of this origin. */
+const PAGE_SCRIPT = `"use strict";
+(function () {
+  var target = document.getElementById("reference-app");
+  if (!target || !window.Scalar) return;
+  window.Scalar.createApiReference(target, {
+    url: ${JSON.stringify(`${BASE_PATH}/openapi.json`)},
+    slug: ${JSON.stringify(SERVICE_NAME)},
+    title: ${JSON.stringify(SERVICE_NAME)},
+    layout: "modern",
+    theme: "default",
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: "never",
+    hideDarkModeToggle: true,
+    forceDarkModeState: "light",
+    documentDownloadType: "json",
+    persistAuth: false,
+    defaultOpenAllTags: true,
+    operationTitleSource: "path"
+  });
+})();
+`
+
+const PAGE_STYLE = `:root {
+  --md-text: #1d2330; --md-muted: #5b6474; --md-border: #dfe3ea; --md-code-bg: #f3f5f8; --md-accent: #2459c7;
+  --md-font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  --md-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+  --scalar-font: var(--md-font); --scalar-font-code: var(--md-mono);
+}
+* { box-sizing: border-box; }
+html { scroll-behavior: smooth; }
+body { margin: 0; font-family: var(--md-font); color: var(--md-text); background: #fff; line-height: 1.55; font-size: 15px; }
+a { color: var(--md-accent); }
+.site-header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.5rem 1.5rem; padding: 0.9rem 2rem; border-bottom: 1px solid var(--md-border); background: #fafbfc; }
+.site-header h1 { font-size: 1.15rem; margin: 0; }
+.site-header .version { color: var(--md-muted); font-size: 0.85rem; }
+.site-header nav a { margin-right: 1rem; text-decoration: none; font-size: 0.92rem; }
+.guide { display: grid; grid-template-columns: 15rem minmax(0, 1fr); gap: 2rem; max-width: 84rem; margin: 0 auto; padding: 1.5rem 2rem 3rem; }
+.toc { position: sticky; top: 1rem; align-self: start; max-height: calc(100vh - 2rem); overflow: auto; font-size: 0.92rem; }
+.toc h2 { font-size: 0.8rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--md-muted); margin: 0 0 0.5rem; }
+.toc ol { list-style: none; padding: 0; margin: 0; }
+.toc li { margin: 0.15rem 0; }
+.toc a { text-decoration: none; display: block; padding: 0.15rem 0.5rem; border-radius: 4px; }
+.toc a:hover { background: var(--md-code-bg); }
+.toc .section-name { color: var(--md-muted); font-family: var(--md-mono); font-size: 0.78rem; }
+.doc-section { border-bottom: 1px solid var(--md-border); padding-bottom: 1.5rem; margin-bottom: 1.5rem; scroll-margin-top: 1rem; }
+.doc-section h1 { font-size: 1.6rem; margin: 0.2rem 0 0.8rem; }
+.doc-section h2 { font-size: 1.25rem; margin: 1.6rem 0 0.6rem; }
+.doc-section h3 { font-size: 1.05rem; margin: 1.3rem 0 0.4rem; }
+.doc-section .source { font-size: 0.8rem; color: var(--md-muted); margin: 0; }
+.doc-section .source code { font-size: 0.8rem; }
+code { font-family: var(--md-mono); font-size: 0.86em; background: var(--md-code-bg); padding: 0.1em 0.3em; border-radius: 3px; overflow-wrap: anywhere; }
+pre { background: var(--md-code-bg); padding: 0.8rem 1rem; border-radius: 6px; overflow: auto; }
+pre code { background: none; padding: 0; }
+.table-wrap { overflow-x: auto; margin: 0.8rem 0; }
+table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border: 1px solid var(--md-border); padding: 0.35rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: #f7f8fa; }
+blockquote { margin: 0.8rem 0; padding: 0.2rem 1rem; border-left: 3px solid var(--md-border); color: var(--md-muted); }
+.reference-intro { max-width: 84rem; margin: 0 auto; padding: 0.5rem 2rem 0; }
+.reference-intro h2 { font-size: 1.6rem; margin: 0.5rem 0; }
+.reference-intro p { margin: 0.2rem 0 1rem; color: var(--md-muted); }
+#reference-app { border-top: 1px solid var(--md-border); min-height: 30rem; }
+@media (max-width: 52rem) { .guide { grid-template-columns: 1fr; } .toc { position: static; max-height: none; } }
+`
+
+interface RenderedSection {
+  readonly section: string
+  readonly title: string
+  readonly html: string
+}
+
+const titleOf = (markdown: string, fallback: string): string => {
+  const first = /^#[ \t]+(.+)$/m.exec(markdown)
+  return first === null ? fallback : (first[1] as string).replace(/`/g, "")
+}
+
+/** The page's HTML, for the operations that answer today and the default rate-limit policy. */
+export const docsPageHtml = (implemented: ReadonlySet<string>, rateLimitPerMinute: number): string => {
+  const ids = new Set<string>(["guide", "reference", "reference-app", "contents"])
+  const context = { implemented, rateLimitPerMinute, basePath: BASE_PATH }
+  const sections: Array<RenderedSection> = DocsSections.map((section) => {
+    const markdown = renderDocs(section, context)
+    const id = `docs-${section}`
+    ids.add(id)
+    return {
+      section,
+      title: titleOf(markdown, section),
+      html: markdownToHtml(markdown, { idPrefix: `${id}-`, ids })
+    }
+  })
+  const toc = sections
+    .map(
+      (s) =>
+        `<li><a href="#docs-${s.section}">${escapeHtml(s.title)} <span class="section-name">${escapeHtml(s.section)}</span></a></li>`
+    )
+    .join("")
+  const body = sections
+    .map(
+      (s) =>
+        `<section class="doc-section" id="docs-${s.section}" data-section="${s.section}">` +
+        `<p class="source"><code>GET ${BASE_PATH}/docs?section=${s.section}</code></p>\n${s.html}</section>`
+    )
+    .join("\n")
+  const answering = Operations.filter((o) => implemented.has(o.name)).length
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="description" content="${escapeHtml(SERVICE_NAME)}: documentation and interactive API reference">
+<title>${escapeHtml(SERVICE_NAME)} ${SERVICE_VERSION}: docs and API reference</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${PAGE_STYLE_PATH}">
+</head>
+<body>
+<header class="site-header">
+<h1>${escapeHtml(SERVICE_NAME)} <span class="version">v${SERVICE_VERSION}</span></h1>
+<nav><a href="#guide">Guide</a><a href="#reference">API reference</a><a href="${BASE_PATH}/openapi.json">OpenAPI document</a><a href="${BASE_PATH}">Root document</a></nav>
+</header>
+<div class="guide" id="guide">
+<nav class="toc" id="contents" aria-label="Sections"><h2>Sections</h2><ol>${toc}</ol></nav>
+<main>
+${body}
+</main>
+</div>
+<section class="reference-intro" id="reference">
+<h2>API reference</h2>
+<p>${Operations.length} operations (${answering} answering today), generated from <a href="${BASE_PATH}/openapi.json"><code>GET ${BASE_PATH}/openapi.json</code></a>. Try a request from this page: <code>docs</code> and <code>schema</code> need no key; for the others, enter your key (<code>mdk_…</code>) as the Bearer token under Authentication. Requests from here are real: paid operations spend credits.</p>
+</section>
+<div id="reference-app"></div>
+<script src="${SCALAR_ASSET_PATH}"></script>
+<script src="${PAGE_SCRIPT_PATH}"></script>
+</body>
+</html>
+`
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Serving.
+// ---------------------------------------------------------------------------------------------------------
+
+interface Asset {
+  readonly body: Uint8Array
+  readonly gzipped: Uint8Array
+  readonly etag: string
+  readonly contentType: string
+  readonly cacheControl: string
+}
+
+const gzipAsync = promisify(gzip)
+
+const makeAsset = (body: Uint8Array, contentType: string, cacheControl: string): Promise<Asset> =>
+  gzipAsync(body).then((gzipped) => ({
+    body,
+    gzipped: new Uint8Array(gzipped),
+    etag: etagOf(Buffer.from(body).toString("latin1")),
+    contentType,
+    cacheControl
+  }))
+
+/** Scalar's standalone browser bundle, from the installed package (read and compressed once). */
+const scalarBundlePath = (): string => {
+  const entry = createRequire(import.meta.url).resolve("@scalar/api-reference")
+  return join(dirname(entry), "browser", "standalone.js")
+}
+
+const once = <A>(make: () => Promise<A>): (() => Promise<A>) => {
+  let value: Promise<A> | undefined
+  return () => {
+    if (value === undefined) {
+      value = make()
+      value.catch(() => {
+        value = undefined
+      })
+    }
+    return value
+  }
+}
+
+/**
+ * Scalar's built-in `@font-face` rules load Inter and JetBrains Mono from fonts.scalar.com. The reference honours
+ * `withDefaultFonts: false`, but its API client modal (the try-it console, 1.72.1) injects them regardless, and
+ * the machines this runs on have no internet while the page's CSP allows fonts from this origin only. The rules
+ * are dropped from the bundle as served (the page sets system fonts through `--scalar-font`); the browser test
+ * fails on any request leaving the origin, so a Scalar upgrade that moves them is caught.
+ */
+const SCALAR_REMOTE_FONTS = /\/\* Inter \(--scalar-font\) \*\/[^`]*?(?=`)/
+
+const scalarAsset = once(async () => {
+  const text = (await readFile(scalarBundlePath(), "utf8"))
+    .replace(SCALAR_REMOTE_FONTS, "")
+    .replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
+  return makeAsset(new TextEncoder().encode(text), "text/javascript; charset=utf-8", "public, max-age=3600")
+})
+const scriptAsset = once(() =>
+  makeAsset(new TextEncoder().encode(PAGE_SCRIPT), "text/javascript; charset=utf-8", "public, max-age=300")
+)
+const styleAsset = once(() =>
+  makeAsset(new TextEncoder().encode(PAGE_STYLE), "text/css; charset=utf-8", "public, max-age=300")
+)
+
+// The page depends only on the handler set and the settings, both fixed for the life of the application.
+const pages = new WeakMap<object, Promise<Asset>>()
+const pageAsset = (handlers: ReadonlyMap<string, unknown>, rateLimitPerMinute: number): Promise<Asset> => {
+  let page = pages.get(handlers)
+  if (page === undefined) {
+    const html = docsPageHtml(new Set(handlers.keys()), rateLimitPerMinute)
+    page = makeAsset(new TextEncoder().encode(html), "text/html; charset=utf-8", "no-cache")
+    pages.set(handlers, page)
+  }
+  return page
+}
+
+const ASSETS: Record<string, () => Promise<Asset>> = {
+  [SCALAR_ASSET_PATH]: scalarAsset,
+  [PAGE_SCRIPT_PATH]: scriptAsset,
+  [PAGE_STYLE_PATH]: styleAsset
+}
+
+/** Whether the docs page answers this path. */
+export const isDocsPagePath = (path: string): boolean => path === DOCS_PAGE_PATH || path in ASSETS
+
+const acceptsGzip = (header: string | undefined): boolean =>
+  (header ?? "").split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";")
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="))
+    return (coding === "gzip" || coding === "*") && (q === undefined || Number(q.slice(2)) > 0)
+  })
+
+const respond = (asset: Asset, request: HttpServerRequest.HttpServerRequest, head: boolean) => {
+  const ifNoneMatch = request.headers["if-none-match"]
+  const gz = acceptsGzip(request.headers["accept-encoding"])
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    etag: asset.etag,
+    "cache-control": asset.cacheControl,
+    vary: "Accept-Encoding"
+  }
+  if (ifNoneMatch?.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag))
+    return HttpServerResponse.empty({ status: 304, headers })
+  const body = gz ? asset.gzipped : asset.body
+  if (gz) headers["content-encoding"] = "gzip"
+  if (head) {
+    return HttpServerResponse.empty({
+      status: 200,
+      headers: { ...headers, "content-type": asset.contentType, "content-length": String(body.byteLength) }
+    })
+  }
+  return HttpServerResponse.uint8Array(body, { status: 200, contentType: asset.contentType, headers })
+}
+
+/**
+ * Answers `GET`/`HEAD` on the docs page and its assets (with `ETag`/`If-None-Match` and gzip); other
+ * methods are `405 method_not_allowed` with `Allow: GET, HEAD`.
+ */
+export const docsPage = (
+  request: HttpServerRequest.HttpServerRequest,
+  path: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, Handlers | Settings> =>
+  Effect.gen(function* () {
+    const method = request.method.toUpperCase()
+    if (method !== "GET" && method !== "HEAD") {
+      return errorResponse(apiError("method_not_allowed", `${method} is not allowed on ${path}; use GET`)).pipe(
+        HttpServerResponse.setHeader("allow", ALLOWED)
+      )
+    }
+    const load = ASSETS[path]
+    let asset: Asset
+    if (load === undefined) {
+      const handlers = yield* Handlers
+      const settings = yield* Settings
+      asset = yield* Effect.promise(() => pageAsset(handlers, settings.rateLimitPerMinute))
+    } else asset = yield* Effect.promise(load)
+    return respond(asset, request, method === "HEAD")
+  })
