@@ -9,7 +9,7 @@
  * 8,760 for a year once that much history exists.
  */
 import { HOUR_MS } from "./Market.ts"
-import { type AssetData, type MeasureName, MeasureNames, measuresAt } from "./Measures.ts"
+import { type AssetData, fundingAt, type MeasureName, MeasureNames, measuresAt } from "./Measures.ts"
 import { BaselineWindows, SortedWindow } from "./Percentile.ts"
 
 /** Cadence of baseline samples. */
@@ -40,28 +40,56 @@ export class AssetBaselines {
   advance(data: AssetData, fromHour: number, toHour: number): void {
     const start = this.syncedHour === undefined ? fromHour : this.syncedHour + HOUR_MS
     const ninety = BaselineWindows["90d"]
+    // Samples are collected first and merged into each window in one step.
+    const hours: Array<number> = []
+    const byMeasure = MeasureNames.map(() => [] as Array<number>)
+    const venueSamples = new Map<string, { t: Array<number>; v: Array<number> }>()
+    const fundingHours: Array<number> = []
+    const fundingValues: Array<number> = []
     for (let h = start; h <= toHour; h += HOUR_MS) {
-      // Hours older than 90 days at `toHour` only feed the one-year funding window.
-      const m = measuresAt(data, h)
-      if (h > toHour - ninety) {
-        for (const name of MeasureNames) this.windows[name].push(h, m[name])
-        for (const [venue, rate] of m.venueFunding8hPct) {
-          let w = this.venueFunding.get(venue)
-          if (w === undefined) {
-            w = new SortedWindow()
-            this.venueFunding.set(venue, w)
-          }
-          w.push(h, rate)
-        }
+      if (h <= toHour - ninety) {
+        // Hours older than 90 days at `toHour` only feed the one-year funding window.
+        fundingHours.push(h)
+        fundingValues.push(fundingAt(data, h))
+        continue
       }
-      const f = m.funding_rate_8h_pct
-      this.funding1y.push(h, f)
+      const m = measuresAt(data, h)
+      hours.push(h)
+      MeasureNames.forEach((name, i) => {
+        ;(byMeasure[i] as Array<number>).push(m[name])
+      })
+      for (const [venue, rate] of m.venueFunding8hPct) {
+        let vs = venueSamples.get(venue)
+        if (vs === undefined) {
+          vs = { t: [], v: [] }
+          venueSamples.set(venue, vs)
+        }
+        vs.t.push(h)
+        vs.v.push(rate)
+      }
+      fundingHours.push(h)
+      fundingValues.push(m.funding_rate_8h_pct)
+    }
+    MeasureNames.forEach((name, i) => {
+      this.windows[name].pushMany(hours, byMeasure[i] as Array<number>)
+    })
+    for (const [venue, vs] of venueSamples) {
+      let w = this.venueFunding.get(venue)
+      if (w === undefined) {
+        w = new SortedWindow()
+        this.venueFunding.set(venue, w)
+      }
+      w.pushMany(vs.t, vs.v)
+    }
+    this.funding1y.pushMany(fundingHours, fundingValues)
+    fundingHours.forEach((h, i) => {
+      const f = fundingValues[i] as number
       if (Number.isFinite(f)) {
         this.fundingHours.push(h)
         this.fundingValues.push(f)
       }
-      this.syncedHour = h
-    }
+    })
+    if (start <= toHour) this.syncedHour = toHour
     if (this.syncedHour === undefined) this.syncedHour = toHour
     const edge90 = toHour - ninety + HOUR_MS
     for (const name of MeasureNames) this.windows[name].evictBefore(edge90)

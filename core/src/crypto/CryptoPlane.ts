@@ -53,7 +53,7 @@ type Reason = "not_covered" | "no_data" | "insufficient_history" | "source_stale
 type Unavailable = Record<string, { reason: Reason; detail?: string }>
 
 /** Ten significant digits: enough for any market measurement, without binary noise in the JSON. */
-export const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
+const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
@@ -158,11 +158,20 @@ export const StructureBars = 500
 /** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
 export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 
+/** The crypto plane's operations, and a warm-up the composition root may fork once the feed has backfilled. */
+export interface CryptoPlane extends PlaneOperations {
+  /**
+   * Samples every priced asset's baselines and its default-timeframe technicals now, so the first requests
+   * (a `rank` scans the whole core tier) do not pay for it. Optional: everything also happens on demand.
+   */
+  readonly warm: Effect.Effect<void>
+}
+
 /**
  * Builds the crypto plane over the market store in context. Results are computed on demand and cached per
  * asset; the Clock gives "now" where the pipeline does not.
  */
-export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore> = Effect.gen(function* () {
+export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.gen(function* () {
   const store = yield* MarketStore
   const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
   const states = new Map<string, { key: string; state: AssetState }>()
@@ -1043,7 +1052,17 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       return directoryEntryOf(a, yield* aliveOf(a, statuses, nowMs))
     })
 
-  const plane: PlaneOperations = {
+  const warm = Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    for (const asset of CryptoAssets) {
+      if (asset.listings.length === 0) continue
+      const statuses = yield* statusesOf(asset)
+      yield* stateOf(asset, nowMs, statuses)
+      yield* timeframeOf(asset, "4h", nowMs)
+    }
+  })
+
+  const plane: CryptoPlane = {
     plane: "crypto",
     perAsset: new Map<string, PlaneForAsset>([
       ["read", read],
@@ -1061,7 +1080,8 @@ export const makeCryptoPlane: Effect.Effect<PlaneOperations, never, MarketStore>
       ["rank", rank]
     ]),
     directory,
-    lookup
+    lookup,
+    warm
   }
   return plane
 })

@@ -98,6 +98,52 @@ export const venueData = (
   }
 }
 
+/**
+ * Highest high and lowest low over any run of bars in O(1) (a sparse table: level k holds the extremes of
+ * runs of 2^k bars), built once per loaded bar series.
+ */
+class RangeExtremes {
+  private readonly highs: Array<Float64Array> = []
+  private readonly lows: Array<Float64Array> = []
+  constructor(high: Float64Array, low: Float64Array) {
+    this.highs.push(high)
+    this.lows.push(low)
+    for (let k = 1; 1 << k <= high.length; k++) {
+      const ph = this.highs[k - 1] as Float64Array
+      const pl = this.lows[k - 1] as Float64Array
+      const half = 1 << (k - 1)
+      const n = high.length - (1 << k) + 1
+      const h = new Float64Array(n)
+      const l = new Float64Array(n)
+      for (let i = 0; i < n; i++) {
+        h[i] = Math.max(ph[i] as number, ph[i + half] as number)
+        l[i] = Math.min(pl[i] as number, pl[i + half] as number)
+      }
+      this.highs.push(h)
+      this.lows.push(l)
+    }
+  }
+  /** Highest high and lowest low of bars `[from, to)`; undefined when empty. */
+  query(from: number, to: number): { readonly high: number; readonly low: number } | undefined {
+    if (to <= from) return undefined
+    const k = 31 - Math.clz32(to - from)
+    const h = this.highs[k] as Float64Array
+    const l = this.lows[k] as Float64Array
+    const j = to - (1 << k)
+    return { high: Math.max(h[from] as number, h[j] as number), low: Math.min(l[from] as number, l[j] as number) }
+  }
+}
+
+const extremesCache = new WeakMap<Bars, RangeExtremes>()
+const extremesOf = (b: Bars): RangeExtremes => {
+  let e = extremesCache.get(b)
+  if (e === undefined) {
+    e = new RangeExtremes(b.high, b.low)
+    extremesCache.set(b, e)
+  }
+  return e
+}
+
 /** Index of the newest row with `t < T`, or -1. */
 const before = (t: Float64Array, T: number): number => lowerBound(t, T) - 1
 
@@ -173,6 +219,9 @@ export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> =>
   return out
 }
 
+/** The aggregate 8 h funding rate at `T` alone (what the one-year baseline samples); NaN without venues. */
+export const fundingAt = (d: AssetData, T: number): number => aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
+
 /** The measures sampled into baselines (and ranked), by name. */
 export const MeasureNames = [
   "return_24h_pct",
@@ -211,15 +260,8 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
   let rangePos = Number.NaN
   const b = d.primary
   if (b !== undefined && Number.isFinite(price)) {
-    const from = lowerBound(b.t, T - 7 * DAY_MS)
-    const to = lowerBound(b.t, T)
-    let hi = Number.NEGATIVE_INFINITY
-    let lo = Number.POSITIVE_INFINITY
-    for (let i = from; i < to; i++) {
-      if ((b.high[i] as number) > hi) hi = b.high[i] as number
-      if ((b.low[i] as number) < lo) lo = b.low[i] as number
-    }
-    if (hi > lo) rangePos = ((price - lo) / (hi - lo)) * 100
+    const r = extremesOf(b).query(lowerBound(b.t, T - 7 * DAY_MS), lowerBound(b.t, T))
+    if (r !== undefined && r.high > r.low) rangePos = ((price - r.low) / (r.high - r.low)) * 100
   }
 
   let basisSum = 0
@@ -235,6 +277,7 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
   let bidDepth = 0
   let askDepth = 0
   const venueFunding8hPct = new Map<string, number>()
+  const fundingVenues: Array<VenueFunding> = []
   for (const v of d.venues) {
     const mi = recent(v.markIndex?.t, T, MaxSnapshotAgeMs)
     if (mi >= 0) {
@@ -264,9 +307,19 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
       askDepth += book.askDepthUsd[bk] as number
     }
     const f = venueFundingAt(v, T)
-    if (f !== undefined) venueFunding8hPct.set(v.venue, f.rate8hPct)
+    if (f !== undefined) {
+      venueFunding8hPct.set(v.venue, f.rate8hPct)
+      const oi = venueOiAt(v, T)
+      fundingVenues.push({
+        venue: v.venue,
+        ratePct: f.rate8hPct,
+        intervalHours: 8,
+        nextFundingAtMs: 0,
+        ...(oi === undefined ? {} : { oiUsd: oi })
+      })
+    }
   }
-  const funding = aggregateRate8hPct(fundingVenuesAt(d, T))
+  const funding = aggregateRate8hPct(fundingVenues)
   const liqTotal = liqLong + liqShort
   const depth = bidDepth + askDepth
   const pctOfOi = (x: number) => (Number.isFinite(oi) && oi > 0 ? (x / oi) * 100 : Number.NaN)

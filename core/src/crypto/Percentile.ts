@@ -109,6 +109,36 @@ export class SortedWindow {
     this.sorted.splice(upperBound(this.sorted, value), 0, value)
   }
 
+  /**
+   * Adds many samples at once (times ascending, not earlier than the newest one): one sort of the new values
+   * and a linear merge, instead of one insertion each.
+   */
+  pushMany(times: ReadonlyArray<number>, values: ReadonlyArray<number>): void {
+    const fresh: Array<number> = []
+    let last = this.newestAt ?? Number.NEGATIVE_INFINITY
+    for (let i = 0; i < times.length; i++) {
+      const t = times[i] as number
+      const v = values[i] as number
+      if (t < last) throw new RangeError("SortedWindow.pushMany: samples must arrive in time order")
+      last = t
+      if (!Number.isFinite(v)) continue
+      this.times.push(t)
+      this.values.push(v)
+      fresh.push(v)
+    }
+    if (fresh.length === 0) return
+    // A typed array sorts numerically without a comparator call per pair.
+    const add = Float64Array.from(fresh).sort()
+    const old = this.sorted.splice(0, this.sorted.length)
+    let i = 0
+    let j = 0
+    while (i < old.length || j < add.length) {
+      if (j >= add.length || (i < old.length && (old[i] as number) <= (add[j] as number))) {
+        this.sorted.push(old[i++] as number)
+      } else this.sorted.push(add[j++] as number)
+    }
+  }
+
   /** Removes every sample taken before `t`. */
   evictBefore(t: number): void {
     while (this.head < this.times.length && (this.times[this.head] as number) < t) {

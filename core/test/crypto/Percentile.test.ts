@@ -97,6 +97,34 @@ describe("SortedWindow", () => {
     )
   })
 
+  it("pushMany equals pushing one by one", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.oneof(tied, fc.constant(Number.NaN))), { maxLength: 200 }),
+        fc.integer({ min: 0, max: 200 }),
+        (steps, split) => {
+          const one = new SortedWindow()
+          const many = new SortedWindow()
+          const ts: Array<number> = []
+          const vs: Array<number> = []
+          let t = 0
+          for (const [dt, v] of steps) {
+            t += dt
+            ts.push(t)
+            vs.push(v)
+            one.push(t, v)
+          }
+          many.pushMany(ts.slice(0, split), vs.slice(0, split))
+          many.pushMany(ts.slice(split), vs.slice(split))
+          expect([...many.sortedValues]).toEqual([...one.sortedValues])
+          many.evictBefore(t - 5)
+          one.evictBefore(t - 5)
+          expect([...many.sortedValues]).toEqual([...one.sortedValues])
+        }
+      )
+    )
+  })
+
   it("windows a year exactly: a sample exactly one window old stays, an older one leaves", () => {
     const year = 365 * 24 * 3_600_000
     const w = new SortedWindow()
