@@ -33,7 +33,9 @@ class Simulated extends Context.Service<
       const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
       const started = performance.now()
       yield* Effect.andThen(TestClock.setTime(NOW), plane.warm).pipe(Effect.provide(TestClock.layer()))
-      console.info(`warm-up of the whole universe (a year of baselines each): ${(performance.now() - started).toFixed(0)} ms`)
+      console.info(
+        `warm-up of the whole universe (a year of baselines each): ${(performance.now() - started).toFixed(0)} ms`
+      )
       return { plane, handlers: planeHandlers([plane]) }
     })
   )
