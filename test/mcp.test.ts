@@ -4,10 +4,19 @@
  * `tools/call`, and the official SDK client once per supported protocol version.
  */
 
-import { DocsSections, docsExamples, ErrorBody, Operations, operation, paramsJsonSchema } from "@market-data/core"
+import {
+  DocsSections,
+  docsExamples,
+  ErrorBody,
+  type OperationSpec,
+  Operations,
+  operation,
+  paramsJsonSchema
+} from "@market-data/core"
 import {
   CATALOG_VERSION_HEADER,
   catalogVersion,
+  catalogVersionOf,
   MAX_BATCH_MESSAGES,
   MAX_MCP_BODY_BYTES,
   MCP_PATH,
@@ -203,6 +212,22 @@ describe("HTTP framing", () => {
     }
     const cors = (await fetch(`${server.base}/api/v1/docs`)).headers.get("access-control-expose-headers")
     expect(cors).toContain("X-Catalog-Version")
+  })
+})
+
+describe("the catalog version", () => {
+  it("is a hash of the registry: stable, and different when a description, a price or a parameter changes", () => {
+    expect(catalogVersionOf(Operations)).toBe(catalogVersion)
+    const changed = (f: (op: OperationSpec) => OperationSpec) =>
+      catalogVersionOf(Operations.map((op) => (op.name === "funding" ? f(op) : op)))
+    const variants = [
+      changed((op) => ({ ...op, summary: `${op.summary}!` })),
+      changed((op) => ({ ...op, price: { per: "asset", credits: { crypto: 4, equity: 4 } } })),
+      changed((op) => ({ ...op, params: op.params.slice(0, 1) })),
+      catalogVersionOf(Operations.slice(1))
+    ]
+    for (const v of variants) expect(v).not.toBe(catalogVersion)
+    expect(new Set(variants).size).toBe(variants.length)
   })
 })
 

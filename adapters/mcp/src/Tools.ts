@@ -139,15 +139,21 @@ const toolsByName = new Map(Tools.map((t) => [t.name, t]))
 export const tool = (name: string): ToolDefinition | undefined => toolsByName.get(name)
 
 /**
- * The catalog-version beacon: a hash of everything a client may have cached about the operations (tools with
- * their schemas and descriptions, prices, error codes). It changes exactly when the registry does, and is sent
- * in `_meta.catalog_version` of `tools/list` and as the `X-Catalog-Version` header of every HTTP and MCP
- * answer, so an agent can tell that its cached catalog is stale.
+ * The catalog-version beacon of a set of operations: a hash of everything a client may have cached about them
+ * (tools with their schemas and descriptions, prices, error codes).
  */
-export const catalogVersion: string = createHash("sha256")
-  .update(JSON.stringify({ tools: Tools, prices: Operations.map(creditsOf), errors: ErrorCodes }))
-  .digest("hex")
-  .slice(0, 16)
+export const catalogVersionOf = (ops: ReadonlyArray<OperationSpec>): string =>
+  createHash("sha256")
+    .update(JSON.stringify({ tools: ops.map(toolOf), prices: ops.map(creditsOf), errors: ErrorCodes }))
+    .digest("hex")
+    .slice(0, 16)
+
+/**
+ * The catalog version of this service. It changes exactly when the registry does, and is sent in
+ * `_meta.catalog_version` of `tools/list` and as the `X-Catalog-Version` header of every HTTP and MCP answer, so
+ * an agent can tell that its cached catalog is stale.
+ */
+export const catalogVersion: string = catalogVersionOf(Operations)
 
 /** The response header that carries `catalogVersion`. */
 export const CATALOG_VERSION_HEADER = "x-catalog-version"
