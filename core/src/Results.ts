@@ -199,6 +199,8 @@ export const SeriesResult = Schema.Struct({
 
 export const FinancialsResult = Schema.Struct({
   ...assetFields,
+  // Additive: the day the statements are shown as known on, when `as_known_on` was given.
+  as_known_on: opt(DateText),
   periods: Schema.Array(
     Schema.Struct({
       id: Str,

@@ -702,7 +702,11 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
         const t = yield* callTarget(input)
-        const { book } = yield* bookOf(t.cik)
+        // `as_known_on` (beyond the contract, once the registry declares it): the statements as known that day,
+        // before later restatements.
+        const asKnownOn = typeof input.params.as_known_on === "string" ? input.params.as_known_on : undefined
+        const facts = yield* store.facts(t.cik, FACT_CONCEPTS)
+        const book = new FactBook(facts, asKnownOn === undefined ? {} : { asKnownOn })
         const statements = (input.params.statements ?? ["income", "balance", "cash_flow"]) as ReadonlyArray<Statement>
         const kind = (input.params.period_kind ?? "annual") as PeriodKind
         const count = typeof input.params.periods === "number" ? input.params.periods : 4
@@ -727,6 +731,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
             {
               asset_id: t.assetId,
               ...freshness,
+              ...(asKnownOn === undefined ? {} : { as_known_on: asKnownOn }),
               periods: table.periods.map((p) => ({
                 id: p.id,
                 form: p.form,

@@ -338,6 +338,33 @@ describe("equity plane: financials", () => {
       })
     ))
 
+  it("as known on a date: the statements before the restatement (when the registry passes as_known_on)", () =>
+    run(
+      Effect.gen(function* () {
+        const plane = yield* makeEquityPlane()
+        const handler = plane.calls.get("financials")
+        const op = operation("financials")
+        if (handler === undefined || op === undefined) throw new Error("financials")
+        const decoded = decodeParams(op, [
+          ["id", ALPHA],
+          ["statements", "income"]
+        ])
+        if (isApiError(decoded)) throw new Error(decoded.message)
+        const out = yield* handler({
+          op,
+          params: { ...decoded, as_known_on: "2025-06-30" },
+          principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+          rate: { limit: 60, remaining: 59, resetAtMs: NOW, allowed: true },
+          nowMs: NOW
+        })
+        const d = (out as { body: Body }).body.data
+        expect(d.as_known_on).toBe("2025-06-30")
+        // Before the 2025 10-K (filed 2026-02-10): FY2024 as first filed, 460 million, not restated.
+        expect(d.periods.map((p: any) => [p.id, p.restated])).toEqual([["FY2024", false]])
+        expect(d.values.revenue.by_period).toEqual(["460000000"])
+      })
+    ))
+
   it("quarters with Q4 derived from FY - nine months, flagged", () =>
     run(
       Effect.gen(function* () {
