@@ -392,16 +392,19 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
             )
           })
 
-    /** A job: retried with backoff until it succeeds, then repeated on its cadence. */
+    /** One run that marks its components failing when it fails. */
+    const attempt = (components: ReadonlyArray<Component>, run: Effect.Effect<void, SourceError>) =>
+      Effect.tapError(run, (e) => markFailing(components, e))
+
+    /** A job: retried with backoff until it succeeds, then repeated on its cadence; it never fails. */
     const job = (
       name: string,
       components: ReadonlyArray<Component>,
       run: Effect.Effect<void, SourceError>,
       cadenceMs: number,
       offsetMs: number
-    ) =>
-      run.pipe(
-        Effect.tapError((e) => markFailing(components, e)),
+    ): Effect.Effect<void> =>
+      attempt(components, run).pipe(
         Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * MINUTE_MS))),
         Effect.repeat(pollSchedule(cadenceMs, offsetMs, options.jitterMs)),
         // The backoff never gives up, so no failure gets here.
@@ -420,42 +423,41 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       ...(runLiquidations === undefined ? [] : (["liquidations"] as const))
     ]
 
-    const jobs: ReadonlyArray<Effect.Effect<void>> = [
-      job("books", ["books"], runBooks, MINUTE_MS, 1_000),
-      job("tickers", tickerComponents, runTickers, BAR_MS, 2_000),
-      job("bars", barComponents, runBars, BAR_MS, 3_000),
-      job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
-      ...(runTakerFlow === undefined ? [] : [job("takerFlow", ["takerFlow"], runTakerFlow, BAR_MS, 20_000)]),
+    const once = {
+      listings: refreshListings,
+      bars: attempt(barComponents, runBars),
+      funding: attempt(["funding"], runFunding),
+      tickers: attempt(tickerComponents, runTickers),
+      books: attempt(["books"], runBooks),
+      ...(runTakerFlow === undefined ? {} : { takerFlow: attempt(["takerFlow"], runTakerFlow) }),
+      ...(runLiquidations === undefined ? {} : { liquidations: attempt(["liquidations"], runLiquidations) })
+    }
+
+    const scheduled = {
+      books: job("books", ["books"], runBooks, MINUTE_MS, 1_000),
+      tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 2_000),
+      bars: job("bars", barComponents, runBars, BAR_MS, 3_000),
+      funding: job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
+      ...(runTakerFlow === undefined ? {} : { takerFlow: job("takerFlow", ["takerFlow"], runTakerFlow, BAR_MS, 20_000) }),
       ...(runLiquidations === undefined
-        ? []
-        : [job("liquidations", ["liquidations"], runLiquidations, 5 * MINUTE_MS, 5_000)]),
+        ? {}
+        : { liquidations: job("liquidations", ["liquidations"], runLiquidations, 5 * MINUTE_MS, 5_000) }),
       // Listings change rarely; a failure here only delays new symbols (the other jobs keep the last list).
-      job("listings", [], refreshListings, HOUR_MS, 10_000).pipe(Effect.delay(HOUR_MS))
-    ]
+      listings: job("listings", [], refreshListings, HOUR_MS, 10_000).pipe(Effect.delay(HOUR_MS))
+    }
 
     return {
       venue,
       components: allComponents,
       /** Runs the first listings fetch (retried like any job), then every job concurrently, forever. */
       run: Effect.gen(function* () {
-        yield* refreshListings.pipe(
-          Effect.tapError((e) => markFailing(allComponents, e)),
-          Effect.retry(backoffSchedule(5 * MINUTE_MS)),
-          Effect.orDie
-        )
-        yield* Effect.all(jobs, { concurrency: "unbounded", discard: true })
+        yield* attempt(allComponents, refreshListings).pipe(Effect.retry(backoffSchedule(5 * MINUTE_MS)), Effect.orDie)
+        yield* Effect.all(Object.values(scheduled), { concurrency: "unbounded", discard: true })
       }),
-      /** One run of each job, for tests and for a manual refresh. */
-      once: {
-        listings: refreshListings,
-        bars: runBars,
-        funding: runFunding,
-        tickers: runTickers,
-        books: runBooks,
-        ...(runTakerFlow === undefined ? {} : { takerFlow: runTakerFlow }),
-        ...(runLiquidations === undefined ? {} : { liquidations: runLiquidations })
-      },
-      markFailing
+      /** One run of each job (marking its components failing when it fails), for tests and manual refreshes. */
+      once,
+      /** Each job on its schedule, forever. */
+      scheduled
     }
   })
 

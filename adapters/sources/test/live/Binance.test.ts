@@ -10,40 +10,9 @@ import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { makeBinance } from "../../src/live/Binance.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
-import { type FakeRequest, fakeServer, notFound, type Reply, sharedCryptoPresent, sharedText } from "./FakeServer.ts"
+import { fakeServer, notFound, sharedCryptoPresent, sharedText } from "./FakeServer.ts"
 import * as F from "./fixtures/Binance.ts"
-
-/** The fake fapi: answers like Binance (ranges by startTime/endTime where the documentation says so). */
-export const binanceRoute = (r: FakeRequest): Reply => {
-  const symbol = r.query.get("symbol") ?? ""
-  const start = Number(r.query.get("startTime") ?? "0")
-  const inRange = (t: number) => t >= start
-  switch (r.path) {
-    case "/fapi/v1/exchangeInfo":
-      return { json: F.exchangeInfo }
-    case "/fapi/v1/fundingInfo":
-      return { json: F.fundingInfo }
-    case "/fapi/v1/klines":
-      // Like a venue whose clock runs ahead, it also sends the bar still open: the connector must drop it.
-      return { json: (F.klines[symbol] ?? []).filter((row) => inRange(row[0] as number)) }
-    case "/fapi/v1/fundingRate":
-      return {
-        json: (F.fundingRates[symbol] ?? []).filter((row) => inRange((row as { fundingTime: number }).fundingTime))
-      }
-    case "/fapi/v1/premiumIndex":
-      return { json: F.premiumIndex }
-    case "/fapi/v1/openInterest":
-      return F.openInterest[symbol] === undefined ? notFound : { json: F.openInterest[symbol] }
-    case "/futures/data/openInterestHist":
-      return {
-        json: (F.openInterestHist[symbol] ?? []).filter((row) => inRange((row as { timestamp: number }).timestamp))
-      }
-    case "/fapi/v1/depth":
-      return F.depth[symbol] === undefined ? notFound : { json: F.depth[symbol] }
-    default:
-      return notFound
-  }
-}
+import { binanceRoute } from "./fixtures/Binance.ts"
 
 const ASSETS = ["crypto:bitcoin", "crypto:pepe", "crypto:sui"]
 const HOUR = 3_600_000
