@@ -11,7 +11,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServer, type TestServer } from "./support/server.ts"
 
-const SCENARIOS = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"] as const
+/** The scenarios that apply to any server (the others expect the suite's own test tools and prompts). */
+const SCENARIOS = ["server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"] as const
 
 const require = createRequire(import.meta.url)
 const cli = join(require.resolve("@modelcontextprotocol/conformance/package.json"), "..", "dist", "index.js")
