@@ -72,6 +72,8 @@ export type HandlerOutput =
       readonly creditsCharged: number
       /** Earliest time the data can change (epoch ms): sets `Cache-Control: max-age`. */
       readonly nextUpdateAtMs?: number
+      /** Which source fed the data (`simulated`, `live`): the `X-Data-Source` header. */
+      readonly dataSource?: string
     }
   | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
 
@@ -108,6 +110,8 @@ export type Outcome =
       readonly creditsCharged: number
       readonly etag?: string
       readonly maxAgeSeconds?: number
+      /** Which source fed the data (`X-Data-Source`); stored with the answer for replays. */
+      readonly dataSource?: string
     }
   | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
   | { readonly _tag: "Failure"; readonly error: ApiError; readonly creditsCharged: number }
@@ -161,6 +165,7 @@ export const storedAnswerOf = (o: Outcome & { readonly _tag: "Json" | "Failure" 
   }
   if (o._tag === "Json") {
     if (o.etag !== undefined) headers.etag = o.etag
+    if (o.dataSource !== undefined) headers["x-data-source"] = o.dataSource
     return { status: 200, headers, body: o.body }
   }
   return { status: ErrorCatalog[o.error.code].status, headers, body: JSON.stringify(o.error.toBody()) }
@@ -289,7 +294,11 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
       const run = yield* execute(handler, input)
       if (run._tag === "Error") return done(fail(run.error))
       const out = run.out
-      return done(out._tag === "Markdown" ? out : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0 })
+      return done(
+        out._tag === "Markdown"
+          ? out
+          : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
+      )
     }
     return done(yield* paid(op, handler, input, principal.key.id, request))
   })
@@ -311,7 +320,7 @@ const internal = (op: OperationSpec, request: ApiRequest, nowMs: number): Effect
       out.nextUpdateAtMs === undefined
         ? {}
         : { maxAgeSeconds: Math.max(0, Math.ceil((out.nextUpdateAtMs - nowMs) / 1000)) }
-    return done({ _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...maxAge })
+    return done({ _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...maxAge, ...sourceOf(out) })
   })
 
 /** The money path: idempotency, hold, execute, settle or release, store. */
@@ -419,7 +428,8 @@ const settleAfter = (
       body,
       creditsCharged: charge,
       ...(etag === undefined ? {} : { etag }),
-      ...cache
+      ...cache,
+      ...sourceOf(out)
     }
     // The charge and the stored answer commit together: a crash leaves both or neither.
     const settled = yield* ledger.settle(hold, charge, op.name, settledAt, receipt?.(storedAnswerOf(o)))
@@ -495,12 +505,16 @@ const meteredPath = (
           body,
           creditsCharged: charge,
           ...(etag === undefined ? {} : { etag }),
-          ...cache
+          ...cache,
+          ...sourceOf(out)
         }
         return { outcome, rate: result.rate }
       }
     }
   })
+
+const sourceOf = (out: { readonly dataSource?: string }) =>
+  out.dataSource === undefined ? {} : { dataSource: out.dataSource }
 
 const insufficient = (amount: number, available: number): ApiError =>
   apiError(

@@ -108,6 +108,8 @@ export interface PlaneOperations {
   readonly directory: Effect.Effect<ReadonlyArray<DirectoryEntry>>
   /** One asset of the plane, or undefined when the plane does not know it. */
   readonly lookup: (assetId: string) => Effect.Effect<DirectoryEntry | undefined>
+  /** The source feeding the plane (`simulated`, `live`), reported as `X-Data-Source` on its answers. */
+  readonly source?: string
 }
 
 /**
@@ -173,12 +175,21 @@ export const admit = (
  */
 export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyMap<string, Handler> => {
   const byPlane = new Map<Plane, PlaneOperations>(planes.map((p) => [p.plane, p]))
+  const sources = [...new Set(planes.flatMap((p) => (p.source === undefined ? [] : [p.source])))].sort()
+  const dataSource = sources.length === 0 ? undefined : sources.join(",")
   const out = new Map<string, Handler>()
+  const set = (name: string, handler: Handler) =>
+    out.set(
+      name,
+      dataSource === undefined
+        ? handler
+        : (input) => Effect.map(handler(input), (o) => (o._tag === "Json" ? { ...o, dataSource } : o))
+    )
   for (const op of Operations) {
     if (op.group === "discovery") continue
     if (!planes.some((p) => p.perAsset.has(op.name) || p.calls.has(op.name))) continue
     if (op.batch) {
-      out.set(
+      set(
         op.name,
         perAssetHandler((id, params, input) =>
           Effect.gen(function* () {
@@ -193,7 +204,7 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
       )
       continue
     }
-    out.set(op.name, (input) =>
+    set(op.name, (input) =>
       Effect.gen(function* () {
         const id = input.params.id
         if (typeof id !== "string") {

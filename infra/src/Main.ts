@@ -20,9 +20,16 @@ export const layerLogging = (config: AppConfig) =>
  * `serve`: opens the service (stores, planes, core), then runs the HTTP server until interrupted.
  * `handlerSets` adds operation handlers (tests serve a deterministic plane this way).
  */
-export const serve = (config: AppConfig, handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = []) =>
+export const serve = (
+  config: AppConfig,
+  handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
+  options: { readonly withPlanes?: boolean } = {}
+) =>
   Effect.gen(function* () {
-    const service = yield* openService(config, { handlerSets })
+    const service = yield* openService(config, {
+      handlerSets,
+      ...(options.withPlanes === undefined ? {} : { withPlanes: options.withPlanes })
+    })
     const startupLine = Layer.effectDiscard(
       Effect.gen(function* () {
         const server = yield* HttpServer.HttpServer

@@ -11,7 +11,8 @@ import { makeTestPlane } from "../../core/test/support/TestPlane.ts"
 const program = Effect.gen(function* () {
   const config = yield* loadConfig
   const plane = yield* makeTestPlane({ slowMs: Number(process.env.TEST_SLOW_MS ?? 500) })
-  return yield* serve(config, [plane.handlers])
+  // The deterministic test plane alone: no simulated market to generate at every (re)start.
+  return yield* serve(config, [plane.handlers], { withPlanes: false })
 })
 
 NodeRuntime.runMain(

@@ -161,6 +161,7 @@ export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined, he
           ...CORS,
           "cache-control": cache(o.maxAgeSeconds),
           ...(o.etag === undefined ? {} : { etag: o.etag }),
+          ...(o.dataSource === undefined ? {} : { "x-data-source": o.dataSource }),
           ...headers
         }
       })

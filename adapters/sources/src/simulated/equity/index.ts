@@ -9,3 +9,4 @@ export {
   type SimulatedEquityDocuments,
   simulatedEquity
 } from "./SimulatedEquity.ts"
+export * from "./load.ts"
