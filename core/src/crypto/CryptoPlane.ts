@@ -92,6 +92,17 @@ class Gaps {
   }
 }
 
+/** The components stored as series: what an asset's measures are computed from (its state's cache key). */
+const SeriesComponents: ReadonlySet<Component> = new Set([
+  "bars",
+  "markIndex",
+  "openInterest",
+  "takerFlow",
+  "bookMetrics",
+  "funding",
+  "liquidations"
+])
+
 /** Source components each operation reads, for its freshness clocks. */
 const OperationComponents: { readonly [op: string]: ReadonlyArray<Component> } = {
   read: ["bars", "openInterest", "funding", "takerFlow"],
@@ -221,12 +232,6 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       return data
     })
 
-  /** End of the newest primary 15 m bar in `data` (capped at now), or undefined. */
-  const primaryNewest = (data: AssetData, nowMs: number): number | undefined => {
-    const t = data.primary?.t
-    return t === undefined || t.length === 0 ? undefined : Math.min(nowMs, (t[t.length - 1] as number) + BAR_MS)
-  }
-
   const statusesOf = (asset: CryptoAsset) =>
     Effect.map(store.status, (all) => {
       const venues = venuesOf(asset)
@@ -239,13 +244,21 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
    */
   const stateOf = (asset: CryptoAsset, nowMs: number, statuses: ReadonlyArray<SourceStatus>) =>
     Effect.gen(function* () {
-      const key = `${Math.floor(nowMs / 60_000)}:${statuses.map((s) => `${s.venue}/${s.component}/${s.newestMs}/${s.failing}`).join(",")}`
+      const primary = primaryVenue(asset)
+      const extent =
+        primary === undefined ? undefined : (yield* store.extent("bars", asset.id)).find((e) => e.venue === primary)
+      const firstBarMs = extent?.firstMs
+      // Measures are taken as of the end of the asset's newest bar: they depend on the data alone, and the
+      // baselines only ever sample hours the data fully covers.
+      const dataEnd = extent === undefined ? undefined : Math.min(nowMs, extent.lastMs + BAR_MS)
+      const at = dataEnd ?? nowMs
+      const key = `${at}:${statuses
+        .filter((s) => SeriesComponents.has(s.component))
+        .map((s) => `${s.venue}/${s.component}/${s.newestMs}/${s.failing}`)
+        .join(",")}`
       const cached = states.get(asset.id)
       if (cached !== undefined && cached.key === key) return cached.state
-      const hour = Math.floor(nowMs / HOUR_MS) * HOUR_MS
-      const primary = primaryVenue(asset)
-      const extent = primary === undefined ? [] : yield* store.extent("bars", asset.id)
-      const firstBarMs = extent.find((e) => e.venue === primary)?.firstMs
+      const hour = Math.floor(at / HOUR_MS) * HOUR_MS
       let entry = baselines.get(asset.id)
       // History written before what was sampled (a late backfill) restarts the baselines.
       if (entry !== undefined && firstBarMs !== undefined && firstBarMs < entry.firstBarMs) entry = undefined
@@ -275,12 +288,12 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       // The loaded series are dropped here: only what the results need is kept.
       const state: AssetState = {
         asset,
-        nowMs,
+        nowMs: at,
         baselines: b,
-        current: measuresAt(data, nowMs),
-        primaryNewestMs: primaryNewest(data, nowMs),
+        current: measuresAt(data, at),
+        primaryNewestMs: dataEnd,
         oiByVenue: data.venues.flatMap((v) => {
-          const usd = venueOiAt(v, nowMs)
+          const usd = venueOiAt(v, at)
           return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
         })
       }

@@ -23,7 +23,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Where the numbers come from",
   "",
-  "Each crypto asset trades on several venues (perpetuals on Binance, Bybit, OKX and Hyperliquid; spot; on-chain pools). The asset registry lists its primary venue first: that venue's 15-minute bars are the asset's price. Every measure uses only data timestamped before the moment it describes, so the current value and every historical sample of it are computed the same way.",
+  "Each crypto asset trades on several venues (perpetuals on Binance, Bybit, OKX and Hyperliquid; spot; on-chain pools). The asset registry lists its primary venue first: that venue's 15-minute bars are the asset's price. Every measure uses only data timestamped before the moment it describes (a funding settlement at that very moment counts), so the current value and every historical sample of it are computed the same way. Current values describe the end of the asset's newest 15 m bar (`as_of`): when the feed is late they stay those of the newest data instead of sliding over a gap.",
   "",
   "| measure | definition |",
   "|---|---|",

@@ -16,8 +16,8 @@
  *   (+1 only longs liquidated, -1 only shorts); `intensity_pct_of_oi_24h = total / open interest x 100`.
  * - `spread_pct`: the mean over venues of the book's relative spread; `bid_ask_imbalance`: `(bid depth - ask
  *   depth) / (bid depth + ask depth)` within 1 % of mid, summed over venues; `depth_1pct_usd` both sides.
- * - funding: each perpetual venue's newest settled rate, normalized to 8 h (`Funding.ts`), and their
- *   open-interest-weighted mean.
+ * - funding: each perpetual venue's newest settled rate (settled at or before `T`), normalized to 8 h
+ *   (`Funding.ts`), and their open-interest-weighted mean.
  * A venue snapshot older than `MaxSnapshotAgeMs` at `T` (a venue that stopped reporting) is left out; a
  * funding settlement counts while it is within two of its intervals plus an hour.
  */
@@ -192,7 +192,8 @@ export const venueFundingAt = (
 ): { readonly rate8hPct: number; readonly intervalMs: number; readonly t: number } | undefined => {
   const f = v.funding
   if (f === undefined) return undefined
-  const i = before(f.t, T)
+  // A settlement is an instant: one at `T` itself counts.
+  const i = before(f.t, T + 1)
   if (i < 0) return undefined
   const intervalMs = f.intervalMs[i] as number
   const t = f.t[i] as number

@@ -25,6 +25,8 @@ const H = 3_600_000
 const DAY = 24 * H
 const END = Date.UTC(2026, 10, 20, 12, 0) // data up to (not including) this instant
 const NOW = END + 60_000
+/** Measures are taken as of the end of the newest bar. */
+const AT = END
 const IDS = ["crypto:bitcoin", "crypto:sui", "crypto:tron", "crypto:compound", "crypto:mog-coin"]
 const fixture = buildFixture(
   IDS.map((id) => cryptoAsset(id) as NonNullable<ReturnType<typeof cryptoAsset>>),
@@ -86,9 +88,9 @@ const pctl = (value: number, samples: ReadonlyArray<number>) => {
   const equal = samples.filter((s) => s === value).length
   return Math.round(((100 * (below + equal / 2)) / samples.length) * 10) / 10
 }
-/** Hourly samples of `f` over the 90 days ending at the last whole hour before NOW. */
+/** Hourly samples of `f` over the 90 days ending at the last whole hour of the data. */
 const hourly = (f: (T: number) => number, windowMs = 90 * DAY) => {
-  const last = Math.floor(NOW / H) * H
+  const last = Math.floor(AT / H) * H
   const out: Array<number> = []
   for (let h = last - windowMs + H; h <= last; h += H) {
     const v = f(h)
@@ -107,14 +109,14 @@ describe("crypto plane over a fixture market", () => {
       const d = data(out)
       const btc = fx("crypto:bitcoin").venues[0] as VenueColumns
       assert.strictEqual(btc.venue, "binance")
-      close(d.usd, priceAt(btc, NOW))
+      close(d.usd, priceAt(btc, AT))
       const ret = (T: number) => (priceAt(btc, T) / priceAt(btc, T - DAY) - 1) * 100
-      close(d.return_24h_pct.value, ret(NOW))
-      assert.strictEqual(d.return_24h_pct.pctl, pctl(ret(NOW), hourly(ret)))
+      close(d.return_24h_pct.value, ret(AT))
+      assert.strictEqual(d.return_24h_pct.pctl, pctl(ret(AT), hourly(ret)))
       assert.strictEqual(d.status, "live")
       assert.strictEqual(d.as_of, new Date(END - 1).toISOString())
       assert.isAbove(d.ask_usd, d.bid_usd)
-      close(d.market.market_cap_usd, priceAt(btc, NOW) * 19_950_000)
+      close(d.market.market_cap_usd, priceAt(btc, AT) * 19_950_000)
       assert.isAtLeast(d.range_pos_7d_pct.value, 0)
       assert.isAtMost(d.range_pos_7d_pct.value, 100)
       assert.isUndefined(d.unavailable)
@@ -173,10 +175,10 @@ describe("crypto plane over a fixture market", () => {
       const oi = yield* call("open_interest", [["id", "crypto:bitcoin"]])
       decodes("open_interest", oi.body)
       const o = data(oi)
-      close(o.usd, oiAt(vs, NOW))
+      close(o.usd, oiAt(vs, AT))
       const change = (T: number) => (oiAt(vs, T) / oiAt(vs, T - DAY) - 1) * 100
-      close(o.change_24h_pct.value, change(NOW))
-      assert.strictEqual(o.change_24h_pct.pctl, pctl(change(NOW), hourly(change)))
+      close(o.change_24h_pct.value, change(AT))
+      assert.strictEqual(o.change_24h_pct.pctl, pctl(change(AT), hourly(change)))
       assert.strictEqual(o.by_venue.length, 4)
 
       const flow = data(yield* call("orderflow", [["id", "crypto:bitcoin"]]))
@@ -190,21 +192,21 @@ describe("crypto plane over a fixture market", () => {
             ),
           0
         )
-      close(flow.net_taker_delta_24h_usd.value, delta(NOW))
-      close(flow.net_delta_pct_of_oi_24h.value, (delta(NOW) / oiAt(vs, NOW)) * 100)
+      close(flow.net_taker_delta_24h_usd.value, delta(AT))
+      close(flow.net_delta_pct_of_oi_24h.value, (delta(AT) / oiAt(vs, AT)) * 100)
 
       const liq = yield* call("liquidations", [["id", "crypto:bitcoin"]])
       decodes("liquidations", liq.body)
       const l = data(liq)
       const sum = (col: "liqLong" | "liqShort") =>
         vs.reduce(
-          (s, v) => s + v.liqT.reduce((a, t, i) => (t >= NOW - DAY && t < NOW ? a + (v[col][i] as number) : a), 0),
+          (s, v) => s + v.liqT.reduce((a, t, i) => (t >= AT - DAY && t < AT ? a + (v[col][i] as number) : a), 0),
           0
         )
       const total = sum("liqLong") + sum("liqShort")
       close(l.total_24h_usd.value, total)
       close(l.liq_imbalance_24h.value, (sum("liqLong") - sum("liqShort")) / total)
-      close(l.intensity_pct_of_oi_24h.value, (total / oiAt(vs, NOW)) * 100)
+      close(l.intensity_pct_of_oi_24h.value, (total / oiAt(vs, AT)) * 100)
     })
   )
 
@@ -359,7 +361,11 @@ describe("crypto plane over a fixture market", () => {
       const delayed = yield* at(END + 30 * 60_000)
       assert.strictEqual(delayed.status, "delayed")
       assert.strictEqual(delayed.next_update_at, new Date(END + 30 * 60_000).toISOString())
-      assert.strictEqual((yield* at(END + 46 * 60_000)).status, "stale")
+      const stale = yield* at(END + 46 * 60_000)
+      assert.strictEqual(stale.status, "stale")
+      // Values stay those of the newest data (as of its end), not windows sliding over missing data.
+      assert.deepStrictEqual(stale.return_24h_pct, live.return_24h_pct)
+      assert.strictEqual(stale.as_of, live.as_of)
     })
   )
 })
