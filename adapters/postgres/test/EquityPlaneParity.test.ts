@@ -1,5 +1,6 @@
 /**
- * The equity plane answers byte for byte the same over PGlite as over the in-memory store, for every equity
+ * The equity plane answers byte for byte the same over PGlite (and server PostgreSQL with TEST_DATABASE_URL) as
+ * over the in-memory store, for every equity
  * operation on every simulated company: the PostgreSQL adapter loses nothing (decimal strings, JSON columns,
  * orderings, 13F matching) on the way through `numeric`, `jsonb` and `bigint` columns.
  */
@@ -11,13 +12,12 @@ import type { EquityStore } from "../../../core/src/equity/EquityStore.ts"
 import { decodeParams, isApiError } from "../../../core/src/Params.ts"
 import { planeHandlers } from "../../../core/src/Planes.ts"
 import { operation } from "../../../core/src/Registry.ts"
-import * as equityMigration from "../../../infra/migrations/2026-11-23T0200_equity.ts"
-import { migrations } from "../../../infra/src/Migrate.ts"
 import { memoryEquityStore } from "../../memory/src/MemoryEquityStore.ts"
 import { simulatedEquity } from "../../sources/src/index.ts"
 import { loadSimulatedEquity } from "../../sources/src/simulated/equity/load.ts"
 import { layerPgEquityStore } from "../src/PgEquityStore.ts"
-import { pgliteTestDatabase, type TestDatabase } from "./support.ts"
+import { pgliteEquityDatabase, postgresEquityDatabase } from "./EquitySupport.ts"
+import { TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 const NOW = Date.UTC(2026, 10, 23, 15)
 const sim = simulatedEquity(11)
@@ -100,18 +100,26 @@ const answers = (store: Layer.Layer<EquityStore>) =>
     }).pipe(Effect.provide(Layer.merge(store, TestClock.layer())))
   )
 
-describe("equity plane parity: PGlite and memory", () => {
-  let t: TestDatabase
-  beforeAll(async () => {
-    t = await pgliteTestDatabase()
-    if (!Object.keys(migrations).includes("2026-11-23T0200_equity")) await equityMigration.up(t.database.db)
-  }, 120_000)
-  afterAll(() => t?.drop())
+const parity = (name: string, open: () => Promise<TestDatabase>) =>
+  describe(`equity plane parity: ${name} and memory`, () => {
+    let t: TestDatabase
+    beforeAll(async () => {
+      t = await open()
+    }, 120_000)
+    afterAll(() => t?.drop())
 
-  it("answers every equity operation identically", async () => {
-    const memory = await answers(memoryEquityStore())
-    const pglite = await answers(layerPgEquityStore(t.database))
-    expect(pglite.length).toBe(1 + sim.companies.length * CALLS.length)
-    for (let i = 0; i < memory.length; i++) expect(pglite[i]).toBe(memory[i])
-  }, 120_000)
-})
+    it("answers every equity operation identically", async () => {
+      const memory = await answers(memoryEquityStore())
+      const stored = await answers(layerPgEquityStore(t.database))
+      expect(stored.length).toBe(1 + sim.companies.length * CALLS.length)
+      for (let i = 0; i < memory.length; i++) expect(stored[i]).toBe(memory[i])
+    }, 120_000)
+  })
+
+parity("PGlite", pgliteEquityDatabase)
+
+if (TEST_DATABASE_URL === undefined) {
+  describe.skip("equity plane parity on PostgreSQL (skipped: TEST_DATABASE_URL is not set)", () => {})
+} else {
+  parity("PostgreSQL", () => postgresEquityDatabase(TEST_DATABASE_URL as string))
+}
