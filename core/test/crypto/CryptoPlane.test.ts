@@ -66,7 +66,9 @@ const setup = Effect.gen(function* () {
 const decodes = (name: string, body: unknown, batch = false) => {
   const op = operation(name) as NonNullable<ReturnType<typeof operation>>
   const schema = batch ? R.batch(op.result) : R.single(op.result)
-  const exit = Schema.decodeUnknownExit(schema as unknown as Schema.Codec<unknown, unknown>)(body)
+  const exit = Schema.decodeUnknownExit(schema as unknown as Schema.Codec<unknown, unknown>, {
+    onExcessProperty: "error"
+  })(body)
   if (Exit.isFailure(exit)) assert.fail(`${name} does not decode: ${String(exit.cause)}`)
 }
 
@@ -120,6 +122,12 @@ describe("crypto plane over a fixture market", () => {
       assert.isAtLeast(d.range_pos_7d_pct.value, 0)
       assert.isAtMost(d.range_pos_7d_pct.value, 100)
       assert.isUndefined(d.unavailable)
+      // The decode is strict: an undeclared field would fail it.
+      const op = operation("price") as NonNullable<ReturnType<typeof operation>>
+      const strict = Schema.decodeUnknownExit(R.single(op.result) as unknown as Schema.Codec<unknown, unknown>, {
+        onExcessProperty: "error"
+      })
+      assert.isTrue(Exit.isFailure(strict({ data: { ...d, surprise: 1 } })))
     })
   )
 

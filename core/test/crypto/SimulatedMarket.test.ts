@@ -62,7 +62,8 @@ const call = (name: string, params: ReadonlyArray<readonly [string, unknown]>) =
 const decodes = (name: string, body: unknown, batch = false) => {
   const op = operation(name) as NonNullable<ReturnType<typeof operation>>
   const schema = (batch ? R.batch(op.result) : R.single(op.result)) as unknown as Schema.Codec<unknown, unknown>
-  const exit = Schema.decodeUnknownExit(schema)(body)
+  // Strict: a field the schema (and so `schema`, OpenAPI and MCP outputSchema) does not declare fails.
+  const exit = Schema.decodeUnknownExit(schema, { onExcessProperty: "error" })(body)
   if (Exit.isFailure(exit)) assert.fail(`${name} does not decode: ${String(exit.cause)}`)
 }
 
