@@ -5,9 +5,12 @@
  * `docsExamples`, and a test decodes each one through the registry.
  */
 
+import { cryptoDomainsDoc } from "./crypto/DomainsDoc.ts"
 import { ErrorCatalog, ErrorCodes } from "./Errors.ts"
+import { EquityDoc } from "./equity/EquityDoc.ts"
 import { IDEMPOTENCY_LEASE_MS } from "./Idempotency.ts"
 import { HOLD_LEASE_MS } from "./Ledger.ts"
+import { mcpDocMarkdown } from "./McpDoc.ts"
 import { type CrossRule, describeDefault, describeType, type ParamSpec } from "./Params.ts"
 import { BUCKET_MS, WINDOW_MS } from "./RateLimit.ts"
 import { type DocsSection, DocsSections, describePrice, type OperationSpec, Operations } from "./Registry.ts"
@@ -33,37 +36,38 @@ export interface DocsExample {
 /** Every example request the docs show, by section. Each is a valid request (a test decodes them all). */
 export const docsExamples: ReadonlyArray<DocsExample> = [
   { section: "index", operation: "schema", query: "" },
+  { section: "access", operation: "docs", query: "" },
   { section: "quickstart", operation: "docs", query: "section=index" },
   { section: "quickstart", operation: "resolve", query: "q=bitcoin" },
   { section: "quickstart", operation: "read", query: "id=crypto:bitcoin" },
   { section: "quickstart", operation: "usage", query: "" },
-  { section: "grammar", operation: "price", query: "ids=crypto:bitcoin,crypto:ethereum,eq:320193:AAPL" },
+  { section: "grammar", operation: "price", query: "ids=crypto:bitcoin,crypto:ethereum,eq:9990001:ALDR" },
   { section: "grammar", operation: "technicals", query: "id=crypto:bitcoin&timeframe=1h" },
-  { section: "grammar", operation: "events", query: "id=eq:320193:AAPL&types=filings,insider&form=10-K" },
-  { section: "resolve", operation: "resolve", query: "q=AAPL&limit=5" },
-  { section: "resolve", operation: "resolve", query: "q=usdc&network=ethereum" },
+  { section: "grammar", operation: "events", query: "id=eq:9990001:ALDR&types=filings,insider&form=10-K" },
+  { section: "resolve", operation: "resolve", query: "q=ALDR&limit=5" },
+  { section: "resolve", operation: "resolve", query: "q=wrapped&network=solana" },
   { section: "examples", operation: "read", query: "ids=crypto:bitcoin,crypto:ethereum" },
-  { section: "examples", operation: "price", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "price", query: "id=eq:9990001:ALDR" },
   { section: "examples", operation: "funding", query: "id=crypto:bitcoin" },
   { section: "examples", operation: "open_interest", query: "id=crypto:ethereum" },
   { section: "examples", operation: "orderflow", query: "id=crypto:solana" },
   { section: "examples", operation: "liquidations", query: "ids=crypto:bitcoin,crypto:solana" },
   { section: "examples", operation: "liquidity", query: "id=crypto:bitcoin" },
-  { section: "examples", operation: "technicals", query: "id=eq:320193:AAPL&timeframe=1d" },
+  { section: "examples", operation: "technicals", query: "id=eq:9990001:ALDR&timeframe=1d" },
   { section: "examples", operation: "structure", query: "id=crypto:bitcoin&timeframe=4h" },
-  { section: "examples", operation: "profile", query: "id=eq:320193:AAPL" },
-  { section: "examples", operation: "valuation", query: "id=eq:320193:AAPL" },
-  { section: "examples", operation: "growth", query: "id=eq:320193:AAPL" },
-  { section: "examples", operation: "fundamentals", query: "id=eq:320193:AAPL" },
+  { section: "examples", operation: "profile", query: "id=eq:9990001:ALDR" },
+  { section: "examples", operation: "valuation", query: "id=eq:9990001:ALDR" },
+  { section: "examples", operation: "growth", query: "id=eq:9990001:ALDR" },
+  { section: "examples", operation: "fundamentals", query: "id=eq:9990001:ALDR" },
   { section: "examples", operation: "series", query: "id=crypto:bitcoin&range=1mo&interval=1d&limit=30" },
-  { section: "examples", operation: "series", query: "id=eq:320193:AAPL&view=summary&range=ytd" },
+  { section: "examples", operation: "series", query: "id=eq:9990001:ALDR&view=summary&range=ytd" },
   {
     section: "examples",
     operation: "financials",
-    query: "id=eq:320193:AAPL&statements=income&period_kind=quarter&periods=8"
+    query: "id=eq:9990001:ALDR&statements=income&period_kind=quarter&periods=8"
   },
-  { section: "examples", operation: "events", query: "id=eq:320193:AAPL&types=insider&since=2025-01-01" },
-  { section: "examples", operation: "holders", query: "id=eq:320193:AAPL&limit=10" },
+  { section: "examples", operation: "events", query: "id=eq:9990001:ALDR&types=insider&since=2025-01-01" },
+  { section: "examples", operation: "holders", query: "id=eq:9990001:ALDR&limit=10" },
   { section: "examples", operation: "rank", query: "metric=funding_rate_8h_pct&direction=top&limit=5" },
   { section: "examples", operation: "docs", query: "section=pricing" },
   { section: "examples", operation: "schema", query: "resource=series" },
@@ -189,7 +193,9 @@ const quickstart = (ctx: DocsContext): string => {
     "",
     `   The answer carries ${code("next_update_at")}: nothing new can exist before then, so sleep until it instead of polling. ${code("Cache-Control: private, max-age=<seconds>")} says the same. Repeat with ${code("If-None-Match: <ETag>")} to get ${code("304")} at zero credits when nothing changed.`,
     "",
-    `Check your balance and rate-limit window at any time with ${code(usage as string)}.`
+    `Check your balance and rate-limit window at any time with ${code(usage as string)}.`,
+    "",
+    `The default feed is a deterministic simulated market (every answer says so in ${code("X-Data-Source")} and ${code("baseline.source")}): the crypto universe of ${code("coverage?plane=crypto")} with a year of history, and five fictional listed companies whose filings are generated in the SEC's own formats: ${["eq:9990001:ALDR", "eq:9990002:BWPC", "eq:9990003:CLSW", "eq:9990004:DMFL", "eq:9990005:EMBF"].map(code).join(", ")}. The examples use them, so each one answers on a fresh server.`
   ].join("\n")
 }
 
@@ -205,7 +211,7 @@ const domains = (ctx: DocsContext): string => {
     "",
     "## Assessment values (crypto `read`)",
     "",
-    `Each assessment entry carries ${code("rule")} as ${code("<rule_name>@<integer>")}; the integer changes whenever the rule's output can change. The rules' inputs and thresholds are documented here when the crypto plane lands.`,
+    `Each assessment entry carries ${code("rule")} as ${code("<rule_name>@<integer>")}; the integer changes whenever the rule's output can change. The rules' inputs and thresholds are in the crypto plane's section below.`,
     "",
     table(
       ["field", "values"],
@@ -218,7 +224,11 @@ const domains = (ctx: DocsContext): string => {
       ]
     ),
     "",
-    `Definitions: ${code("apr_pct = rate_8h_pct x 3 x 365")} (simple); ${code("atr_14_pct = ATR(14, Wilder) / last close x 100")}; RSI, ATR and ADX use Wilder smoothing with period 14 on closed bars of the requested timeframe.`
+    `Definitions: ${code("apr_pct = rate_8h_pct x 3 x 365")} (simple); ${code("atr_14_pct = ATR(14, Wilder) / last close x 100")}; RSI, ATR and ADX use Wilder smoothing with period 14 on closed bars of the requested timeframe.`,
+    "",
+    cryptoDomainsDoc,
+    "",
+    EquityDoc
   ]
   for (const [g, title] of GROUPS) {
     parts.push("", `## ${title}`)
@@ -303,7 +313,10 @@ const access = (ctx: DocsContext): string =>
     "",
     "## CORS",
     "",
-    `Any origin may call the HTTP API (${code("Access-Control-Allow-Origin: *")}); preflights allow ${code("Authorization")}, ${code("Idempotency-Key")} and ${code("If-None-Match")}; ${code("ETag")}, ${code("RateLimit")}, ${code("RateLimit-Policy")}, ${code("Retry-After")}, ${code("X-Credits-Charged")} and ${code("Idempotent-Replayed")} are exposed.`
+    `Any origin may call the HTTP API (${code("Access-Control-Allow-Origin: *")}); preflights allow ${code("Authorization")}, ${code("Idempotency-Key")} and ${code("If-None-Match")}; ${code("ETag")}, ${code("RateLimit")}, ${code("RateLimit-Policy")}, ${code("Retry-After")}, ${code("X-Credits-Charged")}, ${code("Idempotent-Replayed")}, ${code("X-Data-Source")} and ${code("X-Catalog-Version")} are exposed.`,
+    "",
+    // The MCP guide, one heading level down so it nests under this section.
+    mcpDocMarkdown.replace(/^(#+) /gm, "#$1 ")
   ].join("\n")
 
 const grammar = (ctx: DocsContext): string => {

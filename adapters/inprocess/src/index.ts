@@ -79,6 +79,8 @@ export interface CallResult {
   readonly maxAgeSeconds: number | undefined
   /** Seconds to wait before retrying (429, 409 `request_in_progress`, 503), when given. */
   readonly retryAfterSeconds: number | undefined
+  /** Which source fed the data (`simulated`, `live`; HTTP's `X-Data-Source`), for data operations. */
+  readonly dataSource: string | undefined
 }
 
 /** An error answer, with the code and status of the service's error table. */
@@ -246,7 +248,8 @@ const resultOf = (answer: Answer): CallResult => {
         etag: o.etag,
         replayed: false,
         maxAgeSeconds: o.maxAgeSeconds,
-        retryAfterSeconds: undefined
+        retryAfterSeconds: undefined,
+        dataSource: o.dataSource
       }
     case "Markdown":
       return {
@@ -257,7 +260,8 @@ const resultOf = (answer: Answer): CallResult => {
         etag: undefined,
         replayed: false,
         maxAgeSeconds: undefined,
-        retryAfterSeconds: undefined
+        retryAfterSeconds: undefined,
+        dataSource: undefined
       }
     case "NotModified":
       return {
@@ -268,7 +272,8 @@ const resultOf = (answer: Answer): CallResult => {
         etag: o.etag,
         replayed: false,
         maxAgeSeconds: o.maxAgeSeconds,
-        retryAfterSeconds: undefined
+        retryAfterSeconds: undefined,
+        dataSource: undefined
       }
     case "Replay":
       return {
@@ -279,7 +284,8 @@ const resultOf = (answer: Answer): CallResult => {
         etag: o.answer.headers.etag,
         replayed: true,
         maxAgeSeconds: undefined,
-        retryAfterSeconds: undefined
+        retryAfterSeconds: undefined,
+        dataSource: o.answer.headers["x-data-source"]
       }
     case "Failure":
       return {
@@ -290,7 +296,8 @@ const resultOf = (answer: Answer): CallResult => {
         etag: undefined,
         replayed: false,
         maxAgeSeconds: undefined,
-        retryAfterSeconds: o.error.retryAfterSeconds
+        retryAfterSeconds: o.error.retryAfterSeconds,
+        dataSource: undefined
       }
   }
 }
