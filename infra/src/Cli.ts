@@ -1,33 +1,92 @@
 /**
- * The `market-data` command line: `serve`, `keys create|list|revoke`. Exit codes: 0 done, 1 failed while
- * running, 2 bad usage or configuration.
+ * The `market-data` command line: `serve`, `migrate`, `keys create|list|revoke`, `credits grant`, `doctor`.
+ * Exit codes: 0 done (for `doctor`: healthy), 1 failed while running (for `doctor`: a check failed), 2 bad
+ * usage or configuration. Data goes to stdout (as one JSON document with `--json`); messages and progress go
+ * to stderr.
  */
-import { AdminError, createKey, listKeys, revokeKey, type StorePorts } from "@market-data/core"
-import { Effect, Layer } from "effect"
-import { ConfigProblem, loadConfig } from "./AppConfig.ts"
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { AdminError, createKey, grantCredits, KeyStore, listKeys, revokeKey, type StorePorts } from "@market-data/core"
+import { type Database, openPglite, openPostgres } from "@market-data/postgres"
+import { SingleBar } from "cli-progress"
+import { Effect, Layer, type Scope } from "effect"
+import { type Kysely, sql } from "kysely"
+import { Migrator } from "kysely/migration"
+import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
 import { serve } from "./Main.ts"
 import { migrations, pendingMigrations } from "./Migrate.ts"
 import { layerPlatform } from "./Service.ts"
-import { openStores } from "./Stores.ts"
+import { lockDataDir, openStores, redactUrl } from "./Stores.ts"
 
 export const USAGE = `market-data <command>
 
 Commands:
   serve                                   run the HTTP server (configuration from the environment; see README)
+  migrate [--json]                        apply pending database migrations (serve also does at start)
   keys create --credits N [--label L] [--rate-limit N] [--json]
                                           mint a key with an opening balance; prints the key once
   keys list [--json]                      list keys: ID, prefix, label, balance, created, revoked
   keys revoke <key-id> [--json]           revoke a key (its ID, not the key itself)
-  migrate [--json]                        apply pending database migrations (serve also does at start)
+  credits grant <key-id> <n> [--reason R] [--json]
+                                          add n credits (a whole number, 1 or more) to a key's balance
+  doctor [--json]                         check the store: database reachable, migrations current, data dir lock
   help                                    this text
 
-Exit codes: 0 done, 1 failed while running, 2 bad usage or configuration.`
+Exit codes: 0 done (doctor: healthy), 1 failed while running (doctor: a check failed; keys/credits: unknown or
+revoked key), 2 bad usage or configuration.`
 
 /** Where a command writes. */
 export interface Io {
+  /** Data: what scripts read (one JSON document per command with `--json`). */
   readonly out: (line: string) => void
+  /** Messages and progress. */
   readonly err: (line: string) => void
+  /** How long work reports progress; by default a bar on a terminal, plain lines otherwise (`progressFor`). */
+  readonly progress?: ProgressFactory
 }
+
+/** Progress of one piece of long work made of named steps. */
+export interface Progress {
+  readonly stepDone: (name: string, ms: number) => void
+  readonly stop: () => void
+}
+
+export type ProgressFactory = (title: string, total: number) => Progress
+
+/** One plain line per finished step: for logs, pipes and CI. */
+export const lineProgress =
+  (write: (line: string) => void): ProgressFactory =>
+  (title, total) => {
+    let done = 0
+    return {
+      stepDone: (name, ms) => write(`${title} ${++done}/${total}: ${name} (${Math.round(ms)} ms)`),
+      stop: () => {}
+    }
+  }
+
+/** A `cli-progress` bar redrawn in place on `stream` (a terminal). */
+export const barProgress =
+  (stream: NodeJS.WritableStream, options: { readonly forceRedraw?: boolean } = {}): ProgressFactory =>
+  (title, total) => {
+    const bar = new SingleBar({
+      stream,
+      format: `${title} [{bar}] {value}/{total} {step}`,
+      hideCursor: true,
+      clearOnComplete: false,
+      noTTYOutput: options.forceRedraw === true,
+      notTTYSchedule: 0
+    })
+    bar.start(total, 0, { step: "" })
+    return {
+      stepDone: (name) => bar.increment(1, { step: name }),
+      stop: () => bar.stop()
+    }
+  }
+
+/** A bar when both output streams are terminals, plain lines on stderr otherwise. */
+const progressFor = (io: Io): ProgressFactory =>
+  io.progress ??
+  (process.stdout.isTTY === true && process.stderr.isTTY === true ? barProgress(process.stderr) : lineProgress(io.err))
 
 class Usage {
   readonly _tag = "Usage"
@@ -168,6 +227,354 @@ export const keysCommand = (parsed: Parsed, io: Io) =>
     }
   })
 
+/** `credits grant <key-id> <n> [--reason R]`, against whatever stores are provided. */
+export const creditsCommand = (parsed: Parsed, io: Io) =>
+  Effect.gen(function* () {
+    const [, sub, ...rest] = parsed.positional
+    if (sub !== "grant") {
+      return yield* Effect.fail(new Usage(`unknown credits command ${JSON.stringify(sub ?? "")}; use grant`))
+    }
+    const bad = onlyFlags(parsed.flags, ["reason", "json"])
+    if (bad) return yield* Effect.fail(bad)
+    const [id, amount, ...extra] = rest
+    if (id === undefined || amount === undefined || extra.length > 0) {
+      return yield* Effect.fail(new Usage("credits grant takes a key ID and a number of credits"))
+    }
+    if (!/^\d{1,15}$/.test(amount) || Number(amount) < 1) {
+      return yield* Effect.fail(
+        new Usage(`the number of credits must be a whole number 1 or more, got ${JSON.stringify(amount)}`)
+      )
+    }
+    const reasonFlag = parsed.flags.get("reason")
+    if (reasonFlag === true || reasonFlag?.trim() === "") return yield* Effect.fail(new Usage("--reason needs a text"))
+    const reason = reasonFlag ?? "operator grant"
+    // A revoked key can never spend: credits granted to it would be lost, so say so instead.
+    const found = yield* (yield* KeyStore).findById(id)
+    if (found._tag === "Some" && found.value.revokedAt !== null) {
+      return yield* Effect.fail(
+        new AdminError(
+          `key ${id} was revoked at ${found.value.revokedAt.toISOString()}; credits granted to it could never be spent`
+        )
+      )
+    }
+    const balance = yield* grantCredits(id, Number(amount), reason)
+    if (parsed.flags.get("json") === true) {
+      io.out(JSON.stringify({ id, granted: Number(amount), reason, credits: balance }))
+    } else io.out(`granted ${amount} credits to ${id} (${reason}); balance ${balance}`)
+    return 0
+  })
+
+const SHARED_STORE_NEEDED = (command: string) =>
+  new ConfigProblem(
+    `\`${command}\` commands need a store the server shares: DATABASE_URL=memory lives inside one process. Use the embedded store (DATABASE_URL unset, with the server stopped) or PostgreSQL, or give the server a key with MARKET_DATA_BOOTSTRAP_KEY.`
+  )
+
+/** Runs an operator command on the stores the configuration names (or the given ones, in tests). */
+const onSharedStores = <E>(
+  command: string,
+  run: Effect.Effect<number, E, StorePorts | Layer.Success<typeof layerPlatform>>,
+  storesOverride: Layer.Layer<StorePorts> | undefined
+) =>
+  Effect.gen(function* () {
+    if (storesOverride !== undefined) {
+      return yield* run.pipe(Effect.provide(Layer.merge(storesOverride, layerPlatform)))
+    }
+    const config = yield* loadConfig
+    if (config.store._tag === "Memory") return yield* Effect.fail(SHARED_STORE_NEEDED(command))
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const stores = yield* openStores(config)
+        return yield* run.pipe(Effect.provide(Layer.merge(stores.layer, layerPlatform)))
+      })
+    )
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+// Migrations and the doctor work on the database itself, opened without migrating.
+// ---------------------------------------------------------------------------------------------------------
+
+/** A failure while running against a reachable store (exit 1). */
+class RunFailure {
+  readonly _tag = "RunFailure"
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** The configured database, opened without migrating (the embedded one under its lock file). */
+const openDatabaseOnly = (
+  config: AppConfig,
+  store: Exclude<AppConfig["store"], { _tag: "Memory" }>
+): Effect.Effect<Database, ConfigProblem, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (store._tag === "Embedded") yield* lockDataDir(store.dir)
+    const what = store._tag === "Embedded" ? `the embedded database in ${resolve(store.dir)}` : "PostgreSQL"
+    return yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          store._tag === "Embedded"
+            ? openPglite(store.dir)
+            : Promise.resolve(openPostgres(store.url, { poolSize: Math.min(config.poolSize, 2) })),
+        catch: (e) => new ConfigProblem(`cannot open ${what}: ${errorText(e)}`)
+      }),
+      // A pool still trying to reach an unreachable server must not hold the command open.
+      (database) => Effect.promise(() => database.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    )
+  })
+
+const storeDescription = (store: Exclude<AppConfig["store"], { _tag: "Memory" }>): string =>
+  store._tag === "Embedded" ? `embedded PGlite in ${resolve(store.dir)}` : `PostgreSQL ${redactUrl(store.url)}`
+
+/**
+ * The same migrator as `Migrate.ts` (table `md_migrations` in the connection's current schema), used one step
+ * at a time so that each applied migration can be reported. A test checks both agree on what is pending.
+ */
+const stepMigrator = async (db: Kysely<any>): Promise<Migrator> => {
+  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: "md_migrations",
+    ...(schema === undefined ? {} : { migrationTableSchema: schema })
+  })
+}
+
+/** Applies pending migrations one by one, reporting each to `progress`; resolves to the names applied. */
+const applyMigrations = (db: Kysely<any>, progress: ProgressFactory) =>
+  Effect.gen(function* () {
+    const pending = yield* Effect.tryPromise({
+      try: () => pendingMigrations(db),
+      catch: (e) => new RunFailure(`cannot read the migration state: ${errorText(e)}`)
+    })
+    if (pending.length === 0) return [] as ReadonlyArray<string>
+    const migrator = yield* Effect.tryPromise({
+      try: () => stepMigrator(db),
+      catch: (e) => new RunFailure(`cannot read the migration state: ${errorText(e)}`)
+    })
+    const bar = progress("migrating", pending.length)
+    const applied: Array<string> = []
+    yield* Effect.gen(function* () {
+      for (;;) {
+        const started = performance.now()
+        const { error, results } = yield* Effect.promise(() => migrator.migrateUp())
+        const failed = results?.find((r) => r.status === "Error")
+        if (error !== undefined) {
+          return yield* Effect.fail(
+            new RunFailure(`migration ${failed?.migrationName ?? "(before any)"} failed: ${errorText(error)}`)
+          )
+        }
+        const done = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName)
+        // Nothing left (another instance may have applied the rest meanwhile).
+        if (done.length === 0) return
+        for (const name of done) {
+          applied.push(name)
+          bar.stepDone(name, performance.now() - started)
+        }
+      }
+    }).pipe(Effect.ensuring(Effect.sync(() => bar.stop())))
+    return applied as ReadonlyArray<string>
+  })
+
+/** `migrate [--json]`: applies pending migrations with progress; prints what it applied. */
+const migrateCommand = (parsed: Parsed, io: Io) =>
+  Effect.gen(function* () {
+    const bad = onlyFlags(parsed.flags, ["json"])
+    if (bad) return yield* Effect.fail(bad)
+    const json = parsed.flags.get("json") === true
+    const config = yield* loadConfig
+    const names = Object.keys(migrations)
+    const store = config.store
+    if (store._tag === "Memory") {
+      io.out(
+        json
+          ? JSON.stringify({ store: "memory", applied: [], pending: [], migrations: [] })
+          : "memory store: nothing to migrate"
+      )
+      return 0
+    }
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const database = yield* openDatabaseOnly(config, store)
+        const applied = yield* applyMigrations(database.db, progressFor(io))
+        const pending = yield* Effect.tryPromise({
+          try: () => pendingMigrations(database.db),
+          catch: (e) => new RunFailure(`cannot read the migration state: ${errorText(e)}`)
+        })
+        const description = storeDescription(store)
+        if (json) io.out(JSON.stringify({ store: description, applied, pending, migrations: names }))
+        else {
+          io.out(
+            `${description}: applied ${applied.length} migration(s)${applied.length > 0 ? ` (${applied.join(", ")})` : ""}; ${names.length - pending.length} of ${names.length} applied, ${pending.length} pending`
+          )
+        }
+        return pending.length === 0 ? 0 : 1
+      })
+    )
+  })
+
+type CheckStatus = "ok" | "fail" | "skipped"
+
+interface Check {
+  readonly name: string
+  readonly status: CheckStatus
+  readonly detail: string
+}
+
+const LOCK_FILE = "market-data.lock"
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Who holds the data directory's lock file, before this process tries to take it. */
+const lockState = (dir: string): { readonly holder: number | undefined; readonly detail: string } => {
+  const path = join(dir, LOCK_FILE)
+  if (!existsSync(path)) return { holder: undefined, detail: "free; held by this check while it runs" }
+  const pid = Number(readFileSync(path, "utf8").trim())
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+    return { holder: pid, detail: `held by running process ${pid}` }
+  }
+  return { holder: undefined, detail: `stale lock of process ${pid} (gone): taken over` }
+}
+
+/** Checks the database: reachable, and its migrations those of this code. Creates a new embedded store. */
+const databaseChecks = (
+  config: AppConfig,
+  store: Exclude<AppConfig["store"], { _tag: "Memory" }>,
+  progress: ProgressFactory
+) =>
+  Effect.gen(function* () {
+    const checks: Array<Check> = []
+    const fresh = store._tag === "Embedded" && !existsSync(join(store.dir, "PG_VERSION"))
+    const opened = yield* Effect.result(openDatabaseOnly(config, store))
+    if (opened._tag === "Failure") {
+      checks.push({ name: "database", status: "fail", detail: opened.failure.message })
+      checks.push({ name: "migrations", status: "skipped", detail: "the database could not be opened" })
+      return checks
+    }
+    const db = opened.success.db
+    const started = performance.now()
+    const version = yield* Effect.tryPromise(() => sql<{ v: string }>`select version() as v`.execute(db)).pipe(
+      Effect.timeout("10 seconds"),
+      Effect.result
+    )
+    if (version._tag === "Failure") {
+      const why = version.failure._tag === "TimeoutError" ? "no answer within 10 s" : errorText(version.failure.cause)
+      checks.push({ name: "database", status: "fail", detail: `unreachable: ${why}` })
+      checks.push({ name: "migrations", status: "skipped", detail: "the database is unreachable" })
+      return checks
+    }
+    const server = (version.success.rows[0]?.v ?? "").split(" on ")[0]?.split(",")[0] ?? "PostgreSQL"
+    checks.push({
+      name: "database",
+      status: "ok",
+      detail: `reachable: ${server}, ${Math.round(performance.now() - started)} ms${fresh ? "; created now" : ""}`
+    })
+    const known = Object.keys(migrations)
+    if (fresh) {
+      // A store created by this very check starts current, as `serve` would leave it.
+      const applied = yield* Effect.result(applyMigrations(db, progress))
+      checks.push(
+        applied._tag === "Success"
+          ? {
+              name: "migrations",
+              status: "ok",
+              detail: `${applied.success.length} applied to the new store, 0 pending`
+            }
+          : { name: "migrations", status: "fail", detail: applied.failure.message }
+      )
+      return checks
+    }
+    const state = yield* Effect.tryPromise(async () => {
+      const pending = await pendingMigrations(db)
+      // A database never migrated has no table yet: everything is pending, nothing is foreign.
+      const exists = await sql<{ e: boolean }>`select to_regclass('md_migrations') is not null as e`.execute(db)
+      if (exists.rows[0]?.e !== true) return { pending, recorded: [] as Array<string> }
+      const table = await sql<{ n: string }>`select name as n from md_migrations`.execute(db)
+      return { pending, recorded: table.rows.map((r) => r.n) }
+    }).pipe(Effect.result)
+    if (state._tag === "Failure") {
+      checks.push({ name: "migrations", status: "fail", detail: `cannot read them: ${errorText(state.failure.cause)}` })
+      return checks
+    }
+    const unknown = state.success.recorded.filter((n) => !known.includes(n))
+    const { pending } = state.success
+    if (unknown.length > 0) {
+      checks.push({
+        name: "migrations",
+        status: "fail",
+        detail: `the database has migrations this code does not know (${unknown.join(", ")}): it was migrated by a newer version; run that version`
+      })
+    } else if (pending.length > 0) {
+      checks.push({
+        name: "migrations",
+        status: "fail",
+        detail: `${pending.length} pending (${pending.join(", ")}): run \`market-data migrate\` (serve also migrates at start)`
+      })
+    } else checks.push({ name: "migrations", status: "ok", detail: `${known.length} applied, 0 pending` })
+    return checks
+  })
+
+/** `doctor [--json]`: checks the configured store; exit 0 when every check passes, 1 otherwise. */
+const doctorCommand = (parsed: Parsed, io: Io) =>
+  Effect.gen(function* () {
+    const bad = onlyFlags(parsed.flags, ["json"])
+    if (bad) return yield* Effect.fail(bad)
+    const config = yield* loadConfig
+    const store = config.store
+    const checks: Array<Check> = []
+    let description: string
+    if (store._tag === "Memory") {
+      description = "memory (DATABASE_URL=memory)"
+      checks.push({
+        name: "store",
+        status: "ok",
+        detail: "in-memory: nothing persists, no database to check; `serve` creates it in its own process"
+      })
+    } else {
+      description = storeDescription(store)
+      checks.push({ name: "store", status: "ok", detail: description })
+      if (store._tag === "Embedded") {
+        const lock = lockState(store.dir)
+        checks.push({
+          name: "data dir",
+          status: "ok",
+          detail: existsSync(store.dir) ? resolve(store.dir) : `${resolve(store.dir)} (created now)`
+        })
+        if (lock.holder !== undefined) {
+          checks.push({
+            name: "lock",
+            status: "fail",
+            detail: `${lock.detail}: PGlite admits one process at a time, so the database cannot be checked while it runs. Stop that process to check the store (a running server answers GET /api/v1)`
+          })
+          checks.push({ name: "database", status: "skipped", detail: "the data directory is in use" })
+          checks.push({ name: "migrations", status: "skipped", detail: "the data directory is in use" })
+        } else {
+          checks.push({ name: "lock", status: "ok", detail: lock.detail })
+        }
+      }
+      if (!checks.some((c) => c.status === "fail")) {
+        checks.push(...(yield* Effect.scoped(databaseChecks(config, store, progressFor(io)))))
+      }
+    }
+    const healthy = checks.every((c) => c.status !== "fail")
+    if (parsed.flags.get("json") === true) io.out(JSON.stringify({ healthy, store: description, checks }))
+    else {
+      const width = Math.max(...checks.map((c) => c.name.length))
+      for (const c of checks) io.out(`${c.status.padEnd(7)} ${c.name.padEnd(width)}  ${c.detail}`)
+      io.out(healthy ? "healthy" : "NOT healthy: see the checks marked fail")
+    }
+    return healthy ? 0 : 1
+  })
+
 /**
  * Runs a command line and resolves to its exit code. `storesOverride` lets tests run the key commands
  * against in-memory stores.
@@ -194,60 +601,21 @@ export const runCli = (
       yield* serve(config)
       return 0
     }
-    if (command === "keys") {
-      if (storesOverride !== undefined) {
-        return yield* keysCommand(parsed, io).pipe(Effect.provide(Layer.merge(storesOverride, layerPlatform)))
-      }
-      const config = yield* loadConfig
-      if (config.store._tag === "Memory") {
-        return yield* Effect.fail(
-          new ConfigProblem(
-            "`keys` commands need a store the server shares: DATABASE_URL=memory lives inside one process. Use the embedded store (DATABASE_URL unset, with the server stopped) or PostgreSQL, or give the server a key with MARKET_DATA_BOOTSTRAP_KEY."
-          )
-        )
-      }
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          const stores = yield* openStores(config)
-          return yield* keysCommand(parsed, io).pipe(Effect.provide(Layer.merge(stores.layer, layerPlatform)))
-        })
-      )
-    }
-    if (command === "migrate") {
-      const bad = onlyFlags(parsed.flags, ["json"])
-      if (bad) return yield* Effect.fail(bad)
-      const config = yield* loadConfig
-      if (config.store._tag === "Memory") {
-        io.out(
-          parsed.flags.get("json") === true
-            ? JSON.stringify({ store: "memory", applied: [], current: [] })
-            : "memory store: nothing to migrate"
-        )
-        return 0
-      }
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          const stores = yield* openStores(config)
-          const current = yield* Effect.promise(() => pendingMigrations(stores.database!.db))
-          const names = Object.keys(migrations)
-          if (parsed.flags.get("json") === true)
-            io.out(JSON.stringify({ store: stores.description, pending: current, migrations: names }))
-          else io.out(`${stores.description}: ${names.length} migration(s) applied, ${current.length} pending`)
-          return 0
-        })
-      )
-    }
+    if (command === "keys") return yield* onSharedStores("keys", keysCommand(parsed, io), storesOverride)
+    if (command === "credits") return yield* onSharedStores("credits", creditsCommand(parsed, io), storesOverride)
+    if (command === "migrate") return yield* migrateCommand(parsed, io)
+    if (command === "doctor") return yield* doctorCommand(parsed, io)
     return yield* Effect.fail(new Usage(`unknown command ${JSON.stringify(command)}`))
   })
   return program.pipe(
-    Effect.catch((e: Usage | ConfigProblem | AdminError) =>
+    Effect.catch((e: Usage | ConfigProblem | AdminError | RunFailure) =>
       Effect.sync(() => {
         if (e instanceof Usage) {
           io.err(`market-data: ${e.message}\n\n${USAGE}`)
           return 2
         }
         io.err(`market-data: ${e.message}`)
-        return e instanceof AdminError ? 1 : 2
+        return e instanceof AdminError || e instanceof RunFailure ? 1 : 2
       })
     )
   )

@@ -1,17 +1,32 @@
 import { spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { PassThrough } from "node:stream"
+import { Ledger } from "@market-data/core"
 import { memoryStores } from "@market-data/memory"
+import { openPglite, openPostgres } from "@market-data/postgres"
 import { ConfigProvider, Effect } from "effect"
+import { sql } from "kysely"
 import { describe, expect, it } from "vitest"
-import { parseArgs, runCli } from "../src/Cli.ts"
+import { barProgress, type Io, lineProgress, parseArgs, runCli } from "../src/Cli.ts"
+import { migrations, pendingMigrations } from "../src/Migrate.ts"
 
-const capture = () => {
+const MIGRATIONS = Object.keys(migrations)
+
+const capture = (progress?: Io["progress"]) => {
   const out: Array<string> = []
   const err: Array<string> = []
-  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err }
+  const io: Io = {
+    out: (l: string) => out.push(l),
+    err: (l: string) => err.push(l),
+    ...(progress === undefined ? {} : { progress })
+  }
+  return { io, out, err }
 }
+
+const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
 
 describe("market-data CLI", () => {
   it("parses flags in both forms and refuses repeats", () => {
@@ -72,6 +87,232 @@ describe("market-data CLI", () => {
       expect(await cli("keys", "list", "--json")).toBe(0)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe("market-data credits grant", () => {
+  it("adds credits to a key with a reason, in text and JSON, and refuses bad input with exit 2", async () => {
+    const c = capture()
+    const stores = memoryStores()
+    const cli = (...argv: Array<string>) => Effect.runPromise(runCli(argv, c.io, stores))
+    expect(await cli("keys", "create", "--credits", "25", "--json")).toBe(0)
+    const { id } = JSON.parse(c.out.pop() as string)
+    expect(await cli("credits", "grant", id, "15", "--reason", "pilot", "--json")).toBe(0)
+    expect(JSON.parse(c.out.pop() as string)).toEqual({ id, granted: 15, reason: "pilot", credits: 40 })
+    expect(await cli("credits", "grant", id, "5")).toBe(0)
+    expect(c.out.pop()).toBe(`granted 5 credits to ${id} (operator grant); balance 45`)
+    const entries = await Effect.runPromise(
+      Effect.provide(
+        Effect.gen(function* () {
+          return yield* (yield* Ledger).entries(id)
+        }),
+        stores
+      )
+    )
+    expect(entries.map((e) => [e.kind, e.amount, e.reason])).toEqual([
+      ["grant", 25, "opening balance"],
+      ["grant", 15, "pilot"],
+      ["grant", 5, "operator grant"]
+    ])
+    for (const bad of [["0"], ["-3"], ["1.5"], ["ten"], ["1e3"], []]) {
+      expect(await cli("credits", "grant", id, ...bad), JSON.stringify(bad)).toBe(2)
+    }
+    expect(c.err.pop()).toContain("takes a key ID and a number of credits")
+    expect(await cli("credits", "grant", id, "5", "extra")).toBe(2)
+    expect(await cli("credits", "grant", id, "5", "--reason")).toBe(2)
+    expect(await cli("credits", "give", id, "5")).toBe(2)
+    expect(await cli("credits")).toBe(2)
+    expect(await cli("keys", "list", "--json")).toBe(0)
+    expect(JSON.parse(c.out.pop() as string)[0].credits).toBe(45)
+  })
+
+  it("answers exit 1 with a clear message for an unknown or revoked key", async () => {
+    const c = capture()
+    const stores = memoryStores()
+    const cli = (...argv: Array<string>) => Effect.runPromise(runCli(argv, c.io, stores))
+    expect(await cli("credits", "grant", "key_nope", "5")).toBe(1)
+    expect(c.err.pop()).toBe('market-data: no key with ID "key_nope"')
+    expect(await cli("keys", "create", "--credits", "1", "--json")).toBe(0)
+    const { id } = JSON.parse(c.out.pop() as string)
+    expect(await cli("keys", "revoke", id)).toBe(0)
+    expect(await cli("credits", "grant", id, "5")).toBe(1)
+    expect(c.err.pop()).toContain("could never be spent")
+  })
+
+  it("refuses on a store the server cannot share", async () => {
+    const c = capture()
+    const code = await Effect.runPromise(
+      runCli(["credits", "grant", "key_x", "5"], c.io).pipe(Effect.provide(withEnv({ DATABASE_URL: "memory" })))
+    )
+    expect(code).toBe(2)
+    expect(c.err.join("\n")).toContain("`credits` commands need a store the server shares")
+  })
+})
+
+describe("market-data migrate and doctor on the embedded store", () => {
+  it("migrates a new store step by step with a progress bar, then reports nothing to do", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "md-migrate-"))
+    try {
+      const stream = new PassThrough()
+      let drawn = ""
+      stream.on("data", (d) => (drawn += d))
+      const c = capture(barProgress(stream, { forceRedraw: true }))
+      const cli = (...argv: Array<string>) =>
+        Effect.runPromise(runCli(argv, c.io).pipe(Effect.provide(withEnv({ MARKET_DATA_DIR: dir }))))
+      expect(await cli("migrate", "--json")).toBe(0)
+      expect(JSON.parse(c.out.pop() as string)).toMatchObject({
+        applied: MIGRATIONS,
+        pending: [],
+        migrations: MIGRATIONS
+      })
+      expect(drawn).toContain(`migrating [`)
+      expect(drawn).toContain(`${MIGRATIONS.length}/${MIGRATIONS.length}`)
+      expect(drawn).toContain(MIGRATIONS.at(-1))
+      drawn = ""
+      expect(await cli("migrate")).toBe(0)
+      expect(c.out.pop()).toContain(
+        `applied 0 migration(s); ${MIGRATIONS.length} of ${MIGRATIONS.length} applied, 0 pending`
+      )
+      expect(drawn).toBe("")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("reports progress as plain lines when the output is not a terminal", () => {
+    const lines: Array<string> = []
+    const progress = lineProgress((l) => lines.push(l))("migrating", 2)
+    progress.stepDone("a", 12.4)
+    progress.stepDone("b", 3)
+    progress.stop()
+    expect(lines).toEqual(["migrating 1/2: a (12 ms)", "migrating 2/2: b (3 ms)"])
+  })
+
+  it("is healthy on a store it has just created and on a current one; fails on pending, foreign or locked", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "md-doctor-")), "store")
+    try {
+      const c = capture(lineProgress(() => {}))
+      const doctor = async (...flags: Array<string>) => {
+        const code = await Effect.runPromise(
+          runCli(["doctor", ...flags], c.io).pipe(Effect.provide(withEnv({ MARKET_DATA_DIR: dir })))
+        )
+        return { code, report: flags.includes("--json") ? JSON.parse(c.out.pop() as string) : c.out.splice(0) }
+      }
+      const status = (report: any) => Object.fromEntries(report.checks.map((k: any) => [k.name, k.status]))
+      const detail = (report: any, name: string): string => report.checks.find((k: any) => k.name === name).detail
+
+      // A directory that does not exist yet: created, migrated, healthy.
+      const created = await doctor("--json")
+      expect(created.code).toBe(0)
+      expect(created.report.healthy).toBe(true)
+      expect(status(created.report)).toEqual({
+        store: "ok",
+        "data dir": "ok",
+        lock: "ok",
+        database: "ok",
+        migrations: "ok"
+      })
+      expect(detail(created.report, "data dir")).toContain("(created now)")
+      expect(detail(created.report, "migrations")).toBe(`${MIGRATIONS.length} applied to the new store, 0 pending`)
+
+      // Current: healthy, one line per check in text.
+      const again = await doctor()
+      expect(again.code).toBe(0)
+      expect(again.report).toHaveLength(6)
+      expect(again.report[4]).toMatch(/^ok +migrations +\d+ applied, 0 pending$/)
+      expect(again.report[5]).toBe("healthy")
+
+      // A stale lock (dead process) is taken over and said so.
+      writeFileSync(join(dir, "market-data.lock"), "999999999")
+      const stale = await doctor("--json")
+      expect(stale.code).toBe(0)
+      expect(detail(stale.report, "lock")).toContain("stale lock of process 999999999")
+
+      // A live process holding the lock: not checked, exit 1, and the message says why and what to do.
+      writeFileSync(join(dir, "market-data.lock"), String(process.ppid))
+      const locked = await doctor("--json")
+      expect(locked.code).toBe(1)
+      expect(status(locked.report)).toMatchObject({ lock: "fail", database: "skipped", migrations: "skipped" })
+      expect(detail(locked.report, "lock")).toContain(`held by running process ${process.ppid}`)
+      rmSync(join(dir, "market-data.lock"))
+
+      // A migration not applied (an older store): exit 1, naming it and the command that fixes it.
+      const last = MIGRATIONS.at(-1) as string
+      const db = await openPglite(dir)
+      await sql`delete from md_migrations where name = ${last}`.execute(db.db)
+      await db.close()
+      const behind = await doctor()
+      expect(behind.code).toBe(1)
+      expect(behind.report.join("\n")).toContain(`fail    migrations  1 pending (${last}): run \`market-data migrate\``)
+      expect(behind.report.at(-1)).toBe("NOT healthy: see the checks marked fail")
+
+      // A migration this code does not know (a newer version migrated the store): exit 1.
+      const db2 = await openPglite(dir)
+      await sql`insert into md_migrations (name, timestamp) values (${last}, now()), ('2099-01-01T0001_future', now())`.execute(
+        db2.db
+      )
+      await db2.close()
+      const ahead = await doctor("--json")
+      expect(ahead.code).toBe(1)
+      expect(detail(ahead.report, "migrations")).toContain("2099-01-01T0001_future")
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("is healthy on the memory store and fails on an unreachable database", async () => {
+    const c = capture()
+    const run = (env: Record<string, string>) =>
+      Effect.runPromise(runCli(["doctor", "--json"], c.io).pipe(Effect.provide(withEnv(env))))
+    expect(await run({ DATABASE_URL: "memory" })).toBe(0)
+    expect(JSON.parse(c.out.pop() as string)).toMatchObject({
+      healthy: true,
+      checks: [{ name: "store", status: "ok" }]
+    })
+    expect(await run({ DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing" })).toBe(1)
+    const report = JSON.parse(c.out.pop() as string)
+    expect(report.healthy).toBe(false)
+    expect(report.checks[1]).toMatchObject({ name: "database", status: "fail" })
+    expect(report.checks[1].detail).toContain("ECONNREFUSED")
+    expect(await run({ DATABASE_URL: "mysql://nope" })).toBe(2)
+  })
+})
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
+if (TEST_DATABASE_URL === undefined)
+  console.warn("Cli.test: TEST_DATABASE_URL is unset; the PostgreSQL doctor test is skipped")
+
+describe.skipIf(TEST_DATABASE_URL === undefined)("market-data migrate and doctor on PostgreSQL", () => {
+  it("reports pending migrations, applies them one by one, then is healthy; the server's migrator agrees", async () => {
+    const base = TEST_DATABASE_URL as string
+    const schema = `md_cli_${randomUUID().replace(/-/g, "").slice(0, 16)}`
+    const admin = openPostgres(base, { poolSize: 1 })
+    await sql.raw(`create schema ${schema}`).execute(admin.db)
+    try {
+      const u = new URL(base)
+      u.searchParams.set("options", `-c search_path=${schema}`)
+      const env = withEnv({ DATABASE_URL: u.toString() })
+      const lines: Array<string> = []
+      const c = capture(lineProgress((l) => lines.push(l)))
+      const cli = (...argv: Array<string>) => Effect.runPromise(runCli(argv, c.io).pipe(Effect.provide(env)))
+      expect(await cli("doctor", "--json")).toBe(1)
+      const before = JSON.parse(c.out.pop() as string)
+      expect(before.checks.find((k: any) => k.name === "database").status).toBe("ok")
+      expect(before.checks.find((k: any) => k.name === "migrations").detail).toContain(`${MIGRATIONS.length} pending`)
+      expect(await cli("migrate", "--json")).toBe(0)
+      expect(JSON.parse(c.out.pop() as string)).toMatchObject({ applied: MIGRATIONS, pending: [] })
+      expect(lines.map((l) => l.replace(/ \(\d+ ms\)$/, ""))).toEqual(
+        MIGRATIONS.map((m, i) => `migrating ${i + 1}/${MIGRATIONS.length}: ${m}`)
+      )
+      expect(await cli("doctor")).toBe(0)
+      expect(c.out.pop()).toBe("healthy")
+      const scoped = openPostgres(u.toString(), { poolSize: 1 })
+      expect(await pendingMigrations(scoped.db)).toEqual([])
+      await scoped.close()
+    } finally {
+      await sql.raw(`drop schema ${schema} cascade`).execute(admin.db)
+      await admin.close()
     }
   }, 60_000)
 })
