@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Socket } from "node:net"
 import { fileURLToPath } from "node:url"
 import { Effect, type Scope } from "effect"
+import { TestClock } from "effect/testing"
 
 const sharedDataDir = fileURLToPath(new URL("../../../../../shared/data/", import.meta.url))
 
@@ -144,3 +145,10 @@ export const eventually = (condition: () => boolean | Effect.Effect<boolean>): E
     }
     return false
   })
+
+/**
+ * Moves the TestClock on by `stepMs` every few real milliseconds while a test waits on real I/O, so limiter
+ * waits (which sleep on the Clock) pass; interrupted with the test's scope.
+ */
+export const pumpClock = (stepMs = 100) =>
+  Effect.forkScoped(Effect.forever(Effect.andThen(TestClock.adjust(stepMs), realPause(2))))
