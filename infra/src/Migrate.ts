@@ -7,12 +7,16 @@ import { Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
 import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
 import * as settleOwner from "../migrations/2026-11-23T0002_settle_owner.ts"
+import * as market from "../migrations/2026-11-23T0100_market.ts"
+import * as equity from "../migrations/2026-11-23T0200_equity.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
   "2026-11-22T0001_accounts": accounts,
   "2026-11-23T0001_metered_charge": meteredCharge,
-  "2026-11-23T0002_settle_owner": settleOwner
+  "2026-11-23T0002_settle_owner": settleOwner,
+  "2026-11-23T0100_market": market,
+  "2026-11-23T0200_equity": equity
 }
 
 export interface MigrationReport {
