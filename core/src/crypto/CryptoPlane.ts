@@ -55,7 +55,17 @@ type Unavailable = Record<string, { reason: Reason; detail?: string }>
 /** Ten significant digits: enough for any market measurement, without binary noise in the JSON. */
 const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
 
-const iso = (ms: number): string => new Date(ms).toISOString()
+/** ISO 8601 text of a time; results repeat the same few times (bar and session boundaries), so remembered. */
+const isoCache = new Map<number, string>()
+const iso = (ms: number): string => {
+  let text = isoCache.get(ms)
+  if (text === undefined) {
+    if (isoCache.size >= 4096) isoCache.clear()
+    text = new Date(ms).toISOString()
+    isoCache.set(ms, text)
+  }
+  return text
+}
 
 /** Collects `unavailable` entries while a result is built. */
 class Gaps {
@@ -144,6 +154,11 @@ interface TimeframeState {
   readonly atrPct: ReadonlyArray<number>
   /** Sorted 90-day baselines of the three Wilder indicators. */
   readonly baselines: { readonly rsi: Array<number>; readonly adx: Array<number>; readonly atrPct: Array<number> }
+  /** Last SMA and EMA values by `sma_20` ... `ema_200` (undefined: not enough bars). */
+  readonly movingAverages: ReadonlyMap<string, number | undefined>
+  /** Structure over the last `StructureBars` closed bars. */
+  readonly trend: ReturnType<typeof trendState>
+  readonly bos: ReturnType<typeof lastBreakOfStructure>
 }
 
 /** What one asset's measures are as of one moment, with the baselines they are ranked against. */
@@ -187,6 +202,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
   const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
   const states = new Map<string, { key: string; state: AssetState }>()
   const timeframes = new Map<string, TimeframeState>()
+  const sessionsCache = new Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>()
 
   // -- loading ----------------------------------------------------------------------------------------------
 
@@ -340,7 +356,17 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         plusDi: a.plusDi,
         minusDi: a.minusDi,
         atrPct: atr,
-        baselines: { rsi: inWindow(r), adx: inWindow(a.adx), atrPct: inWindow(atr) }
+        baselines: { rsi: inWindow(r), adx: inWindow(a.adx), atrPct: inWindow(atr) },
+        movingAverages: new Map(
+          MovingAveragePeriods.flatMap((p) => [
+            [`sma_${p}`, lastFinite(sma(bars.close, p))] as const,
+            [`ema_${p}`, lastFinite(ema(bars.close, p))] as const
+          ])
+        ),
+        ...(() => {
+          const recent = sliceSeries(bars, Math.max(0, bars.t.length - StructureBars), bars.t.length)
+          return { trend: trendState(recent), bos: lastBreakOfStructure(recent) }
+        })()
       }
       timeframes.set(key, state)
       return state
@@ -501,12 +527,9 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const last = close[close.length - 1] as number
       const mas: Record<string, number | null> = {}
       for (const p of MovingAveragePeriods) {
-        for (const [name, f] of [
-          ["sma", sma],
-          ["ema", ema]
-        ] as const) {
-          const v = lastFinite(f(close, p))
+        for (const name of ["sma", "ema"] as const) {
           const key = `${name}_${p}`
+          const v = tf.movingAverages.get(key)
           mas[key] =
             v === undefined
               ? gaps.add(`moving_averages.${key}`, "insufficient_history", `${close.length} closed bars; ${p} needed`)
@@ -533,26 +556,32 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       }
     })
 
+  /** Session levels from the last two days of 15 m bars, cached per newest bar and hour. */
+  const sessionsOf = (asset: CryptoAsset, primary: string, nowMs: number) =>
+    Effect.gen(function* () {
+      const newest = (yield* store.latest("bars", { assetId: asset.id, venue: primary, n: 1, atMs: nowMs }))[0]
+      const key = `${newest?.t[0] ?? 0}:${newest?.close[0] ?? 0}:${Math.floor(nowMs / HOUR_MS)}`
+      const cached = sessionsCache.get(asset.id)
+      if (cached !== undefined && cached.key === key) return cached.value
+      const recent = (yield* store.read("bars", {
+        assetId: asset.id,
+        venue: primary,
+        fromMs: nowMs - 2 * DAY_MS,
+        toMs: nowMs
+      }))[0]
+      const value = recent === undefined ? undefined : sessionLevels(recent, nowMs)
+      sessionsCache.set(asset.id, { key, value })
+      return value
+    })
+
   const structureOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number, gaps: Gaps) =>
     Effect.gen(function* () {
       const tf = yield* timeframeOf(asset, timeframe, nowMs)
       const primary = primaryVenue(asset)
-      const recent =
-        primary === undefined
-          ? undefined
-          : (yield* store.read("bars", {
-              assetId: asset.id,
-              venue: primary,
-              fromMs: nowMs - 2 * DAY_MS,
-              toMs: nowMs
-            }))[0]
-      const bars =
-        tf === undefined
-          ? undefined
-          : sliceSeries(tf.bars, Math.max(0, tf.bars.t.length - StructureBars), tf.bars.t.length)
-      const trend = bars === undefined ? undefined : trendState(bars)
-      const bos = bars === undefined ? undefined : lastBreakOfStructure(bars)
-      const sessions = recent === undefined ? undefined : sessionLevels(recent, nowMs)
+      const sessions = primary === undefined ? undefined : yield* sessionsOf(asset, primary, nowMs)
+      const bars = tf?.bars
+      const trend = tf?.trend
+      const bos = tf?.bos
       const sessionBlock: Record<string, unknown> = {}
       if (sessions !== undefined) {
         for (const [name, s] of Object.entries(sessions.sessions)) {
