@@ -8,6 +8,7 @@ import { existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DocsSections, Operations, renderDocs } from "@market-data/core"
+import fc from "fast-check"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DOCS_PAGE_CSP, markdownToHtml } from "../adapters/http/src/DocsPage.ts"
@@ -46,6 +47,54 @@ describe("markdown rendering of the docs sections", () => {
     expect(html).toContain("<code>&lt;b&gt;code&lt;/b&gt;</code>")
     expect(html).toContain("<td>&lt;i&gt;cell&lt;/i&gt;</td><td><code>x&lt;y</code></td>")
     expect(html).toContain('<pre><code class="language-html">&lt;script&gt;alert(4)&lt;/script&gt;</code></pre>')
+  })
+
+  it("emits only its own tags and attributes, whatever the input", () => {
+    const TAG =
+      /<\/?(p|h[1-6]|code|pre|strong|em|a|ul|ol|li|table|thead|tbody|tr|th|td|div|blockquote)((?: (?:id|class|href|style|start)="[^"<>]*")*)>/g
+    const pieces = [
+      "<",
+      ">",
+      "&",
+      '"',
+      "'",
+      "`",
+      "``",
+      "*",
+      "**",
+      "[",
+      "]",
+      "(",
+      ")",
+      "|",
+      "\\|",
+      "-",
+      "#",
+      "1.",
+      ">",
+      "```",
+      "   ",
+      "\n",
+      "\n\n",
+      "a",
+      "script",
+      "javascript:",
+      "onload=",
+      "/x",
+      "|---|---|"
+    ]
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), (parts) => {
+        const html = markdownToHtml(parts.join(""))
+        const rest = html.replace(TAG, "")
+        expect(rest).not.toMatch(/[<>]/)
+        for (const [, , attrs] of html.matchAll(TAG)) {
+          expect(attrs ?? "").not.toMatch(/href="(?!https?:|mailto:|[^:]*$)/i)
+          expect(attrs ?? "").not.toMatch(/style="(?!text-align:(left|right|center)")/)
+        }
+      }),
+      { numRuns: 2_000 }
+    )
   })
 
   it("links only to web, mail or relative targets, with the target escaped", () => {
@@ -140,7 +189,12 @@ describe("the docs page over HTTP", () => {
     // Only external scripts, all from this origin.
     const scripts = html.match(/<script[^>]*>/g) ?? []
     expect(scripts).toEqual(['<script src="/assets/scalar.js">', '<script src="/assets/docs-page.js">'])
-    expect(html).not.toMatch(/https?:\/\//)
+    // Nothing the page loads comes from elsewhere (links in the text may point anywhere).
+    const loaded = [...html.matchAll(/<(?:script|img|link|iframe|source)\b[^>]*\b(?:src|href)="([^"]*)"/g)].map(
+      (m) => m[1]
+    )
+    expect(loaded.length).toBeGreaterThanOrEqual(3)
+    for (const url of loaded) expect(url).toMatch(/^(\/(?!\/)|data:)/)
   })
 
   it("answers HEAD with the headers and no body; other methods 405 with Allow: GET, HEAD", async () => {
@@ -168,11 +222,19 @@ describe("the docs page over HTTP", () => {
     expect(js).not.toContain("fonts.scalar.com")
     expect(js).not.toContain("sourceMappingURL")
     const etag = res.headers.get("etag") as string
+    expect(etag).toMatch(/^"[\w-]{27}-gz"$/)
     const again = await fetch(`${server.base}/assets/scalar.js`, { headers: { "if-none-match": etag } })
     expect(again.status).toBe(304)
     const plain = await fetch(`${server.base}/assets/scalar.js`, { headers: { "accept-encoding": "identity" } })
     expect(plain.headers.get("content-encoding")).toBeNull()
+    expect(plain.headers.get("etag")).toBe(etag.replace("-gz", ""))
     expect(await plain.text()).toBe(js)
+    const page = await fetch(`${server.base}/`)
+    const revalidated = await fetch(`${server.base}/`, {
+      headers: { "if-none-match": page.headers.get("etag") as string }
+    })
+    expect(revalidated.status).toBe(304)
+    expect(revalidated.headers.get("content-security-policy")).toBe(DOCS_PAGE_CSP)
   })
 
   it("leaves the API where it was: GET /api/v1 is still the JSON root document", async () => {

@@ -4,6 +4,7 @@
  * CDN) whose try-it console sends requests from the page with a Bearer key. Keyless, zero credits, outside
  * `/api/v1`, and not rate limited: it is a static document of what the running service answers.
  */
+import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -13,7 +14,7 @@ import { apiError, BASE_PATH, DocsSections, Handlers, Operations, renderDocs, Se
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
-import { errorResponse, etagOf } from "./HttpApp.ts"
+import { errorResponse } from "./HttpApp.ts"
 import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
 
 // ---------------------------------------------------------------------------------------------------------
@@ -473,6 +474,7 @@ ${body}
 interface Asset {
   readonly body: Uint8Array
   readonly gzipped: Uint8Array
+  /** Strong ETag of the identity representation; the gzip one is the same with a `-gz` suffix. */
   readonly etag: string
   readonly contentType: string
   readonly cacheControl: string
@@ -484,7 +486,7 @@ const makeAsset = (body: Uint8Array, contentType: string, cacheControl: string):
   gzipAsync(body).then((gzipped) => ({
     body,
     gzipped: new Uint8Array(gzipped),
-    etag: etagOf(Buffer.from(body).toString("latin1")),
+    etag: createHash("sha256").update(body).digest("base64url").slice(0, 27),
     contentType,
     cacheControl
   }))
@@ -559,15 +561,17 @@ const acceptsGzip = (header: string | undefined): boolean =>
   })
 
 const respond = (asset: Asset, request: HttpServerRequest.HttpServerRequest, head: boolean) => {
-  const ifNoneMatch = request.headers["if-none-match"]
   const gz = acceptsGzip(request.headers["accept-encoding"])
+  const etag = gz ? `"${asset.etag}-gz"` : `"${asset.etag}"`
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
-    etag: asset.etag,
+    etag,
     "cache-control": asset.cacheControl,
     vary: "Accept-Encoding"
   }
-  if (ifNoneMatch?.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag))
+  // Either representation's tag names the same content (If-None-Match compares weakly).
+  const tags = (request.headers["if-none-match"] ?? "").split(",").map((t) => t.trim().replace(/^W\//, ""))
+  if (tags.includes("*") || tags.includes(`"${asset.etag}"`) || tags.includes(`"${asset.etag}-gz"`))
     return HttpServerResponse.empty({ status: 304, headers })
   const body = gz ? asset.gzipped : asset.body
   if (gz) headers["content-encoding"] = "gzip"
