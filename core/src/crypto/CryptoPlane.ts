@@ -164,7 +164,8 @@ interface TimeframeState {
 /** What one asset's measures are as of one moment, with the baselines they are ranked against. */
 interface AssetState {
   readonly asset: CryptoAsset
-  readonly nowMs: number
+  /** The moment the measures describe: the end of the newest primary bar (now when there is none). */
+  readonly atMs: number
   readonly baselines: AssetBaselines
   readonly current: Measures
   /** End of the newest primary 15 m bar (capped at now), when there is one. */
@@ -304,7 +305,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       // The loaded series are dropped here: only what the results need is kept.
       const state: AssetState = {
         asset,
-        nowMs: at,
+        atMs: at,
         baselines: b,
         current: measuresAt(data, at),
         primaryNewestMs: dataEnd,
@@ -347,6 +348,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const from = lastBarT - BaselineWindows["90d"]
       const inWindow = (series: ReadonlyArray<number>) =>
         sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from))
+      const structureBars = sliceSeries(bars, Math.max(0, bars.t.length - StructureBars), bars.t.length)
       const state: TimeframeState = {
         lastBarT,
         closedEndMs: closedEnd,
@@ -363,10 +365,8 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
             [`ema_${p}`, lastFinite(ema(bars.close, p))] as const
           ])
         ),
-        ...(() => {
-          const recent = sliceSeries(bars, Math.max(0, bars.t.length - StructureBars), bars.t.length)
-          return { trend: trendState(recent), bos: lastBreakOfStructure(recent) }
-        })()
+        trend: trendState(structureBars),
+        bos: lastBreakOfStructure(structureBars)
       }
       timeframes.set(key, state)
       return state
