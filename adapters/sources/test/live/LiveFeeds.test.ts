@@ -1,0 +1,95 @@
+/**
+ * `startLiveFeeds`: configuration checked first; of two instances sharing one leader lock exactly one ingests
+ * (its store receives source statuses, the other's none); when the leader stops, the other takes over. The
+ * sources here are a local fake that answers 503 to everything, so also: an unreachable world degrades to
+ * `failing` statuses and never crashes.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { makeMemoryEquityStore } from "../../../memory/src/MemoryEquityStore.ts"
+import { makeMemoryLeaderLock } from "../../../memory/src/MemoryLeaderLock.ts"
+import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
+import { type LiveConfig, liveConfig } from "../../src/live/LiveConfig.ts"
+import { startLiveFeeds } from "../../src/live/LiveFeeds.ts"
+import { eventually, fakeServer, realPause, refusedUrl } from "./FakeServer.ts"
+
+const configFor = (url: string, instanceId: string): LiveConfig =>
+  liveConfig({
+    secUserAgent: "Market Data Tests tests@example.com",
+    venues: ["binance", "hyperliquid"],
+    baseUrls: { binance: url, bybit: url, okx: url, hyperliquid: url, secData: url, secArchives: url },
+    secCiks: ["320193"],
+    sec13fFilers: [],
+    backfillDays: 1,
+    requestTimeoutMs: 1_000,
+    jitterMs: 0,
+    leaderLeaseMs: 300,
+    instanceId
+  })
+
+const instance = (config: LiveConfig, leader: ReturnType<typeof makeMemoryLeaderLock>) =>
+  Effect.gen(function* () {
+    const market = makeMemoryMarketStore()
+    const equity = makeMemoryEquityStore()
+    const scope = yield* Scope.make()
+    yield* startLiveFeeds({ market, equity, config, leader }).pipe(Scope.provide(scope))
+    return { market, equity, scope, statuses: () => Effect.map(market.status, (s) => s.length) }
+  })
+
+describe("startLiveFeeds", () => {
+  it.effect("refuses to start without a SEC User-Agent", () =>
+    Effect.gen(function* () {
+      const e = yield* Effect.flip(
+        startLiveFeeds({
+          market: makeMemoryMarketStore(),
+          equity: makeMemoryEquityStore(),
+          config: { ...configFor("http://127.0.0.1:9", "a"), secUserAgent: "" },
+          leader: makeMemoryLeaderLock()
+        }).pipe(Effect.scoped)
+      )
+      assert.strictEqual(e.variable, "MARKET_DATA_SEC_USER_AGENT")
+    })
+  )
+
+  it.live("one of two instances ingests; the other takes over when the leader stops", () =>
+    Effect.gen(function* () {
+      const server = yield* fakeServer(() => ({ status: 503, text: "down for maintenance" }))
+      const lock = makeMemoryLeaderLock()
+      const a = yield* instance(configFor(server.url, "a"), lock)
+      const b = yield* instance(configFor(server.url, "b"), lock)
+
+      // a came first and leads: its store shows the (failing) sources, b's shows nothing.
+      assert.isTrue(yield* eventually(() => Effect.map(a.statuses(), (n) => n > 0)))
+      yield* realPause(300)
+      assert.strictEqual(yield* b.statuses(), 0, "b does not ingest while a leads")
+      const failing = yield* a.market.status
+      assert.isTrue(failing.every((s) => s.failing && s.source === "live"))
+      assert.sameMembers([...new Set(failing.map((s) => s.venue))], ["binance", "hyperliquid"])
+      assert.isTrue(failing.every((s) => (s.detail ?? "").includes("HTTP 503")))
+
+      // a stops (shutdown releases the lock): b takes over within a third of the lease.
+      yield* Scope.close(a.scope, Exit.void)
+      assert.isTrue(yield* eventually(() => Effect.map(b.statuses(), (n) => n > 0)))
+      yield* Scope.close(b.scope, Exit.void)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("starting with no network at all degrades to failing sources and keeps running", () =>
+    Effect.gen(function* () {
+      const url = yield* refusedUrl
+      const lock = makeMemoryLeaderLock()
+      const a = yield* instance(configFor(url, "offline"), lock)
+      assert.isTrue(
+        yield* eventually(() =>
+          Effect.map(a.market.status, (s) =>
+            s.some((x) => x.venue === "binance" && x.failing && (x.detail ?? "").includes("network"))
+          )
+        )
+      )
+      // Still leading and retrying: the lock is held, the process is fine.
+      assert.isFalse(yield* lock.acquire("market-data/live-ingest", "someone-else", 300))
+      yield* Scope.close(a.scope, Exit.void)
+      assert.isTrue(yield* lock.acquire("market-data/live-ingest", "someone-else", 300), "released at shutdown")
+    }).pipe(Effect.scoped)
+  )
+})
