@@ -151,7 +151,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### series (crypto)",
   "",
-  "Bars of `interval` aggregated from the primary venue's 15 m bars on UTC boundaries (weeks start Monday, months are calendar months), whole intervals inside `range` only: the bar still forming is left out. `t` is the bar's open time; `v` is volume in base units. Pages run oldest to newest; the first page ends at the newest closed bar and `next_cursor` pages back. `range`: `1w` 7 days, `1mo`/`3mo`/`6mo` calendar months, `1y`/`5y` calendar years, `ytd` since January 1 UTC, `max` all stored history.",
+  "Bars of `interval` aggregated from the primary venue's 15 m bars on UTC boundaries (weeks start Monday, months are calendar months), whole intervals inside `range` only: the bar still forming is left out. `t` is the bar's open time; `v` is volume in base units. Pages run oldest to newest; the first page ends at the newest closed bar and `next_cursor` pages back. `range`: `1w` 7 days, `1mo`/`3mo`/`6mo` calendar months, `1y`/`5y` calendar years (a day the earlier month lacks becomes its last day), `ytd` since January 1 UTC, `max` all stored history.",
   "",
   "Summary view: `first_close`, `last_close`, `return_pct = (last / first - 1) x 100`, `high`, `low`, `max_drawdown_pct` (largest fall of a close below the highest close before it, negative, 0 if none), `realized_volatility_pct` (standard deviation of close-to-close log returns, annualized by the number of bars in 365 days: crypto trades around the clock), `bar_count`.",
   "",

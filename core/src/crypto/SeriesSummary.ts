@@ -3,7 +3,8 @@
  * bars (DECISIONS, "series").
  *
  * - Ranges are calendar spans back from now (UTC): `1w` 7 days, `1mo`/`3mo`/`6mo` calendar months, `1y`/`5y`
- *   calendar years, `ytd` since January 1, `max` all stored history.
+ *   calendar years (a day the earlier month lacks becomes its last day: 31 March minus a month is 29 February
+ *   in a leap year), `ytd` since January 1, `max` all stored history.
  * - Summary: first and last close, `return_pct = (last / first - 1) x 100`, highest high and lowest low,
  *   `max_drawdown_pct` (largest fall of a close from the highest close before it, as a negative percentage;
  *   0 when closes never fell), `realized_volatility_pct` (standard deviation of close-to-close log returns,
@@ -14,12 +15,14 @@ import { DAY_MS, type Interval, IntervalMs } from "./Market.ts"
 export const SeriesRanges = ["1w", "1mo", "3mo", "6mo", "ytd", "1y", "5y", "max"] as const
 export type SeriesRange = (typeof SeriesRanges)[number]
 
+/** The same day and time `months` calendar months earlier; a day the month lacks becomes its last day. */
 const monthsBack = (nowMs: number, months: number): number => {
   const d = new Date(nowMs)
+  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - months + 1, 0)).getUTCDate()
   return Date.UTC(
     d.getUTCFullYear(),
     d.getUTCMonth() - months,
-    d.getUTCDate(),
+    Math.min(d.getUTCDate(), lastDay),
     d.getUTCHours(),
     d.getUTCMinutes(),
     d.getUTCSeconds(),
