@@ -318,6 +318,13 @@ describe.skipIf(!hasChromium)("the docs page in headless Chromium", () => {
     await page.waitForTimeout(1_000)
     await page.screenshot({ path: join(tmpdir(), "market-data-docs-page.png") })
     expect(problems).toEqual([])
+    // Readable on a phone: nothing wider than the viewport.
+    await page.setViewportSize({ width: 420, height: 900 })
+    await page.waitForTimeout(300)
+    const [scrollWidth, clientWidth] = await page.evaluate(
+      "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth as number)
     await page.close()
   })
 

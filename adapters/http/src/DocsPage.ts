@@ -392,7 +392,11 @@ blockquote { margin: 0.8rem 0; padding: 0.2rem 1rem; border-left: 3px solid var(
 .reference-intro h2 { font-size: 1.6rem; margin: 0.5rem 0; }
 .reference-intro p { margin: 0.2rem 0 1rem; color: var(--md-muted); }
 #reference-app { border-top: 1px solid var(--md-border); min-height: 30rem; }
-@media (max-width: 52rem) { .guide { grid-template-columns: 1fr; } .toc { position: static; max-height: none; } }
+@media (max-width: 52rem) {
+  .guide { grid-template-columns: minmax(0, 1fr); gap: 1rem; padding: 1rem; }
+  .toc { position: static; max-height: none; }
+  .site-header, .reference-intro { padding-left: 1rem; padding-right: 1rem; }
+}
 `
 
 interface RenderedSection {
