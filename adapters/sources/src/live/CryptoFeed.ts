@@ -438,7 +438,9 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 2_000),
       bars: job("bars", barComponents, runBars, BAR_MS, 3_000),
       funding: job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
-      ...(runTakerFlow === undefined ? {} : { takerFlow: job("takerFlow", ["takerFlow"], runTakerFlow, BAR_MS, 20_000) }),
+      ...(runTakerFlow === undefined
+        ? {}
+        : { takerFlow: job("takerFlow", ["takerFlow"], runTakerFlow, BAR_MS, 20_000) }),
       ...(runLiquidations === undefined
         ? {}
         : { liquidations: job("liquidations", ["liquidations"], runLiquidations, 5 * MINUTE_MS, 5_000) }),

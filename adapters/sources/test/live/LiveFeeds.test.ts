@@ -9,7 +9,8 @@ import { Effect, Exit, Scope } from "effect"
 import { makeMemoryEquityStore } from "../../../memory/src/MemoryEquityStore.ts"
 import { makeMemoryLeaderLock } from "../../../memory/src/MemoryLeaderLock.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import { type LiveConfig, liveConfig } from "../../src/live/LiveConfig.ts"
+import { type LiveConfig, LiveEnvironment, liveConfig } from "../../src/live/LiveConfig.ts"
+import { liveSourcesDoc } from "../../src/live/LiveDoc.ts"
 import { startLiveFeeds } from "../../src/live/LiveFeeds.ts"
 import { eventually, fakeServer, realPause, refusedUrl } from "./FakeServer.ts"
 
@@ -92,4 +93,25 @@ describe("startLiveFeeds", () => {
       assert.isTrue(yield* lock.acquire("market-data/live-ingest", "someone-else", 300), "released at shutdown")
     }).pipe(Effect.scoped)
   )
+})
+
+describe("liveSourcesDoc", () => {
+  it("names every venue, every variable, the limits and the failure behaviour, with no unfilled value", () => {
+    for (const word of [
+      "Binance",
+      "Bybit",
+      "OKX",
+      "Hyperliquid",
+      "SEC EDGAR",
+      "ctVal",
+      "kPEPE",
+      "1000PEPEUSDT",
+      "Retry-After"
+    ])
+      assert.include(liveSourcesDoc, word)
+    for (const [name] of LiveEnvironment) assert.include(liveSourcesDoc, `\`${name}\``)
+    assert.notInclude(liveSourcesDoc, "undefined")
+    assert.notInclude(liveSourcesDoc, "NaN")
+    assert.include(liveSourcesDoc, "every 15 min, a few seconds after the bar closes")
+  })
 })

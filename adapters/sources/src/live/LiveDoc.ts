@@ -1,0 +1,110 @@
+/**
+ * What the service tells its clients (and operators) about the live sources: venues, endpoints, unit
+ * conversions, cadences, request limits, and what freshness reports when a source lags or fails. Kept beside the
+ * connectors so that a change to one is a change to the other.
+ */
+import { componentCadenceMs } from "./CryptoFeed.ts"
+import { LiveEnvironment } from "./LiveConfig.ts"
+import { SEC_DOCUMENT_LOOKBACK_DAYS, SEC_POLL_MS } from "./LiveFeeds.ts"
+import { BACKOFF_BASE_MS } from "./Schedules.ts"
+
+const minutes = (ms: number) => `${ms / 60_000} min`
+
+export const liveSourcesDoc = `# Live sources
+
+With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public REST APIs and the
+equity plane from SEC EDGAR, into the same store the simulated feed fills. Every answer says so:
+\`X-Data-Source: live\` and \`baseline.source\`.
+
+## Crypto venues
+
+| venue | API | symbols (example: Bitcoin) |
+|---|---|---|
+| Binance | USD-M futures \`fapi\` | \`BTCUSDT\`; PEPE trades as \`1000PEPEUSDT\` |
+| Bybit | v5, category \`linear\` | \`BTCUSDT\`; \`1000PEPEUSDT\` |
+| OKX | v5, USDT-margined swaps | \`BTC-USDT-SWAP\` |
+| Hyperliquid | info API (\`POST /info\`) | \`BTC\`; PEPE trades as \`kPEPE\` |
+
+Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` and \`BTC\` are all
+\`crypto:bitcoin\`) through the asset registry.
+
+### Units
+
+- Prices are USD per token. \`1000PEPEUSDT\` and \`kPEPE\` quote 1,000 PEPE: their prices are divided by 1,000 and
+  their sizes multiplied by 1,000. USDT is counted as USD.
+- Volumes are base tokens. OKX counts contracts: a quantity in contracts is multiplied by \`ctVal x ctMult\` from
+  its instruments list (BTC-USDT-SWAP: 0.01 BTC per contract); candle volume is OKX's \`volCcy\` (already in tokens).
+- Open interest is USD: Binance \`openInterest\` (units of the symbol) x mark price; Bybit \`openInterestValue\`;
+  OKX \`oi\` (contracts) x ctVal x ctMult x mark price; Hyperliquid \`openInterest\` (coins) x \`markPx\`. History:
+  Binance \`sumOpenInterestValue\`, OKX \`oiUsd\` (both USD), Bybit coins x the open of the 15-minute bar.
+- Funding rates are fractions per the venue's interval (Binance and Bybit publish per-symbol intervals: 8 h, 4 h
+  or 1 h; OKX's follows from \`fundingTime\` to \`nextFundingTime\`; Hyperliquid settles hourly, and every
+  8 hours before mid-2023). OKX history stores the settled \`realizedRate\`.
+- Taker buy/sell volume (USD per 15 minutes): Binance from its klines (taker buy quote volume, and quote volume
+  minus it); OKX from \`rubik/stat/taker-volume-contract\` in USDT. Bybit and Hyperliquid publish none over REST.
+- Liquidations (USD of longs and of shorts liquidated): OKX \`public/liquidation-orders\` (\`sz\` contracts x
+  ctVal x bankruptcy price; \`sell\` = a long liquidated). Binance (websocket \`forceOrder\`), Bybit (websocket
+  \`allLiquidation\`) and Hyperliquid publish none over REST: those venues report no liquidations component, and
+  an asset with no venue delivering them has its liquidations listed under \`unavailable\`.
+
+### Cadences
+
+| data | cadence |
+|---|---|
+| 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
+| mark/index, open interest, funding state | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
+| order books | every ${minutes(componentCadenceMs("binance", "books"))}; book metrics once per 15 minutes |
+| funding settlements | every hour (status cadence: the venue's funding interval) |
+| OKX taker volume | every 15 min |
+| OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
+| instruments (listings) | every hour |
+
+At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
+settlements for a year, open-interest history and taker volume for up to 30 days (what the venues keep). Later
+polls fetch only what is newer than the store holds.
+
+### Request limits
+
+Each venue has its own limiter (a token bucket on the service clock), below the venue's published limit:
+
+| venue | published limit | the service's bucket |
+|---|---|---|
+| Binance | 2,400 request weight per minute per IP | 1,000 weight per minute (klines 5, depth 5, all-symbol premium index 10, others 1) |
+| Bybit | 600 requests per 5 s per IP | 50 requests per 5 s |
+| OKX | 10 to 40 requests per 2 s per endpoint (trading statistics 5 per 2 s) | 10 requests per 2 s in all, 4 per 2 s on statistics |
+| Hyperliquid | 1,200 weight per minute per IP | 600 weight per minute (l2Book 2, others 20, candles 1 more per 60) |
+| SEC EDGAR | 10 requests per second | one request per 100 ms |
+
+## SEC EDGAR
+
+Covered companies (\`MARKET_DATA_SEC_CIKS\`): the submissions feed every ${minutes(SEC_POLL_MS)} (older pages
+once, at first ingestion), companyfacts at first and whenever a new XBRL filing appears, and every new Form 4 /
+4/A filed about the company (the raw XML of the filing). Institutional managers (\`MARKET_DATA_SEC_13F_FILERS\`):
+their new 13F-HR reports (primary document and information table, found through the filing's folder
+listing). Only accessions not yet in the store are fetched; at first start documents reach back
+${SEC_DOCUMENT_LOOKBACK_DAYS} days. Every request carries \`MARKET_DATA_SEC_USER_AGENT\` (required in live mode: the
+service refuses to start without it).
+
+## When a source lags or fails
+
+- A request that times out, is refused, answers 429/418/5xx, or answers something that is not the documented
+  format stores nothing of that answer and marks the components it feeds as \`failing\`: their freshness is
+  \`stale\` at once, and results built on them say so (\`status: stale\`, and \`unavailable\` with
+  \`source_stale\` or \`source_down\` where a component cannot be served).
+- The job then retries with exponential backoff (${BACKOFF_BASE_MS / 1000} s, doubling, ±20 % jitter, at most the
+  job's cadence or 5 minutes), never sooner than the venue's \`Retry-After\`; the first success clears the flag.
+- A source that answers but lags shows in the age of its newest data: \`live\` within one cadence, \`delayed\` up
+  to three cadences, \`stale\` beyond. \`next_update_at\` is the newest data time plus the cadence.
+- A venue that stops listing a symbol: the other symbols keep flowing; that asset's own data ages and its
+  freshness turns \`delayed\`, then \`stale\`.
+- With several instances on one PostgreSQL, one instance (the holder of an advisory lock) ingests and all serve;
+  if it dies, another takes over within seconds (its next lock attempt, every ${30_000 / 3 / 1000} s at the default 30 s lease).
+- Starting in live mode without network access degrades visibly (every source \`failing\`, every result
+  \`stale\`) and never stops the service.
+
+## Configuration
+
+| variable | default |
+|---|---|
+${LiveEnvironment.map(([name, value]) => `| \`${name}\` | \`${value}\` |`).join("\n")}
+`

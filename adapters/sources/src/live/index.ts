@@ -1,0 +1,22 @@
+/** Live sources: the four venue connectors, the SEC EDGAR fetcher, their scheduler and the entry point. */
+export { makeBinance } from "./Binance.ts"
+export { makeBybit } from "./Bybit.ts"
+export { type CryptoFeed, type CryptoFeedOptions, makeCryptoFeed } from "./CryptoFeed.ts"
+export { fetchJson, fetchText, SourceError } from "./Http.ts"
+export { makeHyperliquid } from "./Hyperliquid.ts"
+export { makeLimiter, type RequestLimiter } from "./Limiter.ts"
+export {
+  type LiveConfig,
+  LiveConfigError,
+  LiveEnvironment,
+  liveConfig,
+  loadLiveConfig,
+  validateLiveConfig,
+  validateSecUserAgent
+} from "./LiveConfig.ts"
+export { liveSourcesDoc } from "./LiveDoc.ts"
+export { ingestAll, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
+export { makeOkx } from "./Okx.ts"
+export { backoffSchedule, pollSchedule } from "./Schedules.ts"
+export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"
+export { type Instrument, type LiveVenue, LiveVenues, type VenueConnector } from "./Venue.ts"
