@@ -8,6 +8,7 @@ import {
   sortedFinite,
   upperBound
 } from "../../src/crypto/Percentile.ts"
+import { hasHistory, readText } from "./support/SharedData.ts"
 
 /** Brute force: count below and equal by scanning, no sorting, no binary search. */
 const bruteForce = (value: number, samples: ReadonlyArray<number>): number => {
@@ -144,4 +145,47 @@ describe("SortedWindow", () => {
     expect(w.n).toBe(1)
     expect(() => w.push(5, 2)).toThrow(RangeError)
   })
+})
+
+const BINANCE_FUNDING = ["funding_supervik", "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv"] as const
+
+describe("percentiles on real funding", () => {
+  it.skipIf(!hasHistory(...BINANCE_FUNDING))(
+    "a rolling 90-day window over Binance BTC settlements 2020-2023 (many exact ties at 0.01 %) equals brute force",
+    () => {
+      const rows = readText(...BINANCE_FUNDING)
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => {
+          const [, date, rate] = line.split(",") as [string, string, string]
+          // The file's dates are UTC+3 local time.
+          return { t: Date.parse(`${date.replace(" ", "T")}Z`) - 3 * 3_600_000, pct: Number(rate) * 100 }
+        })
+      expect(rows.length).toBeGreaterThan(4000)
+      const window = 90 * 86_400_000
+      const w = new SortedWindow()
+      let checked = 0
+      rows.forEach((r, i) => {
+        w.push(r.t, r.pct)
+        w.evictBefore(r.t - window + 1)
+        if (i % 7 !== 0) return
+        const inWindow = rows.slice(0, i + 1).filter((x) => x.t > r.t - window)
+        expect(w.n).toBe(inWindow.length)
+        const expected =
+          inWindow.length < MinBaselineN
+            ? undefined
+            : bruteForce(
+                r.pct,
+                inWindow.map((x) => x.pct)
+              )
+        expect(w.rank(r.pct)).toBe(expected)
+        checked++
+      })
+      expect(checked).toBeGreaterThan(600)
+      // The default rate is the most common value: its rank sits inside its tie run.
+      const ties = w.sortedValues.filter((v) => Math.abs(v - 0.01) < 1e-12).length
+      expect(ties).toBeGreaterThan(10)
+    }
+  )
 })
