@@ -321,10 +321,10 @@ describe.skipIf(!hasChromium)("the docs page in headless Chromium", () => {
     // Readable on a phone: nothing wider than the viewport.
     await page.setViewportSize({ width: 420, height: 900 })
     await page.waitForTimeout(300)
-    const [scrollWidth, clientWidth] = await page.evaluate(
+    const [scrollWidth, clientWidth] = (await page.evaluate(
       "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    expect(scrollWidth).toBeLessThanOrEqual(clientWidth as number)
+    )) as [number, number]
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth)
     await page.close()
   })
 
