@@ -6,10 +6,10 @@
  * | job | components | cadence |
  * |---|---|---|
  * | listings | (instruments, symbol mapping) | 1 h |
- * | bars | `bars` (+ `takerFlow` where klines carry it) | 15 min, 3 s after the close |
+ * | bars | `bars` (+ `takerFlow` where klines carry it) | 15 min, 2 s after the close |
  * | funding | `funding` (settlements) | 1 h, 30 s after the hour |
- * | tickers | `markIndex`, `openInterest`, `fundingState` (+ open-interest history backfill) | 15 min |
- * | books | `books` every minute, `bookMetrics` once per 15-minute bucket | 1 min |
+ * | tickers | `markIndex`, `openInterest`, `fundingState` (+ open-interest history backfill) | 15 min, at +8 s |
+ * | books | `books` every minute (at +30 s), `bookMetrics` once per 15-minute bucket | 1 min |
  * | taker flow | `takerFlow` where published apart from klines (OKX) | 15 min |
  * | liquidations | `liquidations` where published over REST (OKX) | 5 min |
  *
@@ -49,8 +49,8 @@ export interface CryptoFeedOptions {
 
 const DAY_MS = 24 * HOUR_MS
 const MINUTE_MS = 60_000
-/** Open-interest history endpoints keep about 30 days. */
-const OI_HISTORY_DAYS = 30
+/** Open-interest and taker-volume history endpoints keep about 30 days; asking for 29 stays inside. */
+const OI_HISTORY_DAYS = 29
 
 /** Cadence of a component's updates, as its status reports it. */
 export const componentCadenceMs = (venue: string, component: Component): number => {
@@ -434,9 +434,10 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     }
 
     const scheduled = {
-      books: job("books", ["books"], runBooks, MINUTE_MS, 1_000),
-      tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 2_000),
-      bars: job("bars", barComponents, runBars, BAR_MS, 3_000),
+      // Bars first after each close, tickers next; books off the quarter-hour so they do not queue with them.
+      books: job("books", ["books"], runBooks, MINUTE_MS, 30_000),
+      tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 8_000),
+      bars: job("bars", barComponents, runBars, BAR_MS, 2_000),
       funding: job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
       ...(runTakerFlow === undefined
         ? {}

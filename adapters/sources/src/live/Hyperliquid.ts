@@ -95,27 +95,30 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
 
   const fundingHistory = (i: Instrument, fromMs: number, toMs: number) => {
     const end = Math.min(toMs, fromMs + FUNDING_ROWS_PER_REQUEST * HOUR_MS)
-    return info({ type: "fundingHistory", coin: i.symbol, startTime: fromMs, endTime: end - 1 }, 20, (body) => {
-      const raw = arr(body, "$")
-      const rows = raw
-        .map((e, n) => {
-          const o = obj(e, `$[${n}]`)
-          return { t: num(o.time, `$[${n}].time`), rate: num(o.fundingRate, `$[${n}].fundingRate`) }
-        })
-        .filter((r) => r.t >= fromMs && r.t < end)
-        .sort((a, b) => a.t - b.t)
-      const intervals = hyperliquidFundingIntervals(
-        rows.map((r) => r.t),
-        i.fundingIntervalMs
-      )
-      return pageOf(
-        rows.map((r, k): FundingRow => ({ t: r.t, rate: r.rate, intervalMs: intervals[k] as number })),
-        raw.length,
-        FUNDING_ROWS_PER_REQUEST,
-        end,
-        1
-      )
-    })
+    // Reach back one 8-hour interval so the first row of the page has a row before it to measure its gap from.
+    const lookBack = 8 * HOUR_MS
+    return info(
+      { type: "fundingHistory", coin: i.symbol, startTime: fromMs - lookBack, endTime: end - 1 },
+      20,
+      (body) => {
+        const raw = arr(body, "$")
+        const all = raw
+          .map((e, n) => {
+            const o = obj(e, `$[${n}]`)
+            return { t: num(o.time, `$[${n}].time`), rate: num(o.fundingRate, `$[${n}].fundingRate`) }
+          })
+          .filter((r) => r.t < end)
+          .sort((a, b) => a.t - b.t)
+        const intervals = hyperliquidFundingIntervals(
+          all.map((r) => r.t),
+          i.fundingIntervalMs
+        )
+        const rows = all
+          .map((r, k): FundingRow => ({ t: r.t, rate: r.rate, intervalMs: intervals[k] as number }))
+          .filter((r) => r.t >= fromMs)
+        return pageOf(rows, raw.length, FUNDING_ROWS_PER_REQUEST, end, 1)
+      }
+    )
   }
 
   const tickers = (is: ReadonlyArray<Instrument>, nowMs: number) =>

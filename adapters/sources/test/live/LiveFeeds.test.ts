@@ -75,6 +75,30 @@ describe("startLiveFeeds", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("a leader that loses its lock (a failed renewal) stops ingesting at once", () =>
+    Effect.gen(function* () {
+      const server = yield* fakeServer(() => ({ status: 503, text: "down" }))
+      const inner = makeMemoryLeaderLock()
+      let taken = false
+      // Another instance takes the lock: this one's renewals and attempts are refused from then on.
+      const lock: typeof inner = {
+        acquire: (name, holder, leaseMs) => (taken ? Effect.succeed(false) : inner.acquire(name, holder, leaseMs)),
+        renew: (name, holder, leaseMs) => (taken ? Effect.succeed(false) : inner.renew(name, holder, leaseMs)),
+        release: inner.release
+      }
+      const a = yield* instance(configFor(server.url, "a"), lock)
+      assert.isTrue(yield* eventually(() => server.requests.length > 0))
+      taken = true
+      // Within a renewal period (lease / 3 = 100 ms) the feeds are interrupted; in-flight requests finish.
+      yield* realPause(400)
+      const settled = server.requests.length
+      // Longer than the first backoff (at most 2.4 s): a feed still running would have retried by then.
+      yield* realPause(3_000)
+      assert.strictEqual(server.requests.length, settled, "no request after the lock was lost")
+      yield* Scope.close(a.scope, Exit.void)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("starting with no network at all degrades to failing sources and keeps running", () =>
     Effect.gen(function* () {
       const url = yield* refusedUrl
