@@ -268,7 +268,9 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       // Measures are taken as of the end of the asset's newest bar: they depend on the data alone, and the
       // baselines only ever sample hours the data fully covers.
       const dataEnd = extent === undefined ? undefined : Math.min(nowMs, extent.lastMs + BAR_MS)
-      const at = dataEnd ?? nowMs
+      // A feed that writes the bar still forming (live venues) moves the end with the clock: whole minutes
+      // then, so answers within a minute share one computation.
+      const at = dataEnd === undefined || dataEnd >= nowMs ? Math.floor(nowMs / 60_000) * 60_000 : dataEnd
       const key = `${at}:${statuses
         .filter((s) => SeriesComponents.has(s.component))
         .map((s) => `${s.venue}/${s.component}/${s.newestMs}/${s.failing}`)

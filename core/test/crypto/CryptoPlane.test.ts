@@ -359,6 +359,31 @@ describe("crypto plane over a fixture market", () => {
     })
   )
 
+  it.effect("a feed that writes the bar still forming: its price counts, values move by whole minutes", () =>
+    Effect.gen(function* () {
+      const { store, call } = yield* setup
+      yield* store.write([
+        {
+          kind: "bars",
+          assetId: "crypto:bitcoin",
+          venue: "binance",
+          t: [END],
+          open: [100],
+          high: [123],
+          low: [99],
+          close: [123.25],
+          volume: [1]
+        }
+      ])
+      const at = (ms: number) => Effect.map(call("price", [["id", "crypto:bitcoin"]], ms), data)
+      const a = yield* at(END + 5 * 60_000 + 10_000)
+      assert.strictEqual(a.usd, 123.25)
+      assert.strictEqual(a.status, "live")
+      const b = yield* at(END + 5 * 60_000 + 50_000)
+      assert.deepStrictEqual(b.return_24h_pct, a.return_24h_pct)
+    })
+  )
+
   it.effect("freshness: live now, delayed after two cadences, stale beyond three; next_update_at never past", () =>
     Effect.gen(function* () {
       const { call } = yield* setup
