@@ -316,6 +316,7 @@ describe.skipIf(!hasChromium)("the docs page in headless Chromium", () => {
       )
       .toEqual([])
     await page.waitForTimeout(1_000)
+    expect(await page.locator('a[href*="client.scalar.com"]').count()).toBe(0)
     await page.screenshot({ path: join(tmpdir(), "market-data-docs-page.png") })
     expect(problems).toEqual([])
     // Readable on a phone: nothing wider than the viewport.

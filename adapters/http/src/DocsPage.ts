@@ -326,7 +326,16 @@ const SECURITY_HEADERS: Record<string, string> = {
   "x-frame-options": "DENY"
 }
 
-/** The page's starter: mounts Scalar on the OpenAPI document, with nothing that calls out of this origin. */
+/**
+ * The page's starter: mounts Scalar on the OpenAPI document, with nothing that calls out of this origin: no
+ * telemetry, agent or MCP features, no remote fonts, no "Open API Client" button (it links to
+ * client.scalar.com with this document's URL). Keys typed into the console are not persisted. No
+ * `preferredSecurityScheme`: it would send an empty `Authorization: Bearer` on the keyless operations, which
+ * the service answers 401 (a key sent to a keyless operation is checked too); each operation's own
+ * `security` picks the scheme instead.
+ */
+// The mount point is not `#api-reference`: the bundle's legacy HTML API auto-mounts a second, unconfigured
+// instance on an element with that ID (its skeleton never loads, and it injects the remote fonts).
 const PAGE_SCRIPT = `"use strict";
 (function () {
   var target = document.getElementById("reference-app");
@@ -346,6 +355,7 @@ const PAGE_SCRIPT = `"use strict";
     forceDarkModeState: "light",
     documentDownloadType: "json",
     persistAuth: false,
+    hideClientButton: true,
     defaultOpenAllTags: true,
     operationTitleSource: "path"
   });
