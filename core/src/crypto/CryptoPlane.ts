@@ -39,10 +39,18 @@ import {
   type SourceStatus,
   sliceSeries
 } from "./Market.ts"
-import { type AssetData, type MeasureName, type Measures, measuresAt, venueData, venueOiAt } from "./Measures.ts"
+import {
+  type AssetData,
+  DepthBandsPct,
+  type MeasureName,
+  type Measures,
+  measuresAt,
+  venueData,
+  venueOiAt
+} from "./Measures.ts"
 import { BaselineWindows, MinBaselineN, percentileRank, type SortedWindow, sortedFinite } from "./Percentile.ts"
 import { rangeStartMs, type SeriesRange, summarize } from "./SeriesSummary.ts"
-import { lastBreakOfStructure, StructureRule, sessionLevels, trendState } from "./Structure.ts"
+import { lastBreakOfStructure, StructureBars, StructureRule, sessionLevels, trendState } from "./Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "./Technicals.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -179,11 +187,6 @@ type Timeframe = (typeof TIMEFRAMES)[number]
 
 /** Stored history read for technicals: a year plus warm-up for the 200-bar averages on daily bars. */
 const TECHNICALS_HISTORY_MS = 420 * DAY_MS
-/** Closed bars the structure rules look at. */
-export const StructureBars = 500
-
-/** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
-export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 
 /** The crypto plane's operations, and a warm-up the composition root may fork once the feed has backfilled. */
 export interface CryptoPlane extends PlaneOperations {

@@ -5,12 +5,11 @@
  */
 import { AssessmentThresholds, CascadeRule, ExtremeTail, FlowRule, PositioningRule } from "./Assessment.ts"
 import { BaselineCadence } from "./Baselines.ts"
-import { DepthBandsPct, StructureBars } from "./CryptoPlane.ts"
 import { DelayedCadences } from "./Freshness.ts"
 import { FundingBandThresholds } from "./Funding.ts"
-import { MaxSnapshotAgeMs } from "./Measures.ts"
+import { DepthBandsPct, MaxSnapshotAgeMs } from "./Measures.ts"
 import { MinBaselineN } from "./Percentile.ts"
-import { Sessions, StructureRule, SwingSpan } from "./Structure.ts"
+import { Sessions, StructureBars, StructureRule, SwingSpan } from "./Structure.ts"
 import { MovingAveragePeriods, WilderPeriod } from "./Technicals.ts"
 
 const T = AssessmentThresholds

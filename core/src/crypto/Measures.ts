@@ -35,6 +35,9 @@ import {
   type TakerFlow
 } from "./Market.ts"
 
+/** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
+export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
+
 /** Oldest venue snapshot (open interest, mark/index, book metrics) still counted at `T`. */
 export const MaxSnapshotAgeMs = 3 * HOUR_MS
 

@@ -26,6 +26,9 @@ export interface Ohlc {
 
 export const StructureRule = "structure@1"
 
+/** Closed bars the structure operation looks at (the newest ones). */
+export const StructureBars = 500
+
 /** Bars on each side a swing point must exceed. */
 export const SwingSpan = 2
 
