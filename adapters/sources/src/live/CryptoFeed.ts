@@ -17,8 +17,8 @@
  * documented format) marks its components `failing` (freshness `stale`), keeps their newest time, stores nothing
  * of that answer, and is retried with exponential backoff honouring `Retry-After`; the next successful run clears
  * the flag. One instrument failing (a venue dropping a symbol) does not fail the run: the others are stored and
- * the status names the missing ones in `detail`; that asset's own bars age, which its freshness shows. A 429 or
- * 418 stops the run at once, so a rate-limited venue is not hammered.
+ * the status names the missing ones in `detail`; that asset's own bars age, which its freshness shows. A 429,
+ * 418, 403 or 451 stops the run at once, so a venue that limits or refuses us is not hammered.
  */
 import {
   type AnySeriesInput,
@@ -74,7 +74,12 @@ interface Progress {
   firstError: SourceError | undefined
 }
 
-const fatal = (e: SourceError) => e.kind === "status" && (e.status === 429 || e.status === 418)
+/**
+ * Answers that stop a run at once instead of trying the next instrument: rate limits (429; Binance's 418 ban),
+ * and refusals of the client as a whole (403, Bybit's IP limit and web firewalls; 451, a restricted location).
+ */
+const fatal = (e: SourceError) =>
+  e.kind === "status" && (e.status === 429 || e.status === 418 || e.status === 403 || e.status === 451)
 
 /** Columns of rows as a series input. */
 const series = <K extends SeriesKind, R extends { readonly t: number }>(

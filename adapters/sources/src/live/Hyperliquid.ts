@@ -22,7 +22,14 @@ import { Effect } from "effect"
 import { fetchJson } from "./Http.ts"
 import { makeLimiter } from "./Limiter.ts"
 import { arr, decode, type Json, num, obj, str } from "./Parse.ts"
-import { type FundingRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
+import {
+  type FundingRow,
+  type Instrument,
+  intervalsFromGaps,
+  pageOf,
+  type VenueConnector,
+  type VenueListing
+} from "./Venue.ts"
 
 export const HYPERLIQUID_DEFAULT_BASE_URL = "https://api.hyperliquid.xyz"
 
@@ -31,12 +38,7 @@ const CANDLES_PER_REQUEST = 1000
 const FUNDING_ROWS_PER_REQUEST = 500
 
 /** Each row's settlement interval: the gap to the row before (the first: to the row after), 1 to 8 whole hours. */
-export const hyperliquidFundingIntervals = (times: ReadonlyArray<number>, fallbackMs: number): Array<number> =>
-  times.map((t, k) => {
-    const gap = k > 0 ? t - (times[k - 1] as number) : times.length > 1 ? (times[1] as number) - t : Number.NaN
-    if (!Number.isFinite(gap)) return fallbackMs
-    return Math.min(8, Math.max(1, Math.round(gap / HOUR_MS))) * HOUR_MS
-  })
+export const hyperliquidFundingIntervals = intervalsFromGaps
 
 export const makeHyperliquid = (options: { readonly baseUrl: string; readonly timeoutMs: number }): VenueConnector => {
   const limiter = makeLimiter({ capacity: 600, windowMs: 60_000 })

@@ -10,7 +10,7 @@
  *   exclusive): `[ts, o, h, l, c, vol (contracts), volCcy (base tokens), volCcyQuote, confirm]`; `volCcy` is the
  *   bar volume.
  * - `GET /api/v5/public/funding-rate-history` (100 rows, newest first): `realizedRate` (what settled; falls back
- *   to `fundingRate`), `fundingTime`.
+ *   to `fundingRate`), `fundingTime`; each settlement's interval is its gap to the one before (1 to 8 h).
  * - `GET /api/v5/public/funding-rate?instId=`: `fundingRate` (settles at `fundingTime`), `nextFundingRate` (the
  *   prediction for the next interval, "" when not published), `nextFundingTime`; their difference is the interval.
  * - `GET /api/v5/public/mark-price?instType=SWAP`, `GET /api/v5/market/index-tickers?quoteCcy=USDT` (`idxPx`
@@ -29,7 +29,14 @@ import { Effect } from "effect"
 import { fetchJson, SourceError } from "./Http.ts"
 import { makeLimiter, type RequestLimiter } from "./Limiter.ts"
 import { arr, decode, type Json, num, obj, optNum, str } from "./Parse.ts"
-import { type Instrument, type LiquidationRow, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
+import {
+  type Instrument,
+  intervalsFromGaps,
+  type LiquidationRow,
+  pageOf,
+  type VenueConnector,
+  type VenueListing
+} from "./Venue.ts"
 
 export const OKX_DEFAULT_BASE_URL = "https://www.okx.com"
 
@@ -102,21 +109,29 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
 
   const fundingHistory = (i: Instrument, fromMs: number, toMs: number) => {
     const end = Math.min(toMs, fromMs + 100 * i.fundingIntervalMs)
+    // One settlement before the page (up to 8 h back) so the first row's interval is measured, not assumed.
+    const lookBack = 8 * 3_600_000
     return data(
-      `/api/v5/public/funding-rate-history?instId=${i.symbol}&before=${fromMs - 1}&after=${end}&limit=100`,
+      `/api/v5/public/funding-rate-history?instId=${i.symbol}&before=${fromMs - lookBack - 1}&after=${end}&limit=100`,
       (raw) => {
-        const rows = raw
+        const all = raw
           .map((e, n) => {
             const o = obj(e, `$.data[${n}]`)
             const realized = optNum(o.realizedRate, `$.data[${n}].realizedRate`)
             return {
               t: num(o.fundingTime, `$.data[${n}].fundingTime`),
-              rate: realized ?? num(o.fundingRate, `$.data[${n}].fundingRate`),
-              intervalMs: i.fundingIntervalMs
+              rate: realized ?? num(o.fundingRate, `$.data[${n}].fundingRate`)
             }
           })
-          .filter((r) => r.t >= fromMs && r.t < end)
+          .filter((r) => r.t < end)
           .sort((a, b) => a.t - b.t)
+        const intervals = intervalsFromGaps(
+          all.map((r) => r.t),
+          i.fundingIntervalMs
+        )
+        const rows = all
+          .map((r, k) => ({ t: r.t, rate: r.rate, intervalMs: intervals[k] as number }))
+          .filter((r) => r.t >= fromMs)
         return pageOf(rows, raw.length, 100, end, 1)
       }
     )

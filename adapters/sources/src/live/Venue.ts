@@ -140,6 +140,18 @@ export interface VenueConnector {
   readonly klinesCarryTakerFlow: boolean
 }
 
+/**
+ * Each settlement's interval from the gaps between settlements: the gap to the one before (the first: to the one
+ * after), in whole hours from 1 to 8; `fallbackMs` for a lone row. For venues whose interval changed over time
+ * (Hyperliquid settled every 8 hours before mid-2023) or differs per listing without being published (OKX).
+ */
+export const intervalsFromGaps = (times: ReadonlyArray<number>, fallbackMs: number): Array<number> =>
+  times.map((t, k) => {
+    const gap = k > 0 ? t - (times[k - 1] as number) : times.length > 1 ? (times[1] as number) - t : Number.NaN
+    if (!Number.isFinite(gap)) return fallbackMs
+    return Math.min(8, Math.max(1, Math.round(gap / 3_600_000))) * 3_600_000
+  })
+
 /** Base tokens per price/quantity unit of a venue symbol: 1000 for `1000PEPEUSDT` and `kPEPE`, else 1. */
 export const tokensPerUnitOf = (venue: LiveVenue, symbol: string): number => {
   if ((venue === "binance" || venue === "bybit") && /^1000[A-Z]/.test(symbol)) return 1000

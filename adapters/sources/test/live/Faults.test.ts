@@ -182,6 +182,29 @@ describe("a live feed under faults", () => {
   faultCase("a truncated body", "truncate", "network")
   faultCase("a server that never answers", "hang", "timeout", { timeoutMs: 300 })
 
+  it.effect("a 403 (the venue refusing this client) stops the run at once: the other symbols are not tried", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(F.NOW_MS)
+      const store = makeMemoryMarketStore()
+      const server = yield* fakeServer((r) =>
+        r.path === "/fapi/v1/klines" ? { status: 403, text: "Forbidden" } : binanceRoute(r)
+      )
+      const feed = yield* makeCryptoFeed(makeBinance({ baseUrl: server.url, timeoutMs: 5_000 }), {
+        backfillDays: 1,
+        fundingBackfillDays: 2,
+        jitterMs: 0,
+        assetIds: ["crypto:bitcoin", "crypto:sui", "crypto:pepe"]
+      }).pipe(Effect.provide(Layer.succeed(MarketStore)(store)))
+      yield* feed.once.listings
+      const e = yield* Effect.flip(feed.once.bars)
+      assert.deepStrictEqual([e.kind, e.status], ["status", 403])
+      assert.lengthOf(
+        server.requests.filter((q) => q.path === "/fapi/v1/klines"),
+        1
+      )
+    }).pipe(Effect.scoped)
+  )
+
   it.live("no server at all (connection refused): failing, no crash", () =>
     Effect.gen(function* () {
       const url = yield* refusedUrl

@@ -49,6 +49,8 @@ describe("OKX v5 swaps connector", () => {
       // Funding: what settled (realizedRate).
       const [f] = yield* store.read("funding", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(f?.rate ?? [])], [0.00005, 0.00009])
+      // Each settlement's interval is its gap to the one before (the first: to the one after).
+      assert.deepStrictEqual([...(f?.intervalMs ?? [])], [8 * HOUR_MS, 8 * HOUR_MS])
       // Open interest: history as published (USD), then the snapshot: 2,500,000 contracts x 0.01 BTC x 91,200.5.
       const [oi] = yield* store.read("openInterest", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(oi?.t ?? [])], [at("11:45"), at("12:00")])
