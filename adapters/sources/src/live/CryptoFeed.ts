@@ -269,18 +269,21 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
 
     // -- tickers: mark/index, open interest, funding state ----------------------------------------------------------
     const tickerComponents: ReadonlyArray<Component> = ["markIndex", "openInterest", "fundingState"]
-    let oiBackfilled = false
     const runTickers = Effect.gen(function* () {
       if (instruments.length === 0) yield* refreshListings
       const nowMs = yield* Clock.currentTimeMillis
       const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
       const history = connector.openInterestHistory
-      if (!oiBackfilled && history !== undefined) {
-        // Best effort: a venue without history for a symbol still gets snapshots from now on.
+      if (history !== undefined) {
+        // Fills what snapshots missed (the first start, an outage): only where the stored series has a gap before
+        // this slot. Best effort: a venue without history for a symbol still gets snapshots from now on.
         for (const i of instruments) {
           const last = yield* lastStoredMs("openInterest", i.assetId)
-          const fromMs =
-            last === undefined ? slotMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS : last + BAR_MS
+          if (last !== undefined && last >= slotMs - BAR_MS) continue
+          const fromMs = Math.max(
+            last === undefined ? 0 : last + BAR_MS,
+            slotMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS
+          )
           const r = yield* Effect.result(
             pageForward(
               fromMs,
@@ -291,7 +294,6 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
           )
           if (r._tag === "Failure" && fatal(r.failure)) return yield* Effect.fail(r.failure)
         }
-        oiBackfilled = true
       }
       const rows = yield* connector.tickers(instruments, nowMs)
       const batch: Array<AnySeriesInput> = []

@@ -128,6 +128,22 @@ describe("Binance USD-M connector", () => {
         )
         const [btcNow] = yield* store.read("bars", { assetId: "crypto:bitcoin", fromMs: 0, toMs: at("13:00") })
         assert.deepStrictEqual([...(btcNow?.t ?? [])].slice(-2), [at("11:45"), at("12:00")])
+        // Open-interest history is asked for only to fill a gap the snapshots left.
+        const oiHist = () => server.requests.filter((q) => q.path === "/futures/data/openInterestHist")
+        const histBefore = oiHist().length
+        yield* feed.once.tickers
+        assert.strictEqual(oiHist().length, histBefore, "12:15 follows 12:00: no gap")
+        yield* TestClock.setTime(at("13:07"))
+        yield* feed.once.tickers
+        const filled = oiHist().slice(histBefore)
+        assert.deepStrictEqual(
+          filled.map((q) => [q.query.get("symbol"), Number(q.query.get("startTime"))]),
+          [
+            ["BTCUSDT", at("12:30")],
+            ["SUIUSDT", at("12:30")],
+            ["1000PEPEUSDT", at("12:30")]
+          ]
+        )
       }).pipe(Effect.scoped)
     )
   )
