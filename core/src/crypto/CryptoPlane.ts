@@ -136,7 +136,29 @@ const OperationComponents: { readonly [op: string]: ReadonlyArray<Component> } =
   rank: ["bars", "openInterest", "funding", "takerFlow"]
 }
 
-const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => [...new Set(a.listings.map((l) => l.venue))]
+const venuesCache = new WeakMap<CryptoAsset, ReadonlyArray<string>>()
+/** The venues an asset is listed on, primary first (remembered: the registry is immutable). */
+const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => {
+  let v = venuesCache.get(a)
+  if (v === undefined) {
+    v = [...new Set(a.listings.map((l) => l.venue))]
+    venuesCache.set(a, v)
+  }
+  return v
+}
+
+/** Whether two status lists (same source, same order) report the same series data. */
+const sameSeriesStatuses = (a: ReadonlyArray<SourceStatus>, b: ReadonlyArray<SourceStatus>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as SourceStatus
+    const y = b[i] as SourceStatus
+    if (x.venue !== y.venue || x.component !== y.component || x.newestMs !== y.newestMs || x.failing !== y.failing) {
+      return false
+    }
+  }
+  return true
+}
 const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0]?.venue
 
 const clocks = (f: ResultFreshness) => ({
@@ -204,7 +226,11 @@ export interface CryptoPlane extends PlaneOperations {
 export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.gen(function* () {
   const store = yield* MarketStore
   const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
-  const states = new Map<string, { key: string; state: AssetState }>()
+  /** Each asset's state, with what it was computed from (the data's end and its series statuses). */
+  const states = new Map<
+    string,
+    { readonly at: number; readonly statuses: ReadonlyArray<SourceStatus>; readonly state: AssetState }
+  >()
   const timeframes = new Map<string, TimeframeState>()
   const sessionsCache = new Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>()
 
@@ -274,12 +300,9 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       // A feed that writes the bar still forming (live venues) moves the end with the clock: whole minutes
       // then, so answers within a minute share one computation.
       const at = dataEnd === undefined || dataEnd >= nowMs ? Math.floor(nowMs / 60_000) * 60_000 : dataEnd
-      const key = `${at}:${statuses
-        .filter((s) => SeriesComponents.has(s.component))
-        .map((s) => `${s.venue}/${s.component}/${s.newestMs}/${s.failing}`)
-        .join(",")}`
+      const series = statuses.filter((s) => SeriesComponents.has(s.component))
       const cached = states.get(asset.id)
-      if (cached !== undefined && cached.key === key) return cached.state
+      if (cached !== undefined && cached.at === at && sameSeriesStatuses(cached.statuses, series)) return cached.state
       const hour = Math.floor(at / HOUR_MS) * HOUR_MS
       let entry = baselines.get(asset.id)
       // History written before what was sampled (a late backfill) restarts the baselines.
@@ -319,7 +342,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
           return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
         })
       }
-      states.set(asset.id, { key, state })
+      states.set(asset.id, { at, statuses: series, state })
       return state
     })
 
