@@ -170,8 +170,15 @@ export const startLiveFeeds = (deps: {
       while (true) {
         if (yield* leader.acquire(LIVE_INGEST_LOCK, holder, leaseMs)) {
           yield* Effect.logInfo(`live feeds: ${holder} leads ingestion (${config.venues.join(", ")}, SEC EDGAR)`)
-          yield* Effect.raceFirst(ingest, holdLease)
-          yield* Effect.logWarning(`live feeds: ${holder} lost the leader lock; ingestion stopped, serving only`)
+          const ended = yield* Effect.exit(Effect.raceFirst(ingest, holdLease))
+          if (ended._tag === "Failure") {
+            // A bug, not a source failure (those never leave the jobs): log it, step down, start afresh.
+            yield* Effect.logError(`live feeds: ingestion stopped by a defect; restarting`, ended.cause)
+            yield* leader.release(LIVE_INGEST_LOCK, holder)
+            yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+          } else {
+            yield* Effect.logWarning(`live feeds: ${holder} lost the leader lock; ingestion stopped, serving only`)
+          }
         } else {
           yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
         }

@@ -99,6 +99,33 @@ describe("startLiveFeeds", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("a defect inside ingestion (a store that throws once) restarts ingestion instead of ending it", () =>
+    Effect.gen(function* () {
+      const server = yield* fakeServer(() => ({ status: 503, text: "down" }))
+      const inner = makeMemoryMarketStore()
+      let thrown = 0
+      const market: typeof inner = {
+        ...inner,
+        putStatus: (rows) =>
+          thrown === 0
+            ? Effect.sync(() => {
+                thrown++
+              }).pipe(Effect.andThen(Effect.die(new Error("store bug"))))
+            : inner.putStatus(rows)
+      }
+      const scope = yield* Scope.make()
+      yield* startLiveFeeds({
+        market,
+        equity: makeMemoryEquityStore(),
+        config: configFor(server.url, "a"),
+        leader: makeMemoryLeaderLock()
+      }).pipe(Scope.provide(scope))
+      assert.isTrue(yield* eventually(() => Effect.map(inner.status, (st) => st.length > 0)))
+      assert.strictEqual(thrown, 1)
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("starting with no network at all degrades to failing sources and keeps running", () =>
     Effect.gen(function* () {
       const url = yield* refusedUrl
