@@ -11,7 +11,10 @@
  *   both), so each row's interval is the gap to the row before it, in whole hours (1 to 8).
  * - `{"type":"metaAndAssetCtxs"}`: `[meta, ctxs]`, the contexts index-aligned with `meta.universe`: `markPx`,
  *   `oraclePx` (the index), `openInterest` in coin units (USD = openInterest x markPx), `funding` (the hourly rate
- *   accruing now; it settles on the hour and is also the best prediction of that settlement).
+ *   accruing now, settling on the hour).
+ * - `{"type":"predictedFundings"}`: `[[coin, [[venue, {fundingRate, nextFundingTime, fundingIntervalHours}]]]]`;
+ *   the `HlPerp` entry is Hyperliquid's predicted rate and next settlement (without it, the accruing rate and the
+ *   next full hour stand in).
  * - `{"type":"l2Book","coin"}`: `{coin, time, levels: [bids, asks]}` with `{px, sz, n}` levels.
  * Not published by the info API: open-interest history, taker buy/sell volume, liquidations.
  * Limit: 1,200 weight per minute per IP; `l2Book` weighs 2, other info requests 20, `candleSnapshot` 1 more per
@@ -123,33 +126,72 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     )
   }
 
-  const tickers = (is: ReadonlyArray<Instrument>, nowMs: number) =>
-    info({ type: "metaAndAssetCtxs" }, 20, (body) => {
-      const pair = arr(body, "$")
-      const names = universe(pair[0], "$[0]").map((u, n) => str(u.name, `$[0].universe[${n}].name`))
-      const ctxs = arr(pair[1], "$[1]")
-      const bySymbol = new Map<string, Json>()
-      names.forEach((name, n) => {
-        if (ctxs[n] !== undefined) bySymbol.set(name, obj(ctxs[n], `$[1][${n}]`))
-      })
-      const nextHourMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS + HOUR_MS
-      return is.flatMap((i) => {
-        const c = bySymbol.get(i.symbol)
-        if (c === undefined) return []
-        const path = `$[1][${i.symbol}]`
-        const markPx = num(c.markPx, `${path}.markPx`)
-        const rate = num(c.funding, `${path}.funding`)
-        return [
-          {
-            assetId: i.assetId,
-            mark: markPx / i.tokensPerUnit,
-            index: num(c.oraclePx, `${path}.oraclePx`) / i.tokensPerUnit,
-            // Coin units (kPEPE units for kPEPE) x price per unit: USD.
-            oiUsd: num(c.openInterest, `${path}.openInterest`) * markPx,
-            funding: { intervalMs: HOUR_MS, nextFundingMs: nextHourMs, currentRate: rate, predictedRate: rate }
+  /** Hyperliquid's own prediction per coin (`HlPerp` in `predictedFundings`); empty when unavailable. */
+  const predicted = Effect.map(
+    Effect.result(
+      info({ type: "predictedFundings" }, 20, (body) => {
+        const out = new Map<string, { rate: number; nextMs: number; intervalMs: number }>()
+        arr(body, "$").forEach((entry, n) => {
+          const pair = arr(entry, `$[${n}]`)
+          const coin = str(pair[0], `$[${n}][0]`)
+          for (const [m, v] of arr(pair[1], `$[${n}][1]`).entries()) {
+            const venueEntry = arr(v, `$[${n}][1][${m}]`)
+            if (venueEntry[0] !== "HlPerp" || venueEntry[1] === null || venueEntry[1] === undefined) continue
+            const o = obj(venueEntry[1], `$[${n}][1][${m}][1]`)
+            const hours = o.fundingIntervalHours === undefined ? 1 : num(o.fundingIntervalHours, "fundingIntervalHours")
+            out.set(coin, {
+              rate: num(o.fundingRate, `$[${n}][1][${m}][1].fundingRate`),
+              nextMs: num(o.nextFundingTime, `$[${n}][1][${m}][1].nextFundingTime`),
+              intervalMs: hours * HOUR_MS
+            })
           }
-        ]
+        })
+        return out
       })
+    ),
+    // The prediction is a refinement: without it the accruing rate stands in (it is what would settle now).
+    (r) => (r._tag === "Success" ? r.success : new Map<string, { rate: number; nextMs: number; intervalMs: number }>())
+  )
+
+  const tickers = (is: ReadonlyArray<Instrument>, nowMs: number) =>
+    Effect.gen(function* () {
+      const contexts = yield* info({ type: "metaAndAssetCtxs" }, 20, (body) => {
+        const pair = arr(body, "$")
+        const names = universe(pair[0], "$[0]").map((u, n) => str(u.name, `$[0].universe[${n}].name`))
+        const ctxs = arr(pair[1], "$[1]")
+        const bySymbol = new Map<string, Json>()
+        names.forEach((name, n) => {
+          if (ctxs[n] !== undefined) bySymbol.set(name, obj(ctxs[n], `$[1][${n}]`))
+        })
+        return bySymbol
+      })
+      const predictions = yield* predicted
+      const nextHourMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS + HOUR_MS
+      return yield* decode("hyperliquid", "POST /info metaAndAssetCtxs", contexts, () =>
+        is.flatMap((i) => {
+          const c = contexts.get(i.symbol)
+          if (c === undefined) return []
+          const path = `$[1][${i.symbol}]`
+          const markPx = num(c.markPx, `${path}.markPx`)
+          const rate = num(c.funding, `${path}.funding`)
+          const p = predictions.get(i.symbol)
+          return [
+            {
+              assetId: i.assetId,
+              mark: markPx / i.tokensPerUnit,
+              index: num(c.oraclePx, `${path}.oraclePx`) / i.tokensPerUnit,
+              // Coin units (kPEPE units for kPEPE) x price per unit: USD.
+              oiUsd: num(c.openInterest, `${path}.openInterest`) * markPx,
+              funding: {
+                intervalMs: p?.intervalMs ?? HOUR_MS,
+                nextFundingMs: p?.nextMs ?? nextHourMs,
+                currentRate: rate,
+                predictedRate: p?.rate ?? rate
+              }
+            }
+          ]
+        })
+      )
     })
 
   const levels = (value: unknown, path: string, u: number): Array<BookLevel> =>

@@ -44,8 +44,9 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
   minus it); OKX from \`rubik/stat/taker-volume-contract\` in USDT. Bybit and Hyperliquid publish none over REST.
 - Liquidations (USD of longs and of shorts liquidated): OKX \`public/liquidation-orders\` (\`sz\` contracts x
   ctVal x bankruptcy price; \`sell\` = a long liquidated). Binance (websocket \`forceOrder\`), Bybit (websocket
-  \`allLiquidation\`) and Hyperliquid publish none over REST: those venues report no liquidations component, and
-  an asset with no venue delivering them has its liquidations listed under \`unavailable\`.
+  \`allLiquidation\`) and Hyperliquid publish none over REST: those venues report no liquidations component. Live
+  liquidation measures are therefore OKX's alone, not market-wide, and an asset with no OKX liquidation on record
+  has them listed under \`unavailable\` (\`no_data\`).
 
 ### Cadences
 

@@ -54,6 +54,33 @@ describe(suite, () => {
         return body.coin === "BTC" ? { text: book } : { json: null }
       case "metaAndAssetCtxs":
         return { json: [{ universe: [{ name: "BTC", szDecimals: 5, maxLeverage: 50 }] }, [btcCtx]] }
+      case "predictedFundings":
+        // Hand-made in the documented shape: [[coin, [[venue, {fundingRate, nextFundingTime, fundingIntervalHours}]]]].
+        return {
+          json: [
+            [
+              "BTC",
+              [
+                [
+                  "BinPerp",
+                  {
+                    fundingRate: "0.0001",
+                    nextFundingTime: Date.parse("2023-07-18T00:00:00Z"),
+                    fundingIntervalHours: 8
+                  }
+                ],
+                [
+                  "HlPerp",
+                  {
+                    fundingRate: "0.0000125",
+                    nextFundingTime: Date.parse("2023-07-17T22:00:00Z"),
+                    fundingIntervalHours: 1
+                  }
+                ]
+              ]
+            ]
+          ]
+        }
       case "candleSnapshot":
         return { text: candles }
       default:
@@ -102,8 +129,8 @@ describe(suite, () => {
       assert.closeTo(oi?.oiUsd[0] as number, 27353.17682 * 77562, 1e-3)
       const [state] = yield* store.fundingStates("crypto:bitcoin", "hyperliquid")
       assert.deepStrictEqual(
-        [state?.currentRate, state?.intervalMs, state?.nextFundingMs],
-        [-0.0000015186, HOUR_MS, Date.parse("2023-07-17T22:00:00Z")]
+        [state?.currentRate, state?.predictedRate, state?.intervalMs, state?.nextFundingMs],
+        [-0.0000015186, 0.0000125, HOUR_MS, Date.parse("2023-07-17T22:00:00Z")]
       )
 
       const [b] = yield* store.books("crypto:bitcoin", "hyperliquid")
