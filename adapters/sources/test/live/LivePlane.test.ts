@@ -1,0 +1,76 @@
+/**
+ * From the fake venue through the live feed into the store, then through the crypto plane's `price`
+ * operation: the answer's freshness follows the live source (`live` after a good poll, `stale` once the
+ * source fails), and it says the data came from the live source.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { MarketStore } from "@market-data/core"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
+import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
+import type { Handler, HandlerInput } from "../../../../core/src/Pipeline.ts"
+import { planeHandlers } from "../../../../core/src/Planes.ts"
+import { operation } from "../../../../core/src/Registry.ts"
+import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
+import { makeBinance } from "../../src/live/Binance.ts"
+import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
+import { type FakeRequest, fakeServer, type Reply } from "./FakeServer.ts"
+import * as F from "./fixtures/Binance.ts"
+import { binanceRoute } from "./fixtures/Binance.ts"
+
+describe("live feed -> store -> crypto plane", () => {
+  it.effect("price answers live after a good poll and stale once the source fails", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(F.NOW_MS)
+      const store = makeMemoryMarketStore()
+      let broken = false
+      const server = yield* fakeServer(
+        (r: FakeRequest): Reply =>
+          broken && r.path === "/fapi/v1/klines" ? { status: 502, text: "Bad Gateway" } : binanceRoute(r)
+      )
+      const feed = yield* makeCryptoFeed(makeBinance({ baseUrl: server.url, timeoutMs: 5_000 }), {
+        backfillDays: 1,
+        fundingBackfillDays: 2,
+        jitterMs: 0,
+        assetIds: ["crypto:bitcoin"]
+      }).pipe(Effect.provide(Layer.succeed(MarketStore)(store)))
+      yield* feed.once.listings
+      yield* feed.once.bars
+      yield* feed.once.tickers
+      yield* feed.once.books
+
+      const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
+      const price = (nowMs: number) =>
+        Effect.gen(function* () {
+          const op = operation("price")
+          if (op === undefined) return assert.fail("no price operation")
+          const params = decodeParams(op, [["id", "crypto:bitcoin"]])
+          if (isApiError(params)) return assert.fail(params.message)
+          const input: HandlerInput = {
+            op,
+            params,
+            principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+            rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
+            nowMs
+          }
+          const out = yield* (planeHandlers([plane]).get("price") as Handler)(input)
+          return (out as { body: { data: Record<string, unknown> } }).body.data
+        })
+
+      const live = yield* price(F.NOW_MS)
+      assert.strictEqual(live.status, "live")
+      assert.strictEqual(live.usd, 90990.9, "the close of the newest closed bar")
+      assert.deepStrictEqual([live.bid_usd, live.ask_usd], [91230.1, 91230.2])
+
+      // The venue starts failing (12:16, after the next close): the poll marks bars failing and the answer is stale
+      // (from the flag, not from age: the newest bar is 16 minutes old, which alone would read delayed).
+      broken = true
+      yield* TestClock.setTime(F.NOW_MS + 9 * 60_000)
+      const e = yield* Effect.flip(feed.once.bars)
+      assert.strictEqual(e.status, 502)
+      const stale = yield* price(F.NOW_MS + 9 * 60_000)
+      assert.strictEqual(stale.status, "stale")
+    }).pipe(Effect.scoped)
+  )
+})
