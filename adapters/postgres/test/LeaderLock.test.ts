@@ -4,10 +4,15 @@
  */
 import { randomUUID } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import pg from "pg"
+import { makeMemoryEquityStore } from "../../memory/src/MemoryEquityStore.ts"
 import { makeMemoryLeaderLock } from "../../memory/src/MemoryLeaderLock.ts"
+import { makeMemoryMarketStore } from "../../memory/src/MemoryMarketStore.ts"
+import { liveConfig } from "../../sources/src/live/LiveConfig.ts"
+import { startLiveFeeds } from "../../sources/src/live/LiveFeeds.ts"
+import { eventually, fakeServer } from "../../sources/test/live/FakeServer.ts"
 import { makePgLeaderLock, pgliteLeaderLock } from "../src/PgLeaderLock.ts"
 import { TEST_DATABASE_URL } from "./support.ts"
 
@@ -86,6 +91,63 @@ if (TEST_DATABASE_URL === undefined) {
           yield* two.release(name, "two")
           assert.isTrue(yield* one.acquire(name, "one", 15_000), "released: free again")
         }
+      }).pipe(Effect.scoped)
+    )
+
+    it.live("two service instances: one ingests; when its connection dies the other takes over within a renewal", () =>
+      Effect.gen(function* () {
+        // The sources: a local fake answering 503 to everything, so an ingesting instance writes failing statuses.
+        const server = yield* fakeServer(() => ({ status: 503, text: "down" }))
+        const leaseMs = 600
+        const start = (instanceId: string) =>
+          Effect.gen(function* () {
+            const market = makeMemoryMarketStore()
+            const lock = makePgLeaderLock(url)
+            const scope = yield* Scope.make()
+            yield* Scope.addFinalizer(scope, lock.close)
+            const u = server.url
+            yield* startLiveFeeds({
+              market,
+              equity: makeMemoryEquityStore(),
+              leader: lock,
+              config: liveConfig({
+                secUserAgent: "Market Data Tests tests@example.com",
+                venues: ["binance"],
+                baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u },
+                secCiks: [],
+                sec13fFilers: [],
+                jitterMs: 0,
+                leaderLeaseMs: leaseMs,
+                instanceId
+              })
+            }).pipe(Scope.provide(scope))
+            return { market, scope, ingests: Effect.map(market.status, (st) => st.length > 0) }
+          })
+        const a = yield* start(`a-${randomUUID()}`)
+        assert.isTrue(yield* eventually(() => a.ingests))
+        const b = yield* start(`b-${randomUUID()}`)
+        yield* Effect.sleep(`${leaseMs} millis`)
+        assert.isFalse(yield* b.ingests, "b serves only while a leads")
+
+        // a's lock connection dies (as when its process is killed).
+        yield* Effect.promise(async () => {
+          const admin = new pg.Client({ connectionString: url })
+          await admin.connect()
+          try {
+            await admin.query(
+              `select pg_terminate_backend(l.pid) from pg_locks l
+                where l.locktype = 'advisory' and l.granted and l.objid::int = hashtext('market-data/live-ingest')`
+            )
+          } finally {
+            await admin.end()
+          }
+        })
+        const killedAt = Date.now()
+        assert.isTrue(yield* eventually(() => b.ingests), "b took over")
+        // Documented: within one renewal period (lease / 3) plus a poll.
+        assert.isBelow(Date.now() - killedAt, leaseMs + 2_000)
+        yield* Scope.close(a.scope, Exit.void)
+        yield* Scope.close(b.scope, Exit.void)
       }).pipe(Effect.scoped)
     )
   })
