@@ -11,10 +11,9 @@ import { type Database, openPglite, openPostgres } from "@market-data/postgres"
 import { SingleBar } from "cli-progress"
 import { Effect, Layer, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
-import { Migrator } from "kysely/migration"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
 import { serve } from "./Main.ts"
-import { migrations, pendingMigrations } from "./Migrate.ts"
+import { migrations, migrator, pendingMigrations } from "./Migrate.ts"
 import { layerPlatform } from "./Service.ts"
 import { lockDataDir, openStores, redactUrl } from "./Stores.ts"
 
@@ -328,20 +327,6 @@ const openDatabaseOnly = (
 const storeDescription = (store: Exclude<AppConfig["store"], { _tag: "Memory" }>): string =>
   store._tag === "Embedded" ? `embedded PGlite in ${resolve(store.dir)}` : `PostgreSQL ${redactUrl(store.url)}`
 
-/**
- * The same migrator as `Migrate.ts` (table `md_migrations` in the connection's current schema), used one step
- * at a time so that each applied migration can be reported. A test checks both agree on what is pending.
- */
-const stepMigrator = async (db: Kysely<any>): Promise<Migrator> => {
-  const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
-  return new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: "md_migrations",
-    ...(schema === undefined ? {} : { migrationTableSchema: schema })
-  })
-}
-
 /** Applies pending migrations one by one, reporting each to `progress`; resolves to the names applied. */
 const applyMigrations = (db: Kysely<any>, progress: ProgressFactory) =>
   Effect.gen(function* () {
@@ -350,8 +335,8 @@ const applyMigrations = (db: Kysely<any>, progress: ProgressFactory) =>
       catch: (e) => new RunFailure(`cannot read the migration state: ${errorText(e)}`)
     })
     if (pending.length === 0) return [] as ReadonlyArray<string>
-    const migrator = yield* Effect.tryPromise({
-      try: () => stepMigrator(db),
+    const steps = yield* Effect.tryPromise({
+      try: () => migrator(db),
       catch: (e) => new RunFailure(`cannot read the migration state: ${errorText(e)}`)
     })
     const bar = progress("migrating", pending.length)
@@ -359,7 +344,7 @@ const applyMigrations = (db: Kysely<any>, progress: ProgressFactory) =>
     yield* Effect.gen(function* () {
       for (;;) {
         const started = performance.now()
-        const { error, results } = yield* Effect.promise(() => migrator.migrateUp())
+        const { error, results } = yield* Effect.promise(() => steps.migrateUp())
         const failed = results?.find((r) => r.status === "Error")
         if (error !== undefined) {
           return yield* Effect.fail(

@@ -29,7 +29,7 @@ export interface MigrationReport {
  * which, so without this a leftover schema with a `kysely_migration_lock` (say from a killed test run) would
  * make migrations in another schema of the same database fail.
  */
-const migrator = async (db: Kysely<any>) => {
+export const migrator = async (db: Kysely<any>): Promise<Migrator> => {
   const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
   return new Migrator({
     db,

@@ -69,6 +69,11 @@ export const openPlanes = (
     )
 
     const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
+    // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
+    yield* cryptoPlane.warm.pipe(
+      Effect.tap(() => Effect.logInfo("crypto baselines warm")),
+      Effect.forkScoped
+    )
     const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
       Effect.provideService(Equity.EquityStore, equity)
     )
