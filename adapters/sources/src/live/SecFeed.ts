@@ -7,8 +7,8 @@
  * Incremental: a poll reads each submissions feed (one request) and fetches only what is new against the store:
  * filings whose accession is not stored; companyfacts only at first or when a new XBRL filing appeared; Form 4
  * documents whose accession has no ownership report yet; 13F reports whose accession is not among the stored
- * holdings reports. The older submissions pages (`filings.files`) are followed once, when the store has no filing
- * of the company yet. Documents older than `documentLookbackDays` are not fetched at the first start (the insider
+ * holdings reports. The older submissions pages (`filings.files`) are followed until the store holds filings
+ * older than the recent list (so once, unless a page could not be read). Documents older than `documentLookbackDays` are not fetched at the first start (the insider
  * summary looks back 90 days, holders need the last two quarters).
  *
  * Addresses: `https://data.sec.gov/submissions/CIK##########.json` (and its older pages by name),
@@ -172,15 +172,23 @@ export const makeSecFeed = (
   const pollCompany = (cik: string, nowMs: number): Effect.Effect<SecPollReport, SourceError> =>
     Effect.gen(function* () {
       const feed = yield* submissions(cik)
+      const problems: Array<string> = []
       const stored = yield* store.filings(cik)
       const storedAccessions = new Set(stored.map((f) => f.accession))
-      const older =
-        stored.length === 0
-          ? yield* olderPages(
-              cik,
-              feed.olderFiles.map((f) => f.name)
-            )
-          : []
+      // The older pages are read until the store holds filings older than the recent list (once, normally);
+      // a page that cannot be read now is a problem of this poll, and the recent filings are stored regardless.
+      const oldestRecent = feed.filings.reduce((m, f) => (f.filedAt < m ? f.filedAt : m), "9999-12-31")
+      let older: ReadonlyArray<Filing> = []
+      if (feed.olderFiles.length > 0 && !stored.some((f) => f.filedAt < oldestRecent)) {
+        const pages = yield* Effect.result(
+          olderPages(
+            cik,
+            feed.olderFiles.map((f) => f.name)
+          )
+        )
+        if (Result.isSuccess(pages)) older = pages.success
+        else problems.push(`older submissions pages: ${pages.failure.kind} ${pages.failure.message}`.slice(0, 200))
+      }
       const all = [...feed.filings, ...older]
       const fresh = all.filter((f) => !storedAccessions.has(f.accession))
       yield* store.putCompany(feed.company)
@@ -194,7 +202,6 @@ export const makeSecFeed = (
         facts = yield* store.putFacts(cik, cf.facts)
       }
 
-      const problems: Array<string> = []
       const haveOwnership = new Set((yield* store.ownershipReports(cik)).map((r) => r.accession))
       const ownershipFilings = all.filter(
         (f) =>

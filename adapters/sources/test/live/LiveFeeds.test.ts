@@ -12,7 +12,7 @@ import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { type LiveConfig, LiveEnvironment, liveConfig } from "../../src/live/LiveConfig.ts"
 import { liveSourcesDoc } from "../../src/live/LiveDoc.ts"
 import { startLiveFeeds } from "../../src/live/LiveFeeds.ts"
-import { eventually, fakeServer, realPause, refusedUrl } from "./FakeServer.ts"
+import { eventually, fakeServer, realPause, refusedUrl, sharedSecPresent, sharedText } from "./FakeServer.ts"
 
 const configFor = (url: string, instanceId: string): LiveConfig =>
   liveConfig({
@@ -145,6 +145,50 @@ describe("startLiveFeeds", () => {
     }).pipe(Effect.scoped)
   )
 })
+
+describe(
+  sharedSecPresent
+    ? "startLiveFeeds with SEC EDGAR"
+    : "startLiveFeeds with SEC EDGAR (SKIPPED: ../shared/data/sec is absent)",
+  () => {
+    it.live.skipIf(!sharedSecPresent)(
+      "ingests the covered company's filings and its ticker row from a fake EDGAR",
+      () =>
+        Effect.gen(function* () {
+          const submissions = sharedText("sec/submissions/CIK0000320193.json")
+          const facts = sharedText("sec/companyfacts/CIK0000320193.json")
+          const tickers = sharedText("sec/tickers/company_tickers.json")
+          const server = yield* fakeServer((r) =>
+            r.path === "/submissions/CIK0000320193.json"
+              ? { text: submissions }
+              : r.path === "/api/xbrl/companyfacts/CIK0000320193.json"
+                ? { text: facts }
+                : r.path === "/files/company_tickers.json"
+                  ? { text: tickers }
+                  : { status: 404, text: "not here" }
+          )
+          const equity = makeMemoryEquityStore()
+          const scope = yield* Scope.make()
+          yield* startLiveFeeds({
+            market: makeMemoryMarketStore(),
+            equity,
+            config: { ...configFor(server.url, "sec"), venues: [] },
+            leader: makeMemoryLeaderLock()
+          }).pipe(Scope.provide(scope))
+          assert.isTrue(yield* eventually(() => Effect.map(equity.tickers, (t) => t.length > 0)))
+          assert.isTrue(yield* eventually(() => Effect.map(equity.filings("320193"), (f) => f.length >= 1005)))
+          const rows = yield* equity.tickers
+          assert.isTrue(
+            rows.every((t) => t.cik === "320193"),
+            "only covered companies' rows"
+          )
+          assert.isTrue(rows.some((t) => t.ticker === "AAPL"))
+          assert.strictEqual((yield* equity.company("320193"))?.name, "Apple Inc.")
+          yield* Scope.close(scope, Exit.void)
+        }).pipe(Effect.scoped)
+    )
+  }
+)
 
 describe("liveSourcesDoc", () => {
   it("names every venue, every variable, the limits and the failure behaviour, with no unfilled value", () => {
