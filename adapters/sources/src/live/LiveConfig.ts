@@ -71,7 +71,7 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   requestTimeoutMs: 10_000,
   jitterMs: 2_000,
   leaderLeaseMs: 30_000,
-  instanceId: `md-${Math.random().toString(36).slice(2, 10)}`,
+  instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   ...overrides
 })
 
