@@ -151,13 +151,26 @@ export class VenueSink {
 
   readonly assetId: string
   readonly venue: string
+  /**
+   * Whether this listing keeps bars for the whole history (the asset's primary listing, which technicals,
+   * structure and series read) or only for the dense window like the other per-bar series.
+   */
+  readonly allBars: boolean
 
-  constructor(assetId: string, venue: string, perp: boolean, barCapacity: number, denseCapacity: number) {
+  constructor(
+    assetId: string,
+    venue: string,
+    perp: boolean,
+    barCapacity: number,
+    denseCapacity: number,
+    allBars = true
+  ) {
     this.assetId = assetId
     this.venue = venue
-    this.bars = allocSeries("bars", assetId, venue, barCapacity)
+    this.allBars = allBars
+    this.bars = allocSeries("bars", assetId, venue, allBars ? barCapacity : denseCapacity)
     this.bookMetrics = allocSeries("bookMetrics", assetId, venue, denseCapacity)
-    this.markIndex = perp ? allocSeries("markIndex", assetId, venue, barCapacity) : undefined
+    this.markIndex = perp ? allocSeries("markIndex", assetId, venue, denseCapacity) : undefined
     this.openInterest = perp ? allocSeries("openInterest", assetId, venue, denseCapacity) : undefined
     this.takerFlow = perp ? allocSeries("takerFlow", assetId, venue, denseCapacity) : undefined
   }
@@ -172,7 +185,7 @@ export class VenueSink {
       out.push(v as AnySeriesInput)
     }
     add(this.bars, this.barRows)
-    add(this.markIndex, this.barRows)
+    add(this.markIndex, this.denseRows)
     add(this.openInterest, this.denseRows)
     add(this.takerFlow, this.denseRows)
     add(this.bookMetrics, this.denseRows)
@@ -256,14 +269,16 @@ class VenueSim {
       askDepthUsd: depthUsd * (1 - imbalance)
     }
 
-    const i = sink.barRows++
-    const b = sink.bars
-    b.t[i] = tOpen
-    b.open[i] = open
-    b.high[i] = high
-    b.low[i] = low
-    b.close[i] = close
-    b.volume[i] = turnoverUsd / close
+    if (dense || sink.allBars) {
+      const i = sink.barRows++
+      const b = sink.bars
+      b.t[i] = tOpen
+      b.open[i] = open
+      b.high[i] = high
+      b.low[i] = low
+      b.close[i] = close
+      b.volume[i] = turnoverUsd / close
+    }
     if (dense) {
       const j = sink.denseRows++
       const m = sink.bookMetrics
@@ -276,14 +291,14 @@ class VenueSim {
     }
     if (!this.perp) return
 
-    const mi = sink.markIndex as Series<"markIndex">
-    mi.t[i] = tClose
-    mi.mark[i] = mark
-    mi.index[i] = index
     this.oiUsd = p.oiUsd * this.share * Math.exp(a.logO + a.logP - a.logP0) * Math.exp(0.01 * rng.noise())
     const buyShare = Math.min(0.95, Math.max(0.05, a.buyFrac + 0.03 * rng.noise()))
     if (dense) {
       const j = sink.denseRows - 1
+      const mi = sink.markIndex as Series<"markIndex">
+      mi.t[j] = tClose
+      mi.mark[j] = mark
+      mi.index[j] = index
       const oi = sink.openInterest as Series<"openInterest">
       oi.t[j] = tClose
       oi.oiUsd[j] = this.oiUsd
@@ -387,7 +402,10 @@ export interface SimulationOptions {
   readonly assets: ReadonlyArray<CryptoAsset>
   /** Time of the first bar's open (a multiple of `BAR_MS`). */
   readonly genesisMs: number
-  /** Bars before this time update the model but write no dense rows (OI, taker flow, book metrics). */
+  /**
+   * Bars before this time update the model but write no dense rows (mark/index, OI, taker flow, book metrics,
+   * and the bars of every listing but the asset's primary one).
+   */
   readonly denseFromMs: number
 }
 
@@ -474,7 +492,13 @@ export class Simulation {
     const dense = this.denseCount(run.start, run.steps)
     const mine = this.venues
       .filter((v) => v.asset === a)
-      .map((v) => [v, new VenueSink(a.asset.id, v.listing.venue, v.perp, run.steps, dense)] as const)
+      .map(
+        (v) =>
+          [
+            v,
+            new VenueSink(a.asset.id, v.listing.venue, v.perp, run.steps, dense, v.listing === a.asset.listings[0])
+          ] as const
+      )
     const peg = a.profile.peg === undefined ? undefined : run.pegPaths.get(a.profile.peg)
     const needed = this.assets.some((other) => other.profile.peg === a.asset.id)
     const path = needed ? new Float64Array(run.steps) : undefined

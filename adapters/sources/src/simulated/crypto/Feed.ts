@@ -34,7 +34,11 @@ export const SIMULATED_RETENTION_DAYS = 400
 
 /** History generated at start: at least this many days of 15-minute bars. */
 export const SIMULATED_HISTORY_DAYS = 366
-/** Open interest, taker flow and book metrics are written for this many most recent days (baselines are 90 d). */
+/**
+ * Mark/index, open interest, taker flow, book metrics and the bars of non-primary listings are written for this
+ * many most recent days (the plane's baselines read 90 d of them); the primary listing's bars, funding and
+ * liquidations cover the whole history.
+ */
 export const SIMULATED_DENSE_HISTORY_DAYS = 120
 /** The simulation's genesis sits on this grid (so restarts within a week regenerate the same history). */
 export const GENESIS_GRID_MS = 7 * DAY_MS
