@@ -65,34 +65,41 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
     )
   })
 
+  const klineRow = (k: unknown, n: number, u: number): BarRow => {
+    const row = arr(k, `$[${n}]`)
+    const quote = num(row[7], `$[${n}][7]`)
+    const takerBuyQuote = num(row[10], `$[${n}][10]`)
+    return {
+      t: num(row[0], `$[${n}][0]`),
+      open: num(row[1], `$[${n}][1]`) / u,
+      high: num(row[2], `$[${n}][2]`) / u,
+      low: num(row[3], `$[${n}][3]`) / u,
+      close: num(row[4], `$[${n}][4]`) / u,
+      volume: num(row[5], `$[${n}][5]`) * u,
+      takerBuyUsd: takerBuyQuote,
+      takerSellUsd: quote - takerBuyQuote
+    }
+  }
+
   const bars = (i: Instrument, fromMs: number, toMs: number) =>
     read(
       `/fapi/v1/klines?symbol=${i.symbol}&interval=15m&startTime=${fromMs}&endTime=${toMs - 1}&limit=1000`,
       5,
       (body) => {
         const raw = arr(body, "$")
-        const rows = raw.flatMap((k, n): Array<BarRow> => {
-          const row = arr(k, `$[${n}]`)
-          const t = num(row[0], `$[${n}][0]`)
-          if (t < fromMs || t + BAR_MS > toMs) return []
-          const u = i.tokensPerUnit
-          const quote = num(row[7], `$[${n}][7]`)
-          const takerBuyQuote = num(row[10], `$[${n}][10]`)
-          return [
-            {
-              t,
-              open: num(row[1], `$[${n}][1]`) / u,
-              high: num(row[2], `$[${n}][2]`) / u,
-              low: num(row[3], `$[${n}][3]`) / u,
-              close: num(row[4], `$[${n}][4]`) / u,
-              volume: num(row[5], `$[${n}][5]`) * u,
-              takerBuyUsd: takerBuyQuote,
-              takerSellUsd: quote - takerBuyQuote
-            }
-          ]
-        })
+        const rows = raw
+          .map((k, n) => klineRow(k, n, i.tokensPerUnit))
+          .filter((r) => r.t >= fromMs && r.t + BAR_MS <= toMs)
         return pageOf(rows, raw.length, 1000, toMs, BAR_MS)
       }
+    )
+
+  // limit 1: weight 1.
+  const formingBar = (i: Instrument, slotMs: number) =>
+    read(`/fapi/v1/klines?symbol=${i.symbol}&interval=15m&startTime=${slotMs}&limit=1`, 1, (body) =>
+      arr(body, "$")
+        .map((k, n) => klineRow(k, n, i.tokensPerUnit))
+        .find((r) => r.t === slotMs)
     )
 
   const fundingHistory = (i: Instrument, fromMs: number, toMs: number) =>
@@ -207,6 +214,8 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
     tickers,
     book,
     openInterestHistory,
-    klinesCarryTakerFlow: true
+    klinesCarryTakerFlow: true,
+    formingBar,
+    formingEveryMs: 60_000
   }
 }

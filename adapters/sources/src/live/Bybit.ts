@@ -110,6 +110,21 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
     })
   }
 
+  const formingBar = (i: Instrument, slotMs: number) =>
+    Effect.map(klineRows(i, slotMs, slotMs + BAR_MS), (raw) => {
+      const r = raw.find((k) => k.t === slotMs)
+      return r === undefined
+        ? undefined
+        : {
+            t: r.t,
+            open: r.open / i.tokensPerUnit,
+            high: r.high / i.tokensPerUnit,
+            low: r.low / i.tokensPerUnit,
+            close: r.close / i.tokensPerUnit,
+            volume: r.volume * i.tokensPerUnit
+          }
+    })
+
   const fundingHistory = (i: Instrument, fromMs: number, toMs: number) => {
     const end = Math.min(toMs, fromMs + 200 * i.fundingIntervalMs)
     return result(
@@ -213,6 +228,8 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
     tickers,
     book,
     openInterestHistory,
-    klinesCarryTakerFlow: false
+    klinesCarryTakerFlow: false,
+    formingBar,
+    formingEveryMs: 60_000
   }
 }

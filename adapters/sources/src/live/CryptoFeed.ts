@@ -7,6 +7,7 @@
  * |---|---|---|
  * | listings | (instruments, symbol mapping) | 1 h |
  * | bars | `bars` (+ `takerFlow` where klines carry it) | 15 min, 2 s after the close |
+ * | forming bar | the bar still forming, rewritten until it closes (`bars`, and `takerFlow` on Binance) | 1 min (Hyperliquid 3 min) |
  * | funding | `funding` (settlements) | 1 h, 30 s after the hour |
  * | tickers | `markIndex`, `openInterest`, `fundingState` (+ open-interest history backfill) | 15 min, at +8 s |
  * | books | `books` every minute (at +30 s), `bookMetrics` once per 15-minute bucket | 1 min |
@@ -34,7 +35,7 @@ import {
 import { Clock, Effect } from "effect"
 import { SourceError } from "./Http.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
-import { type Instrument, instrumentsOf, type Page, type VenueConnector } from "./Venue.ts"
+import { type BarRow, type Instrument, instrumentsOf, type Page, type VenueConnector } from "./Venue.ts"
 
 export interface CryptoFeedOptions {
   /** Days of 15-minute history fetched at first start (bars, taker flow). */
@@ -215,35 +216,58 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
 
     // -- bars (+ taker flow from klines) ------------------------------------------------------------------------
     const barComponents: ReadonlyArray<Component> = connector.klinesCarryTakerFlow ? ["bars", "takerFlow"] : ["bars"]
+    const writeBars = (i: Instrument, rows: ReadonlyArray<BarRow>) => {
+      const batch: Array<AnySeriesInput> = [
+        series("bars", i.assetId, venue, rows, ["open", "high", "low", "close", "volume"])
+      ]
+      if (connector.klinesCarryTakerFlow) {
+        const flow = rows.map((r) => ({ t: r.t, buyUsd: r.takerBuyUsd ?? 0, sellUsd: r.takerSellUsd ?? 0 }))
+        batch.push(series("takerFlow", i.assetId, venue, flow, ["buyUsd", "sellUsd"]))
+      }
+      return store.write(batch)
+    }
+    /** Instruments whose closed bars this process has fetched (the forming bar is written only after that). */
+    const barsReady = new Set<string>()
+
     const runBars = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
       const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
       yield* eachInstrument(barComponents, (i, p) =>
         Effect.gen(function* () {
           const last = yield* lastStoredMs("bars", i.assetId)
-          const fromMs = last === undefined ? toMs - options.backfillDays * DAY_MS : last + BAR_MS
+          // From the newest stored bar itself: it may have been stored while still forming.
+          const fromMs = last === undefined ? toMs - options.backfillDays * DAY_MS : last
           const newest = yield* pageForward(
             fromMs,
             toMs,
             (from, to) => connector.bars(i, from, to),
-            (rows) => {
-              const batch: Array<AnySeriesInput> = [
-                series("bars", i.assetId, venue, rows, ["open", "high", "low", "close", "volume"])
-              ]
-              if (connector.klinesCarryTakerFlow) {
-                const flow = rows.map((r) => ({ t: r.t, buyUsd: r.takerBuyUsd ?? 0, sellUsd: r.takerSellUsd ?? 0 }))
-                batch.push(series("takerFlow", i.assetId, venue, flow, ["buyUsd", "sellUsd"]))
-              }
-              return store.write(batch)
-            }
+            (rows) => writeBars(i, rows)
           )
-          // A bar's data runs to its close.
+          barsReady.add(i.assetId)
+          // A bar's data runs to its close (a forming bar's: to now).
           const stored = yield* lastStoredMs("bars", i.assetId)
           p.newestMs = Math.max(
             p.newestMs,
             newest > 0 ? newest + BAR_MS : 0,
-            stored === undefined ? 0 : stored + BAR_MS
+            stored === undefined ? 0 : Math.min(nowMs, stored + BAR_MS)
           )
+        })
+      )
+    })
+
+    /** The bar still forming, refreshed between closes, so prices and freshness follow the clock. */
+    const runForming = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      if (!instruments.some((i) => barsReady.has(i.assetId))) return
+      yield* eachInstrument(barComponents, (i, p) =>
+        Effect.gen(function* () {
+          if (!barsReady.has(i.assetId)) return
+          const bar = yield* connector.formingBar(i, slotMs)
+          if (bar !== undefined) {
+            yield* writeBars(i, [bar])
+            p.newestMs = nowMs
+          }
         })
       )
     })
@@ -433,6 +457,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     const once = {
       listings: refreshListings,
       bars: attempt(barComponents, runBars),
+      formingBar: attempt(barComponents, runForming),
       funding: attempt(["funding"], runFunding),
       tickers: attempt(tickerComponents, runTickers),
       books: attempt(["books"], runBooks),
@@ -445,6 +470,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       books: job("books", ["books"], runBooks, MINUTE_MS, 30_000),
       tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 8_000),
       bars: job("bars", barComponents, runBars, BAR_MS, 2_000),
+      formingBar: job("formingBar", barComponents, runForming, connector.formingEveryMs, 40_000),
       funding: job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
       ...(runTakerFlow === undefined
         ? {}

@@ -53,6 +53,7 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
 | data | cadence |
 |---|---|
 | 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
+| the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes |
 | mark/index, open interest, funding state | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
 | order books | every ${minutes(componentCadenceMs("binance", "books"))}; book metrics once per 15 minutes |
 | funding settlements | every hour (status cadence: the venue's funding interval) |

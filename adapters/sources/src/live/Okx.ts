@@ -6,6 +6,7 @@
  * - `GET /api/v5/public/instruments?instType=SWAP`: `ctVal` (base tokens per contract for linear swaps, e.g.
  *   0.01 BTC for BTC-USDT-SWAP), `ctMult`, `ctType`, `state: live`. Quantities in contracts become tokens with
  *   `ctVal x ctMult` (`tokensPerContract`).
+ * - `GET /api/v5/market/candles?bar=15m&limit=1`: the bar still forming (`confirm` "0").
  * - `GET /api/v5/market/history-candles?bar=15m` (100 rows, newest first; `after`/`before` bound the range,
  *   exclusive): `[ts, o, h, l, c, vol (contracts), volCcy (base tokens), volCcyQuote, confirm]`; `volCcy` is the
  *   bar volume.
@@ -106,6 +107,25 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
       }
     )
   }
+
+  /** `market/candles` (the recent candles, the forming one first, `confirm` "0"). */
+  const formingBar = (i: Instrument, slotMs: number) =>
+    data(`/api/v5/market/candles?instId=${i.symbol}&bar=15m&limit=1`, (rows) =>
+      rows
+        .map((k, n) => {
+          const row = arr(k, `$.data[${n}]`)
+          const p = (c: number) => num(row[c], `$.data[${n}][${c}]`)
+          return {
+            t: p(0),
+            open: p(1) / i.tokensPerUnit,
+            high: p(2) / i.tokensPerUnit,
+            low: p(3) / i.tokensPerUnit,
+            close: p(4) / i.tokensPerUnit,
+            volume: p(6) * i.tokensPerUnit
+          }
+        })
+        .find((r) => r.t === slotMs)
+    )
 
   const fundingHistory = (i: Instrument, fromMs: number, toMs: number) => {
     const end = Math.min(toMs, fromMs + 100 * i.fundingIntervalMs)
@@ -292,6 +312,8 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
     openInterestHistory,
     takerFlow,
     liquidations,
-    klinesCarryTakerFlow: false
+    klinesCarryTakerFlow: false,
+    formingBar,
+    formingEveryMs: 60_000
   }
 }

@@ -138,6 +138,13 @@ export interface VenueConnector {
   readonly liquidations?: (i: Instrument, nowMs: number) => Effect.Effect<ReadonlyArray<LiquidationRow>, SourceError>
   /** Whether klines carry taker volume (Binance): then `takerFlow` rows come with the bars. */
   readonly klinesCarryTakerFlow: boolean
+  /**
+   * The 15-minute bar still forming (opening at `slotMs`), as of now; undefined when the venue has none yet.
+   * Its values change until it closes; the closed-bar fetch then rewrites it with the final ones.
+   */
+  readonly formingBar: (i: Instrument, slotMs: number) => Effect.Effect<BarRow | undefined, SourceError>
+  /** How often the forming bar is refreshed (ms): each request's weight decides it. */
+  readonly formingEveryMs: number
 }
 
 /**

@@ -113,17 +113,41 @@ describe("Binance USD-M connector", () => {
         // Only what the venue serves: no liquidations status (Binance publishes them on its websocket only).
         assert.isUndefined(of("liquidations"))
 
-        // Incremental: at the next poll (12:20) only what is newer than the store holds is asked for.
+        // The bar still forming (12:00, open at 12:07) comes from its own job; freshness then follows the clock.
+        yield* feed.once.formingBar
+        const [forming] = yield* store.read("bars", {
+          assetId: "crypto:bitcoin",
+          fromMs: at("12:00"),
+          toMs: at("12:15")
+        })
+        assert.deepStrictEqual([forming?.t[0], forming?.close[0], forming?.volume[0]], [at("12:00"), 91050, 300])
+        assert.strictEqual(
+          (yield* store.status).find((s) => s.venue === "binance" && s.component === "bars")?.newestMs,
+          F.NOW_MS
+        )
+        const formingAsk = server.requests.filter((q) => q.path === "/fapi/v1/klines" && q.query.get("limit") === "1")
+        assert.deepStrictEqual(
+          formingAsk.map((q) => [q.query.get("symbol"), Number(q.query.get("startTime"))]),
+          [
+            ["BTCUSDT", at("12:00")],
+            ["SUIUSDT", at("12:00")],
+            ["1000PEPEUSDT", at("12:00")]
+          ]
+        )
+
+        // Incremental: at the next poll (12:20) the newest stored bar (it may have been forming) and what is newer.
         const before = server.requests.length
         yield* TestClock.setTime(at("12:20"))
         yield* feed.once.bars
-        const asked = server.requests.slice(before).filter((q) => q.path === "/fapi/v1/klines")
+        const asked = server.requests
+          .slice(before)
+          .filter((q) => q.path === "/fapi/v1/klines" && q.query.get("limit") !== "1")
         assert.deepStrictEqual(
           asked.map((q) => [q.query.get("symbol"), Number(q.query.get("startTime"))]),
           [
             ["BTCUSDT", at("12:00")],
             ["SUIUSDT", at("12:15") - 24 * HOUR],
-            ["1000PEPEUSDT", at("12:00")]
+            ["1000PEPEUSDT", at("11:45")]
           ]
         )
         const [btcNow] = yield* store.read("bars", { assetId: "crypto:bitcoin", fromMs: 0, toMs: at("13:00") })

@@ -40,12 +40,13 @@ describe("OKX v5 swaps connector", () => {
       yield* feed.once.books
       yield* feed.once.takerFlow ?? Effect.die("OKX publishes taker volume")
       yield* feed.once.liquidations ?? Effect.die("OKX publishes liquidations")
+      yield* feed.once.formingBar
 
-      // Confirmed candles only; volume is volCcy (base tokens).
+      // Confirmed candles from the history, then the forming one from market/candles; volume is volCcy (tokens).
       const [bars] = yield* store.read("bars", { assetId: "crypto:bitcoin", ...ALL })
-      assert.deepStrictEqual([...(bars?.t ?? [])], [at("11:30"), at("11:45")])
-      assert.deepStrictEqual([...(bars?.volume ?? [])], [20, 15])
-      assert.deepStrictEqual([...(bars?.close ?? [])], [90990, 91050])
+      assert.deepStrictEqual([...(bars?.t ?? [])], [at("11:30"), at("11:45"), at("12:00")])
+      assert.deepStrictEqual([...(bars?.volume ?? [])], [20, 15, 4])
+      assert.deepStrictEqual([...(bars?.close ?? [])], [90990, 91050, 91080])
       // Funding: what settled (realizedRate).
       const [f] = yield* store.read("funding", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(f?.rate ?? [])], [0.00005, 0.00009])
@@ -148,13 +149,14 @@ describe("Bybit v5 linear connector", () => {
       yield* feed.once.funding
       yield* feed.once.tickers
       yield* feed.once.books
+      yield* feed.once.formingBar
       assert.isUndefined(feed.once.liquidations, "Bybit publishes liquidations on its websocket only")
       assert.isUndefined(feed.once.takerFlow, "Bybit publishes no taker volume")
 
       // Newest-first list, stored oldest first, closed bars only.
       const [bars] = yield* store.read("bars", { assetId: "crypto:bitcoin", ...ALL })
-      assert.deepStrictEqual([...(bars?.t ?? [])], [at("11:30"), at("11:45")])
-      assert.deepStrictEqual([...(bars?.volume ?? [])], [80, 120.5])
+      assert.deepStrictEqual([...(bars?.t ?? [])], [at("11:30"), at("11:45"), at("12:00")])
+      assert.deepStrictEqual([...(bars?.volume ?? [])], [80, 120.5, 10])
       const [pepe] = yield* store.read("bars", { assetId: "crypto:pepe", ...ALL })
       assert.closeTo(pepe?.close[0] as number, 0.00001239, 1e-15)
       assert.strictEqual(pepe?.volume[0], 7_000_000_000)
