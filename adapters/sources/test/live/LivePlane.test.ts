@@ -63,8 +63,14 @@ describe("live feed -> store -> crypto plane", () => {
       assert.strictEqual(live.usd, 90990.9, "the close of the newest closed bar")
       assert.deepStrictEqual([live.bid_usd, live.ask_usd], [91230.1, 91230.2])
 
+      // The bar still forming (12:00) moves the price with the clock.
+      yield* feed.once.formingBar
+      const forming = yield* price(F.NOW_MS)
+      assert.strictEqual(forming.usd, 91050)
+      assert.strictEqual(forming.status, "live")
+
       // The venue starts failing (12:16, after the next close): the poll marks bars failing and the answer is stale
-      // (from the flag, not from age: the newest bar is 16 minutes old, which alone would read delayed).
+      // (from the flag: without it, data 9 minutes old would still read live).
       broken = true
       yield* TestClock.setTime(F.NOW_MS + 9 * 60_000)
       const e = yield* Effect.flip(feed.once.bars)
