@@ -2,18 +2,21 @@
  * In-memory twin of the equity store: maps keyed by the same natural keys as the PostgreSQL tables, so that
  * writes are idempotent in the same way.
  */
+import {
+  type Company,
+  type CompanyCoverage,
+  type CompanyHoldings,
+  type DailyBar,
+  EquityStore,
+  type Fact,
+  type FilerReport,
+  type Filing,
+  type HoldingsReport,
+  issuerNameKey,
+  type OwnershipReport,
+  type TickerEntry
+} from "@market-data/core"
 import { Effect, Layer } from "effect"
-import type { CompanyCoverage, CompanyHoldings, DailyBar } from "../../../core/src/equity/EquityStore.ts"
-import { EquityStore } from "../../../core/src/equity/EquityStore.ts"
-import { type FilerReport, issuerNameKey } from "../../../core/src/equity/Holders.ts"
-import type {
-  Company,
-  Fact,
-  Filing,
-  HoldingsReport,
-  OwnershipReport,
-  TickerEntry
-} from "../../../core/src/equity/Model.ts"
 
 const factKey = (f: Fact) => [f.taxonomy, f.concept, f.unit, f.start ?? "", f.end, f.accession].join("|")
 

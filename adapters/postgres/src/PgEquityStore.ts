@@ -4,24 +4,22 @@
  * through `insertInChunks`, idempotent on each table's natural key. Child rows (Form 4 transactions, 13F
  * holdings) are written before their report, so a reader never sees a report without its rows.
  */
-import { Effect, Layer } from "effect"
-import { type Kysely, sql } from "kysely"
 import {
+  type Company,
   type CompanyCoverage,
   type CompanyHoldings,
   type DailyBar,
-  EquityStore
-} from "../../../core/src/equity/EquityStore.ts"
-import { issuerNameKey } from "../../../core/src/equity/Holders.ts"
-import type {
-  Company,
-  Fact,
-  Filing,
-  Holding,
-  InsiderTransaction,
-  OwnershipReport,
-  ReportingOwner
-} from "../../../core/src/equity/Model.ts"
+  EquityStore,
+  type Fact,
+  type Filing,
+  type Holding,
+  type InsiderTransaction,
+  issuerNameKey,
+  type OwnershipReport,
+  type ReportingOwner
+} from "@market-data/core"
+import { Effect, Layer } from "effect"
+import { type Kysely, sql } from "kysely"
 import { insertInChunks } from "./Bulk.ts"
 import type { Database } from "./Database.ts"
 import { num } from "./Database.ts"

@@ -1,7 +1,4 @@
-/**
- * The equity model the parsers produce, from the core. The core's entry does not export `equity/Model.ts` (yet),
- * so it is reached here, in one place, by path; everything in this package imports it from this module.
- */
+/** The equity model the parsers produce, from the core; the package's modules import it from here. */
 export type {
   Company,
   Fact,
@@ -13,4 +10,4 @@ export type {
   ReportingOwner,
   Submissions,
   TickerEntry
-} from "../../../../core/src/equity/Model.ts"
+} from "@market-data/core"

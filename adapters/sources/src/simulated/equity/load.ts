@@ -3,8 +3,8 @@
  * filings, CUSIPs, Form 4 reports, 13F reports and daily bars. Every write is idempotent on its natural key, so
  * loading the same simulation twice leaves the store as it was.
  */
+import { EquityStore } from "@market-data/core"
 import { Effect } from "effect"
-import { EquityStore } from "../../../../../core/src/equity/EquityStore.ts"
 import type { SimulatedEquity } from "./SimulatedEquity.ts"
 
 /** What one load wrote (rows new to the store; bars count every bar written or replaced). */
