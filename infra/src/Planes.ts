@@ -9,15 +9,32 @@
  * limit) are whatever the configuration names, independently.
  */
 import {
+  CryptoAssets,
+  DAY_MS,
   Equity,
   type EquityStore,
+  type LeaderLock,
   type MarketStore,
   MarketStore as MarketStoreTag,
   makeCryptoPlane,
   type PlaneOperations
 } from "@market-data/core"
-import { makeMemoryEquityStore, makeMemoryMarketStore } from "@market-data/memory"
-import { loadSimulatedEquity, simulatedEquity, startSimulatedCrypto } from "@market-data/sources"
+import {
+  makeMemoryEquityStore,
+  makeMemoryLeaderLock,
+  makeMemoryMarketStore,
+  makeWriteThroughMarketStore,
+  warmMarketStore
+} from "@market-data/memory"
+import { makePgEquityStore, makePgLeaderLock, makePgMarketStore, pgliteLeaderLock } from "@market-data/postgres"
+import {
+  type LiveConfigError,
+  loadLiveConfig,
+  loadSimulatedEquity,
+  simulatedEquity,
+  startLiveFeeds,
+  startSimulatedCrypto
+} from "@market-data/sources"
 import { Clock, Effect, type Scope } from "effect"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import type { OpenedStores } from "./Stores.ts"
@@ -34,16 +51,10 @@ export interface OpenedPlanes {
 /** Opens the planes the configuration's feed fills. */
 export const openPlanes = (
   config: AppConfig,
-  _stores: OpenedStores
+  stores: OpenedStores
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
-    if (config.feed === "live") {
-      return yield* Effect.fail(
-        new ConfigProblem(
-          "MARKET_DATA_FEED=live is not available in this version: the live venue and SEC EDGAR connectors have not landed. Use MARKET_DATA_FEED=simulated (the default)."
-        )
-      )
-    }
+    if (config.feed === "live") return yield* openLivePlanes(config, stores)
     const market = makeMemoryMarketStore()
     const equity = makeMemoryEquityStore()
 
@@ -83,6 +94,63 @@ export const openPlanes = (
         { ...equityPlane, source: "simulated" }
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,
+      market,
+      equity
+    }
+  })
+
+/** How much stored live history the in-memory hot store is filled with at start (the baselines read 98 days). */
+const LIVE_WARM_DAYS = 120
+
+/**
+ * The live feed: public venue APIs and SEC EDGAR into the same plane stores. On a database the market store
+ * writes through to PostgreSQL (what is served has been persisted) and is warmed from it at start; filings
+ * live in the database. One instance ingests (a leader lock: a PostgreSQL advisory lock, or trivially the
+ * one PGlite or memory process) while all serve. With no network the sources are marked failing and every
+ * answer says so (`stale`, `unavailable`); nothing crashes, and the next poll recovers.
+ */
+const openLivePlanes = (
+  config: AppConfig,
+  stores: OpenedStores
+): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
+  Effect.gen(function* () {
+    const problem = (e: LiveConfigError) => new ConfigProblem(`${e.variable}: ${e.message}`)
+    const live = yield* loadLiveConfig.pipe(Effect.mapError(problem))
+    const database = stores.database
+    const hot = makeMemoryMarketStore()
+    let market: MarketStore["Service"] = hot
+    let equity: EquityStore["Service"] = makeMemoryEquityStore()
+    if (database !== undefined) {
+      const persistent = makePgMarketStore(database)
+      market = makeWriteThroughMarketStore(hot, persistent)
+      equity = makePgEquityStore(database)
+      const nowMs = yield* Clock.currentTimeMillis
+      const ids = CryptoAssets.map((a) => a.id)
+      const rows = yield* warmMarketStore(hot, persistent, ids, nowMs - LIVE_WARM_DAYS * DAY_MS, nowMs + DAY_MS)
+      yield* Effect.logInfo("live market: warmed from the database").pipe(Effect.annotateLogs({ rows }))
+    }
+    const leader: LeaderLock["Service"] =
+      config.store._tag === "Postgres"
+        ? yield* Effect.acquireRelease(
+            Effect.sync(() => makePgLeaderLock((config.store as { readonly url: string }).url)),
+            (l) => l.close
+          )
+        : config.store._tag === "Embedded"
+          ? pgliteLeaderLock
+          : makeMemoryLeaderLock()
+    yield* startLiveFeeds({ market, equity, config: live, leader }).pipe(Effect.mapError(problem))
+
+    const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
+    yield* cryptoPlane.warm.pipe(Effect.forkScoped)
+    const equityPlane = yield* Equity.makeEquityPlane({ source: "sec" }).pipe(
+      Effect.provideService(Equity.EquityStore, equity)
+    )
+    return {
+      planes: [
+        { ...cryptoPlane, source: "live" },
+        { ...equityPlane, source: "live" }
+      ],
+      description: `live (${live.venues.join(", ")}, SEC EDGAR)`,
       market,
       equity
     }

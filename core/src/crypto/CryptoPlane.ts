@@ -104,6 +104,19 @@ class Gaps {
     if (value === undefined || !Number.isFinite(value)) return this.add(component, "no_data")
     return roundValue(value)
   }
+  /**
+   * The sources feeding this result are failing: what is missing is missing because of them, so `no_data`
+   * becomes `source_down` (DECISIONS: the reason names the cause a client can act on: wait and retry).
+   */
+  blameFailingSource(): void {
+    for (const [component, entry] of Object.entries(this.entries)) {
+      if (entry.reason !== "no_data") continue
+      this.entries[component] = {
+        reason: "source_down",
+        detail: entry.detail === undefined ? "its source is failing" : `${entry.detail}; its source is failing`
+      }
+    }
+  }
   /** `unavailable` when something is missing (the key is absent otherwise). */
   get block(): { unavailable?: Unavailable } {
     return Object.keys(this.entries).length === 0 ? {} : { unavailable: this.entries }
@@ -458,6 +471,11 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         const gaps = new Gaps()
         const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
         const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
+        const components = OperationComponents[op] ?? ["bars"]
+        const venues = venuesOf(asset)
+        if (statuses.some((s) => s.failing && venues.includes(s.venue) && components.includes(s.component))) {
+          gaps.blameFailingSource()
+        }
         // `body` may refine `next_update_at` (technicals change only when a bar closes).
         return { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       })

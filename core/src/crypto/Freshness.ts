@@ -40,8 +40,10 @@ export const resultFreshness = (
 ): ResultFreshness | undefined => {
   const used = statuses.filter((s) => venues.includes(s.venue) && components.includes(s.component))
   if (used.length === 0) return undefined
+  const newest = Math.max(...used.map((s) => s.newestMs))
   return {
-    asOfMs: Math.max(...used.map((s) => s.newestMs)),
+    // Nothing delivered yet (a live source failing since start): the result is as of now, and stale.
+    asOfMs: newest > 0 ? newest : nowMs,
     status: worstStatus(used.map((s) => freshnessOf(s, nowMs))),
     nextUpdateAtMs: Math.min(...used.map((s) => nextUpdateAtMs(s, nowMs)))
   }
