@@ -3,8 +3,8 @@
  * process it arbitrates between several contenders exactly as the PostgreSQL lock does between processes, except
  * that a vanished holder is noticed only when its lease runs out.
  */
+import { LeaderLock } from "@market-data/core"
 import { Clock, Effect, Layer } from "effect"
-import { LeaderLock } from "../../../core/src/Leader.ts"
 
 export const makeMemoryLeaderLock = (): LeaderLock["Service"] => {
   const leases = new Map<string, { holder: string; untilMs: number }>()

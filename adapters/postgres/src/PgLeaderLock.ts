@@ -8,9 +8,9 @@
  * PGlite is one process by construction (a lock file guards its data folder), so there the instance is always
  * the leader: `pgliteLeaderLock`.
  */
+import { LeaderLock } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import pg from "pg"
-import { LeaderLock } from "../../../core/src/Leader.ts"
 
 interface Held {
   readonly holder: string

@@ -5,10 +5,8 @@
  * instance serves from the shared store either way. Closing the scope stops the feeds and releases the lock.
  */
 
-import { MarketStore } from "@market-data/core"
+import { type EquityStore, type LeaderLock, LIVE_INGEST_LOCK, MarketStore } from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
-import type { EquityStore } from "../../../../core/src/equity/EquityStore.ts"
-import { type LeaderLock, LIVE_INGEST_LOCK } from "../../../../core/src/Leader.ts"
 import { parseCompanyTickers } from "../sec/index.ts"
 import { makeBinance } from "./Binance.ts"
 import { makeBybit } from "./Bybit.ts"

@@ -20,9 +20,8 @@
  * Every request carries the `User-Agent` from `MARKET_DATA_SEC_USER_AGENT` and passes one limiter: at most one
  * request per 100 ms, so never more than 10 per second (the SEC's fair-access limit).
  */
+import type { EquityStore, Filing } from "@market-data/core"
 import { Effect, Result } from "effect"
-import type { EquityStore } from "../../../../core/src/equity/EquityStore.ts"
-import type { Filing } from "../../../../core/src/equity/Model.ts"
 import {
   parseCompanyFacts,
   parseOwnershipDocument,
