@@ -2,6 +2,7 @@
 export { type CompanyProfile, SimulatedCompanies, SimulatedManagers } from "./Companies.ts"
 export type { OwnershipDocumentText } from "./Insiders.ts"
 export type { ThirteenFTexts } from "./Institutions.ts"
+export * from "./load.ts"
 export type { SimulatedDailyBar } from "./Prices.ts"
 export {
   type SimulatedEquity,
@@ -9,4 +10,3 @@ export {
   type SimulatedEquityDocuments,
   simulatedEquity
 } from "./SimulatedEquity.ts"
-export * from "./load.ts"
