@@ -1,6 +1,7 @@
 /**
  * A pipeline `Answer` as an MCP tool result: the HTTP body (the envelope, or the error object) in
- * `structuredContent`, its compact text in `content`, the charge in `_meta.credits_charged`.
+ * `structuredContent`, its compact text in `content`, the charge in `_meta.credits_charged` and, for data
+ * answers, the source that fed them in `_meta.data_source` (HTTP's `X-Data-Source`).
  */
 import { type Answer, type ApiError, apiError } from "@market-data/core"
 
@@ -47,7 +48,10 @@ export const toolResult = (answer: Answer): ToolResult => {
         content: [{ type: "text", text: o.body }],
         structuredContent: JSON.parse(o.body),
         isError: false,
-        _meta: { credits_charged: o.creditsCharged }
+        _meta: {
+          credits_charged: o.creditsCharged,
+          ...(o.dataSource === undefined ? {} : { data_source: o.dataSource })
+        }
       }
     case "Markdown":
       return {
@@ -58,14 +62,20 @@ export const toolResult = (answer: Answer): ToolResult => {
       }
     case "Failure":
       return errorResult(o.error, o.creditsCharged)
-    case "Replay":
+    case "Replay": {
       // The stored answer of the first request (over HTTP or MCP), byte for byte, with its original charge.
+      const dataSource = o.answer.headers["x-data-source"]
       return {
         content: [{ type: "text", text: o.answer.body }],
         structuredContent: JSON.parse(o.answer.body),
         isError: o.answer.status >= 400,
-        _meta: { credits_charged: chargeOf(answer), idempotent_replayed: true }
+        _meta: {
+          credits_charged: chargeOf(answer),
+          ...(dataSource === undefined ? {} : { data_source: dataSource }),
+          idempotent_replayed: true
+        }
       }
+    }
     case "NotModified":
       // MCP sends no If-None-Match, so the pipeline cannot answer 304 here.
       return errorResult(apiError("internal_error", "unexpected 304 over MCP"), 0)

@@ -1,0 +1,303 @@
+/**
+ * MCP against the real planes: one server with the simulated crypto market and the simulated filings (as
+ * `serve` runs by default), driven over HTTP and over MCP. For every one of the 23 operations, on both planes,
+ * with the docs' example requests, a batch per batch operation (`ids` as an array and as a comma-joined
+ * string, with refused assets), every tier's `not_covered` refusals and the `plane_mismatch` ones:
+ *
+ * - the same call over HTTP and MCP gives byte-identical data and charges the same credits
+ *   (`X-Credits-Charged` = `_meta.credits_charged`), successes and refusals alike;
+ * - the data source is reported alike (`X-Data-Source` = `_meta.data_source`);
+ * - every `structuredContent` validates against its tool's `outputSchema` from `tools/list` (ajv, 2020-12, strict).
+ *
+ * The market ticks on the real clock (venue books every 20 to 60 s, bars every 15 min), so each MCP call is
+ * sandwiched between two identical HTTP calls: when the two HTTP answers are byte-identical the market did not
+ * move in between, and the MCP answer must be byte-identical to them; when they differ the triple is retried.
+ */
+
+import {
+  docsExamples,
+  type OperationSpec,
+  Operations,
+  type Plane,
+  type Tier,
+  TierPlane,
+  Tiers,
+  tierServes
+} from "@market-data/core"
+import type { ValidateFunction } from "ajv"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { callTool, makeAjv, rpc, typedArgs } from "./support/mcp.ts"
+import { type PlanesServer, startPlanesServer } from "./support/planes-server.ts"
+
+let server: PlanesServer
+let key: string
+let keyId: string
+const validators = new Map<string, ValidateFunction>()
+/** The assets of each coverage tier, from the service's own `coverage` listing. */
+const byTier = new Map<Tier, Array<string>>()
+
+const auth = (k = key) => ({ Authorization: `Bearer ${k}` })
+
+beforeAll(async () => {
+  // Keyless calls (docs, schema) share the client address's budget: raise the default.
+  server = await startPlanesServer({ rateLimitPerMinute: 1_000_000 })
+  const created = await server.newKey(10_000_000, 1_000_000)
+  key = created.key
+  keyId = created.id
+  // The schemas a client gets: from tools/list over MCP, not from the module.
+  const list = await rpc(server.base, "tools/list", {})
+  const ajv = makeAjv()
+  for (const t of list.body.result.tools as ReadonlyArray<{ name: string; outputSchema: object }>) {
+    validators.set(t.name, ajv.compile(t.outputSchema))
+  }
+  let cursor: string | null = null
+  do {
+    const res = await fetch(
+      `${server.base}/api/v1/coverage?limit=500${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+      { headers: auth() }
+    )
+    const page = (await res.json()) as {
+      data: { rows: ReadonlyArray<{ asset_id: string; tier: Tier }>; next_cursor: string | null }
+    }
+    for (const row of page.data.rows) byTier.set(row.tier, [...(byTier.get(row.tier) ?? []), row.asset_id])
+    cursor = page.data.next_cursor
+  } while (cursor !== null)
+}, 180_000)
+afterAll(() => server?.close())
+
+interface HttpAnswer {
+  readonly status: number
+  readonly text: string
+  readonly charged: number
+  readonly source: string | undefined
+}
+
+const httpCall = async (op: string, query: string, k: string): Promise<HttpAnswer> => {
+  const res = await fetch(`${server.base}/api/v1/${op}${query === "" ? "" : `?${query}`}`, { headers: auth(k) })
+  return {
+    status: res.status,
+    text: await res.text(),
+    charged: Number(res.headers.get("x-credits-charged") ?? 0),
+    source: res.headers.get("x-data-source") ?? undefined
+  }
+}
+
+/**
+ * `usage` spends a rate unit per call, so its `rate_limit.remaining` (and the window's `reset_at`) moves
+ * with every call, whatever the transport: the one part of any answer that legitimately differs. It is
+ * compared apart; everything else is compared byte for byte.
+ */
+const comparable = (op: string, text: string): string => {
+  if (op !== "usage") return text
+  const body = JSON.parse(text)
+  if (body.data?.rate_limit !== undefined) {
+    body.data.rate_limit = { limit: body.data.rate_limit.limit }
+  }
+  return JSON.stringify(body)
+}
+
+/** How many HTTP/MCP pairs were checked, and how often the market moved inside a triple. */
+let pairs = 0
+let retries = 0
+
+/** `usage`'s rate units: each call spends one, so the MCP call sits strictly between the two HTTP calls. */
+const rateRemaining = (text: string): number => JSON.parse(text).data.rate_limit.remaining
+
+interface Checked {
+  readonly http: HttpAnswer
+  readonly result: any
+}
+
+/** Calls `op` over HTTP (`query`) and MCP (`args`) and checks parity, charge, source and the output schema. */
+const check = async (op: string, query: string, args: Record<string, unknown>, k = key): Promise<Checked> => {
+  const label = `${op}?${query} as ${JSON.stringify(args)}`
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const before = await httpCall(op, query, k)
+    const { reply, result } = await callTool(server.base, op, args, auth(k))
+    const after = await httpCall(op, query, k)
+    if (comparable(op, before.text) !== comparable(op, after.text)) {
+      retries++ // the market ticked in between: again
+      continue
+    }
+    pairs++
+    const http = before
+    expect(reply.status, label).toBe(200)
+    expect(result, `${label}: ${reply.text.slice(0, 300)}`).toBeDefined()
+    expect(after.charged, label).toBe(http.charged)
+    // The same charge, for successes and refusals alike.
+    expect(result._meta.credits_charged, label).toBe(http.charged)
+    // The same source, reported only where HTTP reports it.
+    expect(result._meta.data_source, label).toBe(http.source)
+    expect(result.isError, `${label}: ${http.text.slice(0, 300)}`).toBe(http.status !== 200)
+    if (op === "docs") {
+      expect(result.structuredContent.data.markdown, label).toBe(http.text)
+      expect(result.content).toEqual([{ type: "text", text: http.text }])
+    } else {
+      // The same data, byte for byte: the text content is the HTTP body, structuredContent its parse.
+      expect(comparable(op, result.content[0].text), label).toBe(comparable(op, http.text))
+      expect(result.structuredContent, label).toEqual(JSON.parse(result.content[0].text))
+    }
+    if (op === "usage" && http.status === 200) {
+      const mcp = rateRemaining(result.content[0].text)
+      expect(mcp).toBeLessThan(rateRemaining(before.text))
+      expect(mcp).toBeGreaterThan(rateRemaining(after.text))
+    }
+    const validate = validators.get(op)
+    expect(validate, op).toBeDefined()
+    expect(validate?.(result.structuredContent), `${label}: ${JSON.stringify(validate?.errors)}`).toBe(true)
+    return { http, result }
+  }
+  throw new Error(`${label}: the HTTP answers kept changing across four attempts`)
+}
+
+/** Checks one call whose `ids` go over MCP both as an array and as one comma-joined string. */
+const checkIds = async (op: string, query: string, extra: Record<string, unknown> = {}): Promise<Checked> => {
+  const args = { ...typedArgs(query), ...extra }
+  const asArray = await check(op, query, args)
+  expect(Array.isArray(args.ids), query).toBe(true)
+  const joined = await check(op, query, { ...args, ids: (args.ids as ReadonlyArray<string>).join(",") })
+  expect(joined.result.structuredContent).toEqual(asArray.result.structuredContent)
+  return asArray
+}
+
+const queryOf = (params: Record<string, string>): string =>
+  Object.entries(params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&")
+
+const dataOps = Operations.filter((o) => o.group !== "discovery")
+const tierOf = (plane: Plane): Tier => (plane === "crypto" ? "core" : "full")
+const assetOf = (tier: Tier, n = 0): string => {
+  const id = byTier.get(tier)?.[n]
+  if (id === undefined) throw new Error(`no asset #${n} of tier ${tier} in coverage`)
+  return id
+}
+/** A call operation without `id` (rank) has no per-asset refusals. */
+const takesId = (op: OperationSpec) => op.params.some((p) => p.name === "id")
+
+/** Which tiers' not_covered refusals were exercised, by the file's end every tier that has one. */
+const notCoveredSeen = new Set<Tier>()
+const sourcesSeen = new Set<string>()
+
+describe("MCP and HTTP agree on the real planes", () => {
+  it("serves the simulated feed and lists 23 tools, each with an outputSchema that compiled", () => {
+    expect(server.feedDescription).toContain("simulated")
+    expect(validators.size).toBe(23)
+    expect([...validators.keys()]).toEqual(Operations.map((o) => o.name))
+    expect([...byTier.keys()].sort()).toEqual(Tiers.filter((t) => t !== "equity").sort())
+  })
+
+  for (const op of Operations) {
+    it(`${op.name}: same data, charge and source over HTTP and MCP; structuredContent matches outputSchema`, async () => {
+      // 1. Every example request the docs show for it (any section), with typed arguments.
+      const examples = docsExamples.filter((e) => e.operation === op.name)
+      expect(examples.length, op.name).toBeGreaterThan(0)
+      const seen = new Set<string>()
+      for (const e of examples) {
+        if (seen.has(e.query)) continue
+        seen.add(e.query)
+        const { http } = e.query.includes("ids=")
+          ? await checkIds(op.name, e.query)
+          : await check(op.name, e.query, typedArgs(e.query))
+        expect(http.status, `${op.name}?${e.query}: ${http.text.slice(0, 300)}`).toBe(200)
+        if (op.group !== "discovery") {
+          expect(http.source).toBe("simulated")
+          sourcesSeen.add(op.name)
+        }
+      }
+      if (op.group === "discovery" || !takesId(op)) return
+
+      // 2. One served asset on each plane the operation serves; an asset of any other plane is plane_mismatch.
+      for (const plane of ["crypto", "equity"] as const) {
+        const id = assetOf(tierOf(plane))
+        const { http } = await check(op.name, `id=${id}`, { id })
+        if (op.planes.includes(plane)) {
+          expect(http.status, `${op.name} ${id}: ${http.text.slice(0, 300)}`).toBe(200)
+          expect(http.charged).toBeGreaterThan(0)
+        } else {
+          expect(http.status).toBe(422)
+          expect(JSON.parse(http.text).error.code).toBe("plane_mismatch")
+          expect(http.charged).toBe(0)
+        }
+      }
+
+      // 3. Every tier that does not serve it refuses not_covered, at no charge.
+      for (const tier of byTier.keys()) {
+        if (!op.planes.includes(TierPlane[tier]) || tierServes(tier, op.name)) continue
+        const id = assetOf(tier)
+        const { http, result } = await check(op.name, `id=${id}`, { id })
+        expect(http.status, `${op.name} ${id} (${tier})`).toBe(422)
+        expect(result.structuredContent.error.code).toBe("not_covered")
+        expect(result._meta.credits_charged).toBe(0)
+        notCoveredSeen.add(tier)
+      }
+
+      // 4. A batch: served assets of every plane it serves, then refused ones (unknown, not covered, other
+      //    plane), with `ids` as an array and as a comma-joined string.
+      if (!op.batch) return
+      const served = op.planes.flatMap((p) =>
+        p === "crypto" ? [assetOf("core"), assetOf("core", 1)] : [assetOf("full"), assetOf("full", 1)]
+      )
+      const notCovered = [...byTier.keys()].find((t) => op.planes.includes(TierPlane[t]) && !tierServes(t, op.name))
+      const otherPlane = (["crypto", "equity"] as const).find((p) => !op.planes.includes(p))
+      const refused = [
+        "crypto:no-such-asset",
+        ...(notCovered === undefined ? [] : [assetOf(notCovered)]),
+        ...(otherPlane === undefined ? [] : [assetOf(tierOf(otherPlane))])
+      ]
+      const ids = [...served, ...refused]
+      const { http, result } = await checkIds(op.name, queryOf({ ids: ids.join(",") }))
+      expect(http.status, http.text.slice(0, 300)).toBe(200)
+      const body = result.structuredContent
+      expect(body.data.map((d: { asset_id: string }) => d.asset_id)).toEqual(served)
+      expect(body.refused.map((r: { id: string }) => r.id)).toEqual(refused)
+      expect(body.refused[0].reason).toBe("unknown_asset")
+      expect(result._meta.data_source).toBe("simulated")
+
+      // A batch whose every asset is refused costs nothing, over both transports.
+      const none = await checkIds(op.name, queryOf({ ids: refused.concat("crypto:another-no-such").join(",") }))
+      expect(none.http.charged).toBe(0)
+    })
+  }
+
+  it("exercised the not_covered refusal of every tier that refuses something", () => {
+    const refusing = [...byTier.keys()].filter((t) =>
+      dataOps.some((op) => takesId(op) && op.planes.includes(TierPlane[t]) && !tierServes(t, op.name))
+    )
+    expect(refusing.length).toBeGreaterThanOrEqual(4)
+    expect([...notCoveredSeen].sort()).toEqual(refusing.sort())
+    // Every data operation's examples answered from the simulated source.
+    expect([...sourcesSeen].sort()).toEqual(dataOps.map((o) => o.name).sort())
+    // Real coverage, and the market seldom moved inside a triple (it ticks every 20 s at the fastest).
+    expect(pairs).toBeGreaterThan(120)
+    expect(retries).toBeLessThan(pairs / 10)
+  })
+})
+
+describe("the data source over MCP", () => {
+  it("is _meta.data_source on data answers, mirrors X-Data-Source, and is absent elsewhere", async () => {
+    const price = await check("price", "id=crypto:bitcoin", { id: "crypto:bitcoin" })
+    expect(price.http.source).toBe("simulated")
+    expect(price.result._meta).toEqual({ credits_charged: 1, data_source: "simulated" })
+    const usage = await check("usage", "", {})
+    expect(usage.result._meta).toEqual({ credits_charged: 0 })
+    expect(usage.result.structuredContent.data.key_id).toBe(keyId)
+    const refused = await check("funding", "id=eq:9990001:ALDR", { id: "eq:9990001:ALDR" })
+    expect(refused.result.isError).toBe(true)
+    expect(refused.result._meta).toEqual({ credits_charged: 0 })
+  })
+
+  it("is kept on an idempotent replay, over MCP after HTTP", async () => {
+    const idem = { "Idempotency-Key": `mcp-planes-${Date.now()}` }
+    const http = await fetch(`${server.base}/api/v1/read?id=crypto:bitcoin`, { headers: { ...auth(), ...idem } })
+    const httpText = await http.text()
+    expect(http.headers.get("x-data-source")).toBe("simulated")
+    const { result } = await callTool(server.base, "read", { id: "crypto:bitcoin" }, { ...auth(), ...idem })
+    expect(result._meta).toEqual({
+      credits_charged: Number(http.headers.get("x-credits-charged")),
+      data_source: "simulated",
+      idempotent_replayed: true
+    })
+    expect(result.content[0].text).toBe(httpText)
+  })
+})
