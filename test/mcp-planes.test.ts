@@ -18,6 +18,7 @@ import {
   docsExamples,
   type OperationSpec,
   Operations,
+  type ParamSpec,
   type Plane,
   type Tier,
   TierPlane,
@@ -33,8 +34,19 @@ let server: PlanesServer
 let key: string
 let keyId: string
 const validators = new Map<string, ValidateFunction>()
+/** The same schemas closed (`additionalProperties: true` made false): no answer carries an undeclared field. */
+const closedValidators = new Map<string, ValidateFunction>()
 /** The assets of each coverage tier, from the service's own `coverage` listing. */
 const byTier = new Map<Tier, Array<string>>()
+
+/** A schema with every open object closed; maps (`additionalProperties: {schema}`) are left alone. */
+const closed = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(closed)
+  if (typeof node !== "object" || node === null) return node
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === "additionalProperties" && v === true ? false : closed(v)])
+  )
+}
 
 const auth = (k = key) => ({ Authorization: `Bearer ${k}` })
 
@@ -47,8 +59,10 @@ beforeAll(async () => {
   // The schemas a client gets: from tools/list over MCP, not from the module.
   const list = await rpc(server.base, "tools/list", {})
   const ajv = makeAjv()
+  const closedAjv = makeAjv()
   for (const t of list.body.result.tools as ReadonlyArray<{ name: string; outputSchema: object }>) {
     validators.set(t.name, ajv.compile(t.outputSchema))
+    closedValidators.set(t.name, closedAjv.compile(closed(t.outputSchema) as object))
   }
   let cursor: string | null = null
   do {
@@ -145,6 +159,9 @@ const check = async (op: string, query: string, args: Record<string, unknown>, k
     const validate = validators.get(op)
     expect(validate, op).toBeDefined()
     expect(validate?.(result.structuredContent), `${label}: ${JSON.stringify(validate?.errors)}`).toBe(true)
+    // The schemas admit additive fields; still, every field served today is one the schema declares.
+    const strictly = closedValidators.get(op)
+    expect(strictly?.(result.structuredContent), `${label}: ${JSON.stringify(strictly?.errors)}`).toBe(true)
     return { http, result }
   }
   throw new Error(`${label}: the HTTP answers kept changing across four attempts`)
@@ -221,6 +238,11 @@ describe("MCP and HTTP agree on the real planes", () => {
         }
       }
 
+      // An unknown asset is refused alike, at no charge.
+      const unknown = await check(op.name, "id=crypto:no-such-asset", { id: "crypto:no-such-asset" })
+      expect(unknown.result.structuredContent.error.code).toBe("unknown_asset")
+      expect(unknown.http.charged).toBe(0)
+
       // 3. Every tier that does not serve it refuses not_covered, at no charge.
       for (const tier of byTier.keys()) {
         if (!op.planes.includes(TierPlane[tier]) || tierServes(tier, op.name)) continue
@@ -272,6 +294,85 @@ describe("MCP and HTTP agree on the real planes", () => {
     expect(pairs).toBeGreaterThan(120)
     expect(retries).toBeLessThan(pairs / 10)
   })
+})
+
+/**
+ * Representative values of one parameter: every value of an enum, each value of a list alone, an int's bounds,
+ * `true`, a date a year back. Identifiers and cursors are exercised elsewhere.
+ */
+const valuesOf = (p: ParamSpec): ReadonlyArray<string> => {
+  const t = p.type
+  switch (t.kind) {
+    case "enum":
+    case "enumList":
+      return t.values
+    case "int":
+      return [String(t.min), String(t.max)]
+    case "boolean":
+      return ["true"]
+    case "date":
+      return [new Date(Date.now() - 365 * 86_400_000).toISOString().slice(0, 10)]
+    default:
+      return []
+  }
+}
+
+describe("MCP and HTTP agree on every parameter value, and on pages", () => {
+  for (const op of dataOps) {
+    it(`${op.name}: each parameter value on each plane it serves, as id and as ids`, async () => {
+      const swept = op.params.filter((p) => valuesOf(p).length > 0)
+      const subjects: Array<Record<string, string>> = takesId(op)
+        ? op.planes.map((plane) => ({ id: assetOf(tierOf(plane)) }))
+        : [{}]
+      // A batch across every plane the operation serves: a plane-specific parameter applies to each alike.
+      if (op.batch)
+        subjects.push({
+          ids: op.planes
+            .map((plane) => assetOf(tierOf(plane)))
+            .concat(assetOf("core", 1))
+            .join(",")
+        })
+      let answered = 0
+      for (const subject of subjects) {
+        for (const p of swept) {
+          for (const value of valuesOf(p)) {
+            const query = queryOf({ ...subject, [p.name]: value })
+            const { http } =
+              subject.ids === undefined ? await check(op.name, query, typedArgs(query)) : await checkIds(op.name, query)
+            if (http.status === 200) answered++
+          }
+        }
+      }
+      // Most values answer (the rest are cross-rule refusals, compared all the same).
+      if (swept.length > 0) expect(answered, op.name).toBeGreaterThan(0)
+    })
+  }
+
+  for (const op of Operations.filter((o) => o.params.some((p) => p.type.kind === "cursor"))) {
+    it(`${op.name}: the next page, by the cursor the first page gave, is the same over both transports`, async () => {
+      const first: Record<string, string> =
+        op.name === "rank"
+          ? { limit: "3" }
+          : op.name === "coverage"
+            ? { plane: "crypto", limit: "5" }
+            : op.name === "holders"
+              ? { id: assetOf("full"), limit: "2" }
+              : op.name === "events"
+                ? { id: assetOf("full"), limit: "2" }
+                : { id: assetOf("core"), limit: "5" }
+      let query = queryOf(first)
+      let pages = 0
+      for (; pages < 3; pages++) {
+        const { http } = await check(op.name, query, typedArgs(query))
+        expect(http.status, `${op.name}?${query}: ${http.text.slice(0, 300)}`).toBe(200)
+        const next = JSON.parse(http.text).data.next_cursor as string | null
+        if (next === null) break
+        query = `${queryOf(first)}&cursor=${encodeURIComponent(next)}`
+      }
+      // At least one page was reached by a cursor.
+      expect(pages, op.name).toBeGreaterThanOrEqual(1)
+    })
+  }
 })
 
 describe("the data source over MCP", () => {
