@@ -7,15 +7,20 @@ BASE="${BASE:-http://127.0.0.1:8080}"
 KEY="${KEY:?set KEY to an API key (mdk_...)}"
 
 step() { printf '\n== %s\n' "$*"; }
+# Fetch whole bodies, then trim: piping curl into head would fail the script (pipefail) when head stops early.
+get() { curl -sS --fail "$@"; }
 
 step "The root document: every operation, its auth class and price (no key needed)"
-curl -sS --fail "$BASE/api/v1" | head -c 600; echo
+root=$(get "$BASE/api/v1")
+echo "${root:0:600}"
 
 step "The quickstart, as markdown written for agents"
-curl -sS --fail "$BASE/api/v1/docs?section=quickstart" | head -n 20
+quickstart=$(get "$BASE/api/v1/docs?section=quickstart")
+printf '%s\n' "$quickstart" | sed -n 1,20p
 
 step "What funding takes and costs"
-curl -sS --fail "$BASE/api/v1/schema?resource=funding" | head -c 600; echo
+schema=$(get "$BASE/api/v1/schema?resource=funding")
+echo "${schema:0:600}"
 
 step "Your credits and rate-limit window"
 curl -sS --fail -H "Authorization: Bearer $KEY" "$BASE/api/v1/usage"; echo

@@ -66,6 +66,11 @@ export const docsExamples: ReadonlyArray<DocsExample> = [
     operation: "financials",
     query: "id=eq:9990001:ALDR&statements=income&period_kind=quarter&periods=8"
   },
+  {
+    section: "examples",
+    operation: "financials",
+    query: "id=eq:9990002:BWPC&period_kind=annual&periods=3&as_known_on=2024-06-30"
+  },
   { section: "examples", operation: "events", query: "id=eq:9990001:ALDR&types=insider&since=2025-01-01" },
   { section: "examples", operation: "holders", query: "id=eq:9990001:ALDR&limit=10" },
   { section: "examples", operation: "rank", query: "metric=funding_rate_8h_pct&direction=top&limit=5" },
@@ -459,6 +464,7 @@ const changelog = (ctx: DocsContext): string => {
     "",
     `- The ${Operations.length} operations of the contract, over HTTP at ${code(ctx.basePath)} and as MCP tools, with their parameters, prices and error sets as ${code("schema")} describes them.`,
     "- Credits with holds and settlement, idempotency keys (24 h replay), conditional requests and a per-key rolling rate limit.",
+    `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
     "",
     todo.length === 0
       ? "Nothing is temporary."

@@ -300,6 +300,10 @@ const financials: OperationSpec = {
     Param.boolean("basis_concepts", {
       description: "Add, per line item, the XBRL concept(s) it was taken or derived from.",
       default: false
+    }),
+    Param.date("as_known_on", {
+      description:
+        "Beyond the contract (additive): the statements as they were known on this date, from filings made on or before it, before later restatements."
     })
   ],
   rules: [],
