@@ -27,7 +27,7 @@ import {
 } from "@market-data/core"
 import type { ValidateFunction } from "ajv"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { callTool, makeAjv, rpc, typedArgs } from "./support/mcp.ts"
+import { callTool, makeAjv, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
 import { type PlanesServer, startPlanesServer } from "./support/planes-server.ts"
 
 let server: PlanesServer
@@ -400,5 +400,27 @@ describe("the data source over MCP", () => {
       idempotent_replayed: true
     })
     expect(result.content[0].text).toBe(httpText)
+  })
+})
+
+describe("the official SDK client on the real planes", () => {
+  it("calls every example the docs show; the client's own outputSchema validation accepts every result", async () => {
+    const { client } = await sdkClient(server.base, "2025-11-25", key)
+    try {
+      await client.listTools() // the client validates structuredContent against the schemas listed here
+      for (const e of docsExamples) {
+        const res = await client.callTool({ name: e.operation, arguments: typedArgs(e.query) })
+        expect(res.isError, `${e.operation}?${e.query}`).toBe(false)
+        if (Operations.find((o) => o.name === e.operation)?.group !== "discovery") {
+          expect(res._meta?.data_source, e.operation).toBe("simulated")
+        }
+      }
+      // A refusal too: an error result is checked against the same outputSchema.
+      const refused = await client.callTool({ name: "funding", arguments: { id: assetOf("full") } })
+      expect(refused.isError).toBe(true)
+      expect((refused.structuredContent as { error: { code: string } }).error.code).toBe("plane_mismatch")
+    } finally {
+      await client.close()
+    }
   })
 })
