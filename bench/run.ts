@@ -3,8 +3,10 @@
  * side in one run: the anchors first, then the service. Prints a table and writes JSON to bench/results/.
  *
  * Needs server PostgreSQL (BENCH_DATABASE_URL, default the machine's postgres://postgres@127.0.0.1:5432/test).
- * The paid scenarios use the deterministic test plane (the production planes have not landed) and a key whose
- * rate-limit policy is raised for the run; every scenario reports its non-2xx count, which must be zero.
+ * The money scenarios use the deterministic test plane (its answers cost nothing to compute, so they measure
+ * the pipeline and the store); the data scenarios run the real service on the simulated planes in memory. Keys
+ * have their rate-limit policy raised for the run; every scenario reports its non-2xx count, which must be zero
+ * (the 304 scenario counts its 304s there).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -142,6 +144,43 @@ const main = async () => {
       memory.child.pid
     )
     await stop(memory)
+
+    // The real service on the simulated planes, in memory: the operations clients call.
+    const planes = await launch(
+      ["infra/src/bin.ts", "serve"],
+      { ...env, DATABASE_URL: "memory" },
+      /listening on (http:\/\/[^/\s]+)/
+    )
+    // Let the background warm-up of the baselines finish before measuring.
+    await new Promise((r) => setTimeout(r, 8_000))
+    const ids10 = [
+      "bitcoin",
+      "ethereum",
+      "solana",
+      "xrp",
+      "dogecoin",
+      "cardano",
+      "avalanche",
+      "chainlink",
+      "litecoin",
+      "polkadot"
+    ]
+      .map((slug) => `crypto:${slug}`)
+      .join(",")
+    for (const [scenario, path] of [
+      ["service: read crypto (memory)", "/api/v1/read?id=crypto:bitcoin"],
+      ["service: read batch of 10 (memory)", `/api/v1/read?ids=${ids10}`],
+      ["service: funding (memory)", "/api/v1/funding?id=crypto:ethereum"],
+      ["service: rank limit=50 (memory)", "/api/v1/rank?limit=50"],
+      ["service: series limit=500 (memory)", "/api/v1/series?id=crypto:bitcoin&interval=15m&range=1mo&limit=500"],
+      [
+        "service: financials periods=20 (memory)",
+        "/api/v1/financials?id=eq:9990001:ALDR&period_kind=quarter&periods=20"
+      ]
+    ] as const) {
+      record(scenario, "anchor: bare node:http", await load(`${planes.url}${path}`, auth), planes.child.pid)
+    }
+    await stop(planes)
 
     const server = await launch(
       ["test/support/serve-test-plane.ts"],
