@@ -122,14 +122,16 @@ interface Checked {
 /** Calls `op` over HTTP (`query`) and MCP (`args`) and checks parity, charge, source and the output schema. */
 const check = async (op: string, query: string, args: Record<string, unknown>, own?: string): Promise<Checked> => {
   const label = `${op}?${query} as ${JSON.stringify(args)}`
-  for (let attempt = 0; attempt < 4; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     // `usage` on a key with no history: its rate window only fills during these three calls.
     const k = own ?? (op === "usage" ? (await server.newKey(100, 1_000_000)).key : key)
     const before = await httpCall(op, query, k)
     const { reply, result } = await callTool(server.base, op, args, auth(k))
     const after = await httpCall(op, query, k)
     if (comparable(op, before.text) !== comparable(op, after.text)) {
-      retries++ // the market ticked in between: again
+      // The market ticked in between: again, after a pause that outlasts a bar close's writes.
+      retries++
+      await new Promise((resolve) => setTimeout(resolve, 250 * (attempt + 1)))
       continue
     }
     pairs++
@@ -163,7 +165,7 @@ const check = async (op: string, query: string, args: Record<string, unknown>, o
     expect(strictly?.(result.structuredContent), `${label}: ${JSON.stringify(strictly?.errors)}`).toBe(true)
     return { http, result }
   }
-  throw new Error(`${label}: the HTTP answers kept changing across four attempts`)
+  throw new Error(`${label}: the HTTP answers kept changing across five attempts`)
 }
 
 /** Checks one call whose `ids` go over MCP both as an array and as one comma-joined string. */
