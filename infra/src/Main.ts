@@ -40,7 +40,7 @@ export const serve = (
             : `http://${formatHost(config.host)}:${address.port}`
         yield* Effect.sync(() =>
           process.stdout.write(
-            `market-data listening on ${url}/api/v1 · store: ${service.storeDescription} · feed: ${service.feedDescription}\n`
+            `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · store: ${service.storeDescription} · feed: ${service.feedDescription}\n`
           )
         )
       })
