@@ -11,9 +11,18 @@
  *
  * `operations` lists, in the registry's order, every operation that serves the asset's plane and tier
  * (`tierServes`), `resolve` and `coverage` included.
+ *
+ * `sources` (one-asset form only, additive; present when the plane reports source statuses): the health of
+ * each source component feeding the asset, `[{source, venue, component, last_success_at, lag_seconds, status,
+ * error?}]`: for a crypto asset every component of each venue listing it, for an equity SEC EDGAR (venue
+ * `sec`). `lag_seconds` is the age of the component's newest data, `status` its freshness (`live` within one
+ * cadence, `delayed` up to three, `stale` beyond or while failing), `error` the last fetch error while it fails.
+ * Browse rows stay small and carry no `sources`.
  */
 import { Effect, Exit, Schema } from "effect"
 import { type Plane, Planes, planeOf } from "./AssetId.ts"
+import { cryptoAsset } from "./crypto/Assets.ts"
+import { type Freshness, freshnessOf, lastSuccessOf, SEC_VENUE, type SourceStatus } from "./crypto/Market.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 import { type CanonicalParams, canonicalRequest } from "./Params.ts"
 import type { Handler } from "./Pipeline.ts"
@@ -28,6 +37,76 @@ export interface CoverageRow {
   readonly tier: DirectoryEntry["tier"]
   readonly alive: boolean
   readonly operations: ReadonlyArray<string>
+  /** One-asset form only: the health of the sources feeding the asset. */
+  readonly sources?: ReadonlyArray<CoverageSource>
+}
+
+/** The health of one source component, as `coverage` reports it. */
+export interface CoverageSource {
+  /** Which feed: `simulated` or `live`. */
+  readonly source: string
+  /** `binance`, `bybit`, `okx`, `hyperliquid`, ... or `sec` (SEC EDGAR). */
+  readonly venue: string
+  readonly component: string
+  /** When fetching it last succeeded (ISO 8601), or null when it never has (or it is unknown). */
+  readonly last_success_at: string | null
+  /** Age of its newest data in whole seconds, or null when it has delivered nothing. */
+  readonly lag_seconds: number | null
+  readonly status: Freshness
+  /** The last fetch error, while it is failing. */
+  readonly error?: string
+}
+
+/**
+ * What a plane may add for `coverage`: the store's source statuses (every venue and component). Optional, so
+ * planes with only a directory (tests, other embeddings) answer without `sources`.
+ */
+export interface ReportsSources {
+  readonly sourceStatus?: Effect.Effect<ReadonlyArray<SourceStatus>>
+}
+
+/** The venues whose statuses describe an asset's sources: a crypto asset's listing venues; SEC EDGAR for equities. */
+export const sourceVenuesOf = (entry: Pick<DirectoryEntry, "asset_id" | "plane">): ReadonlyArray<string> =>
+  entry.plane === "equity"
+    ? [SEC_VENUE]
+    : [...new Set((cryptoAsset(entry.asset_id)?.listings ?? []).map((l) => l.venue))]
+
+/** One status as a `coverage` source row at `nowMs`. */
+export const coverageSource = (s: SourceStatus, nowMs: number): CoverageSource => {
+  const lastSuccess = lastSuccessOf(s)
+  const error = s.failing ? (s.lastError ?? s.detail) : undefined
+  return {
+    source: s.source,
+    venue: s.venue,
+    component: s.component,
+    last_success_at: lastSuccess === undefined ? null : new Date(lastSuccess).toISOString(),
+    lag_seconds: s.newestMs > 0 ? Math.max(0, Math.round((nowMs - s.newestMs) / 1000)) : null,
+    status: freshnessOf(s, nowMs),
+    ...(error === undefined ? {} : { error })
+  }
+}
+
+/** The source rows of an asset: the statuses of its venues (sorted by venue, then component). */
+export const sourcesOf = (
+  entry: Pick<DirectoryEntry, "asset_id" | "plane">,
+  statuses: ReadonlyArray<SourceStatus>,
+  nowMs: number
+): ReadonlyArray<CoverageSource> => {
+  const venues = sourceVenuesOf(entry)
+  return statuses
+    .filter((s) => venues.includes(s.venue))
+    .sort((a, b) =>
+      a.venue === b.venue
+        ? a.component < b.component
+          ? -1
+          : a.component > b.component
+            ? 1
+            : 0
+        : a.venue < b.venue
+          ? -1
+          : 1
+    )
+    .map((s) => coverageSource(s, nowMs))
 }
 
 /** The operations that serve an asset of `entry`'s plane and tier, in registry order. */
@@ -149,10 +228,11 @@ export const browsePage = (
 }
 
 /** The `coverage` handler over the planes' directories. */
-export const coverageHandler = (planes: ReadonlyArray<PlaneOperations>): Handler => {
-  const byPlane = new Map<Plane, PlaneOperations>(planes.map((p) => [p.plane, p]))
-  return ({ op, params }) =>
+export const coverageHandler = (planes: ReadonlyArray<PlaneOperations & ReportsSources>): Handler => {
+  const byPlane = new Map<Plane, PlaneOperations & ReportsSources>(planes.map((p) => [p.plane, p]))
+  return (input) =>
     Effect.gen(function* () {
+      const { op, params } = input
       const id = params.id
       if (typeof id === "string") {
         const plane = planeOf(id)
@@ -163,7 +243,12 @@ export const coverageHandler = (planes: ReadonlyArray<PlaneOperations>): Handler
             apiError("unknown_asset", `no asset ${id}; find canonical IDs with \`resolve\``, { param: "id" })
           )
         }
-        return { _tag: "Json" as const, body: { data: coverageRow(entry) }, creditsCharged: 0 }
+        const statuses = impl?.sourceStatus
+        if (statuses === undefined) {
+          return { _tag: "Json" as const, body: { data: coverageRow(entry) }, creditsCharged: 0 }
+        }
+        const row: CoverageRow = { ...coverageRow(entry), sources: sourcesOf(entry, yield* statuses, input.nowMs) }
+        return { _tag: "Json" as const, body: { data: row }, creditsCharged: 0 }
       }
       let after: string | undefined
       if (typeof params.cursor === "string") {

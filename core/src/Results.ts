@@ -305,6 +305,17 @@ export const ResolveResult = Schema.Struct({
   })
 })
 
+/** The health of one source component feeding an asset (`coverage`, one-asset form). */
+export const CoverageSource = Schema.Struct({
+  source: Str,
+  venue: Str,
+  component: Str,
+  last_success_at: nullable(Timestamp),
+  lag_seconds: nullable(Num),
+  status: Schema.Literals(["live", "delayed", "stale"]),
+  error: opt(Str)
+})
+
 export const CoverageRow = Schema.Struct({
   asset_id: Str,
   plane: Schema.Literals(["crypto", "equity"]),
@@ -312,7 +323,8 @@ export const CoverageRow = Schema.Struct({
   name: Str,
   tier: Str,
   alive: Schema.Boolean,
-  operations: Schema.Array(Str)
+  operations: Schema.Array(Str),
+  sources: opt(Schema.Array(CoverageSource))
 })
 
 export const CoverageResult = Schema.Union([

@@ -1,15 +1,25 @@
 /**
- * The `market-data` command line: `serve`, `migrate`, `keys create|list|revoke`, `credits grant`, `doctor`.
+ * The `market-data` command line: `serve`, `migrate`, `keys create|list|revoke`, `credits grant`, `doctor`,
+ * `sources`.
  * Exit codes: 0 done (for `doctor`: healthy), 1 failed while running (for `doctor`: a check failed), 2 bad
  * usage or configuration. Data goes to stdout (as one JSON document with `--json`); messages and progress go
  * to stderr.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { AdminError, createKey, grantCredits, KeyStore, listKeys, revokeKey, type StorePorts } from "@market-data/core"
-import { type Database, openPglite, openPostgres } from "@market-data/postgres"
+import {
+  AdminError,
+  coverageSource,
+  createKey,
+  grantCredits,
+  KeyStore,
+  listKeys,
+  revokeKey,
+  type StorePorts
+} from "@market-data/core"
+import { type Database, makePgMarketStore, openPglite, openPostgres } from "@market-data/postgres"
 import { SingleBar } from "cli-progress"
-import { Effect, Layer, type Scope } from "effect"
+import { Cause, Clock, Effect, Layer, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
 import { serve } from "./Main.ts"
@@ -29,6 +39,8 @@ Commands:
   credits grant <key-id> <n> [--reason R] [--json]
                                           add n credits (a whole number, 1 or more) to a key's balance
   doctor [--json]                         check the store: database reachable, migrations current, data dir lock
+  sources [--json]                        each source (venue, SEC EDGAR): last success, lag, status, last error,
+                                          as the live instance stored them (simulated/memory: ask the server)
   help                                    this text
 
 Exit codes: 0 done (doctor: healthy), 1 failed while running (doctor: a check failed; keys/credits: unknown or
@@ -560,6 +572,131 @@ const doctorCommand = (parsed: Parsed, io: Io) =>
     return healthy ? 0 : 1
   })
 
+// ---------------------------------------------------------------------------------------------------------
+// `sources`: source health as the ingesting instance recorded it in the database.
+// ---------------------------------------------------------------------------------------------------------
+
+/** A lag in seconds, short: `42s`, `3m 05s`, `5h 02m`, `3d 04h`. */
+const shortLag = (seconds: number): string => {
+  const two = (n: number) => String(n).padStart(2, "0")
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ${two(seconds % 60)}s`
+  if (seconds < 86_400) return `${Math.floor(seconds / 3_600)}h ${two(Math.floor((seconds % 3_600) / 60))}m`
+  return `${Math.floor(seconds / 86_400)}d ${two(Math.floor((seconds % 86_400) / 3_600))}h`
+}
+
+const SERVER_HINT =
+  'ask the running server instead: `curl -H "Authorization: Bearer $KEY" "http://HOST:PORT/api/v1/coverage?id=crypto:bitcoin"` (its `sources`; an equity ID shows SEC EDGAR)'
+
+/**
+ * `sources [--json]`: every source component (venue or SEC EDGAR) with its last success, lag, freshness and
+ * last error, as the ingesting instance persisted them in the database's market store. The simulated feed and
+ * the memory store keep their statuses inside the serving process: the command says so (exit 0).
+ */
+const sourcesCommand = (parsed: Parsed, io: Io) =>
+  Effect.gen(function* () {
+    const bad = onlyFlags(parsed.flags, ["json"])
+    if (bad) return yield* Effect.fail(bad)
+    if (parsed.positional.length > 1) {
+      return yield* Effect.fail(new Usage(`unexpected ${JSON.stringify(parsed.positional[1])}`))
+    }
+    const json = parsed.flags.get("json") === true
+    const config = yield* loadConfig
+    const store = config.store
+    const inProcess = (description: string, why: string) => {
+      if (json)
+        io.out(JSON.stringify({ store: description, feed: config.feed, in_process: true, sources: [], note: why }))
+      else io.out(`${why}; ${SERVER_HINT}`)
+      return 0
+    }
+    if (store._tag === "Memory") {
+      return inProcess(
+        "memory (DATABASE_URL=memory)",
+        "DATABASE_URL=memory: the source statuses live inside the serving process, not in a database"
+      )
+    }
+    const description = storeDescription(store)
+    const simulatedNote = `the simulated feed (MARKET_DATA_FEED=${config.feed}) keeps its source statuses inside the serving process, never in the database (with a live instance on this store, set MARKET_DATA_FEED=live)`
+    // The embedded store admits one process: a simulated server would hold it for statuses it never stores.
+    if (config.feed === "simulated" && store._tag === "Embedded") return inProcess(description, simulatedNote)
+    if (store._tag === "Embedded" && !existsSync(join(store.dir, "PG_VERSION"))) {
+      const why = `no embedded database in ${resolve(store.dir)} yet: nothing has been ingested`
+      if (json)
+        io.out(JSON.stringify({ store: description, feed: config.feed, in_process: false, sources: [], note: why }))
+      else io.out(why)
+      return 0
+    }
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const database = yield* openDatabaseOnly(config, store).pipe(
+          Effect.mapError((e) => new ConfigProblem(`${e.message}; ${SERVER_HINT}`))
+        )
+        const read = yield* Effect.exit(makePgMarketStore(database).status)
+        if (read._tag === "Failure") {
+          const cause = Cause.squash(read.cause)
+          const inner = (cause as { cause?: unknown }).cause ?? cause
+          return yield* Effect.fail(
+            new RunFailure(
+              `cannot read the source statuses from ${description}: ${errorText(inner)} (is the database migrated? run \`market-data migrate\`)`
+            )
+          )
+        }
+        const statuses = read.value
+        if (statuses.length === 0 && config.feed === "simulated") return inProcess(description, simulatedNote)
+        const nowMs = yield* Clock.currentTimeMillis
+        const rows = statuses.map((s) => ({
+          ...coverageSource(s, nowMs),
+          cadence_seconds: Math.round(s.cadenceMs / 1000),
+          checked_at: new Date(s.checkedMs).toISOString(),
+          ...(s.detail === undefined || s.failing ? {} : { detail: s.detail })
+        }))
+        if (json) {
+          io.out(
+            JSON.stringify({
+              store: description,
+              feed: config.feed,
+              in_process: false,
+              as_of: new Date(nowMs).toISOString(),
+              sources: rows
+            })
+          )
+          return 0
+        }
+        io.err(`source statuses in ${description}, as the ingesting instance recorded them`)
+        if (rows.length === 0) {
+          io.out("no source status recorded yet: no live instance (MARKET_DATA_FEED=live) has ingested into this store")
+          return 0
+        }
+        const table = [
+          ["SOURCE", "VENUE", "COMPONENT", "STATUS", "LAST SUCCESS", "LAG", "ERROR"],
+          ...rows.map((r) => [
+            r.source,
+            r.venue,
+            r.component,
+            r.status,
+            r.last_success_at ?? "never",
+            r.lag_seconds === null ? "-" : shortLag(r.lag_seconds),
+            r.error ?? (r.detail === undefined ? "-" : `(ok) ${r.detail}`)
+          ])
+        ]
+        const widths = (table[0] as Array<string>).map((_, i) =>
+          Math.max(...table.map((row) => (row[i] as string).length))
+        )
+        for (const row of table) {
+          io.out(
+            row
+              .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] as number)))
+              .join("  ")
+              .trimEnd()
+          )
+        }
+        const failing = rows.filter((r) => r.error !== undefined).length
+        io.err(`${rows.length} components: ${failing} failing, ${rows.filter((r) => r.status === "live").length} live`)
+        return 0
+      })
+    )
+  })
+
 /**
  * Runs a command line and resolves to its exit code. `storesOverride` lets tests run the key commands
  * against in-memory stores.
@@ -590,6 +727,7 @@ export const runCli = (
     if (command === "credits") return yield* onSharedStores("credits", creditsCommand(parsed, io), storesOverride)
     if (command === "migrate") return yield* migrateCommand(parsed, io)
     if (command === "doctor") return yield* doctorCommand(parsed, io)
+    if (command === "sources") return yield* sourcesCommand(parsed, io)
     return yield* Effect.fail(new Usage(`unknown command ${JSON.stringify(command)}`))
   })
   return program.pipe(

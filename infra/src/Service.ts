@@ -58,7 +58,12 @@ export const openService = (
   Effect.gen(function* () {
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
     const stores = yield* openStores(config)
-    const planes = options.withPlanes === false ? undefined : yield* openPlanes(config, stores)
+    const opened = options.withPlanes === false ? undefined : yield* openPlanes(config, stores)
+    // `coverage` reports each asset's source health from the plane stores' statuses (`ReportsSources`).
+    const planes =
+      opened === undefined
+        ? undefined
+        : { ...opened, planes: opened.planes.map((p) => ({ ...p, sourceStatus: opened.market.status })) }
     const core = layerCore(config, stores.layer, options.handlerSets ?? [], planes?.planes ?? [])
     const context = yield* Layer.build(core)
     // The bootstrap key exists before the first request.

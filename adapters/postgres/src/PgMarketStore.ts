@@ -282,7 +282,16 @@ export const makePgMarketStore = (database: Database): MarketStore["Service"] =>
       query("market.putStatus", async () => {
         const byKey = new Map(status.map((s) => [`${s.venue}\u0000${s.component}`, s]))
         if (byKey.size === 0) return
-        const cols = ["source", "newest_ms", "cadence_ms", "checked_ms", "failing", "detail"]
+        const cols = [
+          "source",
+          "newest_ms",
+          "cadence_ms",
+          "checked_ms",
+          "failing",
+          "detail",
+          "last_success_ms",
+          "last_error"
+        ]
         await db
           .insertInto("market_source_status")
           .values(
@@ -294,7 +303,9 @@ export const makePgMarketStore = (database: Database): MarketStore["Service"] =>
               cadence_ms: s.cadenceMs,
               checked_ms: s.checkedMs,
               failing: s.failing,
-              detail: s.detail ?? null
+              detail: s.detail ?? null,
+              last_success_ms: s.lastSuccessMs ?? null,
+              last_error: s.lastError ?? null
             }))
           )
           .onConflict((oc) =>
@@ -317,7 +328,11 @@ export const makePgMarketStore = (database: Database): MarketStore["Service"] =>
             cadenceMs: num(x.cadence_ms as string),
             checkedMs: num(x.checked_ms as string),
             failing: x.failing as boolean,
-            ...(x.detail === null || x.detail === undefined ? {} : { detail: x.detail as string })
+            ...(x.detail === null || x.detail === undefined ? {} : { detail: x.detail as string }),
+            ...(x.last_success_ms === null || x.last_success_ms === undefined
+              ? {}
+              : { lastSuccessMs: num(x.last_success_ms as string) }),
+            ...(x.last_error === null || x.last_error === undefined ? {} : { lastError: x.last_error as string })
           })
         )
       )

@@ -22,7 +22,9 @@
  *
  * Beside the series the store keeps "latest" state: the newest order-book snapshot per venue, the funding
  * state per venue (current and predicted rate, next funding time), and the status of each source component
- * (newest input time, cadence, failing), from which freshness is computed.
+ * (newest input time, cadence, failing, last success, last error), from which freshness is computed. The
+ * status model also holds SEC EDGAR's health (venue `SEC_VENUE`), so `coverage` and `market-data sources` read
+ * every source from one place.
  */
 import { Context, type Effect } from "effect"
 
@@ -147,9 +149,17 @@ export const Components = [
   "funding",
   "liquidations",
   "books",
-  "fundingState"
+  "fundingState",
+  // SEC EDGAR (venue `SEC_VENUE`): one poll of every covered company's submissions, companyfacts, Form 4s and
+  // 13Fs (`filings`), and the ticker list (`tickers`). Not crypto data; kept here so every source's health is
+  // one status model, read and persisted alike.
+  "filings",
+  "tickers"
 ] as const
 export type Component = (typeof Components)[number]
+
+/** The `venue` under which the SEC EDGAR fetcher records its status (components `filings` and `tickers`). */
+export const SEC_VENUE = "sec"
 
 /**
  * Status of one component of one venue's feed: the newest input time, the cadence at which new input is
@@ -167,9 +177,23 @@ export interface SourceStatus {
   /** When the source last tried (epoch ms). */
   readonly checkedMs: number
   readonly failing: boolean
-  /** Why it is failing, when it is. */
+  /** Why it is failing, when it is (or, while not failing, what part of the last run delivered nothing). */
   readonly detail?: string
+  /**
+   * When fetching this component last succeeded (epoch ms), as the live connectors record it; absent when it
+   * never has, or when the writer does not say (the simulated feed: every check is a success, `checkedMs`).
+   */
+  readonly lastSuccessMs?: number
+  /** The error text of the last failed fetch, while the component is failing; cleared by the next success. */
+  readonly lastError?: string
 }
+
+/**
+ * When a component last succeeded: `lastSuccessMs` when recorded; otherwise, while it is not failing, its last
+ * check (writers that record no success time, such as the simulated feed, only write successes); else unknown.
+ */
+export const lastSuccessOf = (s: Pick<SourceStatus, "lastSuccessMs" | "checkedMs" | "failing">): number | undefined =>
+  s.lastSuccessMs ?? (s.failing ? undefined : s.checkedMs)
 
 /**
  * The market-data store port. Reads answer one series per venue (sorted by venue name), restricted to

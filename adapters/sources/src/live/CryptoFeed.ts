@@ -18,7 +18,8 @@
  * documented format) marks its components `failing` (freshness `stale`), keeps their newest time, stores nothing
  * of that answer, and is retried with exponential backoff honouring `Retry-After`; the next successful run clears
  * the flag. One instrument failing (a venue dropping a symbol) does not fail the run: the others are stored and
- * the status names the missing ones in `detail`; that asset's own bars age, which its freshness shows. A 429,
+ * the status names the missing ones in `detail`; that asset's own bars age, which its freshness shows. Each
+ * status also keeps when the component last succeeded and, while it fails, the error text (`Health.ts`). A 429,
  * 418, 403 or 451 stops the run at once, so a venue that limits or refuses us is not hammered.
  */
 import {
@@ -29,10 +30,10 @@ import {
   CryptoVenues,
   HOUR_MS,
   MarketStore,
-  type SeriesKind,
-  type SourceStatus
+  type SeriesKind
 } from "@market-data/core"
 import { Clock, Effect } from "effect"
+import { recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { SourceError } from "./Http.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { type BarRow, type Instrument, instrumentsOf, type Page, type VenueConnector } from "./Venue.ts"
@@ -102,39 +103,12 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     let instruments: ReadonlyArray<Instrument> = []
     let missing: ReadonlyArray<string> = []
 
-    const previous = (component: Component) =>
-      Effect.map(store.status, (all) => all.find((s) => s.venue === venue && s.component === component))
+    const ref = (component: Component) => ({ venue, component, cadenceMs: componentCadenceMs(venue, component) })
 
-    const putStatus = (
-      component: Component,
-      fields: Pick<SourceStatus, "newestMs" | "failing"> & { detail?: string }
-    ) =>
-      Effect.gen(function* () {
-        const nowMs = yield* Clock.currentTimeMillis
-        yield* store.putStatus([
-          {
-            source: "live",
-            venue,
-            component,
-            newestMs: fields.newestMs,
-            cadenceMs: componentCadenceMs(venue, component),
-            checkedMs: nowMs,
-            failing: fields.failing,
-            ...(fields.detail === undefined ? {} : { detail: fields.detail })
-          }
-        ])
-      })
-
+    /** Marks components failing: newest time and last success kept, the error kept as `lastError`. */
     const markFailing = (components: ReadonlyArray<Component>, e: SourceError) =>
       Effect.gen(function* () {
-        for (const c of components) {
-          const before = yield* previous(c)
-          yield* putStatus(c, {
-            newestMs: before?.newestMs ?? 0,
-            failing: true,
-            detail: `${e.kind}: ${e.what}: ${e.message}`.slice(0, 300)
-          })
-        }
+        for (const c of components) yield* recordFailure(store, ref(c), sourceErrorText(e))
         yield* Effect.logWarning(`live ${venue}: ${components.join(", ")} failing: ${e.kind} ${e.what}: ${e.message}`)
       })
 
@@ -143,11 +117,9 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       Effect.gen(function* () {
         const problems = [...p.failed, ...missing.map((s) => `${s} (not listed)`)]
         for (const c of components) {
-          const before = yield* previous(c)
-          yield* putStatus(c, {
-            newestMs: Math.max(before?.newestMs ?? 0, p.newestMs),
-            failing: false,
-            ...(problems.length === 0 ? {} : { detail: `no data for ${problems.join(", ")}`.slice(0, 300) })
+          yield* recordSuccess(store, ref(c), {
+            newestMs: p.newestMs,
+            detail: problems.length === 0 ? undefined : `no data for ${problems.join(", ")}`
           })
         }
       })

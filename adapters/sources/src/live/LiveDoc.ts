@@ -103,6 +103,10 @@ service refuses to start without it).
   if it dies, another takes over within seconds (its next lock attempt, every ${30_000 / 3 / 1000} s at the default 30 s lease).
 - Starting in live mode without network access degrades visibly (every source \`failing\`, every result
   \`stale\`) and never stops the service.
+- Each source component's health is kept: its newest data, when it last succeeded, whether it is failing and
+  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`).
+  \`coverage\` with an \`id\` lists it for the asset's venues (or SEC EDGAR) as \`sources\` (\`last_success_at\`,
+  \`lag_seconds\`, \`status\`, \`error\`); the operator's \`market-data sources\` reads it from the database.
 
 ## Configuration
 

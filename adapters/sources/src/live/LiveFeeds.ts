@@ -5,12 +5,13 @@
  * instance serves from the shared store either way. Closing the scope stops the feeds and releases the lock.
  */
 
-import { type EquityStore, type LeaderLock, LIVE_INGEST_LOCK, MarketStore } from "@market-data/core"
+import { type EquityStore, type LeaderLock, LIVE_INGEST_LOCK, MarketStore, SEC_VENUE } from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
 import { parseCompanyTickers } from "../sec/index.ts"
 import { makeBinance } from "./Binance.ts"
 import { makeBybit } from "./Bybit.ts"
 import { makeCryptoFeed } from "./CryptoFeed.ts"
+import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchText, SourceError } from "./Http.ts"
 import { makeHyperliquid } from "./Hyperliquid.ts"
 import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
@@ -25,6 +26,14 @@ export const SEC_POLL_MS = 10 * 60_000
 export const SEC_TICKERS_POLL_MS = 24 * 3_600_000
 /** Form 4 and 13F documents fetched at first start reach this far back. */
 export const SEC_DOCUMENT_LOOKBACK_DAYS = 400
+
+/**
+ * SEC EDGAR's health in the market store's status model (venue `sec`): `filings`, one poll of every covered
+ * company and followed 13F filer (failing only when every one of them failed; the others are named in
+ * `detail`), and `tickers`, the ticker list.
+ */
+export const SEC_FILINGS: ComponentRef = { venue: SEC_VENUE, component: "filings", cadenceMs: SEC_POLL_MS }
+export const SEC_TICKERS: ComponentRef = { venue: SEC_VENUE, component: "tickers", cadenceMs: SEC_TICKERS_POLL_MS }
 
 export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnector => {
   const options = { baseUrl: config.baseUrls[venue], timeoutMs: config.requestTimeoutMs }
@@ -76,11 +85,13 @@ export const ingestAll = (deps: {
       ]
       let failures = 0
       let first: SourceError | undefined
+      const notYet: Array<string> = []
       for (const t of targets) {
         const r = yield* Effect.result(t.run)
         if (r._tag === "Failure") {
           failures++
           first ??= r.failure
+          notYet.push(`CIK ${t.cik} (${r.failure.kind})`)
           yield* Effect.logWarning(
             `live sec: CIK ${t.cik} failing: ${r.failure.kind} ${r.failure.what}: ${r.failure.message}`
           )
@@ -88,12 +99,18 @@ export const ingestAll = (deps: {
           r.success.newFilings + r.success.ownershipReports + r.success.holdingsReports > 0 ||
           r.success.problems.length > 0
         ) {
+          if (r.success.problems.length > 0) notYet.push(`CIK ${t.cik} (${r.success.problems.length} documents)`)
           yield* Effect.logInfo(
             `live sec: CIK ${t.cik}: ${r.success.newFilings} new filings, ${r.success.facts} facts, ${r.success.ownershipReports} Form 4s, ${r.success.holdingsReports} 13F reports${r.success.problems.length > 0 ? `; not yet: ${r.success.problems.join("; ")}` : ""}`
           )
         }
       }
       if (targets.length > 0 && failures === targets.length && first !== undefined) return yield* Effect.fail(first)
+      // The poll read EDGAR as of its start: the filings are current to then.
+      yield* recordSuccess(deps.market, SEC_FILINGS, {
+        newestMs: nowMs,
+        detail: notYet.length === 0 ? undefined : `not yet: ${notYet.join(", ")}`
+      })
     })
 
     const secTickers = Effect.gen(function* () {
@@ -117,10 +134,18 @@ export const ingestAll = (deps: {
       }
       const covered = new Set(config.secCiks)
       yield* deps.equity.putTickers(parsed.success.filter((t) => covered.has(t.cik)))
+      yield* recordSuccess(deps.market, SEC_TICKERS, { newestMs: yield* Clock.currentTimeMillis })
     })
 
-    const secJob = (run: Effect.Effect<void, SourceError>, cadenceMs: number, offsetMs: number) =>
+    /** A SEC job: each failed run marks its component failing (with the error) before the backoff retries it. */
+    const secJob = (
+      component: ComponentRef,
+      run: Effect.Effect<void, SourceError>,
+      cadenceMs: number,
+      offsetMs: number
+    ) =>
       run.pipe(
+        Effect.tapError((e) => recordFailure(deps.market, component, sourceErrorText(e))),
         Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * 60_000))),
         Effect.repeat(pollSchedule(cadenceMs, offsetMs, config.jitterMs)),
         Effect.orDie,
@@ -130,8 +155,8 @@ export const ingestAll = (deps: {
     yield* Effect.all(
       [
         ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
-        secJob(secPoll, SEC_POLL_MS, 45_000),
-        secJob(secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000)
+        secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
+        secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000)
       ],
       { concurrency: "unbounded", discard: true }
     )

@@ -65,7 +65,8 @@ describe("startLiveFeeds", () => {
       assert.strictEqual(yield* b.statuses(), 0, "b does not ingest while a leads")
       const failing = yield* a.market.status
       assert.isTrue(failing.every((s) => s.failing && s.source === "live"))
-      assert.sameMembers([...new Set(failing.map((s) => s.venue))], ["binance", "hyperliquid"])
+      // The venues and SEC EDGAR (its status under venue `sec`).
+      assert.sameMembers([...new Set(failing.map((s) => s.venue))], ["binance", "hyperliquid", "sec"])
       assert.isTrue(failing.every((s) => (s.detail ?? "").includes("HTTP 503")))
 
       // a stops (shutdown releases the lock): b takes over within a third of the lease.
