@@ -499,7 +499,8 @@ const coverage: OperationSpec = {
   ],
   rules: [{ rule: "excludes", param: "id", others: ["plane", "tier", "alive", "cursor", "limit"] }],
   summary: "What is covered: one asset's tier and operations, or a filtered browse of the universe.",
-  description: "Pass `id` to inspect one asset, or omit it and browse with `plane`, `tier` and `alive`.",
+  description:
+    "Pass `id` to inspect one asset, or omit it and browse with `plane`, `tier` and `alive`. The one-asset form also reports every source feeding the asset (`sources`: last success, lag, status and the last error while it fails).",
   result: R.CoverageResult,
   batch: false,
   markdown: false,
