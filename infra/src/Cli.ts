@@ -1,6 +1,6 @@
 /**
  * The `market-data` command line: `serve`, `migrate`, `keys create|list|revoke`, `credits grant`, `doctor`,
- * `sources`.
+ * `sources`, `ingest sec|prices` (in `Ingest.ts`).
  * Exit codes: 0 done (for `doctor`: healthy), 1 failed while running (for `doctor`: a check failed), 2 bad
  * usage or configuration. Data goes to stdout (as one JSON document with `--json`); messages and progress go
  * to stderr.
@@ -22,6 +22,7 @@ import { SingleBar } from "cli-progress"
 import { Cause, Clock, Effect, Layer, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
+import { IngestUsage, ingestCommand } from "./Ingest.ts"
 import { serve } from "./Main.ts"
 import { migrations, migrator, pendingMigrations } from "./Migrate.ts"
 import { layerPlatform } from "./Service.ts"
@@ -41,10 +42,14 @@ Commands:
   doctor [--json]                         check the store: database reachable, migrations current, data dir lock
   sources [--json]                        each source (venue, SEC EDGAR): last success, lag, status, last error,
                                           as the live instance stored them (simulated/memory: ask the server)
+  ingest sec <file-or-dir>... [--json]    load SEC files (companyfacts, submissions and older pages, Form 4, 13F,
+                                          ticker lists; bulk folders too) into the database; idempotent
+  ingest prices <csv> --id eq:<cik>:<ticker> [--json]
+                                          load daily bars (header: date,open,high,low,close,volume)
   help                                    this text
 
 Exit codes: 0 done (doctor: healthy), 1 failed while running (doctor: a check failed; keys/credits: unknown or
-revoked key), 2 bad usage or configuration.`
+revoked key; ingest: a file failed), 2 bad usage or configuration.`
 
 /** Where a command writes. */
 export interface Io {
@@ -728,6 +733,11 @@ export const runCli = (
     if (command === "migrate") return yield* migrateCommand(parsed, io)
     if (command === "doctor") return yield* doctorCommand(parsed, io)
     if (command === "sources") return yield* sourcesCommand(parsed, io)
+    if (command === "ingest") {
+      return yield* ingestCommand(parsed, io, progressFor(io)).pipe(
+        Effect.mapError((e) => (e instanceof IngestUsage ? new Usage(e.message) : e))
+      )
+    }
     return yield* Effect.fail(new Usage(`unknown command ${JSON.stringify(command)}`))
   })
   return program.pipe(

@@ -1,0 +1,326 @@
+/**
+ * `market-data ingest` on hand-made SEC files (always run): recognition by content, idempotency (an identical
+ * store after a second ingest, by row counts and a digest of every row), bad files named with their reason while
+ * the others load, daily prices, exit codes; and the simulated companies on a database (`openPlanes`).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EquityStore } from "@market-data/core"
+import { makeMemoryEquityStore } from "@market-data/memory"
+import { makePgEquityStore, openPglite } from "@market-data/postgres"
+import { loadSimulatedEquity, simulatedEquity } from "@market-data/sources"
+import { ConfigProvider, Effect, References } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import {
+  equityDigest,
+  FIXTURE_13F_ACCESSION,
+  FIXTURE_CIK,
+  FIXTURE_FORM4_ACCESSION,
+  FIXTURE_ID,
+  LONG_DECIMAL,
+  pricesCsv,
+  thirteenFPrimaryText,
+  thirteenFTableText,
+  writeBrokenFiles,
+  writeFixtures
+} from "../../test/support/ingest-fixtures.ts"
+import { loadConfig } from "../src/AppConfig.ts"
+import { type Io, lineProgress, runCli } from "../src/Cli.ts"
+import { accessionFromPath, parsePriceCsv } from "../src/Ingest.ts"
+import { openPlanes } from "../src/Planes.ts"
+import { openStores } from "../src/Stores.ts"
+
+const dirs: Array<string> = []
+const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  dirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const capture = () => {
+  const out: Array<string> = []
+  const err: Array<string> = []
+  const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), progress: lineProgress((l) => err.push(l)) }
+  return { io, out, err }
+}
+
+const cliOn = (env: Record<string, string>) => {
+  const c = capture()
+  const run = (...argv: Array<string>) =>
+    Effect.runPromise(runCli(argv, c.io).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+  return { ...c, run, json: () => JSON.parse(c.out.pop() as string) }
+}
+
+/** Reads the embedded store in `dir` through the equity store port (no other process may hold it). */
+const withStore = async <A>(dir: string, f: (store: ReturnType<typeof makePgEquityStore>) => Effect.Effect<A>) => {
+  const database = await openPglite(dir)
+  try {
+    return await Effect.runPromise(f(makePgEquityStore(database)))
+  } finally {
+    await database.close()
+  }
+}
+
+describe("paths carry what SEC documents do not", () => {
+  it("finds the accession in the file name or the nearest folder, dashed or as EDGAR's folder, with a date beside it", () => {
+    expect(accessionFromPath("/x/form4/0001127602-22-029366.xml")).toMatchObject({
+      accession: "0001127602-22-029366",
+      filedAt: null
+    })
+    expect(accessionFromPath("/x/0001127602-22-029366_2022-12-15.xml")).toMatchObject({ filedAt: "2022-12-15" })
+    expect(accessionFromPath("/x/000109921922000004_2022-02-14/primary_doc.xml")).toMatchObject({
+      accession: "0001099219-22-000004",
+      filedAt: "2022-02-14"
+    })
+    expect(accessionFromPath("/x/form4_snow_0001640147_2022-12-13.xml")).toBeUndefined()
+  })
+
+  it("reads a price CSV by its header, naming each bad row by line", () => {
+    const parsed = parsePriceCsv(pricesCsv())
+    if ("error" in parsed) throw new Error(parsed.error)
+    expect(parsed.bars.map((b) => [new Date(b.tMs).toISOString(), b.o, b.h, b.l, b.c, b.v])).toEqual([
+      ["2024-01-02T14:30:00.000Z", 100, 102, 99.5, 101.5, 120000],
+      ["2024-01-03T14:30:00.000Z", 101.5, 103, 101, 102.25, 98000],
+      ["2024-01-05T14:30:00.000Z", 102.25, 104, 102, 103.75, 110000]
+    ])
+    expect(parsed.bad).toEqual([
+      "line 4: 2024-01-06 is not a US trading day",
+      'line 5: close "abc" is not a number 0 or more'
+    ])
+    expect(parsePriceCsv("when,open\n2024-01-02,1")).toMatchObject({ error: expect.stringContaining("lacks date") })
+    const inverted = parsePriceCsv("date,open,high,low,close,volume\n2024-01-02,10,9,8,9.5,1\n2024-01-02,10,11,8,9.5,1")
+    expect("bad" in inverted && inverted.bad).toEqual(["line 2: high 9 is below open, close or low"])
+  })
+})
+
+describe("market-data ingest sec on hand-made files", () => {
+  it("loads every good file, names every bad one with its reason, and a second ingest changes nothing", async () => {
+    const root = tempDir("md-ingest-files-")
+    const data = tempDir("md-ingest-data-")
+    const files = writeFixtures(root)
+    const broken = writeBrokenFiles(root)
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+
+    expect(await cli.run("ingest", "sec", root, "--json")).toBe(1)
+    const first = cli.json()
+    expect(first).toMatchObject({ ok: false, loaded: 7, failed: broken.length, skipped: 0, ignored: 1 })
+    const byPath = new Map<string, any>(first.results.map((r: any) => [r.path, r]))
+    const result = (path: string) => byPath.get(path) ?? byPath.get(join(path))
+    expect(result(files.companyFacts)).toMatchObject({
+      format: "companyfacts",
+      status: "loaded",
+      cik: FIXTURE_CIK,
+      records: 7
+    })
+    expect(result(files.submissions)).toMatchObject({ format: "submissions", status: "loaded", records: 2 })
+    expect(result(files.submissionsPage)).toMatchObject({ format: "submissions_page", records: 1, written: 1 })
+    expect(result(files.form4)).toMatchObject({ format: "form4", status: "loaded", records: 1, written: 1 })
+    expect(result(files.thirteenFPrimary)).toMatchObject({ format: "13f_primary_document", records: 2 })
+    expect(result(files.thirteenFTable)).toMatchObject({ format: "13f_information_table", records: 2 })
+    expect(result(files.tickers)).toMatchObject({ format: "company_tickers", records: 2, written: 2 })
+    for (const b of broken) {
+      const r = result(b.path)
+      expect(r, b.path).toMatchObject({ status: "failed" })
+      expect(r.reason, b.path).toContain(b.reason)
+    }
+    expect(first.written).toEqual({
+      companies: 1,
+      tickers: 2,
+      facts: 7,
+      filings: 3,
+      ownershipReports: 1,
+      holdingsReports: 1,
+      bars: 0
+    })
+    const before = await equityDigest(data)
+    expect(before.counts).toMatchObject({
+      equity_companies: 1,
+      equity_facts: 7,
+      equity_filings: 3,
+      equity_ownership_reports: 1,
+      equity_insider_transactions: 1,
+      equity_holdings_reports: 1,
+      equity_holdings: 2,
+      equity_tickers: 2
+    })
+
+    // What was stored is what was filed: the long decimal, the Form 4's date from the older page, the 13F's from
+    // its folder name.
+    await withStore(data, (store) =>
+      Effect.gen(function* () {
+        const company = yield* store.company(FIXTURE_CIK)
+        expect(company).toMatchObject({ name: "Fixture Decimals Inc", tickers: ["DECI"], sic: "3571" })
+        const facts = yield* store.facts(FIXTURE_CIK, ["RevenueFromContractWithCustomerExcludingAssessedTax"])
+        expect(facts.map((f) => f.value).sort()).toEqual([LONG_DECIMAL, "987654321.50"])
+        const reports = yield* store.ownershipReports(FIXTURE_CIK)
+        expect(reports.map((r) => [r.accession, r.filedAt, r.transactions[0]?.pricePerShare])).toEqual([
+          [FIXTURE_FORM4_ACCESSION, "2023-06-01", "101.2345"]
+        ])
+        const holdings = yield* store.holdings(FIXTURE_CIK)
+        expect(holdings.reports.map((r) => [r.accession, r.filedAt, r.filerName])).toEqual([
+          [FIXTURE_13F_ACCESSION, "2024-02-14", "Fixture Holdings LLC"]
+        ])
+        expect(holdings.holdings.map((h) => h.holding.valueUsd)).toEqual(["1012345"])
+      })
+    )
+
+    // The human summary names the bad files on stderr; the second run writes nothing and leaves every row as it was.
+    const again = cliOn({ MARKET_DATA_DIR: data })
+    expect(await again.run("ingest", "sec", root)).toBe(1)
+    for (const b of broken) expect(again.err.join("\n")).toMatch(new RegExp(`failed +\\S*${b.path.split("/").pop()}: `))
+    expect(again.err.some((l) => /^ingesting \d+\/12: /.test(l))).toBe(true)
+    expect(again.out.pop()).toMatch(
+      /7 of 12 file\(s\) loaded, 5 failed, 1 ignored .*; nothing new \(already in the store\)$/
+    )
+    const after = await equityDigest(data)
+    expect(after).toEqual(before)
+
+    // Only the good files: exit 0.
+    const good = cliOn({ MARKET_DATA_DIR: data })
+    expect(await good.run("ingest", "sec", files.companyFacts, files.submissions, "--json")).toBe(0)
+    expect(good.json()).toMatchObject({ ok: true, loaded: 2, failed: 0 })
+  }, 120_000)
+
+  it("refuses a 13F pair whose row count differs from its primary document", async () => {
+    const root = tempDir("md-ingest-13f-")
+    const data = tempDir("md-ingest-data-")
+    const folder = join(root, "0009990999-24-000009_2024-05-15")
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, "primary_doc.xml"), thirteenFPrimaryText(3, "1512345"))
+    writeFileSync(join(folder, "table.xml"), thirteenFTableText())
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    expect(await cli.run("ingest", "sec", root, "--json")).toBe(1)
+    const r = cli.json()
+    expect(r.results).toHaveLength(2)
+    for (const x of r.results) expect(x.reason).toContain("states 3 holdings with a total value of 1512345")
+    expect(r.results[0].reason).toContain("holds 2 rows totalling 1512345 (values as written): they are not one filing")
+  }, 60_000)
+})
+
+describe("market-data ingest prices", () => {
+  it("loads the good rows, names the bad ones, and gives a filings-only company prices", async () => {
+    const root = tempDir("md-ingest-prices-")
+    const data = tempDir("md-ingest-data-")
+    const files = writeFixtures(root)
+    const csv = join(root, "deci.csv")
+    writeFileSync(csv, pricesCsv())
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    // Before its filings, the company is unknown.
+    expect(await cli.run("ingest", "prices", csv, "--id", FIXTURE_ID, "--json")).toBe(1)
+    expect(cli.json().results[0].reason).toContain("no company with CIK 9990777")
+    expect(await cli.run("ingest", "sec", files.submissions, files.companyFacts)).toBe(0)
+    expect(await cli.run("ingest", "prices", csv, "--id", "eq:9990777:NOPE", "--json")).toBe(1)
+    expect(cli.json().results[0].reason).toContain("trades as DECI, not NOPE")
+
+    expect(await cli.run("ingest", "prices", csv, "--id", FIXTURE_ID, "--json")).toBe(1)
+    const first = cli.json()
+    expect(first.written.bars).toBe(3)
+    expect(first.results[0]).toMatchObject({ status: "failed", records: 3, written: 3 })
+    expect(first.results[0].reason).toContain("2 bad rows not loaded (line 4: 2024-01-06 is not a US trading day")
+    const before = await equityDigest(data)
+    expect(before.counts.equity_bars).toBe(3)
+
+    writeFileSync(csv, pricesCsv(false))
+    expect(await cli.run("ingest", "prices", csv, "--id", FIXTURE_ID)).toBe(0)
+    expect(cli.out.pop()).toContain("nothing new")
+    expect(await equityDigest(data)).toEqual(before)
+    const coverage = await withStore(data, (store) => store.coverage(FIXTURE_CIK))
+    expect(coverage[0]).toMatchObject({ bars: 3, lastBarMs: Date.parse("2024-01-05T14:30:00.000Z") })
+  }, 120_000)
+})
+
+describe("market-data ingest: usage and stores", () => {
+  it("answers 2 for bad usage, the memory store and a data dir another process holds", async () => {
+    const data = tempDir("md-ingest-data-")
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    expect(await cli.run("ingest")).toBe(2)
+    expect(cli.err.pop()).toContain("unknown ingest command")
+    expect(await cli.run("ingest", "sec")).toBe(2)
+    expect(cli.err.pop()).toContain("needs files or directories")
+    expect(await cli.run("ingest", "prices", "x.csv")).toBe(2)
+    expect(cli.err.pop()).toContain("needs --id")
+    expect(await cli.run("ingest", "prices", "x.csv", "--id", "AAPL")).toBe(2)
+    expect(await cli.run("ingest", "sec", "x", "--id", "eq:1:A")).toBe(2)
+    expect(cli.err.pop()).toContain("unknown option --id")
+
+    const memory = cliOn({ DATABASE_URL: "memory" })
+    expect(await memory.run("ingest", "sec", data)).toBe(2)
+    expect(memory.err.pop()).toContain("DATABASE_URL=memory")
+
+    // A live process (our parent) holds the lock file.
+    writeFileSync(join(data, "market-data.lock"), String(process.ppid))
+    expect(await cli.run("ingest", "sec", data)).toBe(2)
+    expect(cli.err.pop()).toContain(`in use by process ${process.ppid}`)
+    rmSync(join(data, "market-data.lock"))
+
+    // A path that does not exist is a failed file, not bad usage.
+    expect(await cli.run("ingest", "sec", join(data, "nowhere.json"), "--json")).toBe(1)
+    expect(cli.json().results[0]).toMatchObject({ status: "failed", reason: "no such file or directory" })
+  }, 60_000)
+})
+
+describe("the simulated companies on a database", () => {
+  const open = (env: Record<string, string>) =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const config = yield* loadConfig
+          const stores = yield* openStores(config)
+          const planes = yield* openPlanes(config, stores)
+          return { coverage: yield* planes.equity.coverage(), database: stores.database !== undefined }
+        })
+      ).pipe(
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ LOG_LEVEL: "warn", ...env }))),
+        Effect.provideService(References.MinimumLogLevel, "Warn")
+      )
+    )
+
+  /** What a memory store holds of a simulation: the reference the database must match. */
+  const expectedCoverage = (seed: number) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const store = makeMemoryEquityStore()
+        const sim = simulatedEquity(seed, { asOf: new Date().toISOString().slice(0, 10) })
+        yield* loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, store))
+        return yield* store.coverage()
+      })
+    )
+
+  it("are written once, kept beside ingested filings, unchanged by a restart and replaced when the seed changes", async () => {
+    const root = tempDir("md-planes-files-")
+    const data = tempDir("md-planes-data-")
+    const files = writeFixtures(root)
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    expect(await cli.run("ingest", "sec", files.submissions, files.companyFacts)).toBe(0)
+    const ingested = await withStore(data, (store) => store.coverage(FIXTURE_CIK))
+
+    const simulated = (coverage: ReadonlyArray<{ readonly cik: string }>) =>
+      coverage.filter((c) => c.cik !== FIXTURE_CIK)
+    const first = await open({ MARKET_DATA_DIR: data })
+    expect(first.database).toBe(true)
+    expect(simulated(first.coverage)).toEqual(await expectedCoverage(20261123))
+    expect(first.coverage.filter((c) => c.cik === FIXTURE_CIK)).toEqual(ingested)
+    const digest = await equityDigest(data)
+
+    const restart = await open({ MARKET_DATA_DIR: data })
+    expect(restart.coverage).toEqual(first.coverage)
+    expect(await equityDigest(data)).toEqual(digest)
+
+    // Another seed: the simulated companies are replaced (not merged into the old ones), the ingested one stays.
+    const reseeded = await open({ MARKET_DATA_DIR: data, MARKET_DATA_SEED: "7" })
+    expect(simulated(reseeded.coverage)).toEqual(await expectedCoverage(7))
+    expect(reseeded.coverage.filter((c) => c.cik === FIXTURE_CIK)).toEqual(ingested)
+    const reseededDigest = await equityDigest(data)
+    expect(reseededDigest.digest).not.toBe(digest.digest)
+    expect(reseededDigest.counts.equity_companies).toBe(digest.counts.equity_companies)
+
+    // DATABASE_URL=memory: the simulated companies live in the process.
+    const memory = await open({ DATABASE_URL: "memory" })
+    expect(memory.database).toBe(false)
+    expect(memory.coverage).toEqual(await expectedCoverage(20261123))
+  }, 180_000)
+})
