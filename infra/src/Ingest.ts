@@ -290,7 +290,7 @@ const loadJson = (
         const notes =
           sub.olderFiles.length > 0
             ? [
-                `lists ${plural(sub.olderFiles.length, "older page")} (${sub.olderFiles.map((f) => f.name).join(", ")}), read when given too`
+                `lists ${plural(sub.olderFiles.length, "older page")} (${sub.olderFiles.map((f) => f.name).join(", ")}): their filings load when those files are given too`
               ]
             : []
         return { cik: sub.company.cik, records: sub.filings.length, written: written + filings, notes }
@@ -478,7 +478,7 @@ const loadThirteenF = (
 const stepName = (result: IngestFileResult): string =>
   result.status === "loaded"
     ? `${result.path}: ${result.format}, ${plural(result.records, "record")}, ${plural(result.written, "new row")}`
-    : `${result.path}: ${result.status}`
+    : `${result.path}: ${result.status} (${(result.reason ?? "").slice(0, 80)}${(result.reason ?? "").length > 80 ? "…" : ""})`
 
 /**
  * Ingests SEC files and directories into the store. JSON files are read first, in the order found; Form 4 and

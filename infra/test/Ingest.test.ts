@@ -3,14 +3,16 @@
  * store after a second ingest, by row counts and a digest of every row), bad files named with their reason while
  * the others load, daily prices, exit codes; and the simulated companies on a database (`openPlanes`).
  */
+import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EquityStore } from "@market-data/core"
 import { makeMemoryEquityStore } from "@market-data/memory"
-import { makePgEquityStore, openPglite } from "@market-data/postgres"
+import { makePgEquityStore, openPglite, openPostgres } from "@market-data/postgres"
 import { loadSimulatedEquity, simulatedEquity } from "@market-data/sources"
 import { ConfigProvider, Effect, References } from "effect"
+import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   equityDigest,
@@ -201,6 +203,29 @@ describe("market-data ingest sec on hand-made files", () => {
   }, 60_000)
 })
 
+describe("market-data ingest sec: a company known only from its companyfacts", () => {
+  it("is named by them and takes its tickers from a ticker list ingested later, then its full record from submissions", async () => {
+    const root = tempDir("md-ingest-facts-")
+    const data = tempDir("md-ingest-data-")
+    const files = writeFixtures(root)
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    expect(await cli.run("ingest", "sec", files.companyFacts)).toBe(0)
+    expect(await withStore(data, (store) => store.company(FIXTURE_CIK))).toMatchObject({
+      name: "Fixture Decimals Inc",
+      tickers: [],
+      sic: null
+    })
+    expect(await cli.run("ingest", "sec", files.tickers)).toBe(0)
+    expect(await withStore(data, (store) => store.company(FIXTURE_CIK))).toMatchObject({ tickers: ["DECI"] })
+    expect(await cli.run("ingest", "sec", files.submissions, files.companyFacts)).toBe(0)
+    expect(await withStore(data, (store) => store.company(FIXTURE_CIK))).toMatchObject({
+      tickers: ["DECI"],
+      exchanges: ["Nasdaq"],
+      sic: "3571"
+    })
+  }, 60_000)
+})
+
 describe("market-data ingest prices", () => {
   it("loads the good rows, names the bad ones, and gives a filings-only company prices", async () => {
     const root = tempDir("md-ingest-prices-")
@@ -263,33 +288,33 @@ describe("market-data ingest: usage and stores", () => {
   }, 60_000)
 })
 
-describe("the simulated companies on a database", () => {
-  const open = (env: Record<string, string>) =>
-    Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const config = yield* loadConfig
-          const stores = yield* openStores(config)
-          const planes = yield* openPlanes(config, stores)
-          return { coverage: yield* planes.equity.coverage(), database: stores.database !== undefined }
-        })
-      ).pipe(
-        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ LOG_LEVEL: "warn", ...env }))),
-        Effect.provideService(References.MinimumLogLevel, "Warn")
-      )
-    )
-
-  /** What a memory store holds of a simulation: the reference the database must match. */
-  const expectedCoverage = (seed: number) =>
-    Effect.runPromise(
+const open = (env: Record<string, string>) =>
+  Effect.runPromise(
+    Effect.scoped(
       Effect.gen(function* () {
-        const store = makeMemoryEquityStore()
-        const sim = simulatedEquity(seed, { asOf: new Date().toISOString().slice(0, 10) })
-        yield* loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, store))
-        return yield* store.coverage()
+        const config = yield* loadConfig
+        const stores = yield* openStores(config)
+        const planes = yield* openPlanes(config, stores)
+        return { coverage: yield* planes.equity.coverage(), database: stores.database !== undefined }
       })
+    ).pipe(
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ LOG_LEVEL: "warn", ...env }))),
+      Effect.provideService(References.MinimumLogLevel, "Warn")
     )
+  )
 
+/** What a memory store holds of a simulation: the reference the database must match. */
+const expectedCoverage = (seed: number) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const store = makeMemoryEquityStore()
+      const sim = simulatedEquity(seed, { asOf: new Date().toISOString().slice(0, 10) })
+      yield* loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, store))
+      return yield* store.coverage()
+    })
+  )
+
+describe("the simulated companies on a database", () => {
   it("are written once, kept beside ingested filings, unchanged by a restart and replaced when the seed changes", async () => {
     const root = tempDir("md-planes-files-")
     const data = tempDir("md-planes-data-")
@@ -323,4 +348,57 @@ describe("the simulated companies on a database", () => {
     expect(memory.database).toBe(false)
     expect(memory.coverage).toEqual(await expectedCoverage(20261123))
   }, 180_000)
+})
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
+if (TEST_DATABASE_URL === undefined)
+  console.warn("Ingest.test: TEST_DATABASE_URL is unset; the PostgreSQL cases are skipped")
+
+describe.skipIf(TEST_DATABASE_URL === undefined)("ingest and the simulated companies on PostgreSQL", () => {
+  it("ingests idempotently, and instances starting together write the simulation once, consistently", async () => {
+    const base = TEST_DATABASE_URL as string
+    const schema = `md_ingest_${randomUUID().replace(/-/g, "").slice(0, 16)}`
+    const admin = openPostgres(base, { poolSize: 1 })
+    await sql.raw(`create schema ${schema}`).execute(admin.db)
+    try {
+      const u = new URL(base)
+      u.searchParams.set("options", `-c search_path=${schema}`)
+      const env = { DATABASE_URL: u.toString() }
+      const files = writeFixtures(tempDir("md-ingest-pg-"))
+      const cli = cliOn(env)
+      // The Form 4's filing date is on the older submissions page, not given yet.
+      expect(await cli.run("ingest", "sec", files.companyFacts, files.submissions, files.form4, "--json")).toBe(1)
+      const first = cli.json()
+      expect(first.written).toMatchObject({ companies: 1, facts: 7, filings: 2, ownershipReports: 0 })
+      expect(first.results.find((r: any) => r.format === "form4").reason).toContain(
+        `the Form 4's filing date is unknown: the store has no submissions feed of its issuer (CIK ${FIXTURE_CIK}) listing ${FIXTURE_FORM4_ACCESSION}`
+      )
+      const all = [files.companyFacts, files.submissions, files.submissionsPage, files.form4]
+      expect(await cli.run("ingest", "sec", ...all, "--json")).toBe(0)
+      expect(cli.json().written).toMatchObject({ filings: 1, ownershipReports: 1 })
+      expect(await cli.run("ingest", "sec", ...all, "--json")).toBe(0)
+      expect(Object.values(cli.json().written)).toEqual([0, 0, 0, 0, 0, 0, 0])
+
+      const count = async () => {
+        const rows = await sql<{ t: string; n: string }>`
+          select 'facts' as t, count(*)::text as n from ${sql.raw(schema)}.equity_facts
+          union all select 'filings', count(*)::text from ${sql.raw(schema)}.equity_filings
+          union all select 'bars', count(*)::text from ${sql.raw(schema)}.equity_bars
+          union all select 'reports', count(*)::text from ${sql.raw(schema)}.equity_ownership_reports
+          union all select 'holdings', count(*)::text from ${sql.raw(schema)}.equity_holdings`.execute(admin.db)
+        return Object.fromEntries(rows.rows.map((r) => [r.t, Number(r.n)]))
+      }
+      const [a, b] = await Promise.all([open(env), open(env)])
+      const expected = await expectedCoverage(20261123)
+      expect(a.coverage.filter((c) => c.cik !== FIXTURE_CIK)).toEqual(expected)
+      expect(b.coverage).toEqual(a.coverage)
+      const counts = await count()
+      const restart = await open(env)
+      expect(restart.coverage).toEqual(a.coverage)
+      expect(await count()).toEqual(counts)
+    } finally {
+      await sql.raw(`drop schema ${schema} cascade`).execute(admin.db)
+      await admin.close()
+    }
+  }, 240_000)
 })
