@@ -9,9 +9,11 @@
  * - the data source is reported alike (`X-Data-Source` = `_meta.data_source`);
  * - every `structuredContent` validates against its tool's `outputSchema` from `tools/list` (ajv, 2020-12, strict).
  *
- * The market ticks on the real clock (venue books every 20 to 60 s, bars every 15 min), so each MCP call is
- * sandwiched between two identical HTTP calls: when the two HTTP answers are byte-identical the market did not
- * move in between, and the MCP answer must be byte-identical to them; when they differ the triple is retried.
+ * The market ticks on the real clock (venue books every 20 to 60 s, bars every 15 min) and a few fields follow
+ * the clock itself (`coverage`'s `lag_seconds`, to the second), so each MCP call is sandwiched between two HTTP
+ * calls: when the two HTTP answers are byte-identical nothing moved in between, and the MCP answer must be
+ * byte-identical to them; when they differ the triple is retried after a pause. Only `usage`'s rate window is
+ * compared apart (every call spends a unit, so it differs by construction).
  */
 
 import {
@@ -107,6 +109,13 @@ const comparable = (op: string, text: string): string => {
   return JSON.stringify(body)
 }
 
+/** Where two answers first differ, with some context, for a failure message. */
+const firstDifference = (a: string, b: string): string => {
+  let i = 0
+  while (i < a.length && a[i] === b[i]) i++
+  return `…${a.slice(Math.max(0, i - 80), i + 40)}… vs …${b.slice(Math.max(0, i - 80), i + 40)}…`
+}
+
 /** How many HTTP/MCP pairs were checked, and how often the market moved inside a triple. */
 let pairs = 0
 let retries = 0
@@ -122,16 +131,18 @@ interface Checked {
 /** Calls `op` over HTTP (`query`) and MCP (`args`) and checks parity, charge, source and the output schema. */
 const check = async (op: string, query: string, args: Record<string, unknown>, own?: string): Promise<Checked> => {
   const label = `${op}?${query} as ${JSON.stringify(args)}`
-  for (let attempt = 0; attempt < 5; attempt++) {
+  let moved = ""
+  for (let attempt = 0; attempt < 8; attempt++) {
     // `usage` on a key with no history: its rate window only fills during these three calls.
     const k = own ?? (op === "usage" ? (await server.newKey(100, 1_000_000)).key : key)
     const before = await httpCall(op, query, k)
     const { reply, result } = await callTool(server.base, op, args, auth(k))
     const after = await httpCall(op, query, k)
     if (comparable(op, before.text) !== comparable(op, after.text)) {
-      // The market ticked in between: again, after a pause that outlasts a bar close's writes.
+      // The market ticked in between: again, after a pause that outlasts a tick's writes (up to 2 s).
       retries++
-      await new Promise((resolve) => setTimeout(resolve, 250 * (attempt + 1)))
+      moved = firstDifference(comparable(op, before.text), comparable(op, after.text))
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 250 * 2 ** attempt)))
       continue
     }
     pairs++
@@ -165,7 +176,7 @@ const check = async (op: string, query: string, args: Record<string, unknown>, o
     expect(strictly?.(result.structuredContent), `${label}: ${JSON.stringify(strictly?.errors)}`).toBe(true)
     return { http, result }
   }
-  throw new Error(`${label}: the HTTP answers kept changing across five attempts`)
+  throw new Error(`${label}: two HTTP calls in a row kept answering differently, last at ${moved}`)
 }
 
 /** Checks one call whose `ids` go over MCP both as an array and as one comma-joined string. */
