@@ -285,8 +285,11 @@ describe("MCP and HTTP agree on the real planes", () => {
       expect(http.status, http.text.slice(0, 300)).toBe(200)
       const body = result.structuredContent
       expect(body.data.map((d: { asset_id: string }) => d.asset_id)).toEqual(served)
-      expect(body.refused.map((r: { id: string }) => r.id)).toEqual(refused)
-      expect(body.refused[0].reason).toBe("unknown_asset")
+      expect(body.refused).toEqual([
+        { id: "crypto:no-such-asset", reason: "unknown_asset" },
+        ...(notCovered === undefined ? [] : [{ id: assetOf(notCovered), reason: "not_covered" }]),
+        ...(otherPlane === undefined ? [] : [{ id: assetOf(tierOf(otherPlane)), reason: "plane_mismatch" }])
+      ])
       expect(result._meta.data_source).toBe("simulated")
 
       // A batch whose every asset is refused costs nothing, over both transports.
