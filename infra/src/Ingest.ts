@@ -31,9 +31,16 @@
  * must be in the store already (its submissions or companyfacts ingested), under the ticker of `--id`. Once it has
  * prices its tier becomes `full`.
  */
-import { type Dirent, readdirSync, readFileSync, statSync } from "node:fs"
+import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
-import { type Company, Equity, type EquityStore, type HoldingsReport, type OwnershipReport } from "@market-data/core"
+import {
+  type Company,
+  Equity,
+  type EquityStore,
+  type HoldingsReport,
+  type OwnershipReport,
+  type TickerEntry
+} from "@market-data/core"
 import { makePgEquityStore } from "@market-data/postgres"
 import {
   checkThirteenFTotals,
@@ -118,6 +125,14 @@ const emptyCounts = (): IngestCounts => ({
 // Paths
 // ---------------------------------------------------------------------------------------------------------------
 
+const isDirectoryPath = (path: string): boolean => {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** The files to read: named files as they are, directories walked recursively (`.json` and `.xml`, by name). */
 export const expandPaths = (
   paths: ReadonlyArray<string>
@@ -125,13 +140,19 @@ export const expandPaths = (
   const files: Array<string> = []
   const missing: Array<string> = []
   let ignored = 0
+  const visited = new Set<string>()
   const walk = (dir: string) => {
+    // A symbolic link back up the tree must not loop.
+    const real = realpathSync(dir)
+    if (visited.has(real)) return
+    visited.add(real)
     const entries: Array<Dirent> = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )
     for (const entry of entries) {
       const path = join(dir, entry.name)
-      if (entry.isDirectory()) walk(path)
+      const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && isDirectoryPath(path))
+      if (isDirectory) walk(path)
       else if (entry.isFile() || entry.isSymbolicLink()) {
         if (/\.(json|xml)$/i.test(entry.name)) files.push(path)
         else ignored++
@@ -232,11 +253,28 @@ const NEEDS_ACCESSION = (what: string) =>
 const NEEDS_DATE = (what: string, accession: string, whose: string) =>
   `the ${what}'s filing date is unknown: the store has no submissions feed of ${whose} listing ${accession}; ingest that feed too, or name the date after the accession (${accession}_YYYY-MM-DD)`
 
+/**
+ * The stored ticker rows by CIK, read once per store (a bulk folder holds thousands of companies) and read again
+ * after a ticker list is ingested.
+ */
+const tickerIndexes = new WeakMap<object, Map<string, ReadonlyArray<TickerEntry>>>()
+
+const listedTickers = (store: EquityStore["Service"], cik: string) =>
+  Effect.gen(function* () {
+    let index = tickerIndexes.get(store)
+    if (index === undefined) {
+      index = new Map()
+      for (const t of yield* store.tickers) index.set(t.cik, [...(index.get(t.cik) ?? []), t])
+      tickerIndexes.set(store, index)
+    }
+    return index.get(cik) ?? []
+  })
+
 /** Fills the tickers of a company created from companyfacts (which names none) from the stored ticker lists. */
 const withListedTickers = (store: EquityStore["Service"], company: Company) =>
   Effect.gen(function* () {
     if (company.tickers.length > 0) return company
-    const listed = (yield* store.tickers).filter((t) => t.cik === company.cik)
+    const listed = yield* listedTickers(store, company.cik)
     if (listed.length === 0) return company
     return { ...company, tickers: listed.map((t) => t.ticker), exchanges: listed.map((t) => t.exchange ?? "") }
   })
@@ -327,6 +365,7 @@ const loadJson = (
           return before.name === e.name && before.exchange === e.exchange ? [] : [e]
         })
         if (changed.length > 0) yield* store.putTickers(changed)
+        tickerIndexes.delete(store)
         const written = changed.length
         counts.tickers += written
         // Companies created from companyfacts, which names no ticker, take theirs from the list.

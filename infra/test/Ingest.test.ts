@@ -4,7 +4,7 @@
  * the others load, daily prices, exit codes; and the simulated companies on a database (`openPlanes`).
  */
 import { randomUUID } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EquityStore } from "@market-data/core"
@@ -24,6 +24,7 @@ import {
   pricesCsv,
   thirteenFPrimaryText,
   thirteenFTableText,
+  tickersText,
   writeBrokenFiles,
   writeFixtures
 } from "../../test/support/ingest-fixtures.ts"
@@ -281,6 +282,14 @@ describe("market-data ingest: usage and stores", () => {
     expect(await cli.run("ingest", "sec", data)).toBe(2)
     expect(cli.err.pop()).toContain(`in use by process ${process.ppid}`)
     rmSync(join(data, "market-data.lock"))
+
+    // A folder linking back to itself is walked once.
+    const looped = join(data, "looped")
+    mkdirSync(looped)
+    writeFileSync(join(looped, "company_tickers.json"), tickersText())
+    symlinkSync(looped, join(looped, "again"))
+    expect(await cli.run("ingest", "sec", looped, "--json")).toBe(0)
+    expect(cli.json()).toMatchObject({ loaded: 1, failed: 0, written: { tickers: 2 } })
 
     // A path that does not exist is a failed file, not bad usage.
     expect(await cli.run("ingest", "sec", join(data, "nowhere.json"), "--json")).toBe(1)
