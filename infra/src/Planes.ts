@@ -46,7 +46,7 @@ import {
   startLiveFeeds,
   startSimulatedCrypto
 } from "@market-data/sources"
-import { Clock, Effect, type Scope } from "effect"
+import { Clock, Effect, Schedule, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import type { OpenedStores } from "./Stores.ts"
@@ -132,6 +132,9 @@ export const openPlanes = (
 
 /** How much stored live history the in-memory hot store is filled with at start (the baselines read 98 days). */
 const LIVE_WARM_DAYS = 120
+/** How often, and how far back, every live instance re-reads the market data from the database. */
+const LIVE_REFRESH_EVERY = "1 minute"
+const LIVE_REFRESH_MS = 3 * 60 * 60 * 1000
 
 /**
  * The live feed: public venue APIs and SEC EDGAR into the same plane stores. On a database the market store
@@ -159,6 +162,15 @@ const openLivePlanes = (
       const ids = CryptoAssets.map((a) => a.id)
       const rows = yield* warmMarketStore(hot, persistent, ids, nowMs - LIVE_WARM_DAYS * DAY_MS, nowMs + DAY_MS)
       yield* Effect.logInfo("live market: warmed from the database").pipe(Effect.annotateLogs({ rows }))
+      // Only the leader ingests; every instance serves. So each one re-reads the recent data (and the sources'
+      // statuses) from the database every minute: an instance that does not lead stays as fresh as the leader.
+      yield* Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => warmMarketStore(hot, persistent, ids, now - LIVE_REFRESH_MS, now + DAY_MS)),
+        Effect.catchCause((cause) => Effect.logWarning("live market: refresh from the database failed", cause)),
+        Effect.repeat(Schedule.spaced(LIVE_REFRESH_EVERY)),
+        Effect.delay(LIVE_REFRESH_EVERY),
+        Effect.forkScoped
+      )
     }
     const leader: LeaderLock["Service"] =
       config.store._tag === "Postgres"
