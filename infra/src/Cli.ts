@@ -44,8 +44,9 @@ Commands:
                                           as the live instance stored them (simulated/memory: ask the server)
   ingest sec <file-or-dir>... [--json]    load SEC files (companyfacts, submissions and older pages, Form 4, 13F,
                                           ticker lists; bulk folders too) into the database; idempotent
-  ingest prices <csv> --id eq:<cik>:<ticker> [--json]
-                                          load daily bars (header: date,open,high,low,close,volume)
+  ingest prices <csv> [--id eq:<cik>:<ticker>] [--json]
+                                          load daily bars (header: date,open,high,low,close,volume; without
+                                          --id, an id or ticker column names each row's company)
   help                                    this text
 
 Exit codes: 0 done (doctor: healthy), 1 failed while running (doctor: a check failed; keys/credits: unknown or

@@ -1,5 +1,5 @@
 /**
- * `market-data ingest sec <file-or-dir>...` and `market-data ingest prices <csv> --id eq:<cik>:<ticker>`: load
+ * `market-data ingest sec <file-or-dir>...` and `market-data ingest prices <csv> [--id eq:<cik>:<ticker>]`: load
  * SEC files and daily prices into the database's equity store, the one `serve` answers from.
  *
  * SEC files are recognised by their content (`detectSecFormat`), never by their names: companyfacts, submissions
@@ -27,9 +27,11 @@
  *
  * Daily prices: a CSV with a header naming `date`, `open`, `high`, `low`, `close`, `volume` (any order and case;
  * other columns ignored), one row per session, dates `YYYY-MM-DD` on US trading days. A bar's time is the
- * session's open (09:30 New York). A bad row is named with its line and reason; the good rows load. The company
- * must be in the store already (its submissions or companyfacts ingested), under the ticker of `--id`. Once it has
- * prices its tier becomes `full`.
+ * session's open (09:30 New York). A bad row is named with its line and reason; the good rows load. The rows are
+ * the company `--id eq:<cik>:<ticker>` names or, without `--id`, each row's company is named by an `id`
+ * (`eq:<cik>:<ticker>`) or `ticker` (or `symbol`) column, so one file can carry several companies. The company
+ * must be in the store already (its submissions or companyfacts ingested) and trade under that ticker. Once it
+ * has prices its tier becomes `full`.
  */
 import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
@@ -667,11 +669,27 @@ const csvCells = (line: string): Array<string> => {
   return cells.map((c) => c.trim())
 }
 
-/** Parses a daily price CSV: the bars of its good rows and a reason for each bad row (by line number). */
+/** One good row of a price CSV. */
+export interface PriceRow {
+  readonly line: number
+  /** The row's company as the file names it (its `id` or `ticker` column, upper-cased), or null without one. */
+  readonly company: string | null
+  readonly bar: Equity.DailyBar
+}
+
+/**
+ * Parses a daily price CSV: its good rows and a reason for each bad row (by line number). A column named `id`
+ * (`eq:<cik>:<ticker>`) or `ticker` (or `symbol`) names each row's company, so one file can carry several.
+ */
 export const parsePriceCsv = (
   text: string
 ):
-  | { readonly bars: ReadonlyArray<Equity.DailyBar>; readonly bad: ReadonlyArray<string> }
+  | {
+      readonly rows: ReadonlyArray<PriceRow>
+      readonly bars: ReadonlyArray<Equity.DailyBar>
+      readonly bad: ReadonlyArray<string>
+      readonly keyed: boolean
+    }
   | { readonly error: string } => {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/)
   const headerIndex = lines.findIndex((l) => l.trim() !== "")
@@ -687,7 +705,8 @@ export const parsePriceCsv = (
       error: `the header (line ${headerIndex + 1}) lacks ${absent.join(", ")}: a price CSV starts with a header naming date, open, high, low, close, volume`
     }
   }
-  const bars: Array<Equity.DailyBar> = []
+  const keyAt = ["id", "ticker", "symbol"].map((c) => header.indexOf(c)).find((i) => i >= 0) ?? -1
+  const rows: Array<PriceRow> = []
   const bad: Array<string> = []
   const seen = new Map<string, number>()
   for (let i = headerIndex + 1; i < lines.length; i++) {
@@ -696,7 +715,12 @@ export const parsePriceCsv = (
     const lineNo = i + 1
     const cells = csvCells(line)
     const date = cells[at.date] ?? ""
+    const company = keyAt < 0 ? null : (cells[keyAt] ?? "").toUpperCase().replace(/^EQ:/, "eq:")
     const why = (reason: string) => bad.push(`line ${lineNo}: ${reason}`)
+    if (company === "") {
+      why("names no company")
+      continue
+    }
     if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) {
       why(`date ${JSON.stringify(date)} is not YYYY-MM-DD`)
       continue
@@ -705,8 +729,9 @@ export const parsePriceCsv = (
       why(`${date} is not a US trading day`)
       continue
     }
-    if (seen.has(date)) {
-      why(`${date} repeats line ${seen.get(date)}`)
+    const key = `${company ?? ""}|${date}`
+    if (seen.has(key)) {
+      why(`${company === null ? "" : `${company} `}${date} repeats line ${seen.get(key)}`)
       continue
     }
     const values: Record<string, number> = {}
@@ -729,15 +754,74 @@ export const parsePriceCsv = (
     else if (h! < Math.max(o!, c!, l!)) why(`high ${h} is below open, close or low`)
     else if (l! > Math.min(o!, c!)) why(`low ${l} is above open or close`)
     else {
-      seen.set(date, lineNo)
-      bars.push({ tMs: Equity.sessionOpenMs(date), o: o!, h: h!, l: l!, c: c!, v: v! })
+      seen.set(key, lineNo)
+      rows.push({ line: lineNo, company, bar: { tMs: Equity.sessionOpenMs(date), o: o!, h: h!, l: l!, c: c!, v: v! } })
     }
   }
-  return { bars: bars.sort((a, b) => a.tMs - b.tMs), bad }
+  return {
+    rows,
+    bars: rows.map((r) => r.bar).sort((a, b) => a.tMs - b.tMs),
+    bad,
+    keyed: keyAt >= 0
+  }
 }
 
-/** Loads a daily price CSV for the company `id` names. */
-export const ingestPrices = (store: EquityStore["Service"], path: string, id: string): Effect.Effect<IngestSummary> =>
+/** Where a company named by ID or ticker is in the store: its CIK and the ID, or why it cannot be used. */
+const resolveCompany = (
+  store: EquityStore["Service"],
+  name: string
+): Effect.Effect<{ readonly cik: string; readonly id: string } | { readonly problem: string }> =>
+  Effect.gen(function* () {
+    const byId = Equity.parseEquityId(name)
+    if (name.startsWith("eq:") && byId === undefined)
+      return { problem: `${name} is not an equity ID like eq:320193:AAPL` }
+    const candidates =
+      byId !== undefined
+        ? [byId.cik]
+        : [
+            ...new Set([
+              ...(yield* store.companies).filter((c) => c.tickers.includes(name)).map((c) => c.cik),
+              ...(yield* store.tickers).filter((t) => t.ticker === name).map((t) => t.cik)
+            ])
+          ]
+    const known: Array<Company> = []
+    for (const cik of candidates) {
+      const company = yield* store.company(cik)
+      if (company !== undefined) known.push(company)
+    }
+    if (known.length === 0) {
+      return {
+        problem:
+          byId === undefined
+            ? `no company in the store trades as ${name}: ingest its submissions (or companyfacts) first`
+            : `the store has no company with CIK ${byId.cik}: ingest its submissions (or companyfacts) first`
+      }
+    }
+    if (known.length > 1) {
+      return {
+        problem: `${name} is the ticker of several companies (CIK ${known.map((c) => c.cik).join(", ")}): name it by ID, eq:<cik>:<ticker>`
+      }
+    }
+    const company = known[0] as Company
+    const ticker = byId?.ticker ?? name
+    const listed = (yield* listedTickers(store, company.cik)).map((t) => t.ticker)
+    if (!company.tickers.includes(ticker) && !listed.includes(ticker)) {
+      return {
+        problem: `${company.name} (CIK ${company.cik}) trades as ${[...new Set([...company.tickers, ...listed])].join(", ") || "no known ticker"}, not ${ticker}`
+      }
+    }
+    return { cik: company.cik, id: `eq:${company.cik}:${ticker}` }
+  })
+
+/**
+ * Loads a daily price CSV: every row for the company `id` names, or, without `id`, each row for the company its
+ * `id` or `ticker` column names.
+ */
+export const ingestPrices = (
+  store: EquityStore["Service"],
+  path: string,
+  id: string | undefined
+): Effect.Effect<IngestSummary> =>
   Effect.gen(function* () {
     const counts = emptyCounts()
     const fail = (reason: string, cik: string | null = null): IngestSummary =>
@@ -746,45 +830,77 @@ export const ingestPrices = (store: EquityStore["Service"], path: string, id: st
         0,
         counts
       )
-    const target = Equity.parseEquityId(id)
-    if (target === undefined) return fail(`--id ${JSON.stringify(id)} is not an equity ID like eq:320193:AAPL`)
-    const company = yield* store.company(target.cik)
-    if (company === undefined) {
-      return fail(
-        `the store has no company with CIK ${target.cik}: ingest its submissions (or companyfacts) first`,
-        target.cik
-      )
-    }
-    const listed = (yield* store.tickers).filter((t) => t.cik === target.cik).map((t) => t.ticker)
-    if (!company.tickers.includes(target.ticker) && !listed.includes(target.ticker)) {
-      return fail(
-        `${company.name} (CIK ${target.cik}) trades as ${[...new Set([...company.tickers, ...listed])].join(", ") || "no known ticker"}, not ${target.ticker}`,
-        target.cik
-      )
+    let target: { readonly cik: string; readonly id: string } | undefined
+    if (id !== undefined) {
+      const resolved = yield* resolveCompany(store, id)
+      if ("problem" in resolved) return fail(resolved.problem, Equity.parseEquityId(id)?.cik ?? null)
+      target = resolved
     }
     const text = yield* Effect.result(readText(path))
-    if (Result.isFailure(text)) return fail(text.failure.reason, target.cik)
+    if (Result.isFailure(text)) return fail(text.failure.reason, target?.cik ?? null)
     const parsed = parsePriceCsv(text.success)
-    if ("error" in parsed) return fail(parsed.error, target.cik)
-    if (parsed.bars.length === 0) {
-      return fail(`no good rows${parsed.bad.length > 0 ? `: ${parsed.bad.join("; ")}` : ""}`, target.cik)
+    if ("error" in parsed) return fail(parsed.error, target?.cik ?? null)
+    if (target === undefined && !parsed.keyed) {
+      return fail(
+        "the CSV names no company: give --id eq:<cik>:<ticker>, or an id (eq:<cik>:<ticker>) or ticker column"
+      )
     }
-    const before = (yield* store.coverage(target.cik))[0]?.bars ?? 0
-    yield* store.putBars(target.cik, parsed.bars)
-    const after = (yield* store.coverage(target.cik))[0]?.bars ?? 0
-    counts.bars += after - before
-    const bad = parsed.bad.length
+    const bad = [...parsed.bad]
+    const byCik = new Map<string, Array<PriceRow>>()
+    const resolved = new Map<string, { readonly cik: string; readonly id: string } | { readonly problem: string }>()
+    for (const row of parsed.rows) {
+      let cik: string
+      if (target !== undefined) {
+        // With --id, a row naming its company must name that one.
+        const tid = Equity.parseEquityId(target.id)!
+        if (row.company !== null && row.company !== target.id && row.company !== tid.ticker) {
+          bad.push(`line ${row.line}: is for ${row.company}, not ${target.id}`)
+          continue
+        }
+        cik = target.cik
+      } else {
+        const name = row.company as string
+        let found = resolved.get(name)
+        if (found === undefined) {
+          found = yield* resolveCompany(store, name)
+          resolved.set(name, found)
+        }
+        if ("problem" in found) {
+          bad.push(`line ${row.line}: ${found.problem}`)
+          continue
+        }
+        cik = found.cik
+      }
+      byCik.set(cik, [...(byCik.get(cik) ?? []), row])
+    }
+    bad.sort((a, b) => Number(/\d+/.exec(a)?.[0]) - Number(/\d+/.exec(b)?.[0]))
+    const loaded = [...byCik.values()].reduce((n, rows) => n + rows.length, 0)
+    const only = byCik.size === 1 ? ([...byCik.keys()][0] as string) : (target?.cik ?? null)
+    if (loaded === 0) return fail(`no good rows${bad.length > 0 ? `: ${bad.join("; ")}` : ""}`, only)
+    let written = 0
+    for (const [cik, rows] of byCik) {
+      const before = (yield* store.coverage(cik))[0]?.bars ?? 0
+      yield* store.putBars(
+        cik,
+        rows.map((r) => r.bar).sort((a, b) => a.tMs - b.tMs)
+      )
+      written += ((yield* store.coverage(cik))[0]?.bars ?? 0) - before
+    }
+    counts.bars += written
     return summarize(
       [
         {
           path,
           format: "prices",
-          status: bad > 0 ? "failed" : "loaded",
-          reason: bad > 0 ? `${plural(bad, "bad row")} not loaded (${parsed.bad.join("; ")})` : null,
-          cik: target.cik,
-          records: parsed.bars.length,
-          written: after - before,
-          notes: bad > 0 ? [`${plural(parsed.bars.length, "good row")} loaded`] : []
+          status: bad.length > 0 ? "failed" : "loaded",
+          reason: bad.length > 0 ? `${plural(bad.length, "bad row")} not loaded (${bad.join("; ")})` : null,
+          cik: only,
+          records: loaded,
+          written,
+          notes: [
+            ...(byCik.size > 1 ? [`daily bars of ${byCik.size} companies (CIK ${[...byCik.keys()].join(", ")})`] : []),
+            ...(bad.length > 0 ? [`${plural(loaded, "good row")} loaded`] : [])
+          ]
         }
       ],
       0,
@@ -853,7 +969,7 @@ const storeNeeded = new ConfigProblem(
   "`ingest` writes into a database the server reads: DATABASE_URL=memory lives inside one process. Use the embedded store (DATABASE_URL unset, with the server stopped) or PostgreSQL."
 )
 
-/** `ingest sec <file-or-dir>... [--json]` and `ingest prices <csv> --id eq:<cik>:<ticker> [--json]`. */
+/** `ingest sec <file-or-dir>... [--json]` and `ingest prices <csv> [--id eq:<cik>:<ticker>] [--json]`. */
 export const ingestCommand = (
   args: IngestArgs,
   io: IngestIo,
@@ -881,17 +997,12 @@ export const ingestCommand = (
     if (sub === "prices") {
       if (rest.length > 1) return yield* Effect.fail(new IngestUsage("ingest prices takes one CSV file"))
       const flag = args.flags.get("id")
-      if (typeof flag !== "string") {
+      if (flag !== undefined && (flag === true || Equity.parseEquityId(flag) === undefined)) {
         return yield* Effect.fail(
-          new IngestUsage("ingest prices needs --id eq:<cik>:<ticker>, e.g. --id eq:320193:AAPL")
+          new IngestUsage(`--id ${JSON.stringify(flag === true ? "" : flag)} is not an equity ID like eq:320193:AAPL`)
         )
       }
-      if (Equity.parseEquityId(flag) === undefined) {
-        return yield* Effect.fail(
-          new IngestUsage(`--id ${JSON.stringify(flag)} is not an equity ID like eq:320193:AAPL`)
-        )
-      }
-      id = flag
+      id = flag === undefined ? undefined : flag
     }
     const cfg = config ?? (yield* loadConfig)
     if (cfg.store._tag === "Memory") return yield* Effect.fail(storeNeeded)
@@ -902,7 +1013,7 @@ export const ingestCommand = (
         if (stores.database === undefined) return yield* Effect.fail(storeNeeded)
         const store = makePgEquityStore(stores.database)
         const summary =
-          id === undefined ? yield* ingestSec(store, rest, progress) : yield* ingestPrices(store, rest[0]!, id)
+          sub === "sec" ? yield* ingestSec(store, rest, progress) : yield* ingestPrices(store, rest[0]!, id)
         return reportIngest(summary, stores.description, json, io)
       })
     )

@@ -256,6 +256,32 @@ describe("market-data ingest prices", () => {
     expect(await equityDigest(data)).toEqual(before)
     const coverage = await withStore(data, (store) => store.coverage(FIXTURE_CIK))
     expect(coverage[0]).toMatchObject({ bars: 3, lastBarMs: Date.parse("2024-01-05T14:30:00.000Z") })
+
+    // Without --id, a ticker (or id) column names each row's company; rows of unknown companies are named.
+    const keyed = join(root, "several.csv")
+    writeFileSync(
+      keyed,
+      [
+        "ticker,date,open,high,low,close,volume",
+        "DECI,2024-01-08,104,105,103,104.5,90000",
+        "OTHR,2024-01-08,10,11,9,10.5,5000",
+        "deci,2024-01-09,104.5,106,104,105.5,91000",
+        "DECI,2024-01-09,1,1,1,1,1"
+      ].join("\n")
+    )
+    expect(await cli.run("ingest", "prices", keyed, "--json")).toBe(1)
+    const several = cli.json()
+    expect(several.written.bars).toBe(2)
+    expect(several.results[0].reason).toBe(
+      "2 bad rows not loaded (line 3: no company in the store trades as OTHR: ingest its submissions (or companyfacts) first; line 5: DECI 2024-01-09 repeats line 4)"
+    )
+    // With --id, a row naming another company is a bad row, not loaded under the wrong one.
+    expect(await cli.run("ingest", "prices", keyed, "--id", FIXTURE_ID, "--json")).toBe(1)
+    expect(cli.json().results[0].reason).toContain("line 3: is for OTHR, not eq:9990777:DECI")
+    // A CSV that names no company needs --id.
+    expect(await cli.run("ingest", "prices", csv, "--json")).toBe(1)
+    expect(cli.json().results[0].reason).toContain("the CSV names no company")
+    expect((await withStore(data, (store) => store.coverage(FIXTURE_CIK)))[0]).toMatchObject({ bars: 5 })
   }, 120_000)
 })
 
@@ -267,8 +293,8 @@ describe("market-data ingest: usage and stores", () => {
     expect(cli.err.pop()).toContain("unknown ingest command")
     expect(await cli.run("ingest", "sec")).toBe(2)
     expect(cli.err.pop()).toContain("needs files or directories")
-    expect(await cli.run("ingest", "prices", "x.csv")).toBe(2)
-    expect(cli.err.pop()).toContain("needs --id")
+    expect(await cli.run("ingest", "prices", "x.csv", "--id")).toBe(2)
+    expect(cli.err.pop()).toContain("--id needs a value")
     expect(await cli.run("ingest", "prices", "x.csv", "--id", "AAPL")).toBe(2)
     expect(await cli.run("ingest", "sec", "x", "--id", "eq:1:A")).toBe(2)
     expect(cli.err.pop()).toContain("unknown option --id")
