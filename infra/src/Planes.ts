@@ -7,11 +7,12 @@
  * and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
  * history, and PostgreSQL's market tables are for live data. Filings are: on a database (PGlite or PostgreSQL)
  * the equity plane serves the database's equity store, which holds what `market-data ingest` loaded, and the
- * simulated companies are written into it at start (`loadSimulatedEquityOnDatabase`); on `DATABASE_URL=memory`
- * they stay in memory. The account stores (keys, credits, idempotency, rate limit) are whatever the
+ * simulated companies are written into it at start (`loadSimulatedEquityOnDatabase`), and the plane reads it
+ * through a one-minute cache (`cachedEquityReads`); on `DATABASE_URL=memory` they stay in memory. The account stores (keys, credits, idempotency, rate limit) are whatever the
  * configuration names, independently.
  */
 import {
+  type CompanyHoldings,
   CryptoAssets,
   DAY_MS,
   Equity,
@@ -71,8 +72,8 @@ export const openPlanes = (
     // On a database the filings persist (the simulated companies beside whatever `market-data ingest` loaded);
     // with DATABASE_URL=memory they live in this process.
     const database = stores.database
-    const equity: EquityStore["Service"] =
-      database === undefined ? makeMemoryEquityStore() : makePgEquityStore(database)
+    const persistent = database === undefined ? undefined : makePgEquityStore(database)
+    const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
 
     yield* Effect.logInfo("simulated market: generating a year of history", { seed: config.seed })
     const crypto = yield* startSimulatedCrypto({ seed: config.seed }).pipe(
@@ -116,8 +117,10 @@ export const openPlanes = (
       Effect.tap(() => Effect.logInfo("crypto baselines warm")),
       Effect.forkScoped
     )
+    // On a database the plane reads through a short-lived cache: a company's facts and filings are read on
+    // every request, and PGlite reads them about ten times slower than memory.
     const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
-      Effect.provideService(Equity.EquityStore, equity)
+      Effect.provideService(Equity.EquityStore, persistent === undefined ? equity : cachedEquityReads(persistent))
     )
     return {
       planes: [
@@ -278,3 +281,88 @@ const loadSimulatedEquityOnDatabase = (database: Database, sim: SimulatedEquity)
       (trx, exit) => Effect.promise(() => (exit._tag === "Success" ? trx.commit().execute() : trx.rollback().execute()))
     )
   })
+
+/** How long a cached read of the database's equity store is served (the plane's directory caches as long). */
+const EQUITY_CACHE_MS = 60_000
+/** At most this many cached rows (facts, filings, bars, ...) in all: about 100 MB at the largest. */
+const EQUITY_CACHE_ROWS = 250_000
+
+/**
+ * The equity store with its reads cached for `EQUITY_CACHE_MS` (least recently used first out beyond
+ * `EQUITY_CACHE_ROWS` rows): what `market-data ingest` writes into a shared PostgreSQL shows within a minute,
+ * as the directory does. Bars are cached whole per company and cut to the asked range here, since every request
+ * asks up to its own now. Writes go to the store and empty the cache.
+ */
+export const cachedEquityReads = (store: EquityStore["Service"]): EquityStore["Service"] => {
+  const cache = new Map<string, { readonly atMs: number; readonly rows: number; readonly value: unknown }>()
+  let rows = 0
+  const drop = (key: string) => {
+    const entry = cache.get(key)
+    if (entry !== undefined) {
+      rows -= entry.rows
+      cache.delete(key)
+    }
+  }
+  const cached = <A>(
+    key: string,
+    read: Effect.Effect<A>,
+    sizeOf: (value: A) => number = (value) => (Array.isArray(value) ? value.length : 1)
+  ): Effect.Effect<A> =>
+    Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const hit = cache.get(key)
+      if (hit !== undefined && nowMs >= hit.atMs && nowMs - hit.atMs < EQUITY_CACHE_MS) {
+        cache.delete(key)
+        cache.set(key, hit)
+        return hit.value as A
+      }
+      drop(key)
+      const value = yield* read
+      const size = sizeOf(value)
+      if (size <= EQUITY_CACHE_ROWS) {
+        cache.set(key, { atMs: nowMs, rows: size, value })
+        rows += size
+        for (const oldest of cache.keys()) {
+          if (rows <= EQUITY_CACHE_ROWS) break
+          drop(oldest)
+        }
+      }
+      return value
+    })
+  const write = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+    Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        cache.clear()
+        rows = 0
+      })
+    )
+  return {
+    putCompany: (c) => write(store.putCompany(c)),
+    putTickers: (e) => write(store.putTickers(e)),
+    putFacts: (cik, f) => write(store.putFacts(cik, f)),
+    putFilings: (cik, f) => write(store.putFilings(cik, f)),
+    putOwnershipReports: (r) => write(store.putOwnershipReports(r)),
+    putHoldingsReports: (r) => write(store.putHoldingsReports(r)),
+    putSecurities: (cik, c) => write(store.putSecurities(cik, c)),
+    putBars: (cik, b) => write(store.putBars(cik, b)),
+    companies: cached("companies", store.companies),
+    company: (cik) => cached(`company|${cik}`, store.company(cik)),
+    tickers: cached("tickers", store.tickers),
+    facts: (cik, concepts) =>
+      cached(`facts|${cik}|${concepts === undefined ? "*" : concepts.join(",")}`, store.facts(cik, concepts)),
+    filings: (cik) => cached(`filings|${cik}`, store.filings(cik)),
+    ownershipReports: (cik) => cached(`ownership|${cik}`, store.ownershipReports(cik)),
+    holdings: (cik) =>
+      cached(`holdings|${cik}`, store.holdings(cik), (h: CompanyHoldings) => h.holdings.length + h.reports.length),
+    bars: (cik, range) =>
+      Effect.map(cached(`bars|${cik}`, store.bars(cik, {})), (all) => {
+        const within = all.filter(
+          (b) =>
+            (range.fromMs === undefined || b.tMs >= range.fromMs) && (range.toMs === undefined || b.tMs <= range.toMs)
+        )
+        return range.limit === undefined ? within : within.slice(Math.max(0, within.length - range.limit))
+      }),
+    coverage: (cik) => cached(`coverage|${cik ?? "*"}`, store.coverage(cik))
+  }
+}

@@ -31,7 +31,7 @@ import {
 import { loadConfig } from "../src/AppConfig.ts"
 import { type Io, lineProgress, runCli } from "../src/Cli.ts"
 import { accessionFromPath, parsePriceCsv } from "../src/Ingest.ts"
-import { openPlanes } from "../src/Planes.ts"
+import { cachedEquityReads, openPlanes } from "../src/Planes.ts"
 import { openStores } from "../src/Stores.ts"
 
 const dirs: Array<string> = []
@@ -436,4 +436,39 @@ describe.skipIf(TEST_DATABASE_URL === undefined)("ingest and the simulated compa
       await admin.close()
     }
   }, 240_000)
+})
+
+describe("the equity plane's read cache over the database store", () => {
+  it("answers bar ranges as the store does, serves repeated reads from memory, and empties on a write", async () => {
+    const sim = simulatedEquity(20261123, { asOf: "2026-11-20" })
+    const base = makeMemoryEquityStore()
+    await Effect.runPromise(loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, base)))
+    const cached = cachedEquityReads(base)
+    const cik = sim.companies[0]!.cik
+    const bars = sim.dailyBars.get(cik)!
+    const mid = bars[Math.floor(bars.length / 2)]!.tMs
+    const ranges = [
+      {},
+      { limit: 5 },
+      { fromMs: mid },
+      { toMs: mid },
+      { fromMs: mid - 40 * 86_400_000, toMs: mid, limit: 7 },
+      { toMs: 0 }
+    ]
+    for (const range of ranges) {
+      expect(await Effect.runPromise(cached.bars(cik, range)), JSON.stringify(range)).toEqual(
+        await Effect.runPromise(base.bars(cik, range))
+      )
+    }
+    const company = sim.companies[0]!
+    expect(await Effect.runPromise(cached.company(cik))).toEqual(company)
+    // A write behind the cache's back is not seen within the cache's minute...
+    await Effect.runPromise(base.putCompany({ ...company, name: "Renamed Behind The Cache" }))
+    expect((await Effect.runPromise(cached.company(cik)))?.name).toBe(company.name)
+    // ...a write through it is, at once.
+    await Effect.runPromise(cached.putCompany({ ...company, name: "Renamed Through The Cache" }))
+    expect((await Effect.runPromise(cached.company(cik)))?.name).toBe("Renamed Through The Cache")
+    expect(await Effect.runPromise(cached.facts(cik))).toEqual(await Effect.runPromise(base.facts(cik)))
+    expect(await Effect.runPromise(cached.holdings(cik))).toEqual(await Effect.runPromise(base.holdings(cik)))
+  })
 })
