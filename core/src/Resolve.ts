@@ -95,7 +95,12 @@ interface Normalized {
   readonly symbol: string
   readonly name: string
   readonly aliases: ReadonlyArray<string>
+  /** An equity's SEC CIK without leading zeros (`eq:<cik>:<ticker>`), or undefined. */
+  readonly cik: string | undefined
 }
+
+/** The CIK a normalized query names (`320193`, `0000320193`, `cik0000320193`), without leading zeros. */
+const cikOfQuery = (q: string): string | undefined => /^(?:cik ?)?0*([1-9][0-9]{0,9})$/.exec(q)?.[1]
 const normalizedCache = new WeakMap<DirectoryEntry, Normalized>()
 const normalized = (e: DirectoryEntry): Normalized => {
   let n = normalizedCache.get(e)
@@ -104,7 +109,8 @@ const normalized = (e: DirectoryEntry): Normalized => {
       id: e.asset_id.toLowerCase(),
       symbol: normalizeQuery(e.symbol),
       name: normalizeQuery(e.name),
-      aliases: e.aliases.map(normalizeQuery)
+      aliases: e.aliases.map(normalizeQuery),
+      cik: /^eq:([0-9]+):/.exec(e.asset_id)?.[1]
     }
     normalizedCache.set(e, n)
   }
@@ -116,8 +122,10 @@ export const matchRule = (entry: DirectoryEntry, q: string): MatchRule | undefin
   q.length === 0 ? undefined : ruleOf(entry, q, [...q].length >= SUBSTRING_MIN_CHARACTERS)
 
 const ruleOf = (entry: DirectoryEntry, q: string, substrings: boolean): MatchRule | undefined => {
-  const { id, symbol, name, aliases } = normalized(entry)
+  const { id, symbol, name, aliases, cik } = normalized(entry)
   if (symbol === q || id === q) return "exact_symbol"
+  // A company's CIK identifies it as exactly as its canonical ID does.
+  if (cik !== undefined && cik === cikOfQuery(q)) return "exact_symbol"
   if (name === q) return "exact_name"
   if (symbol.startsWith(q)) return "symbol_prefix"
   if (name.startsWith(q)) return "name_prefix"

@@ -7,7 +7,8 @@
 import { MAX_COLLISION_WARNINGS, type MatchRule, ResolveScores, SUBSTRING_MIN_CHARACTERS } from "./Resolve.ts"
 
 const RULE_WORDS: { readonly [R in MatchRule]: string } = {
-  exact_symbol: "the query is the asset's symbol or its canonical ID",
+  exact_symbol:
+    "the query is the asset's symbol or its canonical ID, or a company's SEC CIK (`320193`, `0000320193` or `CIK0000320193`)",
   exact_name: "the query is the asset's name",
   symbol_prefix: "the symbol starts with the query",
   name_prefix: "the name starts with the query",

@@ -151,6 +151,17 @@ describe("resolve: ranking", () => {
     assert.strictEqual(resolve("crypto:ethereum").best?.score, ResolveScores.exact_symbol)
   })
 
+  it("resolves a company by its SEC CIK, with or without leading zeros or a CIK prefix", () => {
+    for (const q of ["320193", "0000320193", "CIK0000320193", "cik 320193"]) {
+      const a = resolve(q)
+      assert.strictEqual(a.best?.asset_id, "eq:320193:AAPL", q)
+      assert.strictEqual(a.best?.score, ResolveScores.exact_symbol, q)
+    }
+    // Another number is not Apple's CIK, and a CIK never matches a crypto asset.
+    assert.notInclude(ids(resolve("3201930")), "eq:320193:AAPL")
+    assert.strictEqual(resolve("320193").coverage.crypto.matches, 0)
+  })
+
   it("prefers the live asset and the richer tier within one score, and orders totally", () => {
     // Both GOOG* have the symbol prefix "goo": the full tier ranks before the filings-only one.
     const goo = resolve("goo")
@@ -348,8 +359,9 @@ describe("resolve and coverage: wiring", () => {
       assert.strictEqual(code(yield* s.call("coverage", [])), "not_implemented")
       const changelog = yield* s.call("docs", [["section", "changelog"]])
       const md = changelog.outcome._tag === "Markdown" ? changelog.outcome.markdown : ""
-      assert.include(md, "`resolve`")
-      assert.include(md, "`coverage`")
+      const temporary = md.split("\n").find((l) => l.startsWith("Temporary:")) ?? ""
+      assert.include(temporary, "`resolve`")
+      assert.include(temporary, "`coverage`")
     }).pipe(Effect.scoped)
   )
 
@@ -374,10 +386,11 @@ describe("resolve and coverage: wiring", () => {
       assert.strictEqual(schema.data.status, "available")
       const served = yield* s.call("docs", [["section", "changelog"]])
       const text = served.outcome._tag === "Markdown" ? served.outcome.markdown : ""
-      // The changelog no longer lists resolve and coverage as temporary (data operations still are).
-      assert.notInclude(text, "`resolve`")
-      assert.notInclude(text, "`coverage`")
-      assert.include(text, "`funding`")
+      // The changelog's temporary line no longer lists resolve and coverage (data operations it still does).
+      const temporary = text.split("\n").find((l) => l.startsWith("Temporary:")) ?? ""
+      assert.notInclude(temporary, "`resolve`")
+      assert.notInclude(temporary, "`coverage`")
+      assert.include(temporary, "`funding`")
       // A plane with a directory only implements no data operation.
       assert.strictEqual(code(yield* s.call("price", [["id", "crypto:bitcoin"]])), "not_implemented")
     }).pipe(Effect.scoped)
