@@ -698,6 +698,18 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       return isApiError(p) ? Effect.fail(p) : Effect.succeed(p)
     }
 
+    /**
+     * Statement tables by company and parameters. Building one is the costly part of `financials` (about 5 ms
+     * for 20 quarters); the facts' count and newest filing date stamp the version, so a new filing (which a
+     * restatement always is) rebuilds it.
+     */
+    const tables = new Map<string, { readonly version: string; readonly table: ReturnType<typeof financialsTable> }>()
+    const factsVersion = (facts: ReadonlyArray<{ readonly filed: string }>): string => {
+      let newest = ""
+      for (const f of facts) if (f.filed > newest) newest = f.filed
+      return `${facts.length}:${newest}`
+    }
+
     const financials: Handler = (input) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
@@ -706,12 +718,20 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         // before later restatements.
         const asKnownOn = typeof input.params.as_known_on === "string" ? input.params.as_known_on : undefined
         const facts = yield* store.facts(t.cik, FACT_CONCEPTS)
-        const book = new FactBook(facts, asKnownOn === undefined ? {} : { asKnownOn })
         const statements = (input.params.statements ?? ["income", "balance", "cash_flow"]) as ReadonlyArray<Statement>
         const kind = (input.params.period_kind ?? "annual") as PeriodKind
         const count = typeof input.params.periods === "number" ? input.params.periods : 4
         const withBasis = input.params.basis_concepts === true
-        const table = financialsTable(book, { statements, kind, count })
+        const key = `${t.cik}|${asKnownOn ?? ""}|${statements.join(",")}|${kind}|${count}`
+        const version = factsVersion(facts)
+        let cached = tables.get(key)
+        if (cached?.version !== version) {
+          const book = new FactBook(facts, asKnownOn === undefined ? {} : { asKnownOn })
+          cached = { version, table: financialsTable(book, { statements, kind, count }) }
+          if (tables.size >= 2_000) tables.clear()
+          tables.set(key, cached)
+        }
+        const table = cached.table
         const values: Record<string, object> = {}
         for (const line of table.lines) {
           values[line.key] = {
