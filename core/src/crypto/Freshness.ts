@@ -14,8 +14,13 @@ import { type Component, type Freshness, freshnessOf, type SourceStatus } from "
 export const DelayedCadences = 3
 
 /** Earliest time (epoch ms) new data of one component can exist. */
-export const nextUpdateAtMs = (s: Pick<SourceStatus, "newestMs" | "cadenceMs">, nowMs: number): number =>
-  Math.max(nowMs, s.newestMs + s.cadenceMs)
+export const nextUpdateAtMs = (s: Pick<SourceStatus, "newestMs" | "cadenceMs">, nowMs: number): number => {
+  const due = s.newestMs + s.cadenceMs
+  if (due >= nowMs || s.cadenceMs <= 0) return Math.max(due, nowMs)
+  // Late: the next slot on the source's cadence grid, not "now". The source delivers on that grid, and the
+  // answer (with its ETag) stays the same until the slot passes instead of changing every millisecond.
+  return s.newestMs + Math.ceil((nowMs - s.newestMs) / s.cadenceMs) * s.cadenceMs
+}
 
 /** The least fresh of several statuses. */
 export const worstStatus = (statuses: ReadonlyArray<Freshness>): Freshness =>

@@ -393,7 +393,9 @@ describe("crypto plane over a fixture market", () => {
       assert.strictEqual(live.next_update_at, new Date(END - 1 + 15 * 60_000).toISOString())
       const delayed = yield* at(END + 30 * 60_000)
       assert.strictEqual(delayed.status, "delayed")
-      assert.strictEqual(delayed.next_update_at, new Date(END + 30 * 60_000).toISOString())
+      // Late: the next slot on the source's cadence grid (not "now", which would change every call).
+      assert.strictEqual(delayed.next_update_at, new Date(END - 1 + 45 * 60_000).toISOString())
+      assert.deepStrictEqual(yield* at(END + 30 * 60_000 + 1_234), delayed)
       const stale = yield* at(END + 46 * 60_000)
       assert.strictEqual(stale.status, "stale")
       // Values stay those of the newest data (as of its end), not windows sliding over missing data.

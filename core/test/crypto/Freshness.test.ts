@@ -40,7 +40,8 @@ describe("freshness of a result", () => {
       status("c", "bars", 0, 15 * m) // another venue: not used
     ]
     const f = resultFreshness(statuses, ["a", "b"], ["bars", "funding"], 106 * m)
-    expect(f).toEqual({ asOfMs: 100 * m, status: "delayed", nextUpdateAtMs: 106 * m })
+    // b is late (due at 105): its next slot on the 15-minute grid is 120; a's bars are due at 115.
+    expect(f).toEqual({ asOfMs: 100 * m, status: "delayed", nextUpdateAtMs: 115 * m })
     const g = resultFreshness(statuses, ["a"], ["bars", "funding"], 101 * m)
     expect(g).toEqual({ asOfMs: 100 * m, status: "live", nextUpdateAtMs: 115 * m })
     expect(resultFreshness(statuses, ["z"], ["bars"], 0)).toBeUndefined()
@@ -48,6 +49,9 @@ describe("freshness of a result", () => {
   it("never schedules the next update in the past", () => {
     expect(nextUpdateAtMs({ newestMs: 0, cadenceMs: 10 }, 50)).toBe(50)
     expect(nextUpdateAtMs({ newestMs: 45, cadenceMs: 10 }, 50)).toBe(55)
+    // Late inputs: the next slot on their cadence grid, the same for every call until it passes.
+    expect(nextUpdateAtMs({ newestMs: 0, cadenceMs: 10 }, 51)).toBe(60)
+    expect(nextUpdateAtMs({ newestMs: 0, cadenceMs: 10 }, 59)).toBe(60)
     expect(worstStatus(["live", "stale", "delayed"])).toBe("stale")
     expect(worstStatus([])).toBe("live")
   })
