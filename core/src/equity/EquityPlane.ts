@@ -151,7 +151,14 @@ export const priceFreshness = (lastBarMs: number, nowMs: number): Freshness => {
   return { as_of: iso(asOf), status: behind === 0 ? "live" : "delayed", next_update_at: iso(next) }
 }
 
-/** The next moment EDGAR accepts filings (business days 06:00 to 22:00 New York), `nowMs` if it does now. */
+const MINUTE_MS = 60_000
+
+/**
+ * The next moment EDGAR accepts filings (business days 06:00 to 22:00 New York). While it accepts them, a filing
+ * can arrive at any moment; the answer is then the start of the next minute, so that two requests in the same minute
+ * get the same `next_update_at` (and the same ETag, which a conditional request needs) instead of one that moves
+ * with every millisecond.
+ */
 export const nextEdgarMomentMs = (nowMs: number): number => {
   let day = dayOf(newYorkDate(nowMs))
   for (let i = 0; i < 15; i++, day++) {
@@ -159,7 +166,7 @@ export const nextEdgarMomentMs = (nowMs: number): number => {
     const open = sessionOpenMs(dateOf(day)) - 3.5 * 3_600_000
     const close = sessionCloseMs(dateOf(day)) + 6 * 3_600_000
     if (nowMs < open) return open
-    if (nowMs < close) return nowMs
+    if (nowMs < close) return Math.min(close, Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS)
   }
   return nowMs + DAY_MS
 }

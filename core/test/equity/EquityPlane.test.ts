@@ -432,7 +432,7 @@ describe("equity plane: events", () => {
         })
         expect(typeof d.next_cursor).toBe("string")
         expect(d.status).toBe("live")
-        expect(d.next_update_at).toBe("2026-11-23T15:00:00.000Z")
+        expect(d.next_update_at).toBe("2026-11-23T15:01:00.000Z")
       })
     ))
 

@@ -301,3 +301,34 @@ describe("US regular session", () => {
     expect(lastClosedSession(Date.UTC(2026, 10, 23, 21, 1))).toBe("2026-11-23")
   })
 })
+
+describe("the next moment EDGAR can publish a filing", () => {
+  it("is the start of the next minute while EDGAR accepts filings, the same for every request in that minute", async () => {
+    const { nextEdgarMomentMs } = await import("../../src/equity/EquityPlane.ts")
+    // Monday 2026-11-23, 11:07 UTC = 06:07 New York (EST): EDGAR is open.
+    const a = nextEdgarMomentMs(Date.parse("2026-11-23T11:07:03.728Z"))
+    const b = nextEdgarMomentMs(Date.parse("2026-11-23T11:07:59.999Z"))
+    expect(new Date(a).toISOString()).toBe("2026-11-23T11:08:00.000Z")
+    expect(b).toBe(a)
+    // Exactly on a minute: the next one, never now.
+    expect(new Date(nextEdgarMomentMs(Date.parse("2026-11-23T11:08:00.000Z"))).toISOString()).toBe(
+      "2026-11-23T11:09:00.000Z"
+    )
+  })
+
+  it("is the next opening (06:00 New York on a business day) outside acceptance hours", async () => {
+    const { nextEdgarMomentMs } = await import("../../src/equity/EquityPlane.ts")
+    // Monday 10:59 UTC = 05:59 New York: opens at 06:00.
+    expect(new Date(nextEdgarMomentMs(Date.parse("2026-11-23T10:59:00.000Z"))).toISOString()).toBe(
+      "2026-11-23T11:00:00.000Z"
+    )
+    // Saturday: Monday's opening.
+    expect(new Date(nextEdgarMomentMs(Date.parse("2026-11-28T15:00:00.000Z"))).toISOString()).toBe(
+      "2026-11-30T11:00:00.000Z"
+    )
+    // 21:59:30 New York: the close at 22:00, not a minute past it.
+    expect(new Date(nextEdgarMomentMs(Date.parse("2026-11-24T02:59:30.000Z"))).toISOString()).toBe(
+      "2026-11-24T03:00:00.000Z"
+    )
+  })
+})
