@@ -14,8 +14,8 @@
  *   1000PEPEUSDT), so USD = openInterest x markPrice.
  * - `GET /futures/data/openInterestHist?period=15m` (weight 1, last 30 days): `sumOpenInterestValue` is USD.
  * - `GET /fapi/v1/depth?limit=100` (weight 5).
- * Liquidations: Binance publishes them only on the websocket stream `<symbol>@forceOrder` (the REST
- * `allForceOrders` was withdrawn), so this REST connector delivers none.
+ * Liquidations: Binance publishes them only on the websocket stream `<symbol>@forceOrder` / `!forceOrder@arr` (the
+ * REST `allForceOrders` was withdrawn), so this REST connector delivers none; `LiquidationStreams.ts` reads them.
  * Limit: 2,400 request weight per minute per IP; the connector's bucket holds 1,000 and refills 1,000 per minute, so no minute sees more than 2,000.
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"

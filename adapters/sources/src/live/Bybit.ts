@@ -16,7 +16,7 @@
  * Ranged requests return the newest rows of the range first, so windows are sized to one page (1,000 bars,
  * 200 funding rows, 200 open-interest rows) and walked forward.
  * Not published over REST: taker buy/sell volume (no v5 endpoint) and liquidations (websocket `allLiquidation`
- * only). Limit: 600 requests per 5 s per IP; the connector's bucket holds 50 and refills 50 per 5 s (at most 100 in any 5 s).
+ * only, read by `LiquidationStreams.ts`). Limit: 600 requests per 5 s per IP; the connector's bucket holds 50 and refills 50 per 5 s (at most 100 in any 5 s).
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"
 import { Effect } from "effect"

@@ -14,6 +14,9 @@
  * | taker flow | `takerFlow` where published apart from klines (OKX) | 15 min |
  * | liquidations | `liquidations` where published over REST (OKX) | 5 min |
  *
+ * Binance's and Bybit's liquidations come over websockets, outside these jobs (`LiquidationStreams.ts`, run beside
+ * the feeds by `LiveFeeds.ts`).
+ *
  * Failures: a run that fails as a whole (the venue unreachable, 429/418/5xx, a timeout, a body that is not the
  * documented format) marks its components `failing` (freshness `stale`), keeps their newest time, stores nothing
  * of that answer, and is retried with exponential backoff honouring `Retry-After`; the next successful run clears

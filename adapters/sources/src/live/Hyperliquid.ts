@@ -16,7 +16,11 @@
  *   the `HlPerp` entry is Hyperliquid's predicted rate and next settlement (without it, the accruing rate and the
  *   next full hour stand in).
  * - `{"type":"l2Book","coin"}`: `{coin, time, levels: [bids, asks]}` with `{px, sz, n}` levels.
- * Not published by the info API: open-interest history, taker buy/sell volume, liquidations.
+ * Not published by the info API: open-interest history, taker buy/sell volume, liquidations. Nor are market-wide
+ * liquidations on the websocket (`wss://api.hyperliquid.xyz/ws`): its public market subscriptions (`trades`,
+ * `l2Book`, `candle`, `allMids`, `bbo`, `activeAssetCtx`) carry no liquidation flag (a trade is `{coin, side, px,
+ * sz, hash, time, tid, users}`), and liquidations appear only in feeds scoped to one user's address (`userEvents`,
+ * `userFills` with a fill's `liquidation` field). So Hyperliquid reports no liquidations component.
  * Limit: 1,200 weight per minute per IP; `l2Book` weighs 2, other info requests 20, `candleSnapshot` 1 more per
  * 60 candles returned. The connector's bucket holds 600 and refills 600 per minute, so no minute sees more than 1,200.
  */

@@ -8,6 +8,7 @@ import { Config, Data, Effect } from "effect"
 import { BINANCE_DEFAULT_BASE_URL } from "./Binance.ts"
 import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
 import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
+import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL, type StreamVenue } from "./LiquidationStreams.ts"
 import { OKX_DEFAULT_BASE_URL } from "./Okx.ts"
 import { type LiveVenue, LiveVenues } from "./Venue.ts"
 
@@ -27,6 +28,11 @@ export interface LiveConfig {
     /** www.sec.gov: the Archives (filing documents) and the ticker lists. */
     readonly secArchives: string
   }
+  /**
+   * Websocket base URLs of the venues whose liquidations stream there (`LiquidationStreams.ts`); a venue without
+   * one runs no stream (its liquidations component is not reported).
+   */
+  readonly wsBaseUrls: Readonly<Partial<Record<StreamVenue, string>>>
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
   readonly secUserAgent: string
   /** Companies whose filings are ingested (CIKs without leading zeros). */
@@ -53,17 +59,38 @@ export class LiveConfigError extends Data.TaggedError("LiveConfigError")<{
   readonly message: string
 }> {}
 
+const DEFAULT_BASE_URLS: LiveConfig["baseUrls"] = {
+  binance: BINANCE_DEFAULT_BASE_URL,
+  bybit: BYBIT_DEFAULT_BASE_URL,
+  okx: OKX_DEFAULT_BASE_URL,
+  hyperliquid: HYPERLIQUID_DEFAULT_BASE_URL,
+  secData: SEC_DATA_DEFAULT_BASE_URL,
+  secArchives: SEC_ARCHIVES_DEFAULT_BASE_URL
+}
+
+const DEFAULT_WS_BASE_URLS: Readonly<Record<StreamVenue, string>> = {
+  binance: BINANCE_WS_DEFAULT_BASE_URL,
+  bybit: BYBIT_WS_DEFAULT_BASE_URL
+}
+
+/**
+ * The default websocket base URL of each streaming venue: its public websocket while its REST base URL is its
+ * public API; none (no stream) when the REST base URL points elsewhere (a local replay server or a proxy has no
+ * stream of the venue's to offer, and the service must not reach the real venue behind its operator's back).
+ */
+export const defaultWsBaseUrls = (baseUrls: LiveConfig["baseUrls"]): LiveConfig["wsBaseUrls"] => {
+  const out: Partial<Record<StreamVenue, string>> = {}
+  for (const venue of ["binance", "bybit"] as const) {
+    if (baseUrls[venue] === DEFAULT_BASE_URLS[venue]) out[venue] = DEFAULT_WS_BASE_URLS[venue]
+  }
+  return out
+}
+
 /** A configuration with defaults for everything but the SEC user agent. */
 export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAgent: string }): LiveConfig => ({
   venues: LiveVenues,
-  baseUrls: {
-    binance: BINANCE_DEFAULT_BASE_URL,
-    bybit: BYBIT_DEFAULT_BASE_URL,
-    okx: OKX_DEFAULT_BASE_URL,
-    hyperliquid: HYPERLIQUID_DEFAULT_BASE_URL,
-    secData: SEC_DATA_DEFAULT_BASE_URL,
-    secArchives: SEC_ARCHIVES_DEFAULT_BASE_URL
-  },
+  baseUrls: DEFAULT_BASE_URLS,
+  wsBaseUrls: defaultWsBaseUrls(overrides.baseUrls ?? DEFAULT_BASE_URLS),
   secCiks: DEFAULT_SEC_CIKS,
   sec13fFilers: DEFAULT_SEC_13F_FILERS,
   backfillDays: 90,
@@ -114,6 +141,15 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           })
         )
     }
+    for (const [name, url] of Object.entries(config.wsBaseUrls)) {
+      if (url !== undefined && !/^wss?:\/\/[^\s]+$/.test(url))
+        return Effect.fail(
+          new LiveConfigError({
+            variable: wsBaseUrlVariable(name),
+            message: `${wsBaseUrlVariable(name)} must be a ws(s) URL or "off"; got ${JSON.stringify(url)}`
+          })
+        )
+    }
     for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
       if (!/^\d{1,10}$/.test(cik))
         return Effect.fail(
@@ -144,6 +180,8 @@ const baseUrlVariable = (key: string): string =>
       ? "MARKET_DATA_SEC_ARCHIVES_BASE_URL"
       : `MARKET_DATA_${key.toUpperCase()}_BASE_URL`
 
+const wsBaseUrlVariable = (venue: string): string => `MARKET_DATA_${venue.toUpperCase()}_WS_BASE_URL`
+
 const list = (text: string): ReadonlyArray<string> =>
   text
     .split(",")
@@ -151,7 +189,10 @@ const list = (text: string): ReadonlyArray<string> =>
     .filter((s) => s !== "")
     .map((s) => (/^\d+$/.test(s) ? String(Number(s)) : s))
 
-/** Environment variables read by `loadLiveConfig`, with their defaults. */
+/**
+ * Environment variables read by `loadLiveConfig`, with their defaults. The websocket base URLs default as shown
+ * only while the venue's REST base URL is its public API (`defaultWsBaseUrls`); `off` turns a stream off.
+ */
 export const LiveEnvironment = [
   ["MARKET_DATA_SEC_USER_AGENT", "(required in live mode)"],
   ["MARKET_DATA_SEC_CIKS", DEFAULT_SEC_CIKS.join(",")],
@@ -161,6 +202,8 @@ export const LiveEnvironment = [
   ["MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL],
   ["MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL],
   ["MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL],
+  ["MARKET_DATA_BINANCE_WS_BASE_URL", BINANCE_WS_DEFAULT_BASE_URL],
+  ["MARKET_DATA_BYBIT_WS_BASE_URL", BYBIT_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
   ["MARKET_DATA_LIVE_BACKFILL_DAYS", "90"],
@@ -184,6 +227,21 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     )
   }
   const trimSlash = (u: string) => u.replace(/\/+$/, "")
+  const baseUrls: LiveConfig["baseUrls"] = {
+    binance: trimSlash(yield* read("MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL)),
+    bybit: trimSlash(yield* read("MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL)),
+    okx: trimSlash(yield* read("MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL)),
+    hyperliquid: trimSlash(yield* read("MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL)),
+    secData: trimSlash(yield* read("MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL)),
+    secArchives: trimSlash(yield* read("MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL))
+  }
+  // A websocket base URL: set, "off" (no stream), or unset (the default for the REST base URL).
+  const wsBaseUrls: Partial<Record<StreamVenue, string>> = { ...defaultWsBaseUrls(baseUrls) }
+  for (const venue of ["binance", "bybit"] as const) {
+    const text = (yield* read(wsBaseUrlVariable(venue), "")).trim()
+    if (text.toLowerCase() === "off") delete wsBaseUrls[venue]
+    else if (text !== "") wsBaseUrls[venue] = trimSlash(text)
+  }
   const backfillDays = yield* Config.Int("MARKET_DATA_LIVE_BACKFILL_DAYS").pipe(Config.withDefault(90))
   const requestTimeoutMs = yield* Config.Int("MARKET_DATA_LIVE_TIMEOUT_MS").pipe(Config.withDefault(10_000))
   const config = liveConfig({
@@ -191,14 +249,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     secCiks: ciks,
     sec13fFilers: filers,
     venues: venueNames as ReadonlyArray<LiveVenue>,
-    baseUrls: {
-      binance: trimSlash(yield* read("MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL)),
-      bybit: trimSlash(yield* read("MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL)),
-      okx: trimSlash(yield* read("MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL)),
-      hyperliquid: trimSlash(yield* read("MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL)),
-      secData: trimSlash(yield* read("MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL)),
-      secArchives: trimSlash(yield* read("MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL))
-    },
+    baseUrls,
+    wsBaseUrls,
     backfillDays,
     requestTimeoutMs
   })

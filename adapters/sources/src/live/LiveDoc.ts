@@ -12,8 +12,9 @@ const minutes = (ms: number) => `${ms / 60_000} min`
 
 export const liveSourcesDoc = `# Live sources
 
-With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public REST APIs and the
-equity plane from SEC EDGAR, into the same store the simulated feed fills. Every answer says so:
+With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public REST APIs (and the
+liquidation websockets of two of them) and the equity plane from SEC EDGAR, into the same store the simulated
+feed fills. Every answer says so:
 \`X-Data-Source: live\` and \`baseline.source\`.
 
 ## Crypto venues
@@ -42,11 +43,45 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
   8 hours before mid-2023). OKX history stores the settled \`realizedRate\`.
 - Taker buy/sell volume (USD per 15 minutes): Binance from its klines (taker buy quote volume, and quote volume
   minus it); OKX from \`rubik/stat/taker-volume-contract\` in USDT. Bybit and Hyperliquid publish none over REST.
-- Liquidations (USD of longs and of shorts liquidated): OKX \`public/liquidation-orders\` (\`sz\` contracts x
-  ctVal x bankruptcy price; \`sell\` = a long liquidated). Binance (websocket \`forceOrder\`), Bybit (websocket
-  \`allLiquidation\`) and Hyperliquid publish none over REST: those venues report no liquidations component. Live
-  liquidation measures are therefore OKX's alone, not market-wide, and an asset with no OKX liquidation on record
-  has them listed under \`unavailable\` (\`no_data\`).
+- Liquidations (USD of longs and of shorts liquidated):
+  - OKX over REST, \`public/liquidation-orders\` (\`sz\` contracts x ctVal x bankruptcy price; \`sell\` = a long
+    liquidated), every ${minutes(componentCadenceMs("okx", "liquidations"))}.
+  - Binance over its websocket, \`!forceOrder@arr\` on \`\${MARKET_DATA_BINANCE_WS_BASE_URL}/stream\`: filled quantity
+    \`z\` x average price \`ap\` of each terminal liquidation order (\`FILLED\`, or \`EXPIRED\` after a part fill;
+    \`SELL\` = a long liquidated). Binance pushes at most one liquidation per symbol per second (the latest), so
+    its totals under-count the busiest seconds: the venue's own limit, not the service's.
+  - Bybit over its websocket, \`allLiquidation.<symbol>\` on \`\${MARKET_DATA_BYBIT_WS_BASE_URL}/v5/public/linear\`:
+    size \`v\` x price \`p\` (\`Buy\` = a long liquidated), pushed every 500 ms.
+  - The websocket venues' prints are summed per asset, side and one-minute bucket.
+  - Hyperliquid publishes no market-wide liquidations, neither in its info API nor on its websocket
+    (\`wss://api.hyperliquid.xyz/ws\`): the public market feeds (\`trades\`, \`l2Book\`, \`candle\`, \`allMids\`,
+    \`bbo\`, \`activeAssetCtx\`) carry no liquidation flag, and liquidations appear only in feeds scoped to one
+    user's address (\`userEvents\`, \`userFills\`). Hyperliquid therefore reports no liquidations component.
+  Live liquidation measures are the sum over OKX, Binance and Bybit (those that are up). An asset with no
+  liquidation on record anywhere has them listed under \`unavailable\` (\`no_data\`).
+
+### Liquidation streams
+
+Binance and Bybit liquidations flow only while their websocket is connected, and only on the instance that
+ingests (the leader). Each stream subscribes for the covered instruments (Bybit one request per symbol, so a
+symbol the venue no longer lists is refused alone and named in the status \`detail\`), keeps the connection alive
+as the venue asks (Bybit: \`{"op":"ping"}\` every 20 s; Binance answers its own ping frames, and the service asks
+\`LIST_SUBSCRIPTIONS\` every minute), and writes its one-minute buckets every 2 s. A bucket is always written
+whole (what the store held for it plus what was counted since), so a write repeated after a flush or a reconnect
+never counts an event twice. While a stream is up every covered asset gets a row at each 15-minute boundary,
+zero when nothing was liquidated: "no liquidations" is then an answer, not missing data.
+
+Freshness of a stream's \`liquidations\` component: a connected, subscribed stream renews its status every
+minute (cadence ${minutes(componentCadenceMs("binance", "liquidations"))}), so it reads \`live\` even when
+nothing is liquidated. A dropped connection, a refused subscription (every symbol refused), a keep-alive left unanswered
+for 10 s or a connect that does not complete within \`MARKET_DATA_LIVE_TIMEOUT_MS\` marks it failing at once
+(\`stale\`, with the error text as \`last_error\`); the stream reconnects after 2 s, doubling to 5 min at most
+(±20 % jitter; a stream that got subscribed starts again from 2 s), and the next subscription clears the flag.
+Liquidations that happened while a stream was down are not recovered (the venues keep no history of them).
+Messages that are not the venue's documented format are skipped whole and counted in the status \`detail\`.
+The websocket base URLs default to the venues' public ones while the REST base URL is the venue's public API;
+when a REST base URL points elsewhere (a replay server, a proxy) no stream runs unless its websocket base URL
+is set too, and \`off\` turns a stream off.
 
 ### Cadences
 
@@ -59,6 +94,7 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
 | funding settlements | every hour (status cadence: the venue's funding interval) |
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
+| Binance and Bybit liquidations | as they happen, over a websocket; written every 2 s, status renewed every minute |
 | instruments (listings) | every hour |
 
 At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding

@@ -14,11 +14,12 @@ import { makeCryptoFeed } from "./CryptoFeed.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchText, SourceError } from "./Http.ts"
 import { makeHyperliquid } from "./Hyperliquid.ts"
+import { runLiquidationStream, StreamVenues, streamProtocol } from "./LiquidationStreams.ts"
 import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
 import { makeOkx } from "./Okx.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { makeSecFeed } from "./SecFeed.ts"
-import type { LiveVenue, VenueConnector } from "./Venue.ts"
+import { type LiveVenue, registryListings, type VenueConnector } from "./Venue.ts"
 
 /** How often each covered company's submissions feed is read. */
 export const SEC_POLL_MS = 10 * 60_000
@@ -49,7 +50,19 @@ export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnec
   }
 }
 
-/** Everything the leader runs: the venue feeds and the SEC fetcher, concurrently, forever. */
+/**
+ * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit) and have
+ * a websocket base URL, each over the registry's listings of that venue.
+ */
+export const liquidationStreams = (config: LiveConfig): ReadonlyArray<Effect.Effect<void, never, MarketStore>> =>
+  StreamVenues.flatMap((venue) => {
+    const baseUrl = config.wsBaseUrls[venue]
+    if (!config.venues.includes(venue) || baseUrl === undefined) return []
+    const symbols = new Map(registryListings(venue).map((l) => [l.listing.symbol, l.assetId] as const))
+    return [runLiquidationStream(streamProtocol(venue), { baseUrl, symbols, timeoutMs: config.requestTimeoutMs })]
+  })
+
+/** Everything the leader runs: the venue feeds, the liquidation streams and the SEC fetcher, concurrently, forever. */
 export const ingestAll = (deps: {
   readonly market: MarketStore["Service"]
   readonly equity: EquityStore["Service"]
@@ -155,6 +168,7 @@ export const ingestAll = (deps: {
     yield* Effect.all(
       [
         ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
+        ...liquidationStreams(config).map((stream) => stream.pipe(Effect.provideService(MarketStore, deps.market))),
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
         secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000)
       ],

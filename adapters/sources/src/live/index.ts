@@ -6,6 +6,16 @@ export { fetchJson, fetchText, SourceError } from "./Http.ts"
 export { makeHyperliquid } from "./Hyperliquid.ts"
 export { makeLimiter, type RequestLimiter } from "./Limiter.ts"
 export {
+  binanceProtocol,
+  bybitProtocol,
+  LIQUIDATION_BUCKET_MS,
+  type LiquidationStreamOptions,
+  runLiquidationStream,
+  type StreamProtocol,
+  type StreamVenue,
+  StreamVenues
+} from "./LiquidationStreams.ts"
+export {
   type LiveConfig,
   LiveConfigError,
   LiveEnvironment,
@@ -15,7 +25,7 @@ export {
   validateSecUserAgent
 } from "./LiveConfig.ts"
 export { liveSourcesDoc } from "./LiveDoc.ts"
-export { ingestAll, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
+export { ingestAll, liquidationStreams, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
 export { makeOkx } from "./Okx.ts"
 export { backoffSchedule, pollSchedule } from "./Schedules.ts"
 export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"

@@ -1,0 +1,557 @@
+/**
+ * Live liquidations over websockets, for the venues that publish them only there: Binance USD-M futures and
+ * Bybit v5 (linear). OKX's come over REST (`Okx.ts`); Hyperliquid publishes no market-wide liquidations at all
+ * (`Hyperliquid.ts` says why).
+ *
+ * Protocols (each venue's documented websocket API; Node's global `WebSocket`):
+ * - Binance (`wss://fstream.binance.com/stream`): `{"method":"SUBSCRIBE","params":["!forceOrder@arr"],"id":1}`,
+ *   answered `{"result":null,"id":1}` (an error: `{"error":{"code","msg"},"id":1}` or `{"code","msg","id":1}`).
+ *   Events, wrapped `{"stream","data"}` on the combined endpoint: `{"e":"forceOrder","E","o":{"s" symbol,
+ *   "S" side, "X" status, "q", "p", "ap" average price, "l", "z" filled quantity, "T" trade time}}`. `S` is
+ *   the liquidation order's side: `SELL` closes a long (a long was liquidated), `BUY` a short. USD = `z x ap`
+ *   (quantities in the symbol's units, prices per unit: `1000PEPEUSDT` counts and prices 1,000 PEPE, so the
+ *   product is USD either way). Only terminal orders (`FILLED`, `EXPIRED` with a fill) count, so an order
+ *   printed part-filled and then filled is counted once. Binance pushes at most one liquidation per symbol per
+ *   second (the latest), so busy seconds are under-counted: the venue's own limitation. The server sends a ping
+ *   frame every 3 minutes, which the WebSocket answers by itself; the client also asks `LIST_SUBSCRIPTIONS`
+ *   (id 2) every minute and counts the answer as its keep-alive (a connection that no longer answers is
+ *   dropped and reopened). Binance closes every connection after 24 hours: that is a reconnect like any other.
+ * - Bybit (`wss://stream.bybit.com/v5/public/linear`): one `{"req_id","op":"subscribe","args":
+ *   ["allLiquidation.<symbol>"]}` per covered symbol (so a symbol the venue no longer lists is refused alone),
+ *   answered `{"success","ret_msg","conn_id","req_id","op":"subscribe"}`. Events: `{"topic":
+ *   "allLiquidation.<symbol>","type":"snapshot","ts","data":[{"T" time,"s" symbol,"S" side,"v" size,"p" price}]}`,
+ *   pushed every 500 ms. `S` is the liquidated position's side: `Buy` a long, `Sell` a short. USD = `v x p`
+ *   (one linear contract is one coin). Bybit asks for `{"op":"ping"}` every 20 s (answered `{"op":"ping",
+ *   "ret_msg":"pong"}`, or `"op":"pong"`); without it the connection is closed.
+ *
+ * Storage: events are summed per asset, side and one-minute bucket (`LIQUIDATION_BUCKET_MS`) into the store's
+ * liquidation rows (`t` = the bucket's start). A bucket is written whole: what this process has counted plus
+ * what the store held for it when this process first touched it, so writing it again (every flush) replaces
+ * the row and never counts an event twice, and a bucket a previous leader began keeps its part. While a stream
+ * is up, every covered asset also gets a row at each 15-minute boundary (zero when nothing happened), so "no
+ * liquidations" is an answer, not missing data.
+ *
+ * Health (`Health.ts`, component `liquidations`, cadence 5 min): subscribed -> success with data up to now,
+ * renewed every minute while the stream is up (a connected stream with no events is live); a refused
+ * subscription (every symbol refused), a dropped connection, a keep-alive without answer or a connect timeout ->
+ * failing with the error text (freshness `stale` at once), then a reconnect with exponential backoff (2 s
+ * doubling to 5 min, ±20 % jitter; a stream that got subscribed starts again from 2 s). Messages that are not
+ * the documented format (malformed or truncated JSON, a field of the wrong type) are skipped whole, never in
+ * part; their count and the last one's problem are named in the status `detail`.
+ */
+import { type AnySeriesInput, BAR_MS, MarketStore } from "@market-data/core"
+import { Cause, Clock, Effect, Option, Queue, Random } from "effect"
+import { componentCadenceMs } from "./CryptoFeed.ts"
+import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
+import { SourceError } from "./Http.ts"
+import { arr, type Json, Malformed, num, obj, str } from "./Parse.ts"
+
+export const BINANCE_WS_DEFAULT_BASE_URL = "wss://fstream.binance.com"
+export const BYBIT_WS_DEFAULT_BASE_URL = "wss://stream.bybit.com"
+
+/** The venues whose liquidations come over a websocket. */
+export const StreamVenues = ["binance", "bybit"] as const
+export type StreamVenue = (typeof StreamVenues)[number]
+
+/** Events are summed per asset, side and bucket of this length. */
+export const LIQUIDATION_BUCKET_MS = 60_000
+/** An event more than this far from the service clock is not a live event: its message is rejected. */
+const EVENT_AGE_LIMIT_MS = 24 * 3_600_000
+const EVENT_FUTURE_LIMIT_MS = 10 * 60_000
+
+/** One liquidation as a venue printed it, in USD. */
+export interface LiquidationPrint {
+  readonly symbol: string
+  readonly t: number
+  /** `long`: a long position was liquidated (a forced sell); `short`: a forced buy. */
+  readonly side: "long" | "short"
+  readonly usd: number
+}
+
+/** What one websocket message says. */
+export type StreamMessage =
+  | { readonly _tag: "prints"; readonly prints: ReadonlyArray<LiquidationPrint> }
+  | { readonly _tag: "subscribed"; readonly id: string }
+  | { readonly _tag: "refused"; readonly id: string; readonly message: string }
+  | { readonly _tag: "pong" }
+  | { readonly _tag: "other" }
+
+/** A subscription request: its id (as its answer names it), the venue symbols it covers, the frame to send. */
+export interface SubscriptionRequest {
+  readonly id: string
+  readonly symbols: ReadonlyArray<string>
+  readonly text: string
+}
+
+/** A venue's websocket protocol for liquidations. */
+export interface StreamProtocol {
+  readonly venue: StreamVenue
+  /** The websocket URL under a base URL. */
+  readonly url: (baseUrl: string) => string
+  readonly subscriptions: (symbols: ReadonlyArray<string>) => ReadonlyArray<SubscriptionRequest>
+  /** Reads one parsed message; throws `Malformed` when it is not the documented format. */
+  readonly read: (message: unknown) => StreamMessage
+  /** The keep-alive frame the client sends, and how often. */
+  readonly ping: { readonly text: string; readonly everyMs: number }
+}
+
+const side = (value: string, long: string, short: string, path: string): "long" | "short" => {
+  if (value === long) return "long"
+  if (value === short) return "short"
+  throw new Malformed(`${path}: not ${long} or ${short} (${JSON.stringify(value).slice(0, 20)})`)
+}
+
+const nonNegative = (value: unknown, path: string): number => {
+  const n = num(value, path)
+  if (n < 0) throw new Malformed(`${path}: negative`)
+  return n
+}
+
+/** Binance's subscription request id, and its keep-alive (`LIST_SUBSCRIPTIONS`) id. */
+const BINANCE_SUBSCRIBE_ID = 1
+const BINANCE_PING_ID = 2
+
+const binanceEvent = (value: unknown, path: string): LiquidationPrint | undefined => {
+  const e = obj(value, path)
+  if (e.e !== "forceOrder") throw new Malformed(`${path}.e: not forceOrder`)
+  const o = obj(e.o, `${path}.o`)
+  const symbol = str(o.s, `${path}.o.s`)
+  const s = side(str(o.S, `${path}.o.S`), "SELL", "BUY", `${path}.o.S`)
+  const status = str(o.X, `${path}.o.X`)
+  const filled = nonNegative(o.z, `${path}.o.z`)
+  const price = nonNegative(o.ap, `${path}.o.ap`)
+  const t = num(o.T, `${path}.o.T`)
+  // Only an order's terminal print counts (an order printed part-filled and then filled is counted once).
+  if ((status !== "FILLED" && status !== "EXPIRED") || filled === 0) return undefined
+  return { symbol, t, side: s, usd: filled * price }
+}
+
+export const binanceProtocol: StreamProtocol = {
+  venue: "binance",
+  url: (base) => `${base}/stream`,
+  subscriptions: (symbols) => [
+    {
+      id: String(BINANCE_SUBSCRIBE_ID),
+      symbols,
+      text: JSON.stringify({ method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: BINANCE_SUBSCRIBE_ID })
+    }
+  ],
+  read: (message) => {
+    const m = obj(message, "$")
+    if (m.id !== undefined && m.id !== null) {
+      const id = String(m.id)
+      const error =
+        m.error !== undefined && m.error !== null ? obj(m.error, "$.error") : m.code !== undefined ? m : undefined
+      if (error !== undefined)
+        return { _tag: "refused", id, message: `code ${String(error.code)}: ${String(error.msg)}` }
+      if (m.id === BINANCE_PING_ID) return { _tag: "pong" }
+      if ("result" in m) return { _tag: "subscribed", id }
+      throw new Malformed("$: an answer with neither result nor error")
+    }
+    const payload = m.data !== undefined ? m.data : m
+    const prints: Array<LiquidationPrint> = []
+    const path = m.data !== undefined ? "$.data" : "$"
+    const events = Array.isArray(payload) ? payload : [payload]
+    events.forEach((e, n) => {
+      const p = binanceEvent(e, Array.isArray(payload) ? `${path}[${n}]` : path)
+      if (p !== undefined) prints.push(p)
+    })
+    return { _tag: "prints", prints }
+  },
+  ping: { text: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: BINANCE_PING_ID }), everyMs: 60_000 }
+}
+
+export const bybitProtocol: StreamProtocol = {
+  venue: "bybit",
+  url: (base) => `${base}/v5/public/linear`,
+  subscriptions: (symbols) =>
+    symbols.map((symbol) => ({
+      id: `liq-${symbol}`,
+      symbols: [symbol],
+      text: JSON.stringify({ req_id: `liq-${symbol}`, op: "subscribe", args: [`allLiquidation.${symbol}`] })
+    })),
+  read: (message) => {
+    const m = obj(message, "$")
+    if (m.op === "pong" || (m.op === "ping" && m.ret_msg === "pong")) return { _tag: "pong" }
+    if (m.op === "subscribe") {
+      const id = str(m.req_id, "$.req_id")
+      if (m.success === true) return { _tag: "subscribed", id }
+      if (m.success === false) return { _tag: "refused", id, message: String(m.ret_msg ?? "refused") }
+      throw new Malformed("$.success: not a boolean")
+    }
+    if (typeof m.topic === "string" && m.topic.startsWith("allLiquidation.")) {
+      const prints = arr(m.data, "$.data").map((d, n): LiquidationPrint => {
+        const x: Json = obj(d, `$.data[${n}]`)
+        const path = `$.data[${n}]`
+        return {
+          symbol: str(x.s, `${path}.s`),
+          t: num(x.T, `${path}.T`),
+          side: side(str(x.S, `${path}.S`), "Buy", "Sell", `${path}.S`),
+          usd: nonNegative(x.v, `${path}.v`) * nonNegative(x.p, `${path}.p`)
+        }
+      })
+      return { _tag: "prints", prints }
+    }
+    return { _tag: "other" }
+  },
+  ping: { text: JSON.stringify({ op: "ping" }), everyMs: 20_000 }
+}
+
+export const streamProtocol = (venue: StreamVenue): StreamProtocol =>
+  venue === "binance" ? binanceProtocol : bybitProtocol
+
+export interface LiquidationStreamOptions {
+  readonly baseUrl: string
+  /** The covered instruments: venue symbol -> canonical asset. */
+  readonly symbols: ReadonlyMap<string, string>
+  /** Connect and subscription-answer timeout (ms). */
+  readonly timeoutMs: number
+  /** How often counted events are written (ms); default 2 s. */
+  readonly flushEveryMs?: number
+  /** How often a live stream renews its status (ms); default 1 min. */
+  readonly heartbeatEveryMs?: number
+  /** The keep-alive period (ms); default the venue's. */
+  readonly pingEveryMs?: number
+  /** How long a keep-alive may go unanswered (ms); default 10 s. */
+  readonly pongTimeoutMs?: number
+  /** First reconnect delay (ms); default 2 s, doubling. */
+  readonly backoffBaseMs?: number
+  /** Longest reconnect delay (ms); default 5 min. */
+  readonly backoffCapMs?: number
+}
+
+/** What arrives from the socket. */
+type Inbound =
+  | { readonly _tag: "open" }
+  | { readonly _tag: "message"; readonly text: string }
+  | { readonly _tag: "error" }
+  | { readonly _tag: "closed"; readonly code: number; readonly reason: string }
+
+interface Bucket {
+  readonly assetId: string
+  readonly t: number
+  longUsd: number
+  shortUsd: number
+  /** What the store held for this bucket when this process first wrote it (read once). */
+  base: { readonly longUsd: number; readonly shortUsd: number } | undefined
+  dirty: boolean
+}
+
+const textOf = (data: unknown): string => {
+  if (typeof data === "string") return data
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString("utf8")
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8")
+  return String(data)
+}
+
+/**
+ * Runs one venue's liquidation stream forever (until interrupted): connect, subscribe, count, keep alive,
+ * reconnect. Never fails; every problem is in the component's status.
+ */
+export const runLiquidationStream = (
+  protocol: StreamProtocol,
+  options: LiquidationStreamOptions
+): Effect.Effect<void, never, MarketStore> =>
+  Effect.gen(function* () {
+    const store = yield* MarketStore
+    const venue = protocol.venue
+    const url = protocol.url(options.baseUrl)
+    const ref: ComponentRef = {
+      venue,
+      component: "liquidations",
+      cadenceMs: componentCadenceMs(venue, "liquidations")
+    }
+    const flushEveryMs = options.flushEveryMs ?? 2_000
+    const heartbeatEveryMs = options.heartbeatEveryMs ?? 60_000
+    const pingEveryMs = options.pingEveryMs ?? protocol.ping.everyMs
+    const pongTimeoutMs = options.pongTimeoutMs ?? 10_000
+    const backoffBaseMs = options.backoffBaseMs ?? 2_000
+    const backoffCapMs = options.backoffCapMs ?? 5 * 60_000
+    const symbols = [...options.symbols.keys()]
+
+    const buckets = new Map<string, Bucket>()
+    /** The newest 15-minute boundary each asset has a row at (so "no liquidations" is on record). */
+    const presence = new Map<string, number>()
+    let malformed = 0
+    let lastMalformed = ""
+    let refusedText: Array<string> = []
+
+    const fail = (kind: SourceError["kind"], what: string, message: string) =>
+      new SourceError({ source: venue, kind, what, message })
+
+    const add = (assetId: string, t: number, longUsd: number, shortUsd: number) => {
+      const bt = Math.floor(t / LIQUIDATION_BUCKET_MS) * LIQUIDATION_BUCKET_MS
+      const key = `${assetId}|${bt}`
+      let b = buckets.get(key)
+      if (b === undefined) {
+        b = { assetId, t: bt, longUsd: 0, shortUsd: 0, base: undefined, dirty: false }
+        buckets.set(key, b)
+      }
+      b.longUsd += longUsd
+      b.shortUsd += shortUsd
+      b.dirty = true
+    }
+
+    /** Writes every changed bucket whole (stored part + counted part), then forgets buckets long closed. */
+    const flush = Effect.gen(function* () {
+      const dirty = [...buckets.values()].filter((b) => b.dirty)
+      if (dirty.length > 0) {
+        for (const b of dirty) {
+          if (b.base === undefined) {
+            const stored = yield* store.read("liquidations", {
+              assetId: b.assetId,
+              venue,
+              fromMs: b.t,
+              toMs: b.t + 1
+            })
+            const s = stored[0]
+            b.base =
+              s === undefined || s.t.length === 0
+                ? { longUsd: 0, shortUsd: 0 }
+                : { longUsd: s.longUsd[0] as number, shortUsd: s.shortUsd[0] as number }
+          }
+        }
+        const byAsset = new Map<string, Array<Bucket>>()
+        for (const b of dirty) byAsset.set(b.assetId, [...(byAsset.get(b.assetId) ?? []), b])
+        const batch: Array<AnySeriesInput> = []
+        for (const [assetId, rows] of byAsset) {
+          rows.sort((a, b) => a.t - b.t)
+          batch.push({
+            kind: "liquidations",
+            assetId,
+            venue,
+            t: rows.map((r) => r.t),
+            longUsd: rows.map((r) => (r.base?.longUsd ?? 0) + r.longUsd),
+            shortUsd: rows.map((r) => (r.base?.shortUsd ?? 0) + r.shortUsd)
+          })
+        }
+        yield* store.write(batch)
+        for (const b of dirty) b.dirty = false
+      }
+      const nowMs = yield* Clock.currentTimeMillis
+      for (const [key, b] of buckets) {
+        if (!b.dirty && b.t + LIQUIDATION_BUCKET_MS < nowMs - 10 * 60_000) buckets.delete(key)
+      }
+    })
+
+    const detail = () => {
+      const parts = [...refusedText]
+      if (malformed > 0) parts.push(`${malformed} malformed messages skipped (last: ${lastMalformed})`)
+      return parts.length === 0 ? undefined : parts.join("; ")
+    }
+
+    const reportLive = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      yield* recordSuccess(store, ref, { newestMs: nowMs, detail: detail() })
+      malformed = 0
+      lastMalformed = ""
+    })
+
+    /** Handles one text frame: skipped whole when it is not the documented format. */
+    const handle = (text: string): Effect.Effect<StreamMessage> =>
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        let message: StreamMessage
+        try {
+          message = protocol.read(JSON.parse(text))
+          if (message._tag === "prints") {
+            for (const p of message.prints) {
+              if (!(p.t >= nowMs - EVENT_AGE_LIMIT_MS && p.t <= nowMs + EVENT_FUTURE_LIMIT_MS))
+                throw new Malformed(`event time ${new Date(p.t).toISOString()} is not live`)
+              if (!Number.isFinite(p.usd)) throw new Malformed("amount is not finite")
+            }
+          }
+        } catch (e) {
+          malformed++
+          lastMalformed = (e instanceof Error ? e.message : String(e)).slice(0, 120)
+          yield* Effect.logWarning(`live ${venue} liquidations: message skipped: ${lastMalformed}`)
+          return { _tag: "other" } as const
+        }
+        if (message._tag === "prints") {
+          for (const p of message.prints) {
+            const assetId = options.symbols.get(p.symbol)
+            if (assetId === undefined) continue
+            add(assetId, p.t, p.side === "long" ? p.usd : 0, p.side === "short" ? p.usd : 0)
+          }
+        }
+        return message
+      })
+
+    /** Whether the current session got subscribed (a reconnect after one starts the backoff afresh). */
+    let subscribed = false
+
+    const session = Effect.scoped(
+      Effect.gen(function* () {
+        subscribed = false
+        const queue = yield* Queue.unbounded<Inbound>()
+        const socket = yield* Effect.acquireRelease(
+          Effect.try({
+            try: () => {
+              const ws = new WebSocket(url)
+              ws.binaryType = "arraybuffer"
+              ws.onopen = () => Queue.offerUnsafe(queue, { _tag: "open" })
+              ws.onmessage = (ev) => Queue.offerUnsafe(queue, { _tag: "message", text: textOf(ev.data) })
+              ws.onerror = () => Queue.offerUnsafe(queue, { _tag: "error" })
+              ws.onclose = (ev) => Queue.offerUnsafe(queue, { _tag: "closed", code: ev.code, reason: ev.reason })
+              return ws
+            },
+            catch: (e) => fail("format", url, `cannot open a websocket: ${String(e)}`)
+          }),
+          (ws) =>
+            Effect.sync(() => {
+              ws.onopen = null
+              ws.onmessage = null
+              ws.onerror = null
+              ws.onclose = null
+              try {
+                ws.close()
+              } catch {
+                // Already closed or closing.
+              }
+            })
+        )
+        /** The connection ended (`closed`; an `error` is always followed by `closed`, which says more). */
+        const lost = (item: Inbound & { readonly _tag: "closed" }, what: string, opened: boolean): SourceError =>
+          fail(
+            "network",
+            what,
+            `connection ${opened ? "closed" : "failed"} (code ${item.code}${item.reason === "" ? "" : `: ${item.reason}`})`
+          )
+
+        /** The next inbound item within `ms` (errors skipped: their close follows), or undefined. */
+        const next = (ms: number): Effect.Effect<Exclude<Inbound, { readonly _tag: "error" }> | undefined> =>
+          Effect.gen(function* () {
+            const until = (yield* Clock.currentTimeMillis) + ms
+            while (true) {
+              const left = until - (yield* Clock.currentTimeMillis)
+              if (left <= 0) return undefined
+              const item = Option.getOrUndefined(yield* Queue.take(queue).pipe(Effect.timeoutOption(left)))
+              if (item === undefined || item._tag !== "error") return item
+            }
+          })
+
+        // Connect.
+        const opened = yield* next(options.timeoutMs)
+        if (opened === undefined)
+          return yield* Effect.fail(fail("timeout", url, `no connection within ${options.timeoutMs} ms`))
+        if (opened._tag === "closed") return yield* Effect.fail(lost(opened, url, false))
+
+        // Subscribe: every request must be answered; symbols refused alone are named, all refused fails.
+        const requests = protocol.subscriptions(symbols)
+        for (const r of requests) socket.send(r.text)
+        const pending = new Map(requests.map((r) => [r.id, r]))
+        const refused: Array<{ readonly request: SubscriptionRequest; readonly message: string }> = []
+        const deadline = (yield* Clock.currentTimeMillis) + options.timeoutMs
+        while (pending.size > 0) {
+          const left = deadline - (yield* Clock.currentTimeMillis)
+          const item = left > 0 ? yield* next(left) : undefined
+          if (item === undefined)
+            return yield* Effect.fail(
+              fail("timeout", "subscribe", `no answer to ${pending.size} subscription requests`)
+            )
+          if (item._tag === "closed") return yield* Effect.fail(lost(item, "subscribe", true))
+          if (item._tag !== "message") continue
+          const m = yield* handle(item.text)
+          if (m._tag === "subscribed" || m._tag === "refused") {
+            const r = pending.get(m.id)
+            if (r === undefined) continue
+            pending.delete(m.id)
+            if (m._tag === "refused") refused.push({ request: r, message: m.message })
+          }
+        }
+        if (refused.length === requests.length && requests.length > 0) {
+          const first = refused[0] as (typeof refused)[number]
+          return yield* Effect.fail(
+            new SourceError({
+              source: venue,
+              kind: "status",
+              what: "subscribe",
+              message: `subscription refused: ${first.message}`
+            })
+          )
+        }
+        refusedText = refused.map((r) => `not subscribed: ${r.request.symbols.join(", ")} (${r.message})`)
+        const refusedSymbols = new Set(refused.flatMap((r) => r.request.symbols))
+        const covered = [...options.symbols].filter(([s]) => !refusedSymbols.has(s)).map(([, assetId]) => assetId)
+        subscribed = true
+        yield* Effect.logInfo(`live ${venue} liquidations: stream subscribed (${covered.length} assets)`)
+        yield* reportLive
+
+        let nowMs = yield* Clock.currentTimeMillis
+        let nextFlush = nowMs + flushEveryMs
+        let nextHeartbeat = nowMs + heartbeatEveryMs
+        let nextPing = nowMs + pingEveryMs
+        let awaitingPongSince: number | undefined
+        while (true) {
+          nowMs = yield* Clock.currentTimeMillis
+          const wait = Math.max(
+            1,
+            Math.min(
+              nextFlush,
+              nextHeartbeat,
+              awaitingPongSince === undefined ? nextPing : awaitingPongSince + pongTimeoutMs
+            ) - nowMs
+          )
+          const item = yield* next(wait)
+          if (item !== undefined) {
+            if (item._tag === "closed") {
+              yield* flush
+              return yield* Effect.fail(lost(item, url, true))
+            }
+            if (item._tag !== "message") continue
+            const m = yield* handle(item.text)
+            if (m._tag === "pong") awaitingPongSince = undefined
+            continue
+          }
+          nowMs = yield* Clock.currentTimeMillis
+          if (awaitingPongSince !== undefined && nowMs >= awaitingPongSince + pongTimeoutMs) {
+            yield* flush
+            return yield* Effect.fail(
+              fail("timeout", "keep-alive", `no answer to the keep-alive within ${pongTimeoutMs} ms`)
+            )
+          }
+          if (nowMs >= nextPing) {
+            socket.send(protocol.ping.text)
+            awaitingPongSince ??= nowMs
+            nextPing = nowMs + pingEveryMs
+          }
+          if (nowMs >= nextFlush) {
+            const slot = Math.floor(nowMs / BAR_MS) * BAR_MS
+            for (const assetId of covered) {
+              if ((presence.get(assetId) ?? 0) < slot) {
+                add(assetId, slot, 0, 0)
+                presence.set(assetId, slot)
+              }
+            }
+            yield* flush
+            nextFlush = nowMs + flushEveryMs
+          }
+          if (nowMs >= nextHeartbeat) {
+            yield* reportLive
+            nextHeartbeat = nowMs + heartbeatEveryMs
+          }
+        }
+      })
+    )
+
+    let attempt = 0
+    while (true) {
+      const exit = yield* Effect.exit(session)
+      if (exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+      yield* flush
+      const error = exit._tag === "Failure" ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+      const text =
+        error !== undefined
+          ? sourceErrorText(error)
+          : exit._tag === "Failure"
+            ? `defect: ${Cause.pretty(exit.cause).split("\n")[0]}`
+            : "stream ended"
+      yield* recordFailure(store, ref, text)
+      yield* Effect.logWarning(`live ${venue} liquidations: stream down: ${text}`)
+      if (subscribed) attempt = 0
+      const jitter = 0.8 + 0.4 * (yield* Random.next)
+      const delayMs = Math.round(Math.min(backoffCapMs, backoffBaseMs * 2 ** attempt) * jitter)
+      attempt = Math.min(attempt + 1, 30)
+      yield* Effect.sleep(delayMs)
+    }
+  }).pipe(Effect.withSpan(`live.${protocol.venue}.liquidations`))

@@ -1,0 +1,499 @@
+/**
+ * Live liquidations over websockets (Binance `!forceOrder@arr`, Bybit `allLiquidation.<symbol>`), against local
+ * `ws` servers replaying messages in the venues' documented formats (`../fixtures/liquidation_streams.ts`): events
+ * land in the store as USD sums per one-minute bucket and side, through to the `liquidations` operation; messages
+ * that are not the documented format are skipped whole; a dropped connection reconnects and resumes without
+ * counting anything twice; a refused subscription is a typed, recorded error, never a crash; keep-alives are
+ * sent and answered (and a silent connection is reopened); the venues' own ping frames are answered.
+ *
+ * The stream runs on the TestClock (its flushes, keep-alives and reconnect delays are moved on by the test), over
+ * real local sockets.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { CryptoAssets, freshnessOf, MarketStore, type SourceStatus } from "@market-data/core"
+import { ConfigProvider, Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
+import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
+import type { Handler, HandlerInput } from "../../../../core/src/Pipeline.ts"
+import { planeHandlers } from "../../../../core/src/Planes.ts"
+import { operation } from "../../../../core/src/Registry.ts"
+import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
+import {
+  binanceProtocol,
+  bybitProtocol,
+  type LiquidationStreamOptions,
+  runLiquidationStream,
+  type StreamProtocol
+} from "../../src/live/LiquidationStreams.ts"
+import { liveConfig, loadLiveConfig, validateLiveConfig } from "../../src/live/LiveConfig.ts"
+import { liquidationStreams } from "../../src/live/LiveFeeds.ts"
+import * as F from "../fixtures/liquidation_streams.ts"
+import { eventually, realPause } from "./FakeServer.ts"
+import { fakeWsServer } from "./FakeWsServer.ts"
+
+const T0 = F.T0
+const MIN = 60_000
+
+const bybitSymbols = new Map([
+  ["BTCUSDT", "crypto:bitcoin"],
+  ["ETHUSDT", "crypto:ethereum"],
+  ["1000PEPEUSDT", "crypto:pepe"]
+])
+
+interface Frame {
+  readonly op?: string
+  readonly req_id?: string
+  readonly args?: ReadonlyArray<string>
+  readonly method?: string
+  readonly params?: ReadonlyArray<string>
+  readonly id?: number
+}
+
+/** A Bybit public linear endpoint: subscriptions answered (some refused), pings answered while `pong.on`. */
+const bybitVenue = (refuse: Set<string>, pong: { on: boolean }) => (frame: unknown) => {
+  const f = frame as Frame
+  if (f.op === "subscribe") {
+    const topic = f.args?.[0] ?? ""
+    const symbol = topic.split(".")[1] ?? ""
+    return refuse.has(symbol) ? F.bybitRefused(f.req_id ?? "", topic) : F.bybitSubscribed(f.req_id ?? "")
+  }
+  if (f.op === "ping") return pong.on ? F.bybitPong : undefined
+  return undefined
+}
+
+/** A Binance combined-stream endpoint: `SUBSCRIBE` answered (or refused), `LIST_SUBSCRIPTIONS` answered. */
+const binanceVenue = (refuse: { on: boolean }) => (frame: unknown) => {
+  const f = frame as Frame
+  if (f.method === "SUBSCRIBE") return refuse.on ? F.binanceRefused : F.binanceSubscribed
+  if (f.method === "LIST_SUBSCRIPTIONS") return F.binanceSubscriptions
+  return undefined
+}
+
+const setup = (
+  protocol: StreamProtocol,
+  handler: (frame: unknown) => unknown,
+  symbols: ReadonlyMap<string, string>,
+  extra: Partial<LiquidationStreamOptions> = {}
+) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(F.NOW_MS)
+    const store = makeMemoryMarketStore()
+    const server = yield* fakeWsServer(handler)
+    yield* Effect.forkScoped(
+      runLiquidationStream(protocol, {
+        baseUrl: server.url,
+        symbols,
+        timeoutMs: 5_000,
+        flushEveryMs: 1_000,
+        pongTimeoutMs: 5_000,
+        backoffBaseMs: 1_000,
+        ...extra
+      }).pipe(Effect.provideService(MarketStore, store))
+    )
+    const status = Effect.map(
+      store.status,
+      (all) => all.find((s) => s.venue === protocol.venue && s.component === "liquidations") as SourceStatus | undefined
+    )
+    /** The stored rows of an asset as `[t - T0 in minutes, longUsd, shortUsd]`. */
+    const rows = (assetId: string) =>
+      Effect.map(
+        store.read("liquidations", { assetId, venue: protocol.venue, fromMs: 0, toMs: T0 + 86_400_000 }),
+        (series) => {
+          const s = series[0]
+          if (s === undefined) return []
+          return Array.from(s.t, (t, i) => [(t - T0) / MIN, s.longUsd[i] as number, s.shortUsd[i] as number])
+        }
+      )
+    /** Moves the clock on in small steps while real I/O happens, until `condition` holds (about 8 s real at most). */
+    const until = (condition: Effect.Effect<boolean>, stepMs = 200) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < 400; i++) {
+          if (yield* condition) return true
+          yield* TestClock.adjust(stepMs)
+          yield* realPause(20)
+        }
+        return false
+      })
+    const live = Effect.map(status, (s) => s !== undefined && !s.failing)
+    const failing = Effect.map(status, (s) => s?.failing === true)
+    return { store, server, status, rows, until, live, failing }
+  })
+
+const close = (actual: ReadonlyArray<ReadonlyArray<number>>, expected: ReadonlyArray<ReadonlyArray<number>>) => {
+  assert.strictEqual(actual.length, expected.length, `rows ${JSON.stringify(actual)}`)
+  actual.forEach((row, i) => {
+    row.forEach((v, j) => {
+      assert.closeTo(v, (expected[i] as ReadonlyArray<number>)[j] as number, 1e-6, `row ${i}`)
+    })
+  })
+}
+
+/** Ten days of flat 15-minute bars on the primary venue, and hourly Bybit liquidations until 25 hours before T0. */
+const seedHistory = (store: MarketStore["Service"], assetId: string) =>
+  Effect.gen(function* () {
+    const venue = CryptoAssets.find((a) => a.id === assetId)?.listings[0]?.venue ?? "binance"
+    const bars = Array.from({ length: 10 * 96 + 1 }, (_, i) => T0 - 10 * 86_400_000 + i * 15 * MIN)
+    const hours = Array.from({ length: 9 * 24 - 1 }, (_, i) => T0 - 10 * 86_400_000 + i * 3_600_000)
+    yield* store.write([
+      {
+        kind: "bars",
+        assetId,
+        venue,
+        t: bars,
+        open: bars.map(() => 91_000),
+        high: bars.map(() => 91_100),
+        low: bars.map(() => 90_900),
+        close: bars.map(() => 91_000),
+        volume: bars.map(() => 100)
+      },
+      {
+        kind: "liquidations",
+        assetId,
+        venue: "bybit",
+        t: hours,
+        longUsd: hours.map((_, i) => 1_000 + (i % 7) * 100),
+        shortUsd: hours.map((_, i) => 800 + (i % 5) * 100)
+      }
+    ])
+  })
+
+/** The `liquidations` operation's answer for one asset, as the HTTP and MCP transports would serve it. */
+const liquidationsAnswer = (store: MarketStore["Service"], id: string, nowMs: number) =>
+  Effect.gen(function* () {
+    const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
+    const op = operation("liquidations")
+    if (op === undefined) return assert.fail("no liquidations operation")
+    const params = decodeParams(op, [["id", id]])
+    if (isApiError(params)) return assert.fail(params.message)
+    const input: HandlerInput = {
+      op,
+      params,
+      principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+      rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
+      nowMs
+    }
+    const out = yield* (planeHandlers([plane]).get("liquidations") as Handler)(input)
+    return out as { body: { data: unknown } }
+  })
+
+describe("Bybit allLiquidation stream", () => {
+  it.effect("sums prints into one-minute buckets per side, skips malformed messages whole, answers liquidations", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(bybitProtocol, bybitVenue(new Set(), { on: true }), bybitSymbols)
+      assert.isTrue(yield* t.until(t.live), "subscribed")
+      assert.strictEqual(t.server.connections[0]?.path, "/v5/public/linear")
+      const subs = t.server.received.filter((f) => (f as Frame).op === "subscribe") as Array<Frame>
+      assert.sameMembers(
+        subs.map((f) => f.args?.join(",")),
+        ["allLiquidation.BTCUSDT", "allLiquidation.ETHUSDT", "allLiquidation.1000PEPEUSDT"]
+      )
+      assert.isTrue(
+        subs.every((f) => f.req_id === `liq-${f.args?.[0]?.split(".")[1]}`),
+        "one request per symbol"
+      )
+
+      t.server.broadcast(F.bybitBtc)
+      for (const bad of F.bybitBad) t.server.broadcast(bad)
+      t.server.broadcast(F.bybitPepe)
+      t.server.broadcast(F.bybitBtcNextMinute)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => r.length === 2)))
+      // 12:00: long 0.25 x 91,020, short 0.1 x 91,030; 12:01: long 0.05 x 90,800. Nothing of the bad messages.
+      close(yield* t.rows("crypto:bitcoin"), [
+        [0, 22_755, 9_103],
+        [1, 4_540, 0]
+      ])
+      close(yield* t.rows("crypto:pepe"), [[0, 500.8, 0]])
+      // A connected stream with nothing for ETH: a zero row at the 15-minute boundary ("no liquidations").
+      close(yield* t.rows("crypto:ethereum"), [[0, 0, 0]])
+
+      // Writing the buckets again (every flush) never counts twice.
+      yield* TestClock.adjust(5_000)
+      yield* realPause(50)
+      close(yield* t.rows("crypto:bitcoin"), [
+        [0, 22_755, 9_103],
+        [1, 4_540, 0]
+      ])
+
+      // The heartbeat keeps the component live and names the skipped messages.
+      yield* TestClock.adjust(60_000)
+      assert.isTrue(
+        yield* eventually(() => Effect.map(t.status, (st) => (st?.detail ?? "").includes("malformed messages skipped")))
+      )
+      const s = (yield* t.status) as SourceStatus
+      assert.isFalse(s.failing)
+      assert.strictEqual(freshnessOf(s, F.NOW_MS + 70_000), "live")
+      assert.include(s.detail ?? "", `${F.bybitBad.length} malformed messages skipped`)
+
+      // Through the crypto plane: Bybit's is the only venue with liquidations here. The percentiles need a history:
+      // ten days of bars on the asset's primary venue and hourly liquidation rows ending 25 hours before (outside
+      // the 24 hours the answer sums, so the total is the stream's alone).
+      yield* seedHistory(t.store, "crypto:bitcoin")
+      const out = yield* liquidationsAnswer(t.store, "crypto:bitcoin", T0 + 5 * MIN)
+      const text = JSON.stringify(out.body.data)
+      const total = 22_755 + 9_103 + 4_540
+      const data = out.body.data as {
+        readonly status: string
+        readonly total_24h_usd: { readonly value: number; readonly pctl: number } | null
+        readonly liq_imbalance_24h: { readonly value: number } | null
+      }
+      assert.strictEqual(data.status, "live", text)
+      assert.closeTo(data.total_24h_usd?.value ?? Number.NaN, total, 0.01, text)
+      assert.closeTo(data.liq_imbalance_24h?.value ?? Number.NaN, (22_755 + 4_540 - 9_103) / total, 1e-6, text)
+      assert.isNumber(data.total_24h_usd?.pctl, "ranked against its history")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("reconnects after the server drops it, resumes, and never double counts a bucket", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(bybitProtocol, bybitVenue(new Set(), { on: true }), bybitSymbols)
+      assert.isTrue(yield* t.until(t.live))
+      t.server.broadcast(F.bybitBtc)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => r.length === 1 && r[0]?.[1] !== 0)))
+
+      t.server.dropAll()
+      assert.isTrue(yield* t.until(t.failing, 10), "a dropped connection marks the component failing")
+      const down = (yield* t.status) as SourceStatus
+      assert.include(down.lastError ?? "", "connection closed")
+      assert.strictEqual(freshnessOf(down, F.NOW_MS + 1_000), "stale")
+
+      // Reconnect with backoff (1 s base here), resubscribe, resume.
+      assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length === 2)))
+      assert.strictEqual(t.server.received.filter((f) => (f as Frame).op === "subscribe").length, 6)
+      t.server.broadcast(F.bybitBtcAfterReconnect)
+      assert.isTrue(
+        yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => Math.abs((r[0]?.[2] ?? 0) - 10_923) < 1e-6))
+      )
+      close(yield* t.rows("crypto:bitcoin"), [[0, 22_755, 9_103 + 1_820]])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("sends a ping every 20 s; a connection whose pings go unanswered is reopened", () =>
+    Effect.gen(function* () {
+      const pong = { on: true }
+      const t = yield* setup(bybitProtocol, bybitVenue(new Set(), pong), bybitSymbols)
+      assert.isTrue(yield* t.until(t.live))
+      const pings = () => t.server.received.filter((f) => (f as Frame).op === "ping").length
+      // Each ping is answered; the answer travels back before the clock moves on (real time).
+      yield* TestClock.adjust(20_000)
+      assert.isTrue(yield* eventually(() => pings() === 1))
+      yield* realPause(200)
+      yield* TestClock.adjust(20_000)
+      assert.isTrue(yield* eventually(() => pings() === 2))
+      yield* realPause(200)
+      assert.isTrue(yield* t.live, "answered pings keep the stream up")
+      assert.strictEqual(t.server.connections.length, 1)
+
+      pong.on = false
+      assert.isTrue(yield* t.until(t.failing, 500))
+      assert.include((yield* t.status)?.lastError ?? "", "keep-alive")
+      pong.on = true
+      assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length === 2)))
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a refused symbol is named while the others flow; every symbol refused is a recorded error", () =>
+    Effect.gen(function* () {
+      const refuse = new Set(["ETHUSDT"])
+      const t = yield* setup(bybitProtocol, bybitVenue(refuse, { on: true }), bybitSymbols)
+      assert.isTrue(yield* t.until(t.live))
+      assert.include(
+        (yield* t.status)?.detail ?? "",
+        "not subscribed: ETHUSDT (Invalid topic :[allLiquidation.ETHUSDT])"
+      )
+      t.server.broadcast(F.bybitBtc)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => r.length === 1 && r[0]?.[1] !== 0)))
+      // No presence row for a symbol that is not subscribed: its liquidations are unknown, not zero.
+      assert.deepStrictEqual(yield* t.rows("crypto:ethereum"), [])
+
+      // The venue refuses everything: a typed error in the status, the stream keeps trying, nothing crashes.
+      for (const s of bybitSymbols.keys()) refuse.add(s)
+      t.server.dropAll()
+      assert.isTrue(
+        yield* t.until(
+          Effect.map(t.status, (s) => (s?.lastError ?? "").includes("subscription refused")),
+          50
+        )
+      )
+      const s = (yield* t.status) as SourceStatus
+      assert.isTrue(s.failing)
+      assert.match(s.lastError ?? "", /^status: subscribe: subscription refused: Invalid topic/)
+      const before = t.server.connections.length
+      refuse.clear()
+      assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length > before)))
+      close(yield* t.rows("crypto:bitcoin"), [[0, 22_755, 9_103]])
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("Binance !forceOrder@arr stream", () => {
+  const symbols = new Map([
+    ["BTCUSDT", "crypto:bitcoin"],
+    ["ETHUSDT", "crypto:ethereum"],
+    ["1000PEPEUSDT", "crypto:pepe"]
+  ])
+
+  it.effect("counts terminal liquidation orders as z x ap per bucket and side; uncovered symbols are ignored", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(binanceProtocol, binanceVenue({ on: false }), symbols)
+      assert.isTrue(yield* t.until(t.live))
+      assert.strictEqual(t.server.connections[0]?.path, "/stream")
+      assert.deepStrictEqual(t.server.received[0], { method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: 1 })
+
+      for (const m of [
+        F.binanceLongBtc,
+        F.binanceShortBtc,
+        F.binanceUncovered,
+        F.binancePartialEth,
+        F.binanceFilledEth,
+        F.binanceExpiredPepe
+      ])
+        t.server.broadcast(m)
+      t.server.broadcast('{"stream":"!forceOrder@arr","data":{"e":"forceOrder","E":1,"o":{"s":"BTCUSDT","S":"SE')
+      t.server.broadcast({
+        ...F.binanceLongBtc,
+        data: { ...F.binanceLongBtc.data, o: { ...F.binanceLongBtc.data.o, ap: "" } }
+      })
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:pepe"), (r) => r.length === 2)))
+      close(yield* t.rows("crypto:bitcoin"), [[0, 0.014 * 91_000, 0.5 * 91_010]])
+      close(yield* t.rows("crypto:ethereum"), [[0, 3 * 3_020, 0]])
+      close(yield* t.rows("crypto:pepe"), [
+        [0, 0, 0],
+        [1, 0, 2_000 * 0.0125]
+      ])
+
+      // The venue's ping frames are answered (by the WebSocket itself), and the client's own keep-alive
+      // (LIST_SUBSCRIPTIONS, every minute) is sent and its answer counted.
+      t.server.pingAll()
+      assert.isTrue(
+        yield* t.until(
+          Effect.sync(() => t.server.pongs.count >= 1),
+          1
+        )
+      )
+      yield* TestClock.adjust(61_000)
+      assert.isTrue(
+        yield* eventually(() =>
+          t.server.received.some((f) => (f as Frame).method === "LIST_SUBSCRIPTIONS" && (f as Frame).id === 2)
+        )
+      )
+      yield* realPause(200)
+      yield* TestClock.adjust(10_000)
+      yield* realPause(50)
+      assert.isTrue(yield* t.live, "an answered keep-alive keeps the stream up")
+      assert.include((yield* t.status)?.detail ?? "", "2 malformed messages skipped")
+
+      // Dropped, reconnected, resumed: the 12:00 bucket keeps what it had and adds the new print once.
+      t.server.dropAll()
+      assert.isTrue(yield* t.until(t.failing, 10))
+      assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length === 2)))
+      t.server.broadcast(F.binanceLongBtcLater)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => (r[0]?.[1] ?? 0) > 2_000)))
+      close(yield* t.rows("crypto:bitcoin"), [[0, 0.014 * 91_000 + 0.2 * 90_900, 0.5 * 91_010]])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a refused SUBSCRIBE is a typed error in the status; the stream retries and recovers", () =>
+    Effect.gen(function* () {
+      const refuse = { on: true }
+      const t = yield* setup(binanceProtocol, binanceVenue(refuse), symbols)
+      assert.isTrue(yield* t.until(t.failing, 10))
+      const s = (yield* t.status) as SourceStatus
+      assert.strictEqual(
+        s.lastError,
+        "status: subscribe: subscription refused: code 2: Invalid request: unknown stream"
+      )
+      assert.strictEqual(s.lastSuccessMs, undefined)
+      refuse.on = false
+      assert.isTrue(yield* t.until(t.live))
+      assert.isAbove(t.server.connections.length, 1)
+      assert.isUndefined((yield* t.status)?.lastError)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("no server: a connect failure is recorded and retried with backoff, never a crash", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(F.NOW_MS)
+      const store = makeMemoryMarketStore()
+      yield* Effect.forkScoped(
+        runLiquidationStream(binanceProtocol, {
+          baseUrl: "ws://127.0.0.1:9",
+          symbols,
+          timeoutMs: 2_000,
+          backoffBaseMs: 1_000
+        }).pipe(Effect.provideService(MarketStore, store))
+      )
+      let s: SourceStatus | undefined
+      for (let i = 0; i < 100 && s === undefined; i++) {
+        yield* TestClock.adjust(100)
+        yield* realPause(20)
+        s = (yield* store.status)[0]
+      }
+      assert.isTrue(s?.failing)
+      assert.match(s?.lastError ?? "", /^(network|timeout): /)
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("liquidation stream configuration", () => {
+  it("streams Binance and Bybit from their public websockets by default; none behind a replay REST server", () => {
+    const UA = "Market Data Tests tests@example.com"
+    const defaults = liveConfig({ secUserAgent: UA })
+    assert.deepStrictEqual(defaults.wsBaseUrls, {
+      binance: "wss://fstream.binance.com",
+      bybit: "wss://stream.bybit.com"
+    })
+    assert.strictEqual(liquidationStreams(defaults).length, 2)
+    assert.strictEqual(liquidationStreams({ ...defaults, venues: ["okx", "hyperliquid"] }).length, 0)
+    const u = "http://127.0.0.1:9"
+    const replay = liveConfig({
+      secUserAgent: UA,
+      baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u }
+    })
+    assert.deepStrictEqual(replay.wsBaseUrls, {})
+    assert.strictEqual(liquidationStreams(replay).length, 0)
+    assert.strictEqual(liquidationStreams({ ...replay, wsBaseUrls: { bybit: "ws://127.0.0.1:9" } }).length, 1)
+  })
+
+  it.effect("refuses a websocket base URL that is not ws(s)", () =>
+    Effect.gen(function* () {
+      const e = yield* Effect.flip(
+        validateLiveConfig({
+          ...liveConfig({ secUserAgent: "Market Data Tests tests@example.com" }),
+          wsBaseUrls: { binance: "https://fstream.binance.com" }
+        })
+      )
+      assert.strictEqual(e.variable, "MARKET_DATA_BINANCE_WS_BASE_URL")
+    })
+  )
+
+  it.effect("reads the websocket base URLs from the environment: set, off, or following the REST base URL", () =>
+    Effect.gen(function* () {
+      const load = (env: Record<string, string>) =>
+        loadLiveConfig.pipe(
+          Effect.provide(
+            ConfigProvider.layer(
+              ConfigProvider.fromEnvRecord({
+                MARKET_DATA_SEC_USER_AGENT: "Market Data Tests tests@example.com",
+                ...env
+              })
+            )
+          )
+        )
+      assert.deepStrictEqual((yield* load({})).wsBaseUrls, {
+        binance: "wss://fstream.binance.com",
+        bybit: "wss://stream.bybit.com"
+      })
+      assert.deepStrictEqual(
+        (yield* load({ MARKET_DATA_BINANCE_WS_BASE_URL: "off", MARKET_DATA_BYBIT_WS_BASE_URL: "ws://127.0.0.1:7/" }))
+          .wsBaseUrls,
+        { bybit: "ws://127.0.0.1:7" }
+      )
+      assert.deepStrictEqual((yield* load({ MARKET_DATA_BYBIT_BASE_URL: "http://127.0.0.1:8" })).wsBaseUrls, {
+        binance: "wss://fstream.binance.com"
+      })
+      const e = yield* Effect.flip(load({ MARKET_DATA_BYBIT_WS_BASE_URL: "stream.bybit.com" }))
+      assert.strictEqual(e.variable, "MARKET_DATA_BYBIT_WS_BASE_URL")
+    })
+  )
+})
