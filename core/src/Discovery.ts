@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { describeOperation, operationIndex } from "./Catalog.ts"
 import { coverageHandler } from "./Coverage.ts"
 import { renderDocs } from "./Docs.ts"
-import { apiError } from "./Errors.ts"
+import { apiError, StoreUnavailable } from "./Errors.ts"
 import { Ledger } from "./Ledger.ts"
 import { type Handler, Handlers, Settings } from "./Pipeline.ts"
 import { type PlaneOperations, planeHandlers } from "./Planes.ts"
@@ -102,6 +102,31 @@ export const layerHandlers = (
       const implemented = new Set<string>(DiscoveryOperations)
       for (const set of sets) for (const name of set.keys()) implemented.add(name)
       const discovery = yield* discoveryHandlers(implemented)
-      return Handlers.merge(discovery, ...sets)
+      return new Map([...Handlers.merge(discovery, ...sets)].map(([name, h]) => [name, storeFailureTyped(h)]))
     })
   )
+
+/**
+ * A handler whose store fails (a `StoreUnavailable` defect from a database-backed plane store or the ledger,
+ * e.g. PostgreSQL restarting) answers the typed, transient `503 source_unavailable`, as a store failure in
+ * the pipeline's own steps does, never the `500 internal_error` of a bug; the pipeline then releases what the
+ * request held.
+ */
+const storeFailureTyped =
+  (handler: Handler): Handler =>
+  (input) =>
+    handler(input).pipe(
+      Effect.catchDefect((defect) =>
+        defect instanceof StoreUnavailable
+          ? Effect.logWarning("store unavailable", defect.operation, String(defect.cause)).pipe(
+              Effect.andThen(
+                Effect.fail(
+                  apiError("source_unavailable", "the store is unavailable; nothing was charged, retry shortly", {
+                    retryAfterSeconds: 1
+                  })
+                )
+              )
+            )
+          : Effect.die(defect)
+      )
+    )

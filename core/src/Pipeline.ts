@@ -4,6 +4,9 @@
  *   authenticate -> rate limit -> decode -> idempotency begin -> hold credits -> execute
  *     -> settle or release -> idempotency store -> answer
  *
+ * A paid request with a valid Idempotency-Key spends its rate unit and begins under its key in one step
+ * (`meteredBegin`), so a replay is one round trip; the answers and their order are the same.
+ *
  * A paid request without an Idempotency-Key whose key this process last saw able to pay takes the metered
  * path instead: authenticate -> decode -> execute -> (rate unit + charge, one atomic step) -> answer. It
  * never serves beyond the balance (the charge refuses), and spends one write instead of three.
@@ -15,7 +18,14 @@ import { Cause, Clock, Context, Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
-import { IdempotencyStore, isTransientStatus, type StoredAnswer, validateIdempotencyKey } from "./Idempotency.ts"
+import {
+  type BeginResult,
+  IdempotencyStore,
+  isTransientStatus,
+  meteredBegin,
+  type StoredAnswer,
+  validateIdempotencyKey
+} from "./Idempotency.ts"
 import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
 import { type Hold, Ledger, type Meter, type SettleReceipt } from "./Ledger.ts"
 import { type CanonicalParams, canonicalRequest, decodeParams, isApiError } from "./Params.ts"
@@ -74,6 +84,8 @@ export type HandlerOutput =
       readonly nextUpdateAtMs?: number
       /** Which source fed the data (`simulated`, `live`): the `X-Data-Source` header. */
       readonly dataSource?: string
+      /** `body` already serialized (exactly `JSON.stringify(body)`), when the handler has it at hand. */
+      readonly text?: string
     }
   | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
 
@@ -177,6 +189,22 @@ export const etagOf = (body: string): Effect.Effect<string, never, Digest.Digest
     Effect.map((hex) => `"${hex.slice(0, 40)}"`)
   )
 
+/**
+ * ETags of bodies a handler handed over already serialized (`text`, which handlers reuse while their data is
+ * unchanged): the same string is hashed once. Bounded; other bodies are hashed every time.
+ */
+const rememberedEtags = new Map<string, string>()
+const REMEMBERED_ETAGS_MAX = 1024
+
+const rememberEtag = (body: string, text: string | undefined): Effect.Effect<string, never, Digest.Digest> =>
+  Effect.map(etagOf(body), (etag) => {
+    if (text !== undefined) {
+      if (rememberedEtags.size >= REMEMBERED_ETAGS_MAX) rememberedEtags.clear()
+      rememberedEtags.set(body, etag)
+    }
+    return etag
+  })
+
 /** Whether an `If-None-Match` value (one tag, a list, or `*`) matches `etag`. Weak tags compare weakly. */
 export const ifNoneMatchMatches = (header: string | undefined, etag: string): boolean => {
   if (header === undefined) return false
@@ -276,13 +304,33 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
       }
     }
 
-    // Rate limit: one unit per request, paid or free.
-    const rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
-    if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
+    // Decoding and the Idempotency-Key check are pure: done first, answered after the rate limit.
+    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+
+    // Rate limit: one unit per request, paid or free. A paid request with a valid Idempotency-Key spends it
+    // and begins under its key in one step (one round trip where the store offers `beginMetered`); the
+    // refusal comes first either way, and a request that cannot begin spends its unit alone.
+    let rate: RateWindow
+    let begun: Begun | undefined
+    const idemKey =
+      op.auth === "paid" && principal._tag === "Key" && !isApiError(params)
+        ? validateIdempotencyKey(request.idempotencyKey ?? [])
+        : undefined
+    if (principal._tag === "Key" && !isApiError(params) && typeof idemKey === "string") {
+      const meter = { scope, limit: principal.rateLimitPerMinute }
+      const fingerprint = canonicalRequest(op.name, params)
+      const store = yield* IdempotencyStore
+      const metered = yield* meteredBegin(store, limiter, principal.key.id, idemKey, fingerprint, nowMs, meter)
+      if (metered._tag === "RateLimited") return answer(fail(rateLimited(metered.rate, nowMs)), metered.rate, keyId)
+      rate = metered.rate
+      begun = { key: idemKey, result: metered.begun }
+    } else {
+      rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
+      if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
+    }
     const done = (outcome: Outcome) => answer(outcome, rate, keyId)
 
     // Decode.
-    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
     if (isApiError(params)) return done(fail(params))
 
     const handler = handlers.get(op.name)
@@ -300,7 +348,7 @@ const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices
           : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
       )
     }
-    return done(yield* paid(op, handler, input, principal.key.id, request))
+    return done(yield* paid(op, handler, input, principal.key.id, request, begun))
   })
 
 /** The internal principal's path: decode, execute; no key, no rate unit, no credits, no idempotency. */
@@ -320,8 +368,20 @@ const internal = (op: OperationSpec, request: ApiRequest, nowMs: number): Effect
       out.nextUpdateAtMs === undefined
         ? {}
         : { maxAgeSeconds: Math.max(0, Math.ceil((out.nextUpdateAtMs - nowMs) / 1000)) }
-    return done({ _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...maxAge, ...sourceOf(out) })
+    return done({
+      _tag: "Json",
+      body: out.text ?? JSON.stringify(out.body),
+      creditsCharged: 0,
+      ...maxAge,
+      ...sourceOf(out)
+    })
   })
+
+/** An idempotency key already begun together with the rate unit (`meteredBegin`). */
+interface Begun {
+  readonly key: string
+  readonly result: BeginResult
+}
 
 /** The money path: idempotency, hold, execute, settle or release, store. */
 const paid = (
@@ -329,10 +389,11 @@ const paid = (
   handler: Handler | undefined,
   input: HandlerInput,
   keyId: string,
-  request: ApiRequest
+  request: ApiRequest,
+  already: Begun | undefined
 ): Effect.Effect<Outcome, never, Ledger | IdempotencyStore | Digest.Digest> =>
   Effect.gen(function* () {
-    const idemKey = validateIdempotencyKey(request.idempotencyKey ?? [])
+    const idemKey = already?.key ?? validateIdempotencyKey(request.idempotencyKey ?? [])
     if (isApiError(idemKey)) return fail(idemKey)
     const store = yield* IdempotencyStore
     const ledger = yield* Ledger
@@ -340,7 +401,8 @@ const paid = (
 
     let token: string | undefined
     if (idemKey !== undefined) {
-      const begun = yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs)
+      const begun =
+        already?.result ?? (yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs))
       switch (begun._tag) {
         case "InProgress":
           return fail(
@@ -410,8 +472,8 @@ const settleAfter = (
       return o
     }
     const out = run.out
-    const body = JSON.stringify(out.body)
-    const etag = op.conditional ? yield* etagOf(body) : undefined
+    const body = out.text ?? JSON.stringify(out.body)
+    const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
     const settledAt = yield* Clock.currentTimeMillis
     const maxAgeSeconds =
       out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
@@ -483,8 +545,8 @@ const meteredPath = (
       return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
     }
     const out = run.out
-    const body = JSON.stringify(out.body)
-    const etag = op.conditional ? yield* etagOf(body) : undefined
+    const body = out.text ?? JSON.stringify(out.body)
+    const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
     const settledAt = yield* Clock.currentTimeMillis
     const maxAgeSeconds =
       out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))

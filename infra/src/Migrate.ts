@@ -10,6 +10,7 @@ import * as settleOwner from "../migrations/2026-11-23T0002_settle_owner.ts"
 import * as market from "../migrations/2026-11-23T0100_market.ts"
 import * as equity from "../migrations/2026-11-23T0200_equity.ts"
 import * as sourceErrors from "../migrations/2026-11-23T0300_source_errors.ts"
+import * as rateBegin from "../migrations/2026-11-23T0400_rate_begin.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -18,7 +19,8 @@ export const migrations = {
   "2026-11-23T0002_settle_owner": settleOwner,
   "2026-11-23T0100_market": market,
   "2026-11-23T0200_equity": equity,
-  "2026-11-23T0300_source_errors": sourceErrors
+  "2026-11-23T0300_source_errors": sourceErrors,
+  "2026-11-23T0400_rate_begin": rateBegin
 }
 
 export interface MigrationReport {

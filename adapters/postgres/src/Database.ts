@@ -63,6 +63,13 @@ export const openPostgres = (url: string, options: { readonly poolSize?: number 
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {})
+  // Nor may a client checked out of the pool: while checked out it has no listener of the pool's, and `pg`
+  // emits 'error' on it when the server goes away mid-query (a restart, `pg_ctl stop -m immediate`), which
+  // with no listener kills the process. The query itself still fails (answered 503 `source_unavailable`),
+  // and the pool discards the client when it is released unqueryable.
+  pool.on("connect", (client) => {
+    client.on("error", () => {})
+  })
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
   return { db, kind: "postgres", close: () => db.destroy() }
 }

@@ -17,6 +17,7 @@ import {
   KeyStore,
   Ledger,
   type LedgerHint,
+  type MeteredBeginResult,
   type MeteredChargeResult,
   RateLimiter,
   REPLAY_WINDOW_MS,
@@ -201,6 +202,23 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
 
 const newToken = (): string => randomUUID()
 
+/** Start of the oldest bucket still counting at `nowMs` is after this (the window plus one bucket). */
+const windowSince = (nowMs: number) => nowMs - WINDOW_MS - BUCKET_MS
+
+/** The rate window from what `md_rate_consume` (or a function calling it) returns. */
+const rateWindow = (limit: number, nowMs: number, used: number, oldest: number | null, allowed: boolean) => ({
+  limit,
+  remaining: Math.max(0, limit - used),
+  resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
+  allowed
+})
+
+const storedAnswer = (status: number | null, headers: unknown, body: string | null): StoredAnswer => ({
+  status: status ?? 200,
+  headers: (typeof headers === "string" ? JSON.parse(headers) : headers) as Record<string, string>,
+  body: body ?? ""
+})
+
 export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Service"] => {
   const begin = (
     keyId: string,
@@ -238,18 +256,51 @@ export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Serv
       }
       if (found.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
       if (found.state === "in_flight") return { _tag: "InProgress" } as const
-      const answer: StoredAnswer = {
-        status: found.status ?? 200,
-        headers: (typeof found.headers === "string" ? JSON.parse(found.headers) : found.headers) as Record<
-          string,
-          string
-        >,
-        body: found.body ?? ""
-      }
-      return { _tag: "Replay", answer } as const
+      return { _tag: "Replay", answer: storedAnswer(found.status, found.headers, found.body) } as const
     })
   return {
     begin: (keyId, key, fingerprint, nowMs) => begin(keyId, key, fingerprint, nowMs, 0),
+    // One statement: md_rate_begin spends the unit through md_rate_consume, then begins as `begin` does.
+    beginMetered: (keyId, key, fingerprint, nowMs, meter) =>
+      Effect.suspend(() => {
+        const token = newToken()
+        return query("idempotency.beginMetered", () =>
+          sql<{
+            allowed: boolean
+            used: string
+            oldest: string | null
+            outcome: string
+            answer_status: number | null
+            answer_headers: unknown
+            answer_body: string | null
+          }>`
+          select * from md_rate_begin(${meter.scope}, ${meter.limit}, ${nowMs}, ${bucketOf(nowMs)},
+            ${windowSince(nowMs)}, ${keyId}, ${key}, ${fingerprint}, ${token},
+            ${nowMs + IDEMPOTENCY_LEASE_MS})`.execute(db)
+        ).pipe(
+          Effect.map((r): MeteredBeginResult => {
+            const row = r.rows[0]
+            const allowed = row?.allowed === true
+            const rate = rateWindow(
+              meter.limit,
+              nowMs,
+              num(row?.used ?? 0),
+              row?.oldest == null ? null : num(row.oldest),
+              allowed
+            )
+            if (row === undefined || !allowed) return { _tag: "RateLimited", rate }
+            const begun: BeginResult =
+              row.outcome === "started"
+                ? { _tag: "Started", token }
+                : row.outcome === "conflict"
+                  ? { _tag: "Conflict" }
+                  : row.outcome === "replay"
+                    ? { _tag: "Replay", answer: storedAnswer(row.answer_status, row.answer_headers, row.answer_body) }
+                    : { _tag: "InProgress" }
+            return { _tag: "Begun", rate, begun }
+          })
+        )
+      }),
     complete: (keyId, key, token, answer, nowMs) =>
       query("idempotency.complete", () =>
         sql`update idempotency_records
@@ -266,13 +317,8 @@ export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Serv
 }
 
 export const makePgRateLimiter = ({ db }: Database): RateLimiter["Service"] => {
-  const since = (nowMs: number) => nowMs - WINDOW_MS - BUCKET_MS
-  const window = (limit: number, nowMs: number, used: number, oldest: number | null, allowed: boolean) => ({
-    limit,
-    remaining: Math.max(0, limit - used),
-    resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
-    allowed
-  })
+  const since = windowSince
+  const window = rateWindow
   return {
     consume: (scope, limit, nowMs) =>
       query("rate.consume", () =>

@@ -4,7 +4,14 @@
  */
 import { Effect, type Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { IDEMPOTENCY_LEASE_MS, IdempotencyStore, REPLAY_WINDOW_MS, type StoredAnswer } from "../../src/Idempotency.ts"
+import {
+  IDEMPOTENCY_LEASE_MS,
+  IdempotencyStore,
+  type MeteredBeginResult,
+  meteredBegin,
+  REPLAY_WINDOW_MS,
+  type StoredAnswer
+} from "../../src/Idempotency.ts"
 import { type KeyRecord, KeyStore } from "../../src/Keys.ts"
 import { HOLD_LEASE_MS, Ledger } from "../../src/Ledger.ts"
 import type { StorePorts } from "../../src/Pipeline.ts"
@@ -351,6 +358,140 @@ export const storeContracts = (name: string, make: () => Layer.Layer<StorePorts>
           })
           expect(results.filter((r) => r._tag === "Started").length).toBe(1)
           expect(results.filter((r) => r._tag === "InProgress").length).toBe(19)
+        })
+      ))
+  })
+
+  describe(`${name}: rate unit and idempotency begin in one step (meteredBegin)`, () => {
+    const stores = Effect.all({ s: IdempotencyStore, rl: RateLimiter })
+    const tag = (r: MeteredBeginResult) => (r._tag === "RateLimited" ? "RateLimited" : r.begun._tag)
+    const tokenOf = (r: MeteredBeginResult) => (r._tag === "Begun" && r.begun._tag === "Started" ? r.begun.token : "")
+
+    it("spends one unit and walks the state table; over the limit it answers 429 first and begins nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const { s, rl } = yield* stores
+          const meter = { scope: "k", limit: 4 }
+          const go = (key: string, fp: string, at: number) => meteredBegin(s, rl, "k", key, fp, at, meter)
+          const started = yield* go("K", "price?id=a", T0)
+          expect(started._tag === "Begun" && started.begun._tag).toBe("Started")
+          expect(started.rate).toEqual({ limit: 4, remaining: 3, resetAtMs: T0 + WINDOW_MS + BUCKET_MS, allowed: true })
+          const inProgress = yield* go("K", "price?id=a", T0 + 1)
+          expect(tag(inProgress)).toBe("InProgress")
+          expect(inProgress.rate.remaining).toBe(2)
+          const conflict = yield* go("K", "price?id=b", T0 + 2)
+          expect(tag(conflict)).toBe("Conflict")
+          expect(conflict.rate.remaining).toBe(1)
+          // Other API keys' records are apart; the unit is the scope's.
+          expect(tag(yield* meteredBegin(s, rl, "other", "K", "price?id=b", T0 + 3, meter))).toBe("Started")
+          expect((yield* rl.peek("k", 4, T0 + 3)).remaining).toBe(0)
+          // Over the limit: refused before anything else, for a free key, an in-flight one and a conflict alike,
+          // and neither a unit spent nor a record touched.
+          for (const [key, fp] of [
+            ["FREE", "price?id=a"],
+            ["K", "price?id=a"],
+            ["K", "price?id=c"]
+          ] as const) {
+            const refused = yield* go(key, fp, T0 + 4)
+            expect(refused).toEqual({
+              _tag: "RateLimited",
+              rate: { limit: 4, remaining: 0, resetAtMs: T0 + WINDOW_MS + BUCKET_MS, allowed: false }
+            })
+          }
+          expect((yield* s.begin("k", "FREE", "price?id=z", T0 + 5))._tag).toBe("Started")
+          expect((yield* s.begin("k", "K", "price?id=a", T0 + 5))._tag).toBe("InProgress")
+
+          // Stored: a replay (spending its unit) once the window has room again; a different request conflicts.
+          yield* s.complete("k", "K", tokenOf(started), answer('{"data":1}'), T0 + 6)
+          const later = T0 + WINDOW_MS + BUCKET_MS
+          const replay = yield* go("K", "price?id=a", later)
+          expect(replay).toEqual({
+            _tag: "Begun",
+            rate: { limit: 4, remaining: 3, resetAtMs: later + WINDOW_MS + BUCKET_MS, allowed: true },
+            begun: { _tag: "Replay", answer: answer('{"data":1}') }
+          })
+          expect(tag(yield* go("K", "price?id=b", later + 1))).toBe("Conflict")
+          expect((yield* rl.peek("k", 4, later + 1)).remaining).toBe(2)
+          // The replay window ends: the key starts afresh.
+          expect(tag(yield* go("K", "price?id=b", T0 + 6 + REPLAY_WINDOW_MS))).toBe("Started")
+        })
+      ))
+
+    it("spends the same units as RateLimiter.consume", () =>
+      run(
+        Effect.gen(function* () {
+          const { s, rl } = yield* stores
+          const meter = { scope: "k", limit: 4 }
+          expect((yield* rl.consume("k", 4, T0)).allowed).toBe(true)
+          expect(tag(yield* meteredBegin(s, rl, "k", "A", "f", T0 + 1, meter))).toBe("Started")
+          expect((yield* rl.consume("k", 4, T0 + 2)).remaining).toBe(1)
+          const last = yield* meteredBegin(s, rl, "k", "B", "f", T0 + 1_500, meter)
+          expect(tag(last)).toBe("Started")
+          expect(last.rate.remaining).toBe(0)
+          expect((yield* rl.consume("k", 4, T0 + 1_600)).allowed).toBe(false)
+          expect(tag(yield* meteredBegin(s, rl, "k", "C", "f", T0 + 1_700, meter))).toBe("RateLimited")
+          // Units return bucket by bucket: the first second's three come back, the next second's one counts.
+          const first = T0 + WINDOW_MS + BUCKET_MS
+          expect((yield* meteredBegin(s, rl, "k", "C", "f", first, meter)).rate.remaining).toBe(2)
+          expect((yield* rl.consume("k", 4, first)).remaining).toBe(1)
+          const d = yield* meteredBegin(s, rl, "k", "D", "f", first, meter)
+          expect([tag(d), d.rate.remaining]).toEqual(["Started", 0])
+          expect(tag(yield* meteredBegin(s, rl, "k", "E", "f", first, meter))).toBe("RateLimited")
+        })
+      ))
+
+    it("after a lease runs out a new attempt takes the key over; the stale owner can no longer complete", () =>
+      run(
+        Effect.gen(function* () {
+          const { s, rl } = yield* stores
+          const meter = { scope: "k", limit: 100 }
+          const old = yield* meteredBegin(s, rl, "k", "L", "f", T0, meter)
+          expect(tag(yield* meteredBegin(s, rl, "k", "L", "f", T0 + IDEMPOTENCY_LEASE_MS - 1, meter))).toBe(
+            "InProgress"
+          )
+          const fresh = yield* meteredBegin(s, rl, "k", "L", "f", T0 + IDEMPOTENCY_LEASE_MS, meter)
+          expect(tag(fresh)).toBe("Started")
+          expect(tokenOf(fresh)).not.toBe(tokenOf(old))
+          yield* s.complete("k", "L", tokenOf(old), answer("old"), T0 + IDEMPOTENCY_LEASE_MS + 1)
+          expect(tag(yield* meteredBegin(s, rl, "k", "L", "f", T0 + IDEMPOTENCY_LEASE_MS + 2, meter))).toBe(
+            "InProgress"
+          )
+          yield* s.complete("k", "L", tokenOf(fresh), answer("new"), T0 + IDEMPOTENCY_LEASE_MS + 3)
+          const r = yield* meteredBegin(s, rl, "k", "L", "f", T0 + IDEMPOTENCY_LEASE_MS + 4, meter)
+          expect(r._tag === "Begun" && r.begun._tag === "Replay" && r.begun.answer.body).toBe("new")
+        })
+      ))
+
+    it("under concurrency: at most `limit` admitted, exactly one of them starts, the rest never overdraw the window", () =>
+      run(
+        Effect.gen(function* () {
+          const { s, rl } = yield* stores
+          const meter = { scope: "k", limit: 20 }
+          const all = yield* Effect.forEach(
+            Array.from({ length: 30 }, (_, i) => i),
+            (i) => meteredBegin(s, rl, "k", "D", i % 3 === 0 ? "other" : "f", T0, meter),
+            { concurrency: "unbounded" }
+          )
+          expect(all.filter((r) => r._tag === "RateLimited").length).toBe(10)
+          const begun = all.filter((r) => r._tag === "Begun")
+          expect(begun.length).toBe(20)
+          expect(begun.filter((r) => tag(r) === "Started").length).toBe(1)
+          expect(begun.every((r) => ["Started", "InProgress", "Conflict"].includes(tag(r)))).toBe(true)
+          expect((yield* rl.peek("k", 20, T0)).remaining).toBe(0)
+          // Concurrent replays of the stored answer each spend a unit and replay it byte for byte.
+          const owner = begun.find((r) => tag(r) === "Started") as MeteredBeginResult
+          const fp = all.indexOf(owner) % 3 === 0 ? "other" : "f"
+          yield* s.complete("k", "D", tokenOf(owner), answer('{"x":"1.50"}'), T0 + 1)
+          const later = T0 + WINDOW_MS + BUCKET_MS
+          const replays = yield* Effect.forEach(
+            Array.from({ length: 12 }),
+            () => meteredBegin(s, rl, "k", "D", fp, later, { scope: "k", limit: 10 }),
+            { concurrency: "unbounded" }
+          )
+          expect(replays.filter((r) => r._tag === "RateLimited").length).toBe(2)
+          for (const r of replays.filter((r) => r._tag === "Begun")) {
+            expect(r._tag === "Begun" && r.begun).toEqual({ _tag: "Replay", answer: answer('{"x":"1.50"}') })
+          }
         })
       ))
   })
