@@ -4,7 +4,7 @@
  * caching, ETag), body. No business logic lives here.
  */
 import { createHash } from "node:crypto"
-import type { IncomingMessage } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import {
   type Answer,
   type ApiError,
@@ -20,7 +20,7 @@ import {
   secondsUntilReset
 } from "@market-data/core"
 import { CATALOG_VERSION_HEADER, catalogVersion, MCP_PATH, mcpEndpoint } from "@market-data/mcp"
-import { Effect, Option } from "effect"
+import { Context, Effect, Exit, LogLevel, Option, References } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { docsPage, isDocsPagePath } from "./DocsPage.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
@@ -59,21 +59,44 @@ const PREFLIGHT: Record<string, string> = {
 /** HTTP status of an error code: the one table, from the contract's error catalog. */
 export const httpStatus = (code: ErrorCode): number => ErrorCatalog[code].status
 
-const json = (status: number, body: unknown, headers: Record<string, string>) =>
-  HttpServerResponse.text(JSON.stringify(body), {
-    status,
-    contentType: "application/json",
-    headers: { ...CORS, ...headers }
-  })
+/** A response as plain data: what the fast Node path writes directly and the Effect path converts. */
+export interface WireResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  /** Absent for 204 and 304. */
+  readonly body?: string
+}
 
-/** The JSON answer of an error, with the headers its code calls for. */
-export const errorResponse = (error: ApiError, headers: Record<string, string> = {}) => {
+const jsonWire = (status: number, body: unknown, headers: Record<string, string>): WireResponse => ({
+  status,
+  headers: { ...CORS, "content-type": "application/json", ...headers },
+  body: JSON.stringify(body)
+})
+
+/** The wire answer of an error, with the headers its code calls for. */
+export const errorWire = (error: ApiError, headers: Record<string, string> = {}): WireResponse => {
   const extra: Record<string, string> = { "cache-control": "no-store", ...headers }
   if (error.code === "unauthenticated") extra["www-authenticate"] = 'Bearer realm="market-data"'
   if (error.code === "method_not_allowed") extra.allow = ALLOWED_METHODS
   if (error.retryAfterSeconds !== undefined) extra["retry-after"] = String(error.retryAfterSeconds)
-  return json(httpStatus(error.code), error.toBody(), extra)
+  return jsonWire(httpStatus(error.code), error.toBody(), extra)
 }
+
+/** An Effect HTTP response of a wire answer. */
+export const toHttpResponse = (wire: WireResponse): HttpServerResponse.HttpServerResponse => {
+  const { "content-type": contentType, ...headers } = wire.headers
+  return wire.body === undefined
+    ? HttpServerResponse.empty({ status: wire.status, headers })
+    : HttpServerResponse.text(wire.body, {
+        status: wire.status,
+        ...(contentType === undefined ? {} : { contentType }),
+        headers
+      })
+}
+
+/** The JSON answer of an error, with the headers its code calls for. */
+export const errorResponse = (error: ApiError, headers: Record<string, string> = {}) =>
+  toHttpResponse(errorWire(error, headers))
 
 /** IETF httpapi RateLimit fields in structured-field syntax. */
 export const rateLimitHeaders = (rate: RateWindow | undefined, nowMs: number): Record<string, string> =>
@@ -95,30 +118,60 @@ const matches = (ifNoneMatch: string | undefined, etag: string): boolean => {
 }
 
 /** Header values by lower-case name, keeping repeats (Node folds or drops some duplicates). */
-const rawHeaderValues = (req: IncomingMessage | undefined, name: string): Array<string> => {
+const rawHeaderValues = (raw: ReadonlyArray<string>, name: string): Array<string> => {
   const out: Array<string> = []
-  const raw = req?.rawHeaders ?? []
   for (let i = 0; i + 1 < raw.length; i += 2)
     if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string)
   return out
 }
 
-const headerBytes = (req: IncomingMessage | undefined): number => {
+const headerBytes = (raw: ReadonlyArray<string>): number => {
   let n = 0
-  for (const part of req?.rawHeaders ?? []) n += part.length + 2
+  for (const part of raw) n += part.length + 2
   return n
 }
 
+/** A keyless, key-independent document with its ETag, computed once. */
+interface PublicDocument {
+  readonly body: string
+  readonly contentType: string
+  readonly etag: string
+}
+
+const publicDocumentOf = (body: string, contentType: string): PublicDocument => ({
+  body,
+  contentType,
+  etag: etagOf(body)
+})
+
 /** Keyless, key-independent documents: cached briefly and answered 304 on a matching `If-None-Match`. */
-const publicDocument = (body: string, contentType: string, ifNoneMatch: string | undefined, head: boolean) => {
-  const etag = etagOf(body)
-  const headers = { ...CORS, etag, "cache-control": "public, max-age=60" }
-  if (matches(ifNoneMatch, etag)) return HttpServerResponse.empty({ status: 304, headers })
-  return HttpServerResponse.text(head ? "" : body, { status: 200, contentType, headers })
+const publicWire = (
+  doc: PublicDocument,
+  ifNoneMatch: string | undefined,
+  extra: Record<string, string> = {}
+): WireResponse => {
+  const headers = { ...CORS, etag: doc.etag, "cache-control": "public, max-age=60", ...extra }
+  if (matches(ifNoneMatch, doc.etag)) return { status: 304, headers }
+  return { status: 200, headers: { ...headers, "content-type": doc.contentType }, body: doc.body }
+}
+
+/** The root and OpenAPI documents of a set of implemented operations, built once per set. */
+const documentsCache = new WeakMap<object, { readonly root: PublicDocument; readonly openapi: PublicDocument }>()
+const documentsOf = (handlers: ReadonlyMap<string, unknown>) => {
+  let docs = documentsCache.get(handlers)
+  if (docs === undefined) {
+    const implemented = new Set(handlers.keys())
+    docs = {
+      root: publicDocumentOf(JSON.stringify(rootDocument(implemented)), "application/json"),
+      openapi: publicDocumentOf(JSON.stringify(openApiDocument(implemented)), "application/json")
+    }
+    documentsCache.set(handlers, docs)
+  }
+  return docs
 }
 
 /** Encodes a pipeline answer. */
-export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined, head: boolean) => {
+export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined): WireResponse => {
   const headers: Record<string, string> = rateLimitHeaders(answer.rate, answer.nowMs)
   const o = answer.outcome
   if (answer.op?.auth === "paid" && o._tag !== "Replay") headers["x-credits-charged"] = String(creditsOf(o))
@@ -126,48 +179,49 @@ export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined, he
     maxAge === undefined ? "private, no-store" : `private, max-age=${maxAge}`
   switch (o._tag) {
     case "Failure":
-      return errorResponse(o.error, headers)
+      return errorWire(o.error, headers)
     case "Markdown":
-      return publicDocument(o.markdown, "text/markdown; charset=utf-8", ifNoneMatch, head).pipe(
-        HttpServerResponse.setHeaders(headers)
-      )
+      return publicWire(publicDocumentOf(o.markdown, "text/markdown; charset=utf-8"), ifNoneMatch, headers)
     case "NotModified":
-      return HttpServerResponse.empty({
+      return {
         status: 304,
         headers: { ...CORS, ...headers, etag: o.etag, "cache-control": cache(o.maxAgeSeconds) }
-      })
+      }
     case "Replay":
-      return HttpServerResponse.text(head ? "" : o.answer.body, {
+      return {
         status: o.answer.status,
-        contentType: o.answer.headers["content-type"] ?? "application/json",
         headers: {
           ...CORS,
+          "content-type": "application/json",
           ...o.answer.headers,
           ...headers,
           "cache-control": "private, no-store",
           "idempotent-replayed": "true"
-        }
-      })
-    case "Json": {
-      if (answer.op?.auth === "keyless") {
-        return publicDocument(o.body, "application/json", ifNoneMatch, head).pipe(
-          HttpServerResponse.setHeaders(headers)
-        )
+        },
+        body: o.answer.body
       }
-      return HttpServerResponse.text(head ? "" : o.body, {
+    case "Json": {
+      if (answer.op?.auth === "keyless")
+        return publicWire(publicDocumentOf(o.body, "application/json"), ifNoneMatch, headers)
+      return {
         status: 200,
-        contentType: "application/json",
         headers: {
           ...CORS,
+          "content-type": "application/json",
           "cache-control": cache(o.maxAgeSeconds),
           ...(o.etag === undefined ? {} : { etag: o.etag }),
           ...(o.dataSource === undefined ? {} : { "x-data-source": o.dataSource }),
           ...headers
-        }
-      })
+        },
+        body: o.body
+      }
     }
   }
 }
+
+/** Encodes a pipeline answer as an Effect HTTP response. */
+export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined) =>
+  toHttpResponse(encodeAnswerWire(answer, ifNoneMatch))
 
 const creditsOf = (o: Outcome): number => {
   switch (o._tag) {
@@ -189,9 +243,127 @@ interface LogFields {
   key_id: string | undefined
 }
 
+const newLog = (): LogFields => ({ op: "-", status: 0, credits: undefined, key_id: undefined })
+
+/** The request log line (info level). */
+const logRequest = (method: string, log: LogFields, started: number) =>
+  Effect.logInfo("request").pipe(
+    Effect.annotateLogs({
+      method,
+      op: log.op,
+      status: log.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      ...(log.credits === undefined ? {} : { credits: log.credits }),
+      ...(log.key_id === undefined ? {} : { key_id: log.key_id })
+    })
+  )
+
+const internalErrorWire = () =>
+  errorWire(apiError("internal_error", "internal error; nothing was charged, retry later"))
+
+/** The parts of a request the API routes read. */
+export interface WireRequest {
+  readonly method: string
+  /** The request target: path and query. */
+  readonly url: string
+  /** Node's raw header list: name, value, name, value, ... */
+  readonly rawHeaders: ReadonlyArray<string>
+  readonly remoteAddress: string | undefined
+}
+
+/** Answers for requests over this service's limits, whatever their path. */
+const overLimits = (url: string, rawHeaders: ReadonlyArray<string>): WireResponse | undefined => {
+  if (Buffer.byteLength(url) > MAX_URL_BYTES) {
+    return errorWire(apiError("uri_too_long", `the request target exceeds ${MAX_URL_BYTES} bytes`))
+  }
+  if (headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
+    return errorWire(apiError("headers_too_large", `request headers exceed ${MAX_HEADER_BYTES} bytes`))
+  }
+  return undefined
+}
+
+const pathOf = (url: string): string => {
+  const q = url.indexOf("?")
+  return q < 0 ? url : url.slice(0, q)
+}
+
+/** Whether a path is served by the Effect application (MCP, the docs page) rather than the API routes. */
+export const isApplicationPath = (path: string): boolean => path === MCP_PATH || isDocsPagePath(path)
+
 /**
- * The HTTP application. Requires the pipeline's services; answers every request (never a 5xx for bad
- * input; a defect becomes 500 `internal_error`).
+ * The API routes: the root and OpenAPI documents and `/api/v1/<operation>`; every other path outside MCP and
+ * the docs page is `unknown_operation`. Never fails.
+ */
+export const apiRoute = (
+  request: WireRequest,
+  log: LogFields
+): Effect.Effect<WireResponse, never, PipelineServices> => {
+  // Plain combinators rather than a generator: this runs for every request.
+  const url = request.url
+  const limited = overLimits(url, request.rawHeaders)
+  if (limited !== undefined) return Effect.succeed(limited)
+  const q = url.indexOf("?")
+  const path = q < 0 ? url : url.slice(0, q)
+  const query = q < 0 ? "" : url.slice(q + 1)
+  const method = request.method.toUpperCase()
+
+  let target: { kind: "root" } | { kind: "openapi" } | { kind: "op"; name: string }
+  if (path === BASE_PATH || path === `${BASE_PATH}/`) target = { kind: "root" }
+  else if (path === `${BASE_PATH}/openapi.json`) target = { kind: "openapi" }
+  else if (path.startsWith(`${BASE_PATH}/`)) target = { kind: "op", name: safeDecode(path.slice(BASE_PATH.length + 1)) }
+  else {
+    log.op = "-"
+    return Effect.succeed(
+      errorWire(
+        apiError(
+          "unknown_operation",
+          `nothing at ${JSON.stringify(path.slice(0, 128))}; operations live under ${BASE_PATH}/<operation>`
+        )
+      )
+    )
+  }
+  log.op = target.kind === "op" ? target.name : target.kind
+
+  if (method === "OPTIONS") return Effect.succeed({ status: 204, headers: PREFLIGHT })
+  if (method !== "GET" && method !== "HEAD") {
+    return Effect.succeed(errorWire(apiError("method_not_allowed", `${method} is not allowed; use GET`)))
+  }
+  const ifNoneMatchValues = rawHeaderValues(request.rawHeaders, "if-none-match")
+  const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined
+
+  if (target.kind !== "op") {
+    const kind = target.kind
+    return Effect.map(Effect.service(Handlers), (handlers) => publicWire(documentsOf(handlers)[kind], ifNoneMatch))
+  }
+  const name = target.name
+  return Effect.map(
+    handle({
+      operation: name,
+      params: parseQuery(query),
+      authorization: rawHeaderValues(request.rawHeaders, "authorization"),
+      idempotencyKey: rawHeaderValues(request.rawHeaders, "idempotency-key"),
+      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
+      client: request.remoteAddress ?? "unknown"
+    }),
+    (answer) => {
+      if (answer.op === undefined)
+        return errorWire(
+          apiError(
+            "unknown_operation",
+            `no operation named ${JSON.stringify(name.slice(0, 64))}; see ${BASE_PATH}/schema`
+          )
+        )
+      log.key_id = answer.keyId
+      log.credits = answer.op.auth === "paid" ? creditsOf(answer.outcome) : undefined
+      return encodeAnswerWire(answer, ifNoneMatch)
+    }
+  )
+}
+
+/**
+ * The HTTP application as an Effect app. Requires the pipeline's services; answers every request (never a 5xx
+ * for bad input; a defect becomes 500 `internal_error`). The Node server (Server.ts) answers the API routes
+ * without the Effect HTTP layer (`nodeApiHandler`) and hands this application the MCP endpoint and the docs page.
  */
 export const httpApp: Effect.Effect<
   HttpServerResponse.HttpServerResponse,
@@ -201,7 +373,7 @@ export const httpApp: Effect.Effect<
   const started = performance.now()
   const request = yield* HttpServerRequest.HttpServerRequest
   const source = request.source as IncomingMessage | undefined
-  const log: LogFields = { op: "-", status: 0, credits: undefined, key_id: undefined }
+  const log = newLog()
   // Every answer carries the catalog-version beacon (a hash of the registry; see @market-data/mcp `catalogVersion`).
   const response = HttpServerResponse.setHeader(
     yield* route(request, source, log),
@@ -209,39 +381,20 @@ export const httpApp: Effect.Effect<
     catalogVersion
   )
   log.status = response.status
-  yield* Effect.logInfo("request").pipe(
-    Effect.annotateLogs({
-      method: request.method,
-      op: log.op,
-      status: log.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-      ...(log.credits === undefined ? {} : { credits: log.credits }),
-      ...(log.key_id === undefined ? {} : { key_id: log.key_id })
-    })
-  )
+  yield* logRequest(request.method, log, started)
   return response
 }).pipe(
-  Effect.catchCause((cause) =>
-    Effect.logError("unhandled", cause).pipe(
-      Effect.as(errorResponse(apiError("internal_error", "internal error; nothing was charged, retry later")))
-    )
-  )
+  Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire()))))
 )
 
 const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMessage | undefined, log: LogFields) =>
   Effect.gen(function* () {
-    const url = request.url
-    if (Buffer.byteLength(url) > MAX_URL_BYTES) {
-      return errorResponse(apiError("uri_too_long", `the request target exceeds ${MAX_URL_BYTES} bytes`))
+    const rawHeaders = source?.rawHeaders ?? []
+    const path = pathOf(request.url)
+    if (isApplicationPath(path)) {
+      const limited = overLimits(request.url, rawHeaders)
+      if (limited !== undefined) return toHttpResponse(limited)
     }
-    if (headerBytes(source) > MAX_HEADER_BYTES) {
-      return errorResponse(apiError("headers_too_large", `request headers exceed ${MAX_HEADER_BYTES} bytes`))
-    }
-    const q = url.indexOf("?")
-    const path = q < 0 ? url : url.slice(0, q)
-    const query = q < 0 ? "" : url.slice(q + 1)
-    const method = request.method.toUpperCase()
-
     // The MCP endpoint. It answers CORS itself: unlike the keyless-readable GET API (`*` above), it checks
     // `Origin` (absent, loopback on any port, or listed in MARKET_DATA_ALLOWED_ORIGINS; otherwise 403) and
     // echoes an allowed origin, because a browser page must not drive a local or keyed MCP session.
@@ -252,67 +405,80 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
       log.key_id = exchange.keyId
       return exchange.response
     }
-
     // The human docs page and its assets (keyless, zero credits, outside the API; see DocsPage.ts).
     if (isDocsPagePath(path)) {
       log.op = "docs_page"
       return yield* docsPage(request, path)
     }
-
-    const handlers = yield* Handlers
-    const implemented = new Set(handlers.keys())
-    const ifNoneMatchValues = rawHeaderValues(source, "if-none-match")
-    const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined
-
-    let target: { kind: "root" } | { kind: "openapi" } | { kind: "op"; name: string }
-    if (path === BASE_PATH || path === `${BASE_PATH}/`) target = { kind: "root" }
-    else if (path === `${BASE_PATH}/openapi.json`) target = { kind: "openapi" }
-    else if (path.startsWith(`${BASE_PATH}/`))
-      target = { kind: "op", name: safeDecode(path.slice(BASE_PATH.length + 1)) }
-    else {
-      log.op = "-"
-      return errorResponse(
-        apiError(
-          "unknown_operation",
-          `nothing at ${JSON.stringify(path.slice(0, 128))}; operations live under ${BASE_PATH}/<operation>`
-        )
-      )
-    }
-    log.op = target.kind === "op" ? target.name : target.kind
-
-    if (method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: PREFLIGHT })
-    if (method !== "GET" && method !== "HEAD") {
-      return errorResponse(apiError("method_not_allowed", `${method} is not allowed; use GET`))
-    }
-    const head = method === "HEAD"
-
-    if (target.kind === "root") {
-      return publicDocument(JSON.stringify(rootDocument(implemented)), "application/json", ifNoneMatch, head)
-    }
-    if (target.kind === "openapi") {
-      return publicDocument(JSON.stringify(openApiDocument(implemented)), "application/json", ifNoneMatch, head)
-    }
-
-    const pairs = parseQuery(query)
-    const answer = yield* handle({
-      operation: target.name,
-      params: pairs,
-      authorization: rawHeaderValues(source, "authorization"),
-      idempotencyKey: rawHeaderValues(source, "idempotency-key"),
-      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
-      client: Option.getOrElse(request.remoteAddress, () => "unknown")
-    })
-    if (answer.op === undefined)
-      return errorResponse(
-        apiError(
-          "unknown_operation",
-          `no operation named ${JSON.stringify(target.name.slice(0, 64))}; see ${BASE_PATH}/schema`
-        )
-      )
-    log.key_id = answer.keyId
-    log.credits = answer.op.auth === "paid" ? creditsOf(answer.outcome) : undefined
-    return encodeAnswer(answer, ifNoneMatch, head)
+    const wire = yield* apiRoute(
+      {
+        method: request.method,
+        url: request.url,
+        rawHeaders,
+        remoteAddress: Option.getOrUndefined(request.remoteAddress)
+      },
+      log
+    )
+    return toHttpResponse(wire)
   })
+
+/**
+ * The API routes straight on Node's `request` event, without the Effect HTTP layer: one fiber per request
+ * runs `apiRoute` with the given services, and the answer is written with a single `writeHead`/`end`. Returns
+ * false for the paths the Effect application serves (MCP, the docs page), which the caller hands on.
+ */
+export const nodeApiHandler = (
+  context: Context.Context<PipelineServices>
+): ((req: IncomingMessage, res: ServerResponse) => boolean) => {
+  const run = Effect.runForkWith(context)
+  // The request line is logged at info: below the configured level it is not even built.
+  const logsRequests = LogLevel.isGreaterThanOrEqualTo("Info", Context.get(context, References.MinimumLogLevel))
+  return (req, res) => {
+    const url = req.url ?? "/"
+    if (isApplicationPath(pathOf(url))) return false
+    const started = performance.now()
+    const method = req.method ?? "GET"
+    const log = newLog()
+    const program = apiRoute(
+      { method, url, rawHeaders: req.rawHeaders, remoteAddress: req.socket.remoteAddress },
+      log
+    ).pipe(
+      Effect.tap((wire) => {
+        log.status = wire.status
+        return logsRequests ? logRequest(method, log, started) : Effect.void
+      }),
+      Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(internalErrorWire())))
+    )
+    const fiber = run(program)
+    const write = (exit: Exit.Exit<WireResponse>) => {
+      if (res.writableEnded || res.destroyed) return
+      writeWire(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire())
+    }
+    const done = fiber.pollUnsafe()
+    if (done !== undefined) {
+      write(done)
+    } else {
+      fiber.addObserver(write)
+      // A client gone before the answer: stop the work (holds are released as on any interruption).
+      res.on("close", () => {
+        if (!res.writableEnded) fiber.interruptUnsafe()
+      })
+    }
+    return true
+  }
+}
+
+const writeWire = (res: ServerResponse, wire: WireResponse) => {
+  const headers: Record<string, string | number> = { ...wire.headers, [CATALOG_VERSION_HEADER]: catalogVersion }
+  if (wire.body === undefined) {
+    res.writeHead(wire.status, headers)
+    res.end()
+    return
+  }
+  headers["content-length"] = Buffer.byteLength(wire.body)
+  res.writeHead(wire.status, headers)
+  res.end(wire.body)
+}
 
 const safeDecode = (s: string): string => {
   try {

@@ -5,10 +5,12 @@
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type ApiError, apiError } from "@market-data/core"
-import { Layer } from "effect"
-import { HttpServer } from "effect/http"
-import { httpApp, httpStatus } from "./HttpApp.ts"
+import { type ApiError, apiError, type PipelineServices } from "@market-data/core"
+import { Duration, Effect, Layer, Scope } from "effect"
+import { httpApp, httpStatus, nodeApiHandler } from "./HttpApp.ts"
+
+/** Longest wait for in-flight requests at shutdown. */
+const DRAIN_SECONDS = 20
 
 /** Node's own parser limit; between MAX_HEADER_BYTES and this the application answers 431 itself. */
 const NODE_MAX_HEADER_SIZE = 64 * 1024
@@ -51,8 +53,37 @@ export const makeNodeServer = (): http.Server => {
   return server
 }
 
-/** Serves the HTTP application on `host:port`. Closing the layer's scope drains in-flight requests. */
-export const layerHttpServer = (options: { readonly host: string; readonly port: number }) =>
-  HttpServer.serve()(httpApp).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { host: options.host, port: options.port }))
+/**
+ * Serves the HTTP transport on `host:port`: the API routes straight on Node's `request` event
+ * (`nodeApiHandler`), the MCP endpoint and the docs page through the Effect HTTP application. Closing the
+ * layer's scope stops accepting connections and drains in-flight requests.
+ */
+export const layerHttpServer = (options: { readonly host: string; readonly port: number }) => {
+  let server: http.Server | undefined
+  const make = () => {
+    server = makeNodeServer()
+    return server
+  }
+  const dispatch = Layer.effectDiscard(
+    Effect.gen(function* () {
+      const node = server
+      if (node === undefined) return yield* Effect.die(new Error("the Node server was not created"))
+      const context = yield* Effect.context<PipelineServices>()
+      // The Effect application's request fibers live in a child scope, closed only after the server has
+      // stopped and drained (the finalizer below runs first), so in-flight requests finish.
+      const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
+      const api = nodeApiHandler(context)
+      const application = yield* NodeHttpServer.makeHandler(httpApp, { scope, middleware: undefined })
+      node.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+        if (!api(req, res)) application(req, res)
+      })
+      yield* Effect.addFinalizer(() =>
+        Effect.callback<void>((resume) => {
+          if (!node.listening) return resume(Effect.void)
+          node.close(() => resume(Effect.void))
+        }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(DRAIN_SECONDS), orElse: () => Effect.void }))
+      )
+    })
   )
+  return dispatch.pipe(Layer.provideMerge(NodeHttpServer.layer(make, { host: options.host, port: options.port })))
+}
