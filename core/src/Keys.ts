@@ -124,17 +124,46 @@ export const parseAuthorization = (values: ReadonlyArray<string>): string | unde
  * Resolves a presented key to its record, or the identical `unauthenticated` error for a malformed, unknown
  * or revoked key.
  */
-export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, KeyStore | Digest.Digest> =>
-  Effect.gen(function* () {
-    if (!KEY_FORMAT.test(key)) return yield* Effect.fail(unauthenticated())
-    const hash = yield* hashKey(key)
-    const store = yield* KeyStore
-    const found = yield* store.findByHash(hash)
-    if (found._tag === "None" || !constantTimeEqual(found.value.hash, hash) || found.value.revokedAt !== null) {
-      return yield* Effect.fail(unauthenticated())
+export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, KeyStore | Digest.Digest> => {
+  if (!KEY_FORMAT.test(key)) return Effect.fail(unauthenticated())
+  // Plain combinators rather than a generator: this runs for every keyed request.
+  return Effect.flatMap(Effect.service(Digest.Digest), (digest) => {
+    let known = knownHashes.get(digest)
+    if (known === undefined) {
+      known = new Map()
+      knownHashes.set(digest, known)
     }
-    return found.value
+    const memory = known
+    const remembered = memory.get(key)
+    const hashed =
+      remembered === undefined
+        ? digest.digestHex(Digest.sha256, new TextEncoder().encode(key))
+        : Effect.succeed(remembered)
+    return Effect.flatMap(hashed, (hash) =>
+      Effect.flatMap(Effect.service(KeyStore), (store) =>
+        Effect.flatMap(store.findByHash(hash), (found): Effect.Effect<KeyRecord, ApiError> => {
+          if (found._tag === "None" || !constantTimeEqual(found.value.hash, hash) || found.value.revokedAt !== null) {
+            memory.delete(key)
+            return Effect.fail(unauthenticated())
+          }
+          if (remembered === undefined) {
+            if (memory.size >= KNOWN_HASHES_MAX) memory.clear()
+            memory.set(key, hash)
+          }
+          return Effect.succeed(found.value)
+        })
+      )
+    )
   })
+}
+
+/**
+ * SHA-256 of keys that recently authenticated, per digest implementation: a busy key is hashed once, not on
+ * every request. Only keys the store knew are remembered (a flood of guesses cannot fill it), and revocation
+ * is still checked against the store on every request.
+ */
+const knownHashes = new WeakMap<object, Map<string, string>>()
+const KNOWN_HASHES_MAX = 10_000
 
 /**
  * A key store that remembers successful lookups for `ttlMs`, sparing the database a query per request.
@@ -149,18 +178,18 @@ export const cachedKeyStore = (store: KeyStore["Service"], ttlMs: number, maxEnt
   return {
     ...store,
     findByHash: (hash) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const hit = byHash.get(hash)
-        if (hit !== undefined && hit.until > now) return Option.some(hit.record)
-        const found = yield* store.findByHash(hash)
-        if (found._tag === "Some" && found.value.revokedAt === null) {
-          if (byHash.size >= maxEntries) byHash.clear()
-          byHash.set(hash, { record: found.value, until: now + ttlMs })
-        } else {
-          byHash.delete(hash)
-        }
-        return found
+        if (hit !== undefined && hit.until > now) return Effect.succeed(Option.some(hit.record))
+        return Effect.map(store.findByHash(hash), (found) => {
+          if (found._tag === "Some" && found.value.revokedAt === null) {
+            if (byHash.size >= maxEntries) byHash.clear()
+            byHash.set(hash, { record: found.value, until: now + ttlMs })
+          } else {
+            byHash.delete(hash)
+          }
+          return found
+        })
       }),
     revoke: (id, at) => Effect.tap(store.revoke(id, at), () => Effect.sync(() => forget(id)))
   }

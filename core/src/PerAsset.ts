@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { chargeFor, requestedIds } from "./Billing.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 import type { CanonicalParams } from "./Params.ts"
-import type { Handler, HandlerInput } from "./Pipeline.ts"
+import type { Handler, HandlerInput, HandlerOutput } from "./Pipeline.ts"
 
 export type RefusalReason = "unknown_asset" | "plane_mismatch" | "not_covered"
 
@@ -23,13 +23,32 @@ export type ForAsset = (
   input: HandlerInput
 ) => Effect.Effect<AssetOutcome, ApiError>
 
+/**
+ * The serialized envelope of one asset's result, per result object: planes hand back the same object while its
+ * data is unchanged, so it is serialized once. Exactly `JSON.stringify({ data: result })`.
+ */
+const singleTexts = new WeakMap<object, string>()
+const singleText = (result: object): string => {
+  let text = singleTexts.get(result)
+  if (text === undefined) {
+    text = `{"data":${JSON.stringify(result)}}`
+    singleTexts.set(result, text)
+  }
+  return text
+}
+
 /** Builds a per-asset operation's handler from what it does for one asset. */
 export const perAssetHandler =
   (forAsset: ForAsset): Handler =>
-  (input) =>
-    Effect.gen(function* () {
-      const ids = requestedIds(input.params)
-      const outcomes = yield* Effect.forEach(ids, (id) => forAsset(id, input.params, input))
+  (input) => {
+    const ids = requestedIds(input.params)
+    // One asset (the common case) without the list machinery; plain combinators, not a generator: this runs
+    // for every data request.
+    const all =
+      ids.length === 1
+        ? Effect.map(forAsset(ids[0] as string, input.params, input), (o) => [o])
+        : Effect.forEach(ids, (id) => forAsset(id, input.params, input))
+    return Effect.flatMap(all, (outcomes): Effect.Effect<HandlerOutput, ApiError> => {
       const delivered: Array<string> = []
       const data: Array<object> = []
       const refused: Array<{ id: string; reason: RefusalReason }> = []
@@ -45,15 +64,18 @@ export const perAssetHandler =
         const next = o.result.next_update_at === undefined ? Number.NaN : Date.parse(o.result.next_update_at)
         if (!Number.isNaN(next)) nextUpdateAtMs = nextUpdateAtMs === undefined ? next : Math.min(nextUpdateAtMs, next)
       })
-      if (!Array.isArray(input.params.ids)) {
+      const single = !Array.isArray(input.params.ids)
+      if (single) {
         const only = outcomes[0]
-        if (only?._tag === "Refused") return yield* Effect.fail(apiError(only.reason, only.message, { param: "id" }))
+        if (only?._tag === "Refused") return Effect.fail(apiError(only.reason, only.message, { param: "id" }))
       }
-      const body = Array.isArray(input.params.ids) ? { data, refused } : { data: data[0] }
-      return {
+      const body = single ? { data: data[0] } : { data, refused }
+      return Effect.succeed({
         _tag: "Json" as const,
         body,
+        ...(single && data[0] !== undefined ? { text: singleText(data[0]) } : {}),
         creditsCharged: chargeFor(input.op, { assetIds: delivered }),
         ...(nextUpdateAtMs === undefined ? {} : { nextUpdateAtMs })
-      }
+      })
     })
+  }

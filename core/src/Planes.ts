@@ -140,18 +140,18 @@ export const admit = (
 ): Effect.Effect<
   | { readonly _tag: "Refused"; readonly reason: RefusalReason; readonly message: string }
   | { readonly _tag: "Admitted"; readonly entry: DirectoryEntry; readonly plane: PlaneOperations }
-> =>
-  Effect.gen(function* () {
-    const plane = planeOf(assetId)
-    const impl = plane === undefined ? undefined : planes.get(plane)
-    const entry = impl === undefined ? undefined : yield* impl.lookup(assetId)
-    if (plane === undefined || impl === undefined || entry === undefined) {
-      return {
-        _tag: "Refused" as const,
-        reason: "unknown_asset" as const,
-        message: `no asset ${assetId}; find canonical IDs with \`resolve\``
-      }
-    }
+> => {
+  // Plain combinators rather than a generator: this runs for every asset of every data request.
+  const plane = planeOf(assetId)
+  const impl = plane === undefined ? undefined : planes.get(plane)
+  const unknown = {
+    _tag: "Refused" as const,
+    reason: "unknown_asset" as const,
+    message: `no asset ${assetId}; find canonical IDs with \`resolve\``
+  }
+  if (plane === undefined || impl === undefined) return Effect.succeed(unknown)
+  return Effect.map(impl.lookup(assetId), (entry) => {
+    if (entry === undefined) return unknown
     if (!op.planes.includes(plane)) {
       return {
         _tag: "Refused" as const,
@@ -168,6 +168,7 @@ export const admit = (
     }
     return { _tag: "Admitted" as const, entry, plane: impl }
   })
+}
 
 /**
  * The handlers of every data operation some plane implements. Operations no plane implements are left out
@@ -192,13 +193,11 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
       set(
         op.name,
         perAssetHandler((id, params, input) =>
-          Effect.gen(function* () {
-            const a = yield* admit(byPlane, op, id)
-            if (a._tag === "Refused") return refused(a.reason, a.message)
+          Effect.flatMap(admit(byPlane, op, id), (a): Effect.Effect<AssetOutcome, ApiError> => {
+            if (a._tag === "Refused") return Effect.succeed(refused(a.reason, a.message))
             const forAsset = a.plane.perAsset.get(op.name)
-            if (forAsset === undefined) return yield* Effect.fail(notImplemented(op, a.plane.plane))
-            const result = yield* forAsset(a.entry, params, input)
-            return { _tag: "Delivered" as const, result }
+            if (forAsset === undefined) return Effect.fail(notImplemented(op, a.plane.plane))
+            return Effect.map(forAsset(a.entry, params, input), (result) => ({ _tag: "Delivered" as const, result }))
           })
         )
       )

@@ -26,8 +26,11 @@ export const serve = (
   options: { readonly withPlanes?: boolean } = {}
 ) =>
   Effect.gen(function* () {
+    // The server listens while the simulated market's history is generated: each crypto asset answers once
+    // its history is ready (503 source_unavailable with Retry-After before), everything else at once.
     const service = yield* openService(config, {
       handlerSets,
+      progressive: true,
       ...(options.withPlanes === undefined ? {} : { withPlanes: options.withPlanes })
     })
     const startupLine = Layer.effectDiscard(

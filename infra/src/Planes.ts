@@ -2,7 +2,8 @@
  * The data planes and their feeds, for the life of a scope.
  *
  * The simulated feed (the default) regenerates its history from `MARKET_DATA_SEED` at every start into
- * in-memory plane stores: a year of 15-minute crypto data for the whole universe (about 3 s) that then ticks
+ * in-memory plane stores: a year of 15-minute crypto data for the whole universe (about 3 s; `serve` generates
+ * it in the background after it listens, asset by asset, see `OpenPlanesOptions.progressive`) that then ticks
  * on each venue's cadence, and five fictional companies whose filings are generated in the SEC's own formats
  * and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
  * history, and PostgreSQL's market tables are for live data. Filings are: on a database (PGlite or PostgreSQL)
@@ -12,18 +13,24 @@
  * configuration names, independently.
  */
 import {
+  apiError,
   type CompanyHoldings,
+  type CryptoAsset,
   CryptoAssets,
   DAY_MS,
   Equity,
   type EquityStore,
+  type Handler,
   type LeaderLock,
   type MarketStore,
   MarketStore as MarketStoreTag,
   makeCryptoPlane,
-  type PlaneOperations
+  type PlaneForAsset,
+  type PlaneOperations,
+  pricedAssets
 } from "@market-data/core"
 import {
+  type MemoryMarketStore,
   makeMemoryEquityStore,
   makeMemoryLeaderLock,
   makeMemoryMarketStore,
@@ -61,13 +68,101 @@ export interface OpenedPlanes {
   readonly equity: EquityStore["Service"]
 }
 
+export interface OpenPlanesOptions {
+  /**
+   * Generate the simulated market in the background, asset by asset, instead of before returning (`serve` does,
+   * so the server listens at once): each asset's crypto operations answer once its history is generated and
+   * its baselines sampled; until then they answer `503 source_unavailable` with `Retry-After: 1` (transient:
+   * nothing is charged), and `rank` until every asset is ready. The equity plane is loaded before returning
+   * either way. The memory kept is smaller too: see `SIMULATED_KEPT_DENSE_DAYS`.
+   */
+  readonly progressive?: boolean
+}
+
+/**
+ * With a progressive start, what the simulated feed keeps of the dense per-bar series (mark/index, open
+ * interest, taker flow, book metrics, the bars of non-primary listings) once an asset's baselines are sampled.
+ * The generator writes 120 days of them, and the plane's first sampling reads them all (90 days of hourly
+ * samples from 8 days before the first, and the one-year funding baseline weighs venues by open interest where
+ * it has it); afterwards the plane only ever reads them from 8 days before its newest sample (every other read
+ * is of the primary listing's bars, funding and liquidations, which are kept whole). Dropping the rest changes
+ * no answer (`infra/test/ProgressivePlanes.test.ts`) and leaves about 100 MB of the 240 MB a blocking start
+ * keeps.
+ */
+/** The log line of a simulated market whose history is generated. */
+const logMarketReady = (report: {
+  readonly rows: number
+  readonly fromMs: number
+  readonly toMs: number
+  readonly durationMs: number
+}) =>
+  Effect.logInfo("simulated market ready").pipe(
+    Effect.annotateLogs({
+      rows: report.rows,
+      from: new Date(report.fromMs).toISOString(),
+      to: new Date(report.toMs).toISOString(),
+      ms: Math.round(report.durationMs)
+    })
+  )
+
+export const SIMULATED_KEPT_DENSE_DAYS = 10
+
+const TRIMMED_KINDS = ["markIndex", "openInterest", "takerFlow", "bookMetrics"] as const
+
+/** Drops what the plane no longer reads of a simulated asset whose baselines are sampled. */
+const trimSampledAsset = (market: MemoryMarketStore, asset: CryptoAsset, nowMs: number) => {
+  const cutoff = nowMs - SIMULATED_KEPT_DENSE_DAYS * DAY_MS
+  for (const kind of TRIMMED_KINDS) market.trim(kind, asset.id, cutoff)
+  const others = asset.listings.slice(1).map((l) => l.venue)
+  if (others.length > 0) market.trim("bars", asset.id, cutoff, others)
+}
+
+/**
+ * The crypto plane answering `503 source_unavailable` (`Retry-After: 1`) for an asset whose history is not
+ * generated yet, and for plane-wide calls (`rank`) until every asset is.
+ */
+const gateCryptoPlane = (
+  plane: PlaneOperations,
+  isReady: (assetId: string | undefined) => boolean,
+  progress: () => string
+): PlaneOperations => {
+  const notReady = (what: string) =>
+    Effect.fail(
+      apiError(
+        "source_unavailable",
+        `the service is starting: the simulated market's history for ${what} is still being generated (${progress()}); retry in a second`,
+        { retryAfterSeconds: 1 }
+      )
+    )
+  return {
+    ...plane,
+    perAsset: new Map(
+      [...plane.perAsset].map(([op, forAsset]): [string, PlaneForAsset] => [
+        op,
+        (entry, params, input) => (isReady(entry.asset_id) ? forAsset(entry, params, input) : notReady(entry.asset_id))
+      ])
+    ),
+    calls: new Map(
+      [...plane.calls].map(([op, handler]): [string, Handler] => [
+        op,
+        (input) => {
+          const id = typeof input.params.id === "string" ? input.params.id : undefined
+          return isReady(id) ? handler(input) : notReady(id ?? "every asset")
+        }
+      ])
+    )
+  }
+}
+
 /** Opens the planes the configuration's feed fills. */
 export const openPlanes = (
   config: AppConfig,
-  stores: OpenedStores
+  stores: OpenedStores,
+  options: OpenPlanesOptions = {}
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     if (config.feed === "live") return yield* openLivePlanes(config, stores)
+    if (options.progressive === true) return yield* openSimulatedProgressively(config, stores)
     const market = makeMemoryMarketStore()
     // On a database the filings persist (the simulated companies beside whatever `market-data ingest` loaded);
     // with DATABASE_URL=memory they live in this process.
@@ -79,15 +174,35 @@ export const openPlanes = (
     const crypto = yield* startSimulatedCrypto({ seed: config.seed }).pipe(
       Effect.provideService(MarketStoreTag, market)
     )
-    yield* Effect.logInfo("simulated market ready").pipe(
-      Effect.annotateLogs({
-        rows: crypto.report.rows,
-        from: new Date(crypto.report.fromMs).toISOString(),
-        to: new Date(crypto.report.toMs).toISOString(),
-        ms: Math.round(crypto.report.durationMs)
-      })
-    )
+    yield* logMarketReady(crypto.report)
 
+    yield* loadFilings(config, database, equity)
+
+    const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
+    // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
+    yield* cryptoPlane.warm.pipe(
+      Effect.tap(() => Effect.logInfo("crypto baselines warm")),
+      Effect.forkScoped
+    )
+    // On a database the plane reads through a short-lived cache: a company's facts and filings are read on
+    // every request, and PGlite reads them about ten times slower than memory.
+    const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
+      Effect.provideService(Equity.EquityStore, persistent === undefined ? equity : cachedEquityReads(persistent))
+    )
+    return {
+      planes: [
+        { ...cryptoPlane, source: "simulated" },
+        { ...equityPlane, source: "simulated" }
+      ],
+      description: `simulated (seed ${config.seed}; not live market data)`,
+      market,
+      equity
+    }
+  })
+
+/** Loads the simulated filings into the equity store (the database's, or memory), logging what it did. */
+const loadFilings = (config: AppConfig, database: Database | undefined, equity: EquityStore["Service"]) =>
+  Effect.gen(function* () {
     // The simulated filings end today (UTC), so prices and filings are as fresh as the clock says.
     const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
     const filings = simulatedEquity(config.seed, { asOf: today })
@@ -110,21 +225,76 @@ export const openPlanes = (
             }
       )
     )
+  })
+
+/**
+ * The simulated planes with the market generated in the background (`OpenPlanesOptions.progressive`): the
+ * filings are loaded first, then this returns while the crypto history is generated asset by asset, each
+ * asset's baselines sampled as soon as its history is in the store (what `warm` does for all at the end of a
+ * blocking start), and what the plane no longer reads dropped (`SIMULATED_KEPT_DENSE_DAYS`). Same seed, same
+ * data, same answers as the blocking start; only earlier.
+ */
+const openSimulatedProgressively = (
+  config: AppConfig,
+  stores: OpenedStores
+): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
+  Effect.gen(function* () {
+    const market = makeMemoryMarketStore()
+    const database = stores.database
+    const persistent = database === undefined ? undefined : makePgEquityStore(database)
+    const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
+    yield* loadFilings(config, database, equity)
 
     const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
-    // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
-    yield* cryptoPlane.warm.pipe(
-      Effect.tap(() => Effect.logInfo("crypto baselines warm")),
+    const total = pricedAssets().length
+    const ready = new Set<string>()
+    let allReady = false
+    const isReady = (assetId: string | undefined) => allReady || (assetId !== undefined && ready.has(assetId))
+    yield* Effect.logInfo("simulated market: generating a year of history in the background", { seed: config.seed })
+    yield* startSimulatedCrypto({
+      seed: config.seed,
+      afterAsset: (asset) =>
+        Effect.gen(function* () {
+          yield* cryptoPlane.warmAsset(asset.id)
+          trimSampledAsset(market, asset, yield* Clock.currentTimeMillis)
+          ready.add(asset.id)
+        })
+    }).pipe(
+      Effect.provideService(MarketStoreTag, market),
+      Effect.tap(() =>
+        // The ticker keeps appending; once a day what the plane no longer reads is dropped again, so a long
+        // uptime holds SIMULATED_KEPT_DENSE_DAYS of the dense series, not the retention's 400 days. Each asset's
+        // baselines are sampled up to now first, so what its next sampling reads (from 8 days before) is kept.
+        Effect.forEach(
+          pricedAssets(),
+          (asset) =>
+            Effect.gen(function* () {
+              yield* cryptoPlane.warmAsset(asset.id)
+              trimSampledAsset(market, asset, yield* Clock.currentTimeMillis)
+              yield* Effect.yieldNow
+            }),
+          { discard: true }
+        ).pipe(Effect.repeat(Schedule.spaced("1 day")), Effect.delay("1 day"), Effect.forkScoped)
+      ),
+      Effect.tap((crypto) =>
+        Effect.gen(function* () {
+          allReady = true
+          yield* logMarketReady(crypto.report)
+          yield* Effect.logInfo("crypto baselines warm")
+        })
+      ),
       Effect.forkScoped
     )
-    // On a database the plane reads through a short-lived cache: a company's facts and filings are read on
-    // every request, and PGlite reads them about ten times slower than memory.
+
     const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
       Effect.provideService(Equity.EquityStore, persistent === undefined ? equity : cachedEquityReads(persistent))
     )
     return {
       planes: [
-        { ...cryptoPlane, source: "simulated" },
+        {
+          ...gateCryptoPlane(cryptoPlane, isReady, () => `${ready.size} of ${total} assets ready`),
+          source: "simulated"
+        },
         { ...equityPlane, source: "simulated" }
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,

@@ -53,12 +53,17 @@ export const openService = (
   options: {
     readonly handlerSets?: ReadonlyArray<ReadonlyMap<string, Handler>>
     readonly withPlanes?: boolean
+    /** Generate the simulated market in the background (see `OpenPlanesOptions`); `serve` does. */
+    readonly progressive?: boolean
   } = {}
 ): Effect.Effect<OpenedService, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
     const stores = yield* openStores(config)
-    const opened = options.withPlanes === false ? undefined : yield* openPlanes(config, stores)
+    const opened =
+      options.withPlanes === false
+        ? undefined
+        : yield* openPlanes(config, stores, { progressive: options.progressive === true })
     // `coverage` reports each asset's source health from the plane stores' statuses (`ReportsSources`).
     const planes =
       opened === undefined

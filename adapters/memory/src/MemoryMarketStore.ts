@@ -125,13 +125,49 @@ const toSeries = <K extends SeriesKind>(
   return out as Series<K>
 }
 
+/**
+ * Drops one stored series' rows before `cutoffMs` and shrinks its arrays to what remains (with a day of
+ * headroom), so the memory is given back, unlike `prune`, which keeps the capacity for the ticks to come.
+ */
+const trimColumns = (c: Columns, cutoffMs: number): number => {
+  const k = lowerBound(c.t, cutoffMs, 0, c.length)
+  if (k === 0) return 0
+  const rest = c.length - k
+  // A day of 15-minute rows of headroom (growing later copies as usual): a trimmed series is short, and the
+  // usual 1,024 rows would nearly double it.
+  const capacity = rest === 0 ? 0 : rest + Math.max(96, rest >>> 4)
+  const shrink = (col: Float64Array) => {
+    const next = new Float64Array(capacity)
+    next.set(col.subarray(k, c.length))
+    return next
+  }
+  c.t = shrink(c.t)
+  c.cols = c.cols.map(shrink)
+  c.length = rest
+  return k
+}
+
+/** The in-memory market store, with what only an in-memory store can do besides the port. */
+export type MemoryMarketStore = MarketStore["Service"] & {
+  /**
+   * Drops the rows of `kind` for `assetId` older than `cutoffMs` (on `venues` only, when given) and gives their
+   * memory back; answers the number of rows dropped. For a feed that keeps a long history only where it is
+   * read (see the simulated feed in `infra/src/Planes.ts`).
+   */
+  readonly trim: (kind: SeriesKind, assetId: string, cutoffMs: number, venues?: ReadonlyArray<string>) => number
+}
+
 /** A fresh, empty in-memory market store. */
-export const makeMemoryMarketStore = (): MarketStore["Service"] => {
+export const makeMemoryMarketStore = (): MemoryMarketStore => {
   /** kind -> asset -> venue -> columns. */
   const data = new Map<SeriesKind, Map<string, Map<string, Columns>>>(SeriesKinds.map((k) => [k, new Map()]))
   const books = new Map<string, Map<string, BookSnapshot>>()
   const funding = new Map<string, Map<string, FundingState>>()
   const statuses = new Map<string, SourceStatus>()
+  /** `status`'s answer, sorted once per change rather than on every read. */
+  let sortedStatuses: ReadonlyArray<SourceStatus> | undefined
+  /** Bumped by every change (the port's `revision`). */
+  let revision = 0
 
   const venuesOf = (kind: SeriesKind, assetId: string, venue: string | undefined): Array<[string, Columns]> => {
     const byVenue = data.get(kind)?.get(assetId)
@@ -165,6 +201,14 @@ export const makeMemoryMarketStore = (): MarketStore["Service"] => {
   }
 
   return {
+    trim: (kind, assetId, cutoffMs, venues) => {
+      revision++
+      let dropped = 0
+      for (const [venue, c] of venuesOf(kind, assetId, undefined)) {
+        if (venues === undefined || venues.includes(venue)) dropped += trimColumns(c, cutoffMs)
+      }
+      return dropped
+    },
     read: <K extends SeriesKind>(kind: K, q: RangeQuery) =>
       Effect.sync(() => {
         const out: Array<Series<K>> = []
@@ -201,8 +245,10 @@ export const makeMemoryMarketStore = (): MarketStore["Service"] => {
             })
           )
       ),
+    revision: () => revision,
     write: (batch: ReadonlyArray<AnySeriesInput>) =>
       Effect.sync(() => {
+        revision++
         for (const s of batch) {
           const names = SeriesColumns[s.kind] as ReadonlyArray<string>
           const input = s as unknown as Record<string, ArrayLike<number>>
@@ -222,21 +268,33 @@ export const makeMemoryMarketStore = (): MarketStore["Service"] => {
         }
         return Effect.void
       }).pipe(Effect.flatten),
-    putBooks: (rows) => Effect.sync(() => putLatest(books, rows)),
+    putBooks: (rows) =>
+      Effect.sync(() => {
+        revision++
+        putLatest(books, rows)
+      }),
     books: (assetId, venue) => Effect.sync(() => latestOf(books, assetId, venue)),
-    putFundingStates: (rows) => Effect.sync(() => putLatest(funding, rows)),
+    putFundingStates: (rows) =>
+      Effect.sync(() => {
+        revision++
+        putLatest(funding, rows)
+      }),
     fundingStates: (assetId, venue) => Effect.sync(() => latestOf(funding, assetId, venue)),
     putStatus: (rows) =>
       Effect.sync(() => {
+        revision++
+        sortedStatuses = undefined
         for (const r of rows) statuses.set(`${r.venue}\u0000${r.component}`, r)
       }),
-    status: Effect.sync(() =>
-      [...statuses.values()].sort((a, b) =>
+    status: Effect.sync(() => {
+      sortedStatuses ??= [...statuses.values()].sort((a, b) =>
         a.venue === b.venue ? (a.component < b.component ? -1 : 1) : a.venue < b.venue ? -1 : 1
       )
-    ),
+      return sortedStatuses
+    }),
     prune: (cutoffMs) =>
       Effect.sync(() => {
+        revision++
         let deleted = 0
         for (const byAsset of data.values()) {
           for (const byVenue of byAsset.values()) {
@@ -277,7 +335,9 @@ export const makeWriteThroughMarketStore = (
   fundingStates: hot.fundingStates,
   putStatus: (status) => Effect.andThen(persistent.putStatus(status), hot.putStatus(status)),
   status: hot.status,
-  prune: (cutoffMs) => Effect.andThen(persistent.prune(cutoffMs), hot.prune(cutoffMs))
+  prune: (cutoffMs) => Effect.andThen(persistent.prune(cutoffMs), hot.prune(cutoffMs)),
+  // Reads are the hot store's, and every write reaches it: its revision is this store's.
+  ...(hot.revision === undefined ? {} : { revision: hot.revision })
 })
 
 /**

@@ -75,6 +75,54 @@ const iso = (ms: number): string => {
   return text
 }
 
+/** Most per-asset results remembered at once (operations x assets x parameter sets in use). */
+const MaxMemoizedResults = 4096
+
+/** The parameters a per-asset result depends on, as text: all but the asset IDs, in name order. */
+const paramsKey = (params: CanonicalParams): string => {
+  let key = ""
+  for (const name of Object.keys(params).sort()) {
+    if (name === "id" || name === "ids") continue
+    key += `${name}=${JSON.stringify(params[name])};`
+  }
+  return key
+}
+
+/**
+ * The first moment after `nowMs` at which something timed on the grid `newestMs + k * cadenceMs` can change:
+ * freshness compares ages with `<=` (live up to one cadence, delayed up to three) and `next_update_at` moves
+ * to the next slot once a slot has passed, so every change happens 1 ms after a grid point.
+ */
+const nextChangeMs = (newestMs: number, cadenceMs: number, nowMs: number): number =>
+  newestMs + Math.ceil((nowMs - newestMs) / cadenceMs) * cadenceMs + 1
+
+/**
+ * Until when (exclusive) a per-asset result built at `nowMs` stays the same if nothing is written. The clock
+ * enters a result only through freshness (statuses and `next_update_at` change just after a point of a
+ * source's cadence grid, `newest + k * cadence`), the asset's state (its measure time follows the minute while
+ * the newest bar is forming, and stops at the bar's end) and the session levels (per hour). Conservative:
+ * every source's grid counts, whether the result reads that source or not; a result timed "now" (nothing
+ * delivered yet) is not reused at all.
+ */
+const validUntilOf = (
+  statuses: ReadonlyArray<SourceStatus>,
+  state: AssetState,
+  fresh: ResultFreshness,
+  nowMs: number
+): number => {
+  if (fresh.asOfMs === nowMs) return nowMs + 1
+  let until = (Math.floor(nowMs / HOUR_MS) + 1) * HOUR_MS
+  if (state.barsEndMs === undefined || state.barsEndMs >= nowMs) {
+    until = Math.min(until, (Math.floor(nowMs / 60_000) + 1) * 60_000)
+  }
+  if (state.barsEndMs !== undefined) until = Math.min(until, nextChangeMs(state.barsEndMs, BAR_MS, nowMs))
+  for (const s of statuses) {
+    if (s.cadenceMs <= 0 || s.newestMs <= 0) return nowMs + 1
+    until = Math.min(until, nextChangeMs(s.newestMs, s.cadenceMs, nowMs))
+  }
+  return until
+}
+
 /** Collects `unavailable` entries while a result is built. */
 class Gaps {
   readonly entries: Unavailable = {}
@@ -213,6 +261,8 @@ interface AssetState {
   readonly current: Measures
   /** End of the newest primary 15 m bar (capped at now), when there is one. */
   readonly primaryNewestMs: number | undefined
+  /** End of the newest primary 15 m bar, not capped (it is in the future while the bar is forming). */
+  readonly barsEndMs: number | undefined
   /** Each venue's newest open interest (USD), venues with a recent snapshot only. */
   readonly oiByVenue: ReadonlyArray<{ readonly venue: string; readonly usd: number }>
 }
@@ -230,6 +280,11 @@ export interface CryptoPlane extends PlaneOperations {
    * (a `rank` scans the whole core tier) do not pay for it. Optional: everything also happens on demand.
    */
   readonly warm: Effect.Effect<void>
+  /**
+   * The same for one asset (its baselines sampled up to now, its default-timeframe technicals), for a feed
+   * that fills the store asset by asset; unknown or unpriced assets are skipped.
+   */
+  readonly warmAsset: (assetId: string) => Effect.Effect<void>
 }
 
 /**
@@ -239,10 +294,18 @@ export interface CryptoPlane extends PlaneOperations {
 export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.gen(function* () {
   const store = yield* MarketStore
   const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
-  /** Each asset's state, with what it was computed from (the data's end and its series statuses). */
+  /**
+   * Each asset's state, with what it was computed from (the data's end, its series statuses, and the store's
+   * revision where the store has one, so that no write is hidden by it).
+   */
   const states = new Map<
     string,
-    { readonly at: number; readonly statuses: ReadonlyArray<SourceStatus>; readonly state: AssetState }
+    {
+      readonly at: number
+      readonly revision: number | undefined
+      readonly statuses: ReadonlyArray<SourceStatus>
+      readonly state: AssetState
+    }
   >()
   const timeframes = new Map<string, TimeframeState>()
   const sessionsCache = new Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>()
@@ -315,7 +378,14 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const at = dataEnd === undefined || dataEnd >= nowMs ? Math.floor(nowMs / 60_000) * 60_000 : dataEnd
       const series = statuses.filter((s) => SeriesComponents.has(s.component))
       const cached = states.get(asset.id)
-      if (cached !== undefined && cached.at === at && sameSeriesStatuses(cached.statuses, series)) return cached.state
+      const revision = store.revision?.()
+      if (
+        cached !== undefined &&
+        cached.at === at &&
+        cached.revision === revision &&
+        sameSeriesStatuses(cached.statuses, series)
+      )
+        return cached.state
       const hour = Math.floor(at / HOUR_MS) * HOUR_MS
       let entry = baselines.get(asset.id)
       // History written before what was sampled (a late backfill) restarts the baselines.
@@ -350,12 +420,13 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         baselines: b,
         current: measuresAt(data, at),
         primaryNewestMs: dataEnd,
+        barsEndMs: extent === undefined ? undefined : extent.lastMs + BAR_MS,
         oiByVenue: data.venues.flatMap((v) => {
           const usd = venueOiAt(v, at)
           return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
         })
       }
-      states.set(asset.id, { at, statuses: series, state })
+      states.set(asset.id, { at, revision, statuses: series, state })
       return state
     })
 
@@ -448,6 +519,12 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       : Effect.succeed(a)
   }
 
+  /** Per-asset results while their inputs are unchanged (see `perAsset`), by operation, asset and parameters. */
+  const results = new Map<
+    string,
+    { readonly revision: number; readonly fromMs: number; readonly untilMs: number; readonly value: object }
+  >()
+
   /** Runs `build` with the asset, its statuses and state, for one per-asset operation. */
   const perAsset =
     (
@@ -462,14 +539,23 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         readonly fresh: ResultFreshness
       }) => Effect.Effect<object, ApiError>
     ): PlaneForAsset =>
-    (entry, params, input) =>
-      Effect.gen(function* () {
+    (entry, params, input) => {
+      const nowMs = input.nowMs
+      // A result depends on the store's content (its revision), the parameters and the clock only through
+      // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
+      // same answer is served again instead of being rebuilt.
+      const revision = store.revision?.()
+      const memoKey = `${op}\u0000${entry.asset_id}\u0000${paramsKey(params)}`
+      const memo = revision === undefined ? undefined : results.get(memoKey)
+      if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
+        return Effect.succeed(memo.value)
+      }
+      return Effect.gen(function* () {
         const asset = yield* assetOf(entry)
-        const nowMs = input.nowMs
         const statuses = yield* statusesOf(asset)
         const state = yield* stateOf(asset, nowMs, statuses)
-        const gaps = new Gaps()
         const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
+        const gaps = new Gaps()
         const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
         const components = OperationComponents[op] ?? ["bars"]
         const venues = venuesOf(asset)
@@ -477,8 +563,15 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
           gaps.blameFailingSource()
         }
         // `body` may refine `next_update_at` (technicals change only when a bar closes).
-        return { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
+        const value = { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
+        // Only when nothing was written meanwhile (a write during the build may or may not be in it).
+        if (revision !== undefined && store.revision?.() === revision) {
+          if (results.size >= MaxMemoizedResults) results.clear()
+          results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
+        }
+        return value
       })
+    }
 
   const w = (s: AssetState, m: MeasureName) => s.baselines.windows[m]
 
@@ -1131,24 +1224,71 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
     )
   })
 
-  const lookup = (assetId: string) =>
+  /**
+   * Directory entries by asset while the store's revision holds and the clock has not reached a moment that
+   * can change `alive` (a point of some source's cadence grid, or of the asset's own bars).
+   */
+  const entries = new Map<
+    string,
+    { readonly revision: number; readonly fromMs: number; readonly untilMs: number; readonly entry: DirectoryEntry }
+  >()
+
+  const lookup = (assetId: string): Effect.Effect<DirectoryEntry | undefined> =>
+    Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
+      const revision = store.revision?.()
+      const known = revision === undefined ? undefined : entries.get(assetId)
+      if (known !== undefined && known.revision === revision && nowMs >= known.fromMs && nowMs < known.untilMs) {
+        return Effect.succeed(known.entry)
+      }
+      return lookupNow(assetId, nowMs, revision)
+    })
+
+  const lookupNow = (assetId: string, nowMs: number, revision: number | undefined) =>
     Effect.gen(function* () {
       const a = cryptoAsset(assetId)
       if (a === undefined) return undefined
-      const nowMs = yield* Clock.currentTimeMillis
       const statuses = yield* store.status
-      return directoryEntryOf(a, yield* aliveOf(a, statuses, nowMs))
+      const entry = directoryEntryOf(a, yield* aliveOf(a, statuses, nowMs))
+      if (revision !== undefined && store.revision?.() === revision) {
+        const primary = primaryVenue(a)
+        const extent =
+          primary === undefined ? undefined : (yield* store.extent("bars", a.id)).find((e) => e.venue === primary)
+        let untilMs =
+          extent === undefined ? Number.POSITIVE_INFINITY : nextChangeMs(extent.lastMs + BAR_MS, BAR_MS, nowMs)
+        for (const st of statuses) {
+          untilMs =
+            st.cadenceMs <= 0 || st.newestMs <= 0
+              ? nowMs + 1
+              : Math.min(untilMs, nextChangeMs(st.newestMs, st.cadenceMs, nowMs))
+        }
+        if (entries.size >= MaxMemoizedResults) entries.clear()
+        entries.set(assetId, { revision, fromMs: nowMs, untilMs, entry })
+      }
+      return entry
     })
 
-  const warm = Effect.gen(function* () {
-    const nowMs = yield* Clock.currentTimeMillis
-    for (const asset of CryptoAssets) {
-      if (asset.listings.length === 0) continue
+  const warmOne = (asset: CryptoAsset, nowMs: number) =>
+    Effect.gen(function* () {
+      if (asset.listings.length === 0) return
       const statuses = yield* statusesOf(asset)
       yield* stateOf(asset, nowMs, statuses)
       yield* timeframeOf(asset, "4h", nowMs)
+    })
+
+  // Between assets the warm-up yields, so requests arriving meanwhile are not held up for all of it.
+  const warm = Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    for (const asset of CryptoAssets) {
+      yield* warmOne(asset, nowMs)
+      yield* Effect.yieldNow
     }
   })
+
+  const warmAsset = (assetId: string) =>
+    Effect.gen(function* () {
+      const asset = cryptoAsset(assetId)
+      if (asset !== undefined) yield* warmOne(asset, yield* Clock.currentTimeMillis)
+    })
 
   const plane: CryptoPlane = {
     plane: "crypto",
@@ -1169,7 +1309,8 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
     ]),
     directory,
     lookup,
-    warm
+    warm,
+    warmAsset
   }
   return plane
 })

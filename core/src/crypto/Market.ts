@@ -228,6 +228,11 @@ export class MarketStore extends Context.Service<
     readonly status: Effect.Effect<ReadonlyArray<SourceStatus>>
     /** Deletes rows of every series kind older than `cutoffMs`; returns how many were deleted. */
     readonly prune: (cutoffMs: number) => Effect.Effect<number>
+    /**
+     * A number that changes whenever anything stored changes (any write, status, book, funding state or
+     * pruning). Optional: a store that offers it lets readers reuse results built from unchanged content.
+     */
+    readonly revision?: () => number
   }
 >()("market-data/core/MarketStore") {}
 

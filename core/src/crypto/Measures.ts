@@ -41,17 +41,13 @@ export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 /** Oldest venue snapshot (open interest, mark/index, book metrics) still counted at `T`. */
 export const MaxSnapshotAgeMs = 3 * HOUR_MS
 
-/** One venue's series of an asset over a loaded range, with prefix sums for windowed totals. */
+/** One venue's series of an asset over a loaded range. */
 export interface VenueData {
   readonly venue: string
   readonly markIndex: MarkIndex | undefined
   readonly oi: OpenInterest | undefined
   readonly taker: TakerFlow | undefined
-  /** `takerNet[i]` = sum of `buyUsd - sellUsd` over rows `< i` (length rows + 1). */
-  readonly takerNet: Float64Array
   readonly liq: Liquidations | undefined
-  readonly liqLong: Float64Array
-  readonly liqShort: Float64Array
   readonly book: BookMetrics | undefined
   readonly funding: Funding | undefined
 }
@@ -62,12 +58,6 @@ export interface AssetData {
   /** The primary venue's 15 m bars (its price is the asset's price). */
   readonly primary: Bars | undefined
   readonly venues: ReadonlyArray<VenueData>
-}
-
-const prefix = (n: number, at: (i: number) => number): Float64Array => {
-  const out = new Float64Array(n + 1)
-  for (let i = 0; i < n; i++) out[i + 1] = (out[i] as number) + at(i)
-  return out
 }
 
 /** Builds a venue's data from its series (any may be missing). */
@@ -81,25 +71,15 @@ export const venueData = (
     readonly book?: BookMetrics | undefined
     readonly funding?: Funding | undefined
   }
-): VenueData => {
-  const taker = s.taker
-  const liq = s.liq
-  return {
-    venue,
-    markIndex: s.markIndex,
-    oi: s.oi,
-    taker,
-    takerNet:
-      taker === undefined
-        ? new Float64Array(1)
-        : prefix(taker.t.length, (i) => (taker.buyUsd[i] as number) - (taker.sellUsd[i] as number)),
-    liq,
-    liqLong: liq === undefined ? new Float64Array(1) : prefix(liq.t.length, (i) => liq.longUsd[i] as number),
-    liqShort: liq === undefined ? new Float64Array(1) : prefix(liq.t.length, (i) => liq.shortUsd[i] as number),
-    book: s.book,
-    funding: s.funding
-  }
-}
+): VenueData => ({
+  venue,
+  markIndex: s.markIndex,
+  oi: s.oi,
+  taker: s.taker,
+  liq: s.liq,
+  book: s.book,
+  funding: s.funding
+})
 
 /**
  * Highest high and lowest low over any run of bars in O(1) (a sparse table: level k holds the extremes of
@@ -157,9 +137,16 @@ const recent = (t: Float64Array | undefined, T: number, maxAgeMs: number): numbe
   return i >= 0 && T - (t[i] as number) <= maxAgeMs ? i : -1
 }
 
-/** Sum over rows with `from <= t < to` from a prefix-sum array. */
-const windowSum = (t: Float64Array, pre: Float64Array, from: number, to: number): number =>
-  (pre[lowerBound(t, to)] as number) - (pre[lowerBound(t, from)] as number)
+/**
+ * Sum of `at(i)` over rows with `from <= t < to`, added in row order. The same rows give the same total
+ * whatever range was loaded around them (a difference of prefix sums would not, in floating point), so a value
+ * recomputed from a shorter load equals the baseline sample taken of it and ranks the same.
+ */
+const windowSum = (t: Float64Array, at: (i: number) => number, from: number, to: number): number => {
+  let sum = 0
+  for (let i = lowerBound(t, from), end = lowerBound(t, to); i < end; i++) sum += at(i)
+  return sum
+}
 
 /** The asset's price at `T` (close of the newest primary bar opened before `T`), NaN without one. */
 export const priceAt = (d: AssetData, T: number): number => {
@@ -294,12 +281,14 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
       }
     }
     if (v.taker !== undefined && v.taker.t.length > 0 && (v.taker.t[0] as number) <= T - DAY_MS + HOUR_MS) {
-      takerNet += windowSum(v.taker.t, v.takerNet, T - DAY_MS, T)
+      const taker = v.taker
+      takerNet += windowSum(taker.t, (i) => (taker.buyUsd[i] as number) - (taker.sellUsd[i] as number), T - DAY_MS, T)
       takerAny = true
     }
     if (v.liq !== undefined) {
-      liqLong += windowSum(v.liq.t, v.liqLong, T - DAY_MS, T)
-      liqShort += windowSum(v.liq.t, v.liqShort, T - DAY_MS, T)
+      const liq = v.liq
+      liqLong += windowSum(liq.t, (i) => liq.longUsd[i] as number, T - DAY_MS, T)
+      liqShort += windowSum(liq.t, (i) => liq.shortUsd[i] as number, T - DAY_MS, T)
       liqAny = true
     }
     const bk = recent(v.book?.t, T, MaxSnapshotAgeMs)

@@ -417,6 +417,17 @@ export interface SimulationRun {
   readonly pegPaths: Map<string, Float64Array>
 }
 
+/** One asset's part of a run in progress (see `Simulation.beginAsset`). */
+export interface AssetRun {
+  readonly run: SimulationRun
+  readonly asset: AssetSim
+  readonly mine: ReadonlyArray<readonly [VenueSim, VenueSink]>
+  readonly peg: Float64Array | undefined
+  readonly path: Float64Array | undefined
+  /** Steps run so far. */
+  k: number
+}
+
 /** The whole simulated market: every asset and listing, advanced step by step. */
 export class Simulation {
   private readonly market: Rng
@@ -488,6 +499,16 @@ export class Simulation {
 
   /** Runs asset `index` through the run's steps; answers its listings' sinks. */
   runAsset(run: SimulationRun, index: number): Array<VenueSink> {
+    const part = this.beginAsset(run, index)
+    this.advanceAsset(part, run.steps)
+    return this.endAsset(part)
+  }
+
+  /**
+   * Asset `index`'s part of a run, to be advanced a few steps at a time (`advanceAsset`) and closed with
+   * `endAsset`: the same as `runAsset`, for a caller that does other work between the pieces.
+   */
+  beginAsset(run: SimulationRun, index: number): AssetRun {
     const a = this.assets[index] as AssetSim
     const dense = this.denseCount(run.start, run.steps)
     const mine = this.venues
@@ -502,15 +523,29 @@ export class Simulation {
     const peg = a.profile.peg === undefined ? undefined : run.pegPaths.get(a.profile.peg)
     const needed = this.assets.some((other) => other.profile.peg === a.asset.id)
     const path = needed ? new Float64Array(run.steps) : undefined
-    for (let k = 0; k < run.steps; k++) {
+    return { run, asset: a, mine, peg, path, k: 0 }
+  }
+
+  /** Advances an asset's part by up to `steps` steps; answers whether it has run every step. */
+  advanceAsset(part: AssetRun, steps: number): boolean {
+    const { run, asset: a, mine, peg, path } = part
+    const end = Math.min(run.steps, part.k + steps)
+    for (let k = part.k; k < end; k++) {
       a.step(run.z[k] as number, peg === undefined ? undefined : peg[k])
       if (path !== undefined) path[k] = a.logP
       const tOpen = this.openOf(run.start + k)
       const writeDense = tOpen + BAR_MS > this.options.denseFromMs
       for (const [v, sink] of mine) v.step(tOpen, sink, writeDense)
     }
-    if (path !== undefined) run.pegPaths.set(a.asset.id, path)
-    return mine.map(([, sink]) => sink)
+    part.k = end
+    return end >= run.steps
+  }
+
+  /** Closes an asset's part (every step run): its listings' sinks. */
+  endAsset(part: AssetRun): Array<VenueSink> {
+    if (part.k < part.run.steps) throw new Error("endAsset before every step of the run")
+    if (part.path !== undefined) part.run.pegPaths.set(part.asset.asset.id, part.path)
+    return part.mine.map(([, sink]) => sink)
   }
 
   finishRun(run: SimulationRun) {
@@ -533,10 +568,16 @@ export class Simulation {
     return sinks
   }
 
-  /** Books of every listing at `nowMs`: the last step's book, moved by intra-bar noise keyed by the time. */
-  books(nowMs: number, venue?: string): Array<BookSnapshot> {
+  /**
+   * Books of every listing (of `venue`, of `assetId`, when given) at `nowMs`: the last step's book, moved by
+   * intra-bar noise keyed by the time.
+   */
+  books(nowMs: number, venue?: string, assetId?: string): Array<BookSnapshot> {
     return this.venues
-      .filter((v) => venue === undefined || v.listing.venue === venue)
+      .filter(
+        (v) =>
+          (venue === undefined || v.listing.venue === venue) && (assetId === undefined || v.asset.asset.id === assetId)
+      )
       .map((v) => {
         const rng = new Rng(`${this.options.seed}|${v.asset.asset.id}|${v.listing.venue}|book|${nowMs}`)
         const drift = Math.exp(0.3 * v.asset.sigma * rng.normal())
@@ -551,10 +592,15 @@ export class Simulation {
       })
   }
 
-  /** Funding states of every perpetual listing at `nowMs`. */
-  fundingStates(nowMs: number, venue?: string): Array<FundingState> {
+  /** Funding states of every perpetual listing (of `venue`, of `assetId`, when given) at `nowMs`. */
+  fundingStates(nowMs: number, venue?: string, assetId?: string): Array<FundingState> {
     return this.venues
-      .filter((v) => v.perp && (venue === undefined || v.listing.venue === venue))
+      .filter(
+        (v) =>
+          v.perp &&
+          (venue === undefined || v.listing.venue === venue) &&
+          (assetId === undefined || v.asset.asset.id === assetId)
+      )
       .map((v) => v.fundingState(nowMs))
   }
 }

@@ -52,6 +52,13 @@ export interface SimulatedCryptoOptions {
   readonly assets?: ReadonlyArray<CryptoAsset>
   readonly historyDays?: number
   readonly denseHistoryDays?: number
+  /**
+   * A progressive start: called once each asset's whole history is in the store, with its venues' statuses and
+   * its listings' books and funding states, before the next asset is generated; the backfill yields to other
+   * fibers between assets, so a server can answer while it runs. Assets are generated in `pricedAssets` order
+   * (Bitcoin first); each asset's data is the same in whatever order they are generated (own random streams).
+   */
+  readonly afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>
 }
 
 export interface BackfillReport {
@@ -76,6 +83,9 @@ export interface SimulatedCrypto {
   /** The ticker fiber (interrupted when the scope closes). */
   readonly ticker: Fiber.Fiber<never>
 }
+
+/** Steps generated between two yields of a progressive start. */
+const PROGRESSIVE_CHUNK_STEPS = 4096
 
 /** The genesis for a start at `nowMs` with `historyDays` of history. */
 export const genesisFor = (nowMs: number, historyDays: number): number =>
@@ -181,7 +191,11 @@ const closeOfLastStep = (sim: Simulation): number => sim.openOf(sim.nextStep)
  * Generates every closed bar from the genesis to `nowMs` into the store, asset by asset (each asset's arrays are
  * written in one batch per series and then dropped), logging progress.
  */
-export const backfill = (sim: Simulation, nowMs: number): Effect.Effect<BackfillReport, never, MarketStore> =>
+export const backfill = (
+  sim: Simulation,
+  nowMs: number,
+  afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>
+): Effect.Effect<BackfillReport, never, MarketStore> =>
   Effect.gen(function* () {
     const store = yield* MarketStore
     const started = performance.now()
@@ -194,9 +208,39 @@ export const backfill = (sim: Simulation, nowMs: number): Effect.Effect<Backfill
       `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}`
     )
     for (let i = 0; i < assets.length; i++) {
-      const sinks = sim.runAsset(run, i)
+      let sinks: Array<VenueSink>
+      if (afterAsset === undefined) sinks = sim.runAsset(run, i)
+      else {
+        // A progressive start answers requests meanwhile: a few thousand steps at a time (some milliseconds).
+        const part = sim.beginAsset(run, i)
+        while (!sim.advanceAsset(part, PROGRESSIVE_CHUNK_STEPS)) yield* Effect.yieldNow
+        sinks = sim.endAsset(part)
+      }
       rows += rowsOf(sinks)
       yield* store.write(sinks.flatMap((s) => s.batches()))
+      if (afterAsset !== undefined) {
+        // The asset is complete: what the end of the backfill writes for every venue, written now for its own.
+        const asset = assets[i] as CryptoAsset
+        const toMs = sim.openOf(run.start + run.steps)
+        const venues = [...new Set(sinks.map((s) => s.venue))]
+        yield* store.putStatus(venues.flatMap((v) => stepStatus(v, toMs, lastFundingBefore(sim, v, toMs))))
+        const atMs = Math.max(nowMs, yield* Clock.currentTimeMillis)
+        for (const v of venues) {
+          const every = VenueProfiles[v]?.cadenceMs ?? BAR_MS
+          const tick = Math.max(toMs, Math.floor(atMs / every) * every)
+          yield* store.putBooks(sim.books(tick, v, asset.id))
+          yield* store.putFundingStates(sim.fundingStates(tick, v, asset.id))
+          yield* store.putStatus(
+            tickStatus(
+              v,
+              tick,
+              sim.venues.some((l) => l.listing.venue === v && l.perp)
+            )
+          )
+        }
+        yield* afterAsset(asset)
+        yield* Effect.yieldNow
+      }
       if ((i + 1) % 8 === 0 || i === assets.length - 1) {
         yield* Effect.logInfo(`simulated crypto: backfilled ${i + 1}/${assets.length} assets`)
       }
@@ -283,7 +327,7 @@ export const startSimulatedCrypto = (
   Effect.gen(function* () {
     const nowMs = options.nowMs ?? (yield* Clock.currentTimeMillis)
     const simulation = makeSimulation({ ...options, nowMs })
-    const report = yield* backfill(simulation, nowMs)
+    const report = yield* backfill(simulation, nowMs, options.afterAsset)
     const ticker = yield* Effect.forkScoped(runTicker(simulation))
     return { simulation, report, ticker }
   })

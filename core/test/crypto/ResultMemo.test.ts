@@ -1,0 +1,156 @@
+/**
+ * The crypto plane serves a remembered per-asset result while the store is unchanged and the clock has not
+ * reached a moment the result depends on. Proven by comparison: a plane over the same store without
+ * `revision` (so it rebuilds every answer) must answer identically at every step of a timeline crossing bar
+ * closes, cadence slots (live -> delayed -> stale), the hour, and a write of new data; and the remembering
+ * plane must actually reuse its answers (same object) between those moments.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { makeMemoryMarketStore } from "@market-data/memory"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { cryptoAsset } from "../../src/crypto/Assets.ts"
+import { makeCryptoPlane } from "../../src/crypto/CryptoPlane.ts"
+import { type AnySeriesInput, MarketStore, SeriesColumns, SeriesKinds } from "../../src/crypto/Market.ts"
+import { decodeParams, isApiError } from "../../src/Params.ts"
+import type { Handler, HandlerInput } from "../../src/Pipeline.ts"
+import { planeHandlers } from "../../src/Planes.ts"
+import { operation } from "../../src/Registry.ts"
+import { buildFixture, writeFixture } from "./support/MarketFixture.ts"
+
+const M = 60_000
+const END = Date.UTC(2026, 10, 20, 12, 0)
+const IDS = ["crypto:bitcoin", "crypto:sui", "crypto:tron"]
+const assets = IDS.map((id) => cryptoAsset(id) as NonNullable<ReturnType<typeof cryptoAsset>>)
+
+const CALLS: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, string]>]> = [
+  ["price", []],
+  ["funding", []],
+  ["open_interest", []],
+  ["orderflow", []],
+  ["liquidations", []],
+  ["liquidity", []],
+  ["technicals", [["timeframe", "15m"]]],
+  ["technicals", [["timeframe", "4h"]]],
+  ["structure", []],
+  ["read", []]
+]
+
+/**
+ * New data, as a feed delivers it: every series' newest row again, `stepMs` later and 0.5 % higher, and every
+ * source's status moved on by `stepMs`.
+ */
+const tick = (store: MarketStore["Service"], stepMs: number) =>
+  Effect.gen(function* () {
+    const batch: Array<AnySeriesInput> = []
+    for (const id of IDS) {
+      for (const kind of SeriesKinds) {
+        for (const series of yield* store.latest(kind, { assetId: id, n: 1 })) {
+          const row: Record<string, unknown> = {
+            kind,
+            assetId: id,
+            venue: series.venue,
+            t: [(series.t[0] as number) + stepMs]
+          }
+          const columns = series as unknown as Record<string, ArrayLike<number>>
+          for (const name of SeriesColumns[kind]) row[name] = [(columns[name]?.[0] as number) * 1.005]
+          batch.push(row as unknown as AnySeriesInput)
+        }
+      }
+    }
+    yield* store.write(batch)
+    yield* store.putStatus((yield* store.status).map((s) => ({ ...s, newestMs: s.newestMs + stepMs })))
+  })
+
+const planeCaller = (store: MarketStore["Service"]) =>
+  Effect.gen(function* () {
+    const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
+    const handlers = planeHandlers([plane])
+    const call = (name: string, params: ReadonlyArray<readonly [string, string]>, nowMs: number) =>
+      Effect.gen(function* () {
+        const op = operation(name) as NonNullable<ReturnType<typeof operation>>
+        const decoded = decodeParams(op, params)
+        if (isApiError(decoded)) return assert.fail(decoded.message)
+        const input: HandlerInput = {
+          op,
+          params: decoded,
+          principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+          rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
+          nowMs
+        }
+        const out = yield* (handlers.get(name) as Handler)(input)
+        assert.strictEqual(out._tag, "Json")
+        return (out as { readonly body: { readonly data: unknown } }).body.data
+      })
+    return Object.assign(call, { lookup: plane.lookup })
+  })
+
+describe("remembered crypto results", () => {
+  it.effect("equal a rebuild at every step of a timeline, and are reused between its moments", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      assert.isFunction(store.revision)
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      const { revision: _revision, ...withoutRevision } = store
+      const remembering = yield* planeCaller(store)
+      const rebuilding = yield* planeCaller(withoutRevision)
+
+      // Bar closes every 15 min; statuses turn delayed after one cadence and stale after three; the hour
+      // changes at 13:00; at +20 min new data arrives (a write), so everything before it is superseded.
+      const steps = [1, 2, 30 * 1000, 59 * 1000, 60 * 1000, 14 * M, 15 * M - 1, 15 * M, 15 * M + 1, 16 * M]
+        .map((d) => END + d)
+        .concat([END + 20 * M, END + 31 * M, END + 46 * M, END + 59 * M, END + 60 * M, END + 61 * M, END + 3 * 60 * M])
+      let reused = 0
+      for (const [i, now] of steps.entries()) {
+        if (now === END + 20 * M) yield* tick(store, 15 * M)
+        yield* TestClock.setTime(now)
+        for (const id of IDS) {
+          // Directory entries (their `alive` flag) are remembered the same way.
+          assert.deepStrictEqual(yield* remembering.lookup(id), yield* rebuilding.lookup(id), `lookup ${id} at ${i}`)
+          for (const [name, extra] of CALLS) {
+            const params = [["id", id] as const, ...extra]
+            const first = yield* remembering(name, params, now)
+            const again = yield* remembering(name, params, now)
+            const fresh = yield* rebuilding(name, params, now)
+            assert.deepStrictEqual(first, fresh, `${name} ${JSON.stringify(extra)} of ${id} at step ${i}`)
+            assert.deepStrictEqual(again, fresh)
+            if (again === first) reused++
+          }
+        }
+      }
+      // Every repeated call at the same instant is served from memory.
+      assert.strictEqual(reused, steps.length * IDS.length * CALLS.length)
+    })
+  )
+
+  it.effect("a write, however small, is never hidden by a remembered answer", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      const call = yield* planeCaller(store)
+      const now = END + 5 * 1000
+      yield* TestClock.setTime(now)
+      const before = (yield* call("price", [["id", "crypto:bitcoin"]], now)) as { usd: { value?: number } | number }
+      // The newest bar's close moves by 1 %: nothing else changes, not even the statuses.
+      const bars = (yield* store.latest("bars", { assetId: "crypto:bitcoin", n: 1 }))[0]
+      assert.isDefined(bars)
+      const b = bars as NonNullable<typeof bars>
+      const close = (b.close[0] as number) * 1.01
+      yield* store.write([
+        {
+          kind: "bars",
+          assetId: "crypto:bitcoin",
+          venue: b.venue,
+          t: [b.t[0] as number],
+          open: [b.open[0] as number],
+          high: [Math.max(b.high[0] as number, close)],
+          low: [b.low[0] as number],
+          close: [close],
+          volume: [b.volume[0] as number]
+        }
+      ])
+      const after = yield* call("price", [["id", "crypto:bitcoin"]], now)
+      assert.notDeepEqual(after, before)
+    })
+  )
+})
