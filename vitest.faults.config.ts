@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config"
+
+/**
+ * The fault suite (`npm run test:faults`): PostgreSQL stopped and restarted under load, SIGKILL mid-request,
+ * slow and hanging sources, 10,000 fuzzed requests over HTTP and over MCP, with the ledger invariant after
+ * each. Not part of `npm test` (vitest.config.ts excludes test/faults).
+ */
+export default defineConfig({
+  test: {
+    include: ["test/faults/**/*.test.ts"],
+    testTimeout: 240_000,
+    hookTimeout: 120_000,
+    // Each file starts its own server processes and database; two at a time on a 2-core machine.
+    maxWorkers: 2,
+    fileParallelism: true
+  }
+})
