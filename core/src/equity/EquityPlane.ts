@@ -137,6 +137,13 @@ const sessionsBetween = (after: string, through: string): number => {
   return n
 }
 
+/**
+ * The newest daily bar an answer may use: the one of the last closed session (its `t` is that session's open).
+ * A bar of the session still running is left out: its close is not a close yet, and an answer built on it would
+ * describe "now" (a new `as_of` and ETag on every request) while nothing new can be known before the close.
+ */
+export const closedBarsThroughMs = (nowMs: number): number => sessionOpenMs(lastClosedSession(nowMs))
+
 /** Freshness of an answer computed from daily bars. */
 export const priceFreshness = (lastBarMs: number, nowMs: number): Freshness => {
   const barDate = newYorkDate(lastBarMs)
@@ -367,7 +374,8 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       })
 
     /** The bars of the last year and a half (enough for a 200-bar average and a 1-year baseline). */
-    const recentBars = (cik: string, nowMs: number) => store.bars(cik, { fromMs: nowMs - 550 * DAY_MS, toMs: nowMs })
+    const recentBars = (cik: string, nowMs: number) =>
+      store.bars(cik, { fromMs: nowMs - 550 * DAY_MS, toMs: closedBarsThroughMs(nowMs) })
 
     const lastPrice = (bars: ReadonlyArray<DailyBar>) => bars[bars.length - 1]?.c ?? null
 
@@ -909,7 +917,8 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         const limit = typeof input.params.limit === "number" ? input.params.limit : 120
         const after = yield* cursorPosition(input)
         const fromMs = rangeStartMs(range, nowMs)
-        const all = yield* store.bars(t.cik, fromMs === undefined ? { toMs: nowMs } : { fromMs, toMs: nowMs })
+        const toMs = closedBarsThroughMs(nowMs)
+        const all = yield* store.bars(t.cik, fromMs === undefined ? { toMs } : { fromMs, toMs })
         const last = all[all.length - 1]
         const freshness =
           last === undefined

@@ -137,6 +137,33 @@ describe("equity plane: per-asset operations", () => {
       })
     ))
 
+  it("leaves out the bar of the session still running: the answer is the last close, the same all session", () =>
+    run(
+      Effect.gen(function* () {
+        // A bar for Monday 2026-11-23 is in the store while Monday's session runs (NOW is 10:00 New York).
+        const store = yield* EquityStore
+        yield* store.putBars("1001", [
+          { tMs: Date.UTC(2026, 10, 23, 14, 30), o: 500, h: 510, l: 490, c: 505, v: 1_000_000 }
+        ])
+        const early = (yield* call("price", [["id", ALPHA]])).body.data
+        yield* TestClock.setTime(NOW + 3_600_000)
+        const later = (yield* call("price", [["id", ALPHA]], NOW + 3_600_000)).body.data
+        expect(early.usd).toBe(lastClose)
+        expect(early.as_of).toBe("2026-11-20T21:00:00.000Z")
+        expect([early.status, early.next_update_at]).toEqual(["live", "2026-11-23T21:00:00.000Z"])
+        expect(later).toEqual(early)
+        const bars = (yield* call("series", [
+          ["id", ALPHA],
+          ["range", "1w"]
+        ])).body.data.bars
+        expect(bars.at(-1).t).toBe("2026-11-20T14:30:00.000Z")
+        // After the close the bar is Monday's.
+        yield* TestClock.setTime(Date.UTC(2026, 10, 23, 21, 0))
+        const closed = (yield* call("price", [["id", ALPHA]], Date.UTC(2026, 10, 23, 21, 0))).body.data
+        expect([closed.usd, closed.as_of, closed.status]).toEqual([505, "2026-11-23T21:00:00.000Z", "closed"])
+      })
+    ))
+
   it("read on a filings-only company: no price, typed reasons, filings freshness", () =>
     run(
       Effect.gen(function* () {
