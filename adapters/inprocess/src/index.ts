@@ -18,6 +18,7 @@ import {
   ErrorCatalog,
   type ErrorCode,
   handle,
+  KEY_FORMAT,
   Operations,
   type PipelineServices,
   statusOf
@@ -178,6 +179,9 @@ export const createMarketData = async (options: MarketDataOptions = {}): Promise
   }
   if (options.ensureCredits !== undefined && options.apiKey === undefined) {
     throw new Error("ensureCredits needs apiKey: it tops up that key")
+  }
+  if (options.apiKey !== undefined && !KEY_FORMAT.test(options.apiKey)) {
+    throw new Error("apiKey must be `mdk_` followed by 32 letters or digits (base62), as `keys create` prints it")
   }
   const scope = Effect.runSync(Scope.make())
   const opened = await Effect.runPromiseExit(

@@ -71,6 +71,15 @@ describe("createMarketData", () => {
     }
   })
 
+  it("rejects a malformed apiKey at once, naming the option (not a server variable)", async () => {
+    for (const apiKey of ["mdk_short", "sk_live_0123456789abcdefghijklmnopqrstuv", `mdk_${"x".repeat(31)}!`]) {
+      const e = await createMarketData({ apiKey, ensureCredits: 5 }).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(Error)
+      expect((e as Error).message).toMatch(/^apiKey must be `mdk_` followed by 32 letters or digits/)
+      expect((e as Error).message).not.toContain("MARKET_DATA_")
+    }
+  })
+
   describe("on an embedded PGlite directory", () => {
     const dir = mkdtempSync(join(tmpdir(), "md-embedded-"))
     afterAll(() => rmSync(dir, { recursive: true, force: true }))
