@@ -15,10 +15,7 @@ import { ConfigProvider, Effect, References } from "effect"
 import { TestClock } from "effect/testing"
 import { sql } from "kysely"
 import pg from "pg"
-import { decodeParams, isApiError } from "../../core/src/Params.ts"
-import type { Handler, HandlerInput } from "../../core/src/Pipeline.ts"
-import { planeHandlers } from "../../core/src/Planes.ts"
-import { operation } from "../../core/src/Registry.ts"
+import { callPlanes, dataOf } from "../../core/test/support/PlaneCall.ts"
 import { loadConfig } from "../src/AppConfig.ts"
 import { openPlanes } from "../src/Planes.ts"
 import { openStores } from "../src/Stores.ts"
@@ -61,21 +58,7 @@ const privateDatabase = (base: string) =>
 
 /** The `price` answer for bitcoin, as the transports serve it. */
 const priceOf = (planes: ReadonlyArray<PlaneOperations>, nowMs: number) =>
-  Effect.gen(function* () {
-    const op = operation("price")
-    if (op === undefined) return assert.fail("no price operation")
-    const params = decodeParams(op, [["id", ASSET]])
-    if (isApiError(params)) return assert.fail(params.message)
-    const input: HandlerInput = {
-      op,
-      params,
-      principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
-      rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
-      nowMs
-    }
-    const out = yield* (planeHandlers(planes).get("price") as Handler)(input)
-    return (out as { body: { data: { usd: number | null; status: string } } }).body.data
-  })
+  Effect.map(callPlanes(planes, "price", [["id", ASSET]], nowMs), dataOf<{ usd: number | null; status: string }>)
 
 /** Flat 15-minute bars closing at `close`, opening at each of `times`. */
 const bars = (times: ReadonlyArray<number>, close: number) => ({

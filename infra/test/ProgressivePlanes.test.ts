@@ -6,12 +6,10 @@
  * the dense series the plane no longer reads once an asset is sampled.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type PlaneOperations, planeHandlers } from "@market-data/core"
+import type { PlaneOperations } from "@market-data/core"
 import { Effect, Exit, References } from "effect"
 import { TestClock } from "effect/testing"
-import { decodeParams, isApiError } from "../../core/src/Params.ts"
-import type { Handler, HandlerInput } from "../../core/src/Pipeline.ts"
-import { operation } from "../../core/src/Registry.ts"
+import { callPlanes } from "../../core/test/support/PlaneCall.ts"
 import { testConfig } from "../../test/support/server.ts"
 import { openPlanes } from "../src/Planes.ts"
 import { openStores } from "../src/Stores.ts"
@@ -27,21 +25,7 @@ const call = (
   name: string,
   params: ReadonlyArray<readonly [string, string]>,
   nowMs = NOW
-) =>
-  Effect.gen(function* () {
-    const op = operation(name)
-    if (op === undefined) return assert.fail(`no operation ${name}`)
-    const decoded = decodeParams(op, params)
-    if (isApiError(decoded)) return assert.fail(decoded.message)
-    const input: HandlerInput = {
-      op,
-      params: decoded,
-      principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
-      rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
-      nowMs
-    }
-    return yield* Effect.exit((planeHandlers(planes).get(name) as Handler)(input))
-  })
+) => Effect.exit(callPlanes(planes, name, params, nowMs))
 
 /** Calls a user might make first, across the operations and assets (a pegged one, a token without perps). */
 const CALLS: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, string]>]> = [

@@ -12,10 +12,7 @@ import { TestClock } from "effect/testing"
 import { cryptoAsset } from "../../src/crypto/Assets.ts"
 import { makeCryptoPlane } from "../../src/crypto/CryptoPlane.ts"
 import { type AnySeriesInput, MarketStore, SeriesColumns, SeriesKinds } from "../../src/crypto/Market.ts"
-import { decodeParams, isApiError } from "../../src/Params.ts"
-import type { Handler, HandlerInput } from "../../src/Pipeline.ts"
-import { planeHandlers } from "../../src/Planes.ts"
-import { operation } from "../../src/Registry.ts"
+import { callPlanes, dataOf } from "../support/PlaneCall.ts"
 import { buildFixture, writeFixture } from "./support/MarketFixture.ts"
 
 const M = 60_000
@@ -63,25 +60,9 @@ const tick = (store: MarketStore["Service"], stepMs: number) =>
   })
 
 const planeCaller = (store: MarketStore["Service"]) =>
-  Effect.gen(function* () {
-    const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
-    const handlers = planeHandlers([plane])
+  Effect.map(makeCryptoPlane.pipe(Effect.provideService(MarketStore, store)), (plane) => {
     const call = (name: string, params: ReadonlyArray<readonly [string, string]>, nowMs: number) =>
-      Effect.gen(function* () {
-        const op = operation(name) as NonNullable<ReturnType<typeof operation>>
-        const decoded = decodeParams(op, params)
-        if (isApiError(decoded)) return assert.fail(decoded.message)
-        const input: HandlerInput = {
-          op,
-          params: decoded,
-          principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
-          rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
-          nowMs
-        }
-        const out = yield* (handlers.get(name) as Handler)(input)
-        assert.strictEqual(out._tag, "Json")
-        return (out as { readonly body: { readonly data: unknown } }).body.data
-      })
+      Effect.map(callPlanes([plane], name, params, nowMs), dataOf)
     return Object.assign(call, { lookup: plane.lookup })
   })
 

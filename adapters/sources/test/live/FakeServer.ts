@@ -48,73 +48,87 @@ export interface FakeServer {
 
 export const notFound: Reply = { status: 404, json: { error: "not found" } }
 
+/** Writes `reply` to `res`, or misbehaves as it says ("hang": nothing; "truncate": a cut body). */
+export const sendReply = (res: ServerResponse, reply: Reply): void => {
+  if (reply === "hang") return
+  if (reply === "truncate") {
+    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" })
+    res.write('{"symbols": [')
+    setTimeout(() => res.socket?.destroy(), 5)
+    return
+  }
+  const text = "json" in reply ? JSON.stringify(reply.json) : reply.text
+  res.writeHead(reply.status ?? 200, { "Content-Type": "application/json", ...reply.headers })
+  res.end(text)
+}
+
+/**
+ * A `node:http` server on 127.0.0.1 (port 0) handing each request, read whole and parsed (a JSON body as its
+ * value), to `onRequest`. `close` cuts every open connection, so hanging requests do not hold it up.
+ */
+export const listenFake = (
+  onRequest: (request: FakeRequest, res: ServerResponse) => void
+): Promise<{ readonly url: string; readonly close: () => Promise<void> }> =>
+  new Promise((resolve) => {
+    const sockets = new Set<Socket>()
+    const answer = (req: IncomingMessage, res: ServerResponse, raw: string) => {
+      const u = new URL(req.url ?? "/", "http://127.0.0.1")
+      let body: unknown
+      try {
+        body = raw === "" ? undefined : JSON.parse(raw)
+      } catch {
+        body = raw
+      }
+      onRequest(
+        { method: req.method ?? "GET", path: u.pathname, query: u.searchParams, headers: req.headers, body },
+        res
+      )
+    }
+    const server = createServer((req, res) => {
+      let raw = ""
+      req.setEncoding("utf8")
+      req.on("data", (chunk: string) => {
+        raw += chunk
+      })
+      req.on("end", () => answer(req, res, raw))
+    })
+    server.on("connection", (s) => {
+      sockets.add(s)
+      s.on("close", () => sockets.delete(s))
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            for (const s of sockets) s.destroy()
+            server.close(() => done())
+          })
+      })
+    })
+  })
+
 /** A fake server for the life of the scope. */
 export const fakeServer = (initial: Route): Effect.Effect<FakeServer, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<FakeServer & { close: () => Promise<void> }>((resolve) => {
-          let route = initial
-          const requests: Array<FakeRequest> = []
-          const sockets = new Set<Socket>()
-          const answer = (req: IncomingMessage, res: ServerResponse, raw: string) => {
-            const u = new URL(req.url ?? "/", "http://127.0.0.1")
-            let body: unknown
-            try {
-              body = raw === "" ? undefined : JSON.parse(raw)
-            } catch {
-              body = raw
-            }
-            const request: FakeRequest = {
-              method: req.method ?? "GET",
-              path: u.pathname,
-              query: u.searchParams,
-              headers: req.headers,
-              body
-            }
-            requests.push(request)
-            const reply = route(request)
-            if (reply === "hang") return
-            if (reply === "truncate") {
-              res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" })
-              res.write('{"symbols": [')
-              setTimeout(() => res.socket?.destroy(), 5)
-              return
-            }
-            const text = "json" in reply ? JSON.stringify(reply.json) : reply.text
-            res.writeHead(reply.status ?? 200, { "Content-Type": "application/json", ...reply.headers })
-            res.end(text)
-          }
-          const server = createServer((req, res) => {
-            let raw = ""
-            req.setEncoding("utf8")
-            req.on("data", (chunk: string) => {
-              raw += chunk
-            })
-            req.on("end", () => answer(req, res, raw))
-          })
-          server.on("connection", (s) => {
-            sockets.add(s)
-            s.on("close", () => sockets.delete(s))
-          })
-          server.listen(0, "127.0.0.1", () => {
-            const address = server.address()
-            const port = typeof address === "object" && address !== null ? address.port : 0
-            resolve({
-              url: `http://127.0.0.1:${port}`,
-              requests,
-              setRoute: (r) => {
-                route = r
-              },
-              close: () =>
-                new Promise<void>((done) => {
-                  for (const s of sockets) s.destroy()
-                  server.close(() => done())
-                })
-            })
-          })
-        })
-    ),
+    Effect.promise(async () => {
+      let route = initial
+      const requests: Array<FakeRequest> = []
+      const listening = await listenFake((request, res) => {
+        requests.push(request)
+        sendReply(res, route(request))
+      })
+      return {
+        url: listening.url,
+        requests,
+        setRoute: (r: Route) => {
+          route = r
+        },
+        close: listening.close
+      }
+    }),
     (s) => Effect.promise(() => s.close())
   )
 

@@ -14,10 +14,7 @@ import { CryptoAssets, freshnessOf, MarketStore, type SourceStatus } from "@mark
 import { ConfigProvider, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
-import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
-import type { Handler, HandlerInput } from "../../../../core/src/Pipeline.ts"
-import { planeHandlers } from "../../../../core/src/Planes.ts"
-import { operation } from "../../../../core/src/Registry.ts"
+import { callPlanes } from "../../../../core/test/support/PlaneCall.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import {
   binanceProtocol,
@@ -162,19 +159,7 @@ const seedHistory = (store: MarketStore["Service"], assetId: string) =>
 const liquidationsAnswer = (store: MarketStore["Service"], id: string, nowMs: number) =>
   Effect.gen(function* () {
     const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
-    const op = operation("liquidations")
-    if (op === undefined) return assert.fail("no liquidations operation")
-    const params = decodeParams(op, [["id", id]])
-    if (isApiError(params)) return assert.fail(params.message)
-    const input: HandlerInput = {
-      op,
-      params,
-      principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
-      rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
-      nowMs
-    }
-    const out = yield* (planeHandlers([plane]).get("liquidations") as Handler)(input)
-    return out as { body: { data: unknown } }
+    return (yield* callPlanes([plane], "liquidations", [["id", id]], nowMs)) as { body: { data: unknown } }
   })
 
 describe("Bybit allLiquidation stream", () => {

@@ -8,10 +8,7 @@ import { MarketStore } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
-import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
-import type { Handler, HandlerInput } from "../../../../core/src/Pipeline.ts"
-import { planeHandlers } from "../../../../core/src/Planes.ts"
-import { operation } from "../../../../core/src/Registry.ts"
+import { callPlanes, dataOf } from "../../../../core/test/support/PlaneCall.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { makeBinance } from "../../src/live/Binance.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
@@ -42,21 +39,7 @@ describe("live feed -> store -> crypto plane", () => {
 
       const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
       const price = (nowMs: number) =>
-        Effect.gen(function* () {
-          const op = operation("price")
-          if (op === undefined) return assert.fail("no price operation")
-          const params = decodeParams(op, [["id", "crypto:bitcoin"]])
-          if (isApiError(params)) return assert.fail(params.message)
-          const input: HandlerInput = {
-            op,
-            params,
-            principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
-            rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
-            nowMs
-          }
-          const out = yield* (planeHandlers([plane]).get("price") as Handler)(input)
-          return (out as { body: { data: Record<string, unknown> } }).body.data
-        })
+        Effect.map(callPlanes([plane], "price", [["id", "crypto:bitcoin"]], nowMs), dataOf<Record<string, unknown>>)
 
       const live = yield* price(F.NOW_MS)
       assert.strictEqual(live.status, "live")
