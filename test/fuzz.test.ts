@@ -8,6 +8,7 @@ import { ErrorBody, Operations } from "@market-data/core"
 import { Schema } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { NASTY_VALUES } from "./support/nasty-values.ts"
 import { startServer, type TestServer } from "./support/server.ts"
 
 let server: TestServer
@@ -21,36 +22,7 @@ afterAll(() => server.close())
 
 const isErrorBody = Schema.is(ErrorBody)
 
-const NASTY = [
-  "",
-  "%",
-  "%zz",
-  "%00",
-  "%C0%80",
-  "%ED%A0%80",
-  "%FF",
-  "+",
-  "%2C",
-  ",",
-  ",,",
-  "crypto:bitcoin",
-  "crypto:bitcoin,crypto:bitcoin",
-  "eq:320193:AAPL",
-  "crypto:bitcoin,eq:320193:AAPL",
-  "-1",
-  "0",
-  "1",
-  "500",
-  "501",
-  "1e3",
-  "true",
-  "false",
-  "bars",
-  "summary",
-  "filings",
-  "2024-02-30",
-  "9".repeat(400)
-]
+const NASTY = NASTY_VALUES
 
 const encodedText = fc.string({ unit: "binary", maxLength: 40 }).map((s) => {
   try {

@@ -12,6 +12,7 @@ import { Operations } from "@market-data/core"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MCP_HEADERS } from "../support/mcp.ts"
+import { NASTY_VALUES } from "../support/nasty-values.ts"
 import { SERVE_ENTRY, type ServerProcess, startServerProcess, stopServerProcess } from "../support/server-process.ts"
 import { waitUntilWarm } from "./calls.ts"
 import { type FaultDatabase, faultDatabaseUnavailable, newKey, openFaultDatabase } from "./database.ts"
@@ -24,55 +25,7 @@ const WORKERS = 8
 
 // --- generators -------------------------------------------------------------------------------------------
 
-const NASTY = [
-  "",
-  " ",
-  "%",
-  "%zz",
-  "%00",
-  "%C0%80",
-  "%ED%A0%80",
-  "%FF",
-  "+",
-  ",",
-  ",,",
-  "crypto:bitcoin",
-  "crypto:ethereum,crypto:solana",
-  "crypto:bitcoin,crypto:bitcoin",
-  "crypto:nope",
-  "eq:9990001:ALDR",
-  "eq:320193:AAPL",
-  "eq:0:X",
-  "crypto:bitcoin,eq:9990001:ALDR",
-  "bitcoin",
-  "-1",
-  "0",
-  "1",
-  "3",
-  "50",
-  "500",
-  "501",
-  "1e3",
-  "1.5",
-  "NaN",
-  "true",
-  "false",
-  "null",
-  "bars",
-  "summary",
-  "quarter",
-  "annual",
-  "ttm",
-  "income",
-  "filings",
-  "15m",
-  "1d",
-  "index",
-  "errors",
-  "2024-02-30",
-  "2025-01-01",
-  "9".repeat(400)
-]
+const NASTY = NASTY_VALUES
 const opNames = Operations.map((o) => o.name)
 const paramNames = [...new Set(Operations.flatMap((o) => o.params.map((p) => p.name)))]
 const enumValues = [
