@@ -247,113 +247,114 @@ export const handle = (request: ApiRequest): Effect.Effect<Answer, never, Pipeli
     )
   )
 
-const run = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
-  Effect.gen(function* () {
-    const nowMs = yield* Clock.currentTimeMillis
-    const op = operation(request.operation)
-    const answer = (outcome: Outcome, rate?: RateWindow, keyId?: string): Answer => ({
-      outcome,
-      op,
-      rate,
-      keyId,
-      nowMs
-    })
-    if (op === undefined) {
-      return answer(fail(apiError("unknown_operation", `no operation named ${JSON.stringify(request.operation)}`)))
-    }
-
-    if (request.internal === true) return yield* internal(op, request, nowMs)
-
-    // Authenticate. A failed attempt spends a unit of the client address's keyless budget, so keys cannot
-    // be guessed at speed.
-    const settings = yield* Settings
-    const limiter = yield* RateLimiter
-    const refuse = (error: ApiError) =>
-      Effect.map(limiter.consume(`ip:${request.client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
-        rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
-      )
-    const presented = parseAuthorization(request.authorization)
-    if (isApiError(presented)) return yield* refuse(presented)
-    let principal: Principal
-    if (presented === undefined) {
-      if (op.auth !== "keyless") return yield* refuse(apiError("unauthenticated", missingKeyMessage(op)))
-      principal = { _tag: "Anonymous", client: request.client, rateLimitPerMinute: settings.rateLimitPerMinute }
-    } else {
-      const key = yield* Effect.result(authenticate(presented))
-      if (key._tag === "Failure") return yield* refuse(key.failure)
-      principal = {
-        _tag: "Key",
-        key: key.success,
-        rateLimitPerMinute: key.success.rateLimitPerMinute ?? settings.rateLimitPerMinute
-      }
-    }
-    const keyId = principal._tag === "Key" ? principal.key.id : undefined
-
-    const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
-    const handlers = yield* Handlers
-
-    // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
-    // rate unit and charge in one atomic step (one round trip instead of three).
-    if (op.auth === "paid" && principal._tag === "Key" && (request.idempotencyKey ?? []).length === 0) {
-      const handler = handlers.get(op.name)
-      const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
-      if (handler !== undefined && !isApiError(params)) {
-        const meter = { scope, limit: principal.rateLimitPerMinute }
-        const metered = yield* meteredPath(op, handler, params, principal, meter, request.ifNoneMatch, nowMs)
-        if (metered !== undefined) return answer(metered.outcome, metered.rate, keyId)
-      }
-    }
-
-    // Decoding and the Idempotency-Key check are pure: done first, answered after the rate limit.
-    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
-
-    // Rate limit: one unit per request, paid or free. A paid request with a valid Idempotency-Key spends it
-    // and begins under its key in one step (one round trip where the store offers `beginMetered`); the
-    // refusal comes first either way, and a request that cannot begin spends its unit alone.
-    let rate: RateWindow
-    let begun: Begun | undefined
-    const idemKey =
-      op.auth === "paid" && principal._tag === "Key" && !isApiError(params)
-        ? validateIdempotencyKey(request.idempotencyKey ?? [])
-        : undefined
-    if (principal._tag === "Key" && !isApiError(params) && typeof idemKey === "string") {
-      const meter = { scope, limit: principal.rateLimitPerMinute }
-      const fingerprint = canonicalRequest(op.name, params)
-      const store = yield* IdempotencyStore
-      const metered = yield* meteredBegin(store, limiter, principal.key.id, idemKey, fingerprint, nowMs, meter)
-      if (metered._tag === "RateLimited") return answer(fail(rateLimited(metered.rate, nowMs)), metered.rate, keyId)
-      rate = metered.rate
-      begun = { key: idemKey, result: metered.begun }
-    } else {
-      rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
-      if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
-    }
-    const done = (outcome: Outcome) => answer(outcome, rate, keyId)
-
-    // Decode.
-    if (isApiError(params)) return done(fail(params))
-
-    const handler = handlers.get(op.name)
-    const input: HandlerInput = { op, params, principal, rate, nowMs }
-
-    if (op.auth !== "paid" || principal._tag !== "Key") {
-      // Free operations: no credits, no idempotency.
-      if (handler === undefined) return done(fail(notImplemented(op)))
-      const run = yield* execute(handler, input)
-      if (run._tag === "Error") return done(fail(run.error))
-      const out = run.out
-      return done(
-        out._tag === "Markdown"
-          ? out
-          : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
-      )
-    }
-    return done(yield* paid(op, handler, input, principal.key.id, request, begun))
+const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineServices> = Effect.fnUntraced(function* (
+  request: ApiRequest
+) {
+  const nowMs = yield* Clock.currentTimeMillis
+  const op = operation(request.operation)
+  const answer = (outcome: Outcome, rate?: RateWindow, keyId?: string): Answer => ({
+    outcome,
+    op,
+    rate,
+    keyId,
+    nowMs
   })
+  if (op === undefined) {
+    return answer(fail(apiError("unknown_operation", `no operation named ${JSON.stringify(request.operation)}`)))
+  }
+
+  if (request.internal === true) return yield* internal(op, request, nowMs)
+
+  // Authenticate. A failed attempt spends a unit of the client address's keyless budget, so keys cannot
+  // be guessed at speed.
+  const settings = yield* Settings
+  const limiter = yield* RateLimiter
+  const refuse = (error: ApiError) =>
+    Effect.map(limiter.consume(`ip:${request.client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
+      rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
+    )
+  const presented = parseAuthorization(request.authorization)
+  if (isApiError(presented)) return yield* refuse(presented)
+  let principal: Principal
+  if (presented === undefined) {
+    if (op.auth !== "keyless") return yield* refuse(apiError("unauthenticated", missingKeyMessage(op)))
+    principal = { _tag: "Anonymous", client: request.client, rateLimitPerMinute: settings.rateLimitPerMinute }
+  } else {
+    const key = yield* Effect.result(authenticate(presented))
+    if (key._tag === "Failure") return yield* refuse(key.failure)
+    principal = {
+      _tag: "Key",
+      key: key.success,
+      rateLimitPerMinute: key.success.rateLimitPerMinute ?? settings.rateLimitPerMinute
+    }
+  }
+  const keyId = principal._tag === "Key" ? principal.key.id : undefined
+
+  const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
+  const handlers = yield* Handlers
+
+  // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
+  // rate unit and charge in one atomic step (one round trip instead of three).
+  if (op.auth === "paid" && principal._tag === "Key" && (request.idempotencyKey ?? []).length === 0) {
+    const handler = handlers.get(op.name)
+    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+    if (handler !== undefined && !isApiError(params)) {
+      const meter = { scope, limit: principal.rateLimitPerMinute }
+      const metered = yield* meteredPath(op, handler, params, principal, meter, request.ifNoneMatch, nowMs)
+      if (metered !== undefined) return answer(metered.outcome, metered.rate, keyId)
+    }
+  }
+
+  // Decoding and the Idempotency-Key check are pure: done first, answered after the rate limit.
+  const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+
+  // Rate limit: one unit per request, paid or free. A paid request with a valid Idempotency-Key spends it
+  // and begins under its key in one step (one round trip where the store offers `beginMetered`); the
+  // refusal comes first either way, and a request that cannot begin spends its unit alone.
+  let rate: RateWindow
+  let begun: Begun | undefined
+  const idemKey =
+    op.auth === "paid" && principal._tag === "Key" && !isApiError(params)
+      ? validateIdempotencyKey(request.idempotencyKey ?? [])
+      : undefined
+  if (principal._tag === "Key" && !isApiError(params) && typeof idemKey === "string") {
+    const meter = { scope, limit: principal.rateLimitPerMinute }
+    const fingerprint = canonicalRequest(op.name, params)
+    const store = yield* IdempotencyStore
+    const metered = yield* meteredBegin(store, limiter, principal.key.id, idemKey, fingerprint, nowMs, meter)
+    if (metered._tag === "RateLimited") return answer(fail(rateLimited(metered.rate, nowMs)), metered.rate, keyId)
+    rate = metered.rate
+    begun = { key: idemKey, result: metered.begun }
+  } else {
+    rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
+    if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
+  }
+  const done = (outcome: Outcome) => answer(outcome, rate, keyId)
+
+  // Decode.
+  if (isApiError(params)) return done(fail(params))
+
+  const handler = handlers.get(op.name)
+  const input: HandlerInput = { op, params, principal, rate, nowMs }
+
+  if (op.auth !== "paid" || principal._tag !== "Key") {
+    // Free operations: no credits, no idempotency.
+    if (handler === undefined) return done(fail(notImplemented(op)))
+    const run = yield* execute(handler, input)
+    if (run._tag === "Error") return done(fail(run.error))
+    const out = run.out
+    return done(
+      out._tag === "Markdown"
+        ? out
+        : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
+    )
+  }
+  return done(yield* paid(op, handler, input, principal.key.id, request, begun))
+})
 
 /** The internal principal's path: decode, execute; no key, no rate unit, no credits, no idempotency. */
-const internal = (op: OperationSpec, request: ApiRequest, nowMs: number): Effect.Effect<Answer, never, Handlers> =>
-  Effect.gen(function* () {
+const internal: (op: OperationSpec, request: ApiRequest, nowMs: number) => Effect.Effect<Answer, never, Handlers> =
+  Effect.fnUntraced(function* (op: OperationSpec, request: ApiRequest, nowMs: number) {
     const done = (outcome: Outcome): Answer => ({ outcome, op, rate: undefined, keyId: undefined, nowMs })
     const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
     if (isApiError(params)) return done(fail(params))
@@ -384,75 +385,81 @@ interface Begun {
 }
 
 /** The money path: idempotency, hold, execute, settle or release, store. */
-const paid = (
+const paid: (
   op: OperationSpec,
   handler: Handler | undefined,
   input: HandlerInput,
   keyId: string,
   request: ApiRequest,
   already: Begun | undefined
-): Effect.Effect<Outcome, never, Ledger | IdempotencyStore | Digest.Digest> =>
-  Effect.gen(function* () {
-    const idemKey = already?.key ?? validateIdempotencyKey(request.idempotencyKey ?? [])
-    if (isApiError(idemKey)) return fail(idemKey)
-    const store = yield* IdempotencyStore
-    const ledger = yield* Ledger
-    const nowMs = input.nowMs
+) => Effect.Effect<Outcome, never, Ledger | IdempotencyStore | Digest.Digest> = Effect.fnUntraced(function* (
+  op: OperationSpec,
+  handler: Handler | undefined,
+  input: HandlerInput,
+  keyId: string,
+  request: ApiRequest,
+  already: Begun | undefined
+) {
+  const idemKey = already?.key ?? validateIdempotencyKey(request.idempotencyKey ?? [])
+  if (isApiError(idemKey)) return fail(idemKey)
+  const store = yield* IdempotencyStore
+  const ledger = yield* Ledger
+  const nowMs = input.nowMs
 
-    let token: string | undefined
-    if (idemKey !== undefined) {
-      const begun =
-        already?.result ?? (yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs))
-      switch (begun._tag) {
-        case "InProgress":
-          return fail(
-            apiError("request_in_progress", "the same request is still running under this Idempotency-Key", {
-              retryAfterSeconds: 1
-            })
+  let token: string | undefined
+  if (idemKey !== undefined) {
+    const begun =
+      already?.result ?? (yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs))
+    switch (begun._tag) {
+      case "InProgress":
+        return fail(
+          apiError("request_in_progress", "the same request is still running under this Idempotency-Key", {
+            retryAfterSeconds: 1
+          })
+        )
+      case "Conflict":
+        return fail(
+          apiError(
+            "idempotency_conflict",
+            "this Idempotency-Key was used within 24 h for a different request; use a new key"
           )
-        case "Conflict":
-          return fail(
-            apiError(
-              "idempotency_conflict",
-              "this Idempotency-Key was used within 24 h for a different request; use a new key"
-            )
-          )
-        case "Replay":
-          return { _tag: "Replay", answer: begun.answer }
-        case "Started":
-          token = begun.token
-      }
+        )
+      case "Replay":
+        return { _tag: "Replay", answer: begun.answer }
+      case "Started":
+        token = begun.token
     }
-    const abandon = token === undefined ? Effect.void : store.abandon(keyId, idemKey as string, token)
-    const keep = (o: Outcome & { readonly _tag: "Json" | "Failure" }) =>
-      token === undefined ? Effect.void : store.complete(keyId, idemKey as string, token, storedAnswerOf(o), nowMs)
+  }
+  const abandon = token === undefined ? Effect.void : store.abandon(keyId, idemKey as string, token)
+  const keep = (o: Outcome & { readonly _tag: "Json" | "Failure" }) =>
+    token === undefined ? Effect.void : store.complete(keyId, idemKey as string, token, storedAnswerOf(o), nowMs)
 
-    if (handler === undefined) {
-      const o = fail(notImplemented(op))
-      yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
-      return o
-    }
+  if (handler === undefined) {
+    const o = fail(notImplemented(op))
+    yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
+    return o
+  }
 
-    const amount = holdFor(op, input.params)
-    const hold = yield* ledger.hold(keyId, amount, nowMs)
-    if (hold === undefined) {
-      // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
-      yield* abandon
-      const balance = yield* ledger.balance(keyId, nowMs)
-      return fail(insufficient(amount, balance))
-    }
+  const amount = holdFor(op, input.params)
+  const hold = yield* ledger.hold(keyId, amount, nowMs)
+  if (hold === undefined) {
+    // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
+    yield* abandon
+    const balance = yield* ledger.balance(keyId, nowMs)
+    return fail(insufficient(amount, balance))
+  }
 
-    const receipt =
-      token === undefined
-        ? undefined
-        : (answer: StoredAnswer): SettleReceipt => ({ keyId, idempotencyKey: idemKey as string, token, answer })
-    return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch).pipe(
-      // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
-      Effect.onInterrupt(() => Effect.andThen(ledger.release(hold), abandon))
-    )
-  })
+  const receipt =
+    token === undefined
+      ? undefined
+      : (answer: StoredAnswer): SettleReceipt => ({ keyId, idempotencyKey: idemKey as string, token, answer })
+  return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch).pipe(
+    // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
+    Effect.onInterrupt(() => Effect.andThen(ledger.release(hold), abandon))
+  )
+})
 
-const settleAfter = (
+const settleAfter: (
   op: OperationSpec,
   handler: Handler,
   input: HandlerInput,
@@ -461,47 +468,55 @@ const settleAfter = (
   keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
   receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
   ifNoneMatch: string | undefined
-): Effect.Effect<Outcome, never, Ledger | Digest.Digest> =>
-  Effect.gen(function* () {
-    const ledger = yield* Ledger
-    const run = yield* execute(handler, input)
-    if (run._tag === "Error" || run.out._tag === "Markdown") {
-      yield* ledger.release(hold)
-      const o = fail(run._tag === "Error" ? run.error : internalError())
-      yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
-      return o
-    }
-    const out = run.out
-    const body = out.text ?? JSON.stringify(out.body)
-    const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
-    const settledAt = yield* Clock.currentTimeMillis
-    const maxAgeSeconds =
-      out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
-    const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
-    if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
-      // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
-      yield* ledger.release(hold)
-      yield* abandon
-      return { _tag: "NotModified", etag, ...cache }
-    }
-    const charge = Math.min(Math.max(0, out.creditsCharged), hold.amount)
-    const o: Outcome & { readonly _tag: "Json" } = {
-      _tag: "Json",
-      body,
-      creditsCharged: charge,
-      ...(etag === undefined ? {} : { etag }),
-      ...cache,
-      ...sourceOf(out)
-    }
-    // The charge and the stored answer commit together: a crash leaves both or neither.
-    const settled = yield* ledger.settle(hold, charge, op.name, settledAt, receipt?.(storedAnswerOf(o)))
-    if (settled._tag !== "Settled") {
-      // The hold outlived its lease and the balance no longer covers the charge: serve nothing, retryable.
-      yield* abandon
-      return fail(apiError("source_unavailable", "the request took longer than its credit hold; retry"))
-    }
+) => Effect.Effect<Outcome, never, Ledger | Digest.Digest> = Effect.fnUntraced(function* (
+  op: OperationSpec,
+  handler: Handler,
+  input: HandlerInput,
+  hold: Hold,
+  abandon: Effect.Effect<void>,
+  keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
+  receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
+  ifNoneMatch: string | undefined
+) {
+  const ledger = yield* Ledger
+  const run = yield* execute(handler, input)
+  if (run._tag === "Error" || run.out._tag === "Markdown") {
+    yield* ledger.release(hold)
+    const o = fail(run._tag === "Error" ? run.error : internalError())
+    yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
     return o
-  })
+  }
+  const out = run.out
+  const body = out.text ?? JSON.stringify(out.body)
+  const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
+  const settledAt = yield* Clock.currentTimeMillis
+  const maxAgeSeconds =
+    out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
+  const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
+  if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+    // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
+    yield* ledger.release(hold)
+    yield* abandon
+    return { _tag: "NotModified", etag, ...cache }
+  }
+  const charge = Math.min(Math.max(0, out.creditsCharged), hold.amount)
+  const o: Outcome & { readonly _tag: "Json" } = {
+    _tag: "Json",
+    body,
+    creditsCharged: charge,
+    ...(etag === undefined ? {} : { etag }),
+    ...cache,
+    ...sourceOf(out)
+  }
+  // The charge and the stored answer commit together: a crash leaves both or neither.
+  const settled = yield* ledger.settle(hold, charge, op.name, settledAt, receipt?.(storedAnswerOf(o)))
+  if (settled._tag !== "Settled") {
+    // The hold outlived its lease and the balance no longer covers the charge: serve nothing, retryable.
+    yield* abandon
+    return fail(apiError("source_unavailable", "the request took longer than its credit hold; retry"))
+  }
+  return o
+})
 
 /**
  * The metered path of a paid request without an Idempotency-Key: execute first, then spend the rate unit and
@@ -510,7 +525,7 @@ const settleAfter = (
  * cover the hold and no rate refusal pending, so a 402 or a 429 normally executes nothing; otherwise
  * `undefined` and the request takes the hold/settle path.
  */
-const meteredPath = (
+const meteredPath: (
   op: OperationSpec,
   handler: Handler,
   params: CanonicalParams,
@@ -518,62 +533,69 @@ const meteredPath = (
   meter: Meter,
   ifNoneMatch: string | undefined,
   nowMs: number
-): Effect.Effect<
+) => Effect.Effect<
   { readonly outcome: Outcome; readonly rate: RateWindow } | undefined,
   never,
   Ledger | RateLimiter | Digest.Digest
-> =>
-  Effect.gen(function* () {
-    const ledger = yield* Ledger
-    const limiter = yield* RateLimiter
-    const keyId = principal.key.id
-    const amount = holdFor(op, params)
-    if (ledger.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
-    let available = ledger.hint(keyId).available
-    if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
-    if (available < amount) return undefined
+> = Effect.fnUntraced(function* (
+  op: OperationSpec,
+  handler: Handler,
+  params: CanonicalParams,
+  principal: Extract<Principal, { readonly _tag: "Key" }>,
+  meter: Meter,
+  ifNoneMatch: string | undefined,
+  nowMs: number
+) {
+  const ledger = yield* Ledger
+  const limiter = yield* RateLimiter
+  const keyId = principal.key.id
+  const amount = holdFor(op, params)
+  if (ledger.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
+  let available = ledger.hint(keyId).available
+  if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
+  if (available < amount) return undefined
 
-    // The handler sees the window as last known; the unit is spent with the charge.
-    const provisional: RateWindow = { limit: meter.limit, remaining: meter.limit, resetAtMs: nowMs, allowed: true }
-    const run = yield* execute(handler, { op, params, principal, rate: provisional, nowMs })
-    const spendUnit = (outcome: Outcome) =>
-      Effect.map(limiter.consume(meter.scope, meter.limit, nowMs), (rate) => ({
-        outcome: rate.allowed ? outcome : fail(rateLimited(rate, nowMs)),
-        rate
-      }))
-    if (run._tag === "Error" || run.out._tag === "Markdown") {
-      return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
-    }
-    const out = run.out
-    const body = out.text ?? JSON.stringify(out.body)
-    const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
-    const settledAt = yield* Clock.currentTimeMillis
-    const maxAgeSeconds =
-      out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
-    const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
-    if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
-      return yield* spendUnit({ _tag: "NotModified", etag, ...cache })
-    }
-    const charge = Math.min(Math.max(0, out.creditsCharged), amount)
-    const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, settledAt, meter)
-    switch (result._tag) {
-      case "RateLimited":
-        return { outcome: fail(rateLimited(result.rate, settledAt)), rate: result.rate }
-      case "Insufficient":
-        return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
-      case "Charged": {
-        const outcome: Outcome = {
-          _tag: "Json",
-          body,
-          creditsCharged: charge,
-          ...(etag === undefined ? {} : { etag }),
-          ...cache,
-          ...sourceOf(out)
-        }
-        return { outcome, rate: result.rate }
+  // The handler sees the window as last known; the unit is spent with the charge.
+  const provisional: RateWindow = { limit: meter.limit, remaining: meter.limit, resetAtMs: nowMs, allowed: true }
+  const run = yield* execute(handler, { op, params, principal, rate: provisional, nowMs })
+  const spendUnit = (outcome: Outcome) =>
+    Effect.map(limiter.consume(meter.scope, meter.limit, nowMs), (rate) => ({
+      outcome: rate.allowed ? outcome : fail(rateLimited(rate, nowMs)),
+      rate
+    }))
+  if (run._tag === "Error" || run.out._tag === "Markdown") {
+    return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
+  }
+  const out = run.out
+  const body = out.text ?? JSON.stringify(out.body)
+  const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
+  const settledAt = yield* Clock.currentTimeMillis
+  const maxAgeSeconds =
+    out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
+  const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
+  if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+    return yield* spendUnit({ _tag: "NotModified", etag, ...cache })
+  }
+  const charge = Math.min(Math.max(0, out.creditsCharged), amount)
+  const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, settledAt, meter)
+  switch (result._tag) {
+    case "RateLimited":
+      return { outcome: fail(rateLimited(result.rate, settledAt)), rate: result.rate }
+    case "Insufficient":
+      return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
+    case "Charged": {
+      const outcome: Outcome = {
+        _tag: "Json",
+        body,
+        creditsCharged: charge,
+        ...(etag === undefined ? {} : { etag }),
+        ...cache,
+        ...sourceOf(out)
       }
+      return { outcome, rate: result.rate }
     }
-  })
+  }
+})
 
 const sourceOf = (out: { readonly dataSource?: string }) =>
   out.dataSource === undefined ? {} : { dataSource: out.dataSource }
