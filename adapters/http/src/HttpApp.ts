@@ -456,7 +456,8 @@ export const nodeApiHandler = (
     }
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
-      write(done)
+      // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
+      writeSoon(res, Exit.isSuccess(done) ? done.value : internalErrorWire())
     } else {
       fiber.addObserver(write)
       // A client gone before the answer: stop the work (holds are released as on any interruption).
@@ -466,6 +467,35 @@ export const nodeApiHandler = (
     }
     return true
   }
+}
+
+/**
+ * Answers computed synchronously in one event-loop turn are written together when the turn's I/O is done
+ * (`setImmediate`), not one by one between the computations. Under load a turn handles many requests; writing
+ * their answers back to back wakes a waiting client process once per burst instead of once per answer, which
+ * on a virtual machine (where waking another CPU is a costly exit to the hypervisor) was a third of the time
+ * of each answer on loopback. A lone request is written at the end of its own turn, microseconds later.
+ */
+let pending: Array<ServerResponse | WireResponse> = []
+
+const flushPending = () => {
+  const batch = pending
+  pending = []
+  for (let i = 0; i < batch.length; i += 2) {
+    const res = batch[i] as ServerResponse
+    if (res.writableEnded || res.destroyed) continue
+    try {
+      writeWire(res, batch[i + 1] as WireResponse)
+    } catch {
+      // One answer Node refuses to write (it validated its headers) must not keep the others unwritten.
+      res.destroy()
+    }
+  }
+}
+
+const writeSoon = (res: ServerResponse, wire: WireResponse) => {
+  if (pending.length === 0) setImmediate(flushPending)
+  pending.push(res, wire)
 }
 
 const writeWire = (res: ServerResponse, wire: WireResponse) => {
