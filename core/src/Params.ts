@@ -322,6 +322,42 @@ export const decodeParams = (
   op: DecodeTarget,
   raw: ReadonlyArray<readonly [string, unknown]>
 ): CanonicalParams | ApiError => {
+  // Decoding is a pure function of the operation and the pairs: a request seen before (all values strings, as
+  // HTTP sends them) gets the same frozen result again instead of running every schema.
+  let key: string | undefined = ""
+  for (const [name, value] of raw) {
+    if (typeof value !== "string") {
+      key = undefined
+      break
+    }
+    key += `${name}\u0000${value}\u0001`
+  }
+  if (key === undefined || key.length > DECODED_KEY_MAX) return decodeParamsOnce(op, raw)
+  let memo = decodedMemo.get(op)
+  if (memo === undefined) {
+    memo = new Map()
+    decodedMemo.set(op, memo)
+  }
+  const known = memo.get(key)
+  if (known !== undefined) return known
+  const decoded = decodeParamsOnce(op, raw)
+  if (isApiError(decoded)) return decoded
+  for (const v of Object.values(decoded)) if (Array.isArray(v)) Object.freeze(v)
+  const frozen = Object.freeze(decoded)
+  if (memo.size >= DECODED_MEMO_MAX) memo.clear()
+  memo.set(key, frozen)
+  return frozen
+}
+
+/** Decoded parameters of recent requests, per operation, by their pairs; bounded in entries and key length. */
+const decodedMemo = new WeakMap<DecodeTarget, Map<string, CanonicalParams>>()
+const DECODED_MEMO_MAX = 512
+const DECODED_KEY_MAX = 512
+
+const decodeParamsOnce = (
+  op: DecodeTarget,
+  raw: ReadonlyArray<readonly [string, unknown]>
+): CanonicalParams | ApiError => {
   const byName = new Map<string, ParamSpec>()
   for (const p of op.params) byName.set(p.name, p)
   const given = new Map<string, unknown>()

@@ -1,0 +1,44 @@
+/**
+ * `decodeParams` remembers the decoded parameters of string pairs it has seen (HTTP requests repeat): the
+ * remembered answer must be the one a fresh decode gives, immutable, and never shared between operations.
+ */
+import { describe, expect, it } from "vitest"
+import { type DecodeTarget, decodeParams, isApiError } from "../src/Params.ts"
+import { operation } from "../src/Registry.ts"
+
+const read = operation("read") as DecodeTarget
+
+describe("decodeParams memo", () => {
+  it("answers a repeated request with the same frozen result a fresh decode gives", () => {
+    const pairs = [["ids", "crypto:bitcoin,crypto:ethereum"]] as const
+    const first = decodeParams(read, pairs)
+    const again = decodeParams(read, [["ids", "crypto:bitcoin,crypto:ethereum"]])
+    expect(again).toBe(first)
+    expect(Object.isFrozen(first)).toBe(true)
+    if (isApiError(first)) throw new Error("expected a decode")
+    expect(Object.isFrozen(first.ids)).toBe(true)
+    // A fresh decode of the same request (a copy of the operation has no memo yet) gives equal parameters.
+    expect(decodeParams({ ...read }, pairs)).toEqual(first)
+    expect(() => (first.ids as Array<string>).push("crypto:solana")).toThrow(TypeError)
+  })
+
+  it("keeps pairs apart that only a naive join would confuse, and errors stay errors", () => {
+    const a = decodeParams(read, [["id", "crypto:bitcoin,crypto:ether"]])
+    const b = decodeParams(read, [["ids", "crypto:bitcoin,crypto:ether"]])
+    expect(isApiError(a)).toBe(true)
+    expect(isApiError(b)).toBe(false)
+    const bad = [["id", "bitcoin"]] as const
+    const e1 = decodeParams(read, bad)
+    const e2 = decodeParams(read, bad)
+    expect(isApiError(e1) && isApiError(e2)).toBe(true)
+    expect(e2).toEqual(e1)
+  })
+
+  it("is per operation: the same pairs for another operation decode against that operation", () => {
+    const withoutIds: DecodeTarget = { ...read, params: read.params.filter((p) => p.name !== "ids"), rules: [] }
+    const pairs = [["ids", "crypto:bitcoin,crypto:ethereum"]] as const
+    expect(isApiError(decodeParams(read, pairs))).toBe(false)
+    const refused = decodeParams(withoutIds, pairs)
+    expect(isApiError(refused) && refused.code).toBe("invalid_parameter")
+  })
+})
