@@ -13,6 +13,14 @@ import {
 import { Effect, Layer } from "effect"
 import { type MemoryRateCounter, makeMemoryRateCounter } from "./MemoryRateLimiter.ts"
 
+/** A key's ledger entries, one column per field. */
+interface Columns {
+  readonly kinds: Array<LedgerEntry["kind"]>
+  readonly amounts: Array<number>
+  readonly reasons: Array<string>
+  readonly atMs: Array<number>
+}
+
 /** Resolved holds are remembered this long past their expiry, so a late second resolution is recognised. */
 const REMEMBER_RESOLVED_MS = 24 * 60 * 60 * 1000
 
@@ -26,7 +34,12 @@ export const makeMemoryLedger = (
   completeReceipt?: (receipt: SettleReceipt, nowMs: number) => boolean,
   rate: MemoryRateCounter = makeMemoryRateCounter()
 ): Ledger["Service"] => {
-  const entries = new Map<string, Array<LedgerEntry>>()
+  /**
+   * Per key, the append-only entries in columns (a busy key books tens of thousands of charges a minute: an
+   * object and a Date each would be ~150 bytes of old-generation heap per request); `entries` builds the
+   * objects when asked.
+   */
+  const entries = new Map<string, Columns>()
   /** grants - charges per key. */
   const booked = new Map<string, number>()
   /** Unresolved holds per key, by ID. */
@@ -47,11 +60,17 @@ export const makeMemoryLedger = (
     return sum
   }
   const available = (keyId: string, nowMs: number) => (booked.get(keyId) ?? 0) - heldNow(keyId, nowMs)
-  const append = (e: LedgerEntry) => {
-    const list = entries.get(e.keyId) ?? []
-    list.push(e)
-    entries.set(e.keyId, list)
-    booked.set(e.keyId, (booked.get(e.keyId) ?? 0) + (e.kind === "grant" ? e.amount : -e.amount))
+  const append = (keyId: string, kind: LedgerEntry["kind"], amount: number, reason: string, atMs: number) => {
+    let columns = entries.get(keyId)
+    if (columns === undefined) {
+      columns = { kinds: [], amounts: [], reasons: [], atMs: [] }
+      entries.set(keyId, columns)
+    }
+    columns.kinds.push(kind)
+    columns.amounts.push(amount)
+    columns.reasons.push(reason)
+    columns.atMs.push(atMs)
+    booked.set(keyId, (booked.get(keyId) ?? 0) + (kind === "grant" ? amount : -amount))
   }
   const resolve = (hold: Hold) => {
     live.get(hold.keyId)?.delete(hold.id)
@@ -95,7 +114,7 @@ export const makeMemoryLedger = (
         // An expired hold no longer reserves anything: charge only if the balance covers it now.
         if (!wasLive && charge > 0 && available(hold.keyId, nowMs) < charge) return { _tag: "Expired" as const }
         if (receipt !== undefined && completeReceipt?.(receipt, nowMs) !== true) return { _tag: "Superseded" as const }
-        if (charge > 0) append({ keyId: hold.keyId, kind: "charge", amount: charge, reason, at: new Date(nowMs) })
+        if (charge > 0) append(hold.keyId, "charge", charge, reason, nowMs)
         return { _tag: "Settled" as const, charged: charge }
       }),
     release: (hold) =>
@@ -107,10 +126,23 @@ export const makeMemoryLedger = (
         if (!Number.isSafeInteger(amount) || amount <= 0) {
           throw new RangeError(`grant must be a positive whole number, got ${amount}`)
         }
-        append({ keyId, kind: "grant", amount, reason, at: new Date(nowMs) })
+        append(keyId, "grant", amount, reason, nowMs)
         return available(keyId, nowMs)
       }),
-    entries: (keyId) => Effect.sync(() => [...(entries.get(keyId) ?? [])]),
+    entries: (keyId) =>
+      Effect.sync(() => {
+        const columns = entries.get(keyId)
+        if (columns === undefined) return []
+        return columns.kinds.map(
+          (kind, i): LedgerEntry => ({
+            keyId,
+            kind,
+            amount: columns.amounts[i] as number,
+            reason: columns.reasons[i] as string,
+            at: new Date(columns.atMs[i] as number)
+          })
+        )
+      }),
     meteredCharge: (keyId, required, charge, reason, nowMs, meter) =>
       Effect.sync(() => {
         whole(required, "required")
@@ -126,7 +158,7 @@ export const makeMemoryLedger = (
         prune(keyId, nowMs)
         const before = available(keyId, nowMs)
         if (before < required) return { _tag: "Insufficient" as const, rate: window, available: before }
-        if (charge > 0) append({ keyId, kind: "charge", amount: charge, reason, at: new Date(nowMs) })
+        if (charge > 0) append(keyId, "charge", charge, reason, nowMs)
         return { _tag: "Charged" as const, rate: window, available: before - charge }
       }),
     hint: (keyId): LedgerHint => ({
