@@ -450,12 +450,14 @@ export const nodeApiHandler = (
       Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(internalErrorWire())))
     )
     const fiber = run(program)
-    // Written with the other answers of this event-loop turn (see `writeSoon`).
-    const write = (exit: Exit.Exit<WireResponse>) =>
-      writeSoon(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire())
+    const write = (exit: Exit.Exit<WireResponse>) => {
+      if (res.writableEnded || res.destroyed) return
+      writeWire(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire())
+    }
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
-      write(done)
+      // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
+      writeSoon(res, Exit.isSuccess(done) ? done.value : internalErrorWire())
     } else {
       fiber.addObserver(write)
       // A client gone before the answer: stop the work (holds are released as on any interruption).
