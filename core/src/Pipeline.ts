@@ -385,14 +385,7 @@ interface Begun {
 }
 
 /** The money path: idempotency, hold, execute, settle or release, store. */
-const paid: (
-  op: OperationSpec,
-  handler: Handler | undefined,
-  input: HandlerInput,
-  keyId: string,
-  request: ApiRequest,
-  already: Begun | undefined
-) => Effect.Effect<Outcome, never, Ledger | IdempotencyStore | Digest.Digest> = Effect.fnUntraced(function* (
+const paid = Effect.fnUntraced(function* (
   op: OperationSpec,
   handler: Handler | undefined,
   input: HandlerInput,
@@ -425,7 +418,7 @@ const paid: (
           )
         )
       case "Replay":
-        return { _tag: "Replay", answer: begun.answer }
+        return { _tag: "Replay", answer: begun.answer } satisfies Outcome
       case "Started":
         token = begun.token
     }
@@ -459,16 +452,7 @@ const paid: (
   )
 })
 
-const settleAfter: (
-  op: OperationSpec,
-  handler: Handler,
-  input: HandlerInput,
-  hold: Hold,
-  abandon: Effect.Effect<void>,
-  keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
-  receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
-  ifNoneMatch: string | undefined
-) => Effect.Effect<Outcome, never, Ledger | Digest.Digest> = Effect.fnUntraced(function* (
+const settleAfter = Effect.fnUntraced(function* (
   op: OperationSpec,
   handler: Handler,
   input: HandlerInput,
@@ -486,30 +470,17 @@ const settleAfter: (
     yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
     return o
   }
-  const out = run.out
-  const body = out.text ?? JSON.stringify(out.body)
-  const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
-  const settledAt = yield* Clock.currentTimeMillis
-  const maxAgeSeconds =
-    out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
-  const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
-  if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+  const ready = yield* prepare(op, run.out, ifNoneMatch)
+  if (ready.notModified !== undefined) {
     // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
     yield* ledger.release(hold)
     yield* abandon
-    return { _tag: "NotModified", etag, ...cache }
+    return ready.notModified
   }
-  const charge = Math.min(Math.max(0, out.creditsCharged), hold.amount)
-  const o: Outcome & { readonly _tag: "Json" } = {
-    _tag: "Json",
-    body,
-    creditsCharged: charge,
-    ...(etag === undefined ? {} : { etag }),
-    ...cache,
-    ...sourceOf(out)
-  }
+  const charge = Math.min(Math.max(0, run.out.creditsCharged), hold.amount)
+  const o = ready.json(charge)
   // The charge and the stored answer commit together: a crash leaves both or neither.
-  const settled = yield* ledger.settle(hold, charge, op.name, settledAt, receipt?.(storedAnswerOf(o)))
+  const settled = yield* ledger.settle(hold, charge, op.name, ready.settledAt, receipt?.(storedAnswerOf(o)))
   if (settled._tag !== "Settled") {
     // The hold outlived its lease and the balance no longer covers the charge: serve nothing, retryable.
     yield* abandon
@@ -525,19 +496,7 @@ const settleAfter: (
  * cover the hold and no rate refusal pending, so a 402 or a 429 normally executes nothing; otherwise
  * `undefined` and the request takes the hold/settle path.
  */
-const meteredPath: (
-  op: OperationSpec,
-  handler: Handler,
-  params: CanonicalParams,
-  principal: Extract<Principal, { readonly _tag: "Key" }>,
-  meter: Meter,
-  ifNoneMatch: string | undefined,
-  nowMs: number
-) => Effect.Effect<
-  { readonly outcome: Outcome; readonly rate: RateWindow } | undefined,
-  never,
-  Ledger | RateLimiter | Digest.Digest
-> = Effect.fnUntraced(function* (
+const meteredPath = Effect.fnUntraced(function* (
   op: OperationSpec,
   handler: Handler,
   params: CanonicalParams,
@@ -566,35 +525,47 @@ const meteredPath: (
   if (run._tag === "Error" || run.out._tag === "Markdown") {
     return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
   }
-  const out = run.out
+  const ready = yield* prepare(op, run.out, ifNoneMatch)
+  if (ready.notModified !== undefined) return yield* spendUnit(ready.notModified)
+  const charge = Math.min(Math.max(0, run.out.creditsCharged), amount)
+  const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, ready.settledAt, meter)
+  switch (result._tag) {
+    case "RateLimited":
+      return { outcome: fail(rateLimited(result.rate, ready.settledAt)), rate: result.rate }
+    case "Insufficient":
+      return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
+    case "Charged":
+      return { outcome: ready.json(charge), rate: result.rate }
+  }
+})
+
+/**
+ * What a handler's JSON output becomes once it has run: the body, its ETag (conditional operations), the time it
+ * is settled at and its `max-age`; `notModified` when `If-None-Match` matches the ETag; `json(charge)` the answer
+ * charging `charge`.
+ */
+const prepare = Effect.fnUntraced(function* (
+  op: OperationSpec,
+  out: Extract<HandlerOutput, { readonly _tag: "Json" }>,
+  ifNoneMatch: string | undefined
+) {
   const body = out.text ?? JSON.stringify(out.body)
   const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
   const settledAt = yield* Clock.currentTimeMillis
   const maxAgeSeconds =
     out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
   const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
-  if (etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
-    return yield* spendUnit({ _tag: "NotModified", etag, ...cache })
-  }
-  const charge = Math.min(Math.max(0, out.creditsCharged), amount)
-  const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, settledAt, meter)
-  switch (result._tag) {
-    case "RateLimited":
-      return { outcome: fail(rateLimited(result.rate, settledAt)), rate: result.rate }
-    case "Insufficient":
-      return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
-    case "Charged": {
-      const outcome: Outcome = {
-        _tag: "Json",
-        body,
-        creditsCharged: charge,
-        ...(etag === undefined ? {} : { etag }),
-        ...cache,
-        ...sourceOf(out)
-      }
-      return { outcome, rate: result.rate }
-    }
-  }
+  const notModified: Outcome | undefined =
+    etag !== undefined && ifNoneMatchMatches(ifNoneMatch, etag) ? { _tag: "NotModified", etag, ...cache } : undefined
+  const json = (charge: number): Outcome & { readonly _tag: "Json" } => ({
+    _tag: "Json",
+    body,
+    creditsCharged: charge,
+    ...(etag === undefined ? {} : { etag }),
+    ...cache,
+    ...sourceOf(out)
+  })
+  return { settledAt, notModified, json }
 })
 
 const sourceOf = (out: { readonly dataSource?: string }) =>
