@@ -330,7 +330,8 @@ export const decodeParams = (
       key = undefined
       break
     }
-    key += `${name}\u0000${value}\u0001`
+    // Length-prefixed, so no name or value (percent-decoding lets them hold any character) can pass for another split.
+    key += `${name.length}:${name}${value.length}:${value}`
   }
   if (key === undefined || key.length > DECODED_KEY_MAX) return decodeParamsOnce(op, raw)
   let memo = decodedMemo.get(op)

@@ -22,11 +22,25 @@ describe("decodeParams memo", () => {
     expect(() => (first.ids as Array<string>).push("crypto:solana")).toThrow(TypeError)
   })
 
-  it("keeps pairs apart that only a naive join would confuse, and errors stay errors", () => {
+  it("keeps pairs apart, even ones whose characters could spell another split, and errors stay errors", () => {
     const a = decodeParams(read, [["id", "crypto:bitcoin,crypto:ether"]])
     const b = decodeParams(read, [["ids", "crypto:bitcoin,crypto:ether"]])
     expect(isApiError(a)).toBe(true)
     expect(isApiError(b)).toBe(false)
+    // Two valid pairs remembered first; one pair whose value holds the separators of a naive join must still be
+    // decoded on its own (and refused), not answered with the two pairs' decode.
+    const sep = (s: string) => s.replaceAll("|", "\u0001").replaceAll("~", "\u0000")
+    const technicals = operation("technicals") as DecodeTarget
+    expect(
+      isApiError(
+        decodeParams(technicals, [
+          ["id", "crypto:bitcoin"],
+          ["timeframe", "1h"]
+        ])
+      )
+    ).toBe(false)
+    const forged = decodeParams(technicals, [["id", sep("crypto:bitcoin|timeframe~1h")]])
+    expect(isApiError(forged) && forged.param).toBe("id")
     const bad = [["id", "bitcoin"]] as const
     const e1 = decodeParams(read, bad)
     const e2 = decodeParams(read, bad)
