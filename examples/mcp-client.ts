@@ -110,7 +110,7 @@ const main = async () => {
   const server = client.getServerVersion()
   console.log(`== connected to ${server?.name} ${server?.version} at ${BASE}/api/mcp`)
 
-  // 1. The tools: one per operation, each with an input and an output schema.
+  // 1. The tools: one per operation, each with its input schema (output schemas: connect to ?output_schemas=true).
   const { tools } = await client.listTools()
   console.log(`\n== ${tools.length} tools`)
   console.log(tools.map((t) => t.name).join(", "))

@@ -29,7 +29,7 @@ import {
 } from "@market-data/core"
 import type { ValidateFunction } from "ajv"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { callTool, makeAjv, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
+import { callTool, listToolsWithOutputSchemas, makeAjv, sdkClient, typedArgs } from "./support/mcp.ts"
 import { type PlanesServer, startPlanesServer } from "./support/planes-server.ts"
 
 let server: PlanesServer
@@ -55,8 +55,8 @@ beforeAll(async () => {
   // Keyless calls (docs, schema) share the client address's budget: raise the default.
   server = await startPlanesServer({ rateLimitPerMinute: 1_000_000 })
   key = (await server.newKey(10_000_000, 1_000_000)).key
-  // The schemas a client gets: from tools/list over MCP, not from the module.
-  const list = await rpc(server.base, "tools/list", {})
+  // The schemas a client gets: from tools/list over MCP (asking for the output schemas), not from the module.
+  const list = await listToolsWithOutputSchemas(server.base)
   const ajv = makeAjv()
   const closedAjv = makeAjv()
   for (const t of list.body.result.tools as ReadonlyArray<{ name: string; outputSchema: object }>) {
@@ -422,9 +422,10 @@ describe("the data source over MCP", () => {
 
 describe("the official SDK client on the real planes", () => {
   it("calls every example the docs show; the client's own outputSchema validation accepts every result", async () => {
-    const { client } = await sdkClient(server.base, "2025-11-25", key)
+    const { client } = await sdkClient(server.base, "2025-11-25", key, true)
     try {
-      await client.listTools() // the client validates structuredContent against the schemas listed here
+      const { tools } = await client.listTools() // the client validates structuredContent against these schemas
+      expect(tools.every((t) => t.outputSchema?.type === "object")).toBe(true)
       for (const e of docsExamples) {
         const res = await client.callTool({ name: e.operation, arguments: typedArgs(e.query) })
         expect(res.isError, `${e.operation}?${e.query}`).toBe(false)

@@ -21,7 +21,8 @@ import {
   MAX_MCP_BODY_BYTES,
   MCP_PATH,
   SUPPORTED_PROTOCOL_VERSIONS,
-  Tools
+  Tools,
+  ToolsWithOutputSchemas
 } from "@market-data/mcp"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
@@ -35,7 +36,7 @@ import {
   mcpDocMarkdown
 } from "../core/src/McpDoc.ts"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
-import { callTool, makeAjv, mcpPost, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
+import { callTool, listToolsWithOutputSchemas, makeAjv, mcpPost, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
 import { rawRequest, startServer, type TestServer } from "./support/server.ts"
 
 // Read per request through Effect Config, so setting it before the first request configures the server.
@@ -385,19 +386,22 @@ describe("tools", () => {
   it("lists exactly the 23 operations, with schemas and annotations", async () => {
     const res = await rpc(server.base, "tools/list", {})
     const tools = res.body.result.tools as ReadonlyArray<any>
+    const full = (await listToolsWithOutputSchemas(server.base)).body.result.tools as ReadonlyArray<any>
     expect(tools.map((t) => t.name)).toEqual(Operations.map((o) => o.name))
     expect(tools).toHaveLength(23)
-    for (const t of tools) {
+    for (const [i, t] of tools.entries()) {
       const op = operation(t.name)!
       expect(t.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true })
       expect(t.inputSchema.type).toBe("object")
-      expect(t.outputSchema.type).toBe("object")
-      expect(t.inputSchema.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
-      expect(t.outputSchema.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
+      // Output schemas only on request; otherwise the same tool.
+      expect(t.outputSchema).toBeUndefined()
+      const { outputSchema, ...rest } = full[i]
+      expect(rest).toEqual(t)
+      expect(outputSchema.type).toBe("object")
+      expect(outputSchema.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
       expect(Object.keys(t.inputSchema.properties)).toEqual(op.params.map((p) => p.name))
-      // The same parameter schemas `schema` serves as `input_schema`.
-      const { $schema: _, ...input } = t.inputSchema
-      expect(input).toEqual(paramsJsonSchema(op.params, "typed"))
+      // The portable form of the parameter schemas `schema` serves as `input_schema`.
+      expect(t.inputSchema).toEqual(paramsJsonSchema(op.params, "tool"))
       expect(t.description).toContain(op.summary)
       expect(t.description.length).toBeGreaterThan(100)
       if (op.auth === "paid") expect(t.description).toContain("credit")
@@ -405,11 +409,11 @@ describe("tools", () => {
     }
   })
 
-  it("has schemas that compile as JSON Schema 2020-12, lists as arrays or comma-joined strings", () => {
+  it("has schemas that compile as JSON Schema 2020-12, lists as arrays", () => {
     const ajv = makeAjv()
-    for (const t of Tools) {
+    for (const t of ToolsWithOutputSchemas) {
       const input = ajv.compile(t.inputSchema)
-      const output = ajv.compile(t.outputSchema)
+      const output = ajv.compile(t.outputSchema!)
       expect(output({ error: { code: "invalid_parameter", message: "m", param: "id", retryable: false } })).toBe(true)
       expect(output({}), t.name).toBe(false)
       expect(output({ error: { code: "no_such_code", message: "m", retryable: false } })).toBe(false)
@@ -418,14 +422,14 @@ describe("tools", () => {
       expect(input({ bogus: 1 }), t.name).toBe(false)
       if ("ids" in (t.inputSchema.properties as object)) {
         expect(input({ ids: ["crypto:bitcoin", "crypto:ethereum"] })).toBe(true)
-        expect(input({ ids: "crypto:bitcoin,crypto:ethereum" })).toBe(true)
+        // The comma-joined form is accepted by the service (see below), not stated in the portable schema.
+        expect(input({ ids: "crypto:bitcoin,crypto:ethereum" })).toBe(false)
         expect(input({ ids: 42 })).toBe(false)
-        expect(input({ ids: ["crypto:bitcoin", "crypto:bitcoin"] })).toBe(false)
+        expect(input({ ids: ["crypto:bitcoin"] })).toBe(false)
       }
     }
     const financials = ajv.compile(Tools.find((t) => t.name === "financials")!.inputSchema)
     expect(financials({ id: "eq:320193:AAPL", statements: ["income", "balance"], periods: 8 })).toBe(true)
-    expect(financials({ id: "eq:320193:AAPL", statements: "income,balance" })).toBe(true)
     expect(financials({ id: "eq:320193:AAPL", periods: 21 })).toBe(false)
   })
 
@@ -442,7 +446,7 @@ describe("tools", () => {
       expect(landed).toEqual(expect.arrayContaining(["docs", "schema", "usage"]))
       const ajv = makeAjv()
       for (const name of landed) {
-        const validate = ajv.compile(Tools.find((t) => t.name === name)!.outputSchema)
+        const validate = ajv.compile(ToolsWithOutputSchemas.find((t) => t.name === name)!.outputSchema!)
         const examples = docsExamples.filter((e) => e.section === "examples" && e.operation === name)
         expect(examples.length, name).toBeGreaterThan(0)
         for (const example of examples) {
@@ -459,7 +463,7 @@ describe("tools", () => {
 
   it("answers invalid arguments with the HTTP error object, and it validates against outputSchema", async () => {
     const ajv = makeAjv()
-    for (const t of Tools) {
+    for (const t of ToolsWithOutputSchemas) {
       const { reply, result } = await callTool(server.base, t.name, { bogus: 1 }, auth())
       expect(reply.status).toBe(200)
       expect(result.isError, t.name).toBe(true)
@@ -471,7 +475,7 @@ describe("tools", () => {
       expect(isErrorBody(result.structuredContent)).toBe(true)
       expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent)
       expect(result._meta.credits_charged).toBe(0)
-      expect(ajv.validate(t.outputSchema, result.structuredContent), t.name).toBe(true)
+      expect(ajv.validate(t.outputSchema!, result.structuredContent), t.name).toBe(true)
     }
     const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string, string]> = [
       ["price", {}, "missing_parameter", "id"],
@@ -497,16 +501,20 @@ describe("tools", () => {
       const t = Tools.find((x) => x.name === example.operation)!
       const args = typedArgs(example.query)
       expect(ajv.validate(t.inputSchema, args), `${example.operation}?${example.query} ${ajv.errorsText()}`).toBe(true)
-      // The comma-joined form of the same lists is admitted too.
-      const joined = [...new URLSearchParams(example.query)].map(([k, v]) => [
-        k,
-        /^\d+$/.test(v) ? Number(v) : v === "true" || v === "false" ? v === "true" : v
-      ])
-      expect(ajv.validate(t.inputSchema, Object.fromEntries(joined))).toBe(true)
     }
   })
 
-  it("agrees with the service on every bound and enum: what the inputSchema refuses, the tool refuses naming the param", async () => {
+  it("still accepts lists as one comma-joined string, as the descriptions say", async () => {
+    const { key: own } = await server.newKey(10)
+    const { result } = await callTool(server.base, "price", { ids: "crypto:bitcoin,crypto:ethereum" }, auth(own))
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBe(false)
+    expect(result.structuredContent.data.map((r: { asset_id: string }) => r.asset_id)).toEqual([
+      "crypto:bitcoin",
+      "crypto:ethereum"
+    ])
+  })
+
+  it("agrees with the service on every bound and enum: what the inputSchema refuses, the tool refuses naming the param; what it leaves to the description, the tool still refuses", async () => {
     const ajv = makeAjv()
     let checked = 0
     for (const op of Operations) {
@@ -519,20 +527,24 @@ describe("tools", () => {
       }
       if (op.rules.some((r) => r.rule === "exactlyOne")) base.id = asset
       for (const p of op.params) {
-        const bad: Array<unknown> = []
+        // Each bad value, and whether the portable schema states the rule it breaks (the rest is in the
+        // parameter's description: lengths, uniqueness, calendar dates, the slug's 64 characters).
+        const bad: Array<readonly [unknown, boolean]> = []
         const k = p.type
-        if (k.kind === "int") bad.push(k.min - 1, k.max + 1, 1.5, "ten")
-        if (k.kind === "enum") bad.push("zzz", 3)
-        if (k.kind === "enumList") bad.push(["zzz"], [], [k.values[0], k.values[0]])
-        if (k.kind === "string") bad.push("", "x".repeat(k.maxLength + 1))
-        if (k.kind === "boolean") bad.push("yes", 1)
-        if (k.kind === "date") bad.push("2025-13-01", "yesterday")
-        if (k.kind === "assetId") bad.push("bitcoin", 42)
-        if (k.kind === "assetIdList") bad.push(["crypto:bitcoin"], ["crypto:bitcoin", "crypto:bitcoin"], [1, 2])
-        for (const value of bad) {
+        if (k.kind === "int") bad.push([k.min - 1, true], [k.max + 1, true], [1.5, true], ["ten", true])
+        if (k.kind === "enum") bad.push(["zzz", true], [3, true])
+        if (k.kind === "enumList") bad.push([["zzz"], true], [[], true], [[k.values[0], k.values[0]], false])
+        if (k.kind === "string") bad.push(["", false], ["x".repeat(k.maxLength + 1), false])
+        if (k.kind === "boolean") bad.push(["yes", true], [1, true])
+        if (k.kind === "date") bad.push(["2025-13-01", false], ["yesterday", true])
+        if (k.kind === "assetId") bad.push(["bitcoin", true], [42, true], [`crypto:${"a".repeat(65)}`, false])
+        if (k.kind === "assetIdList") {
+          bad.push([["crypto:bitcoin"], true], [["crypto:bitcoin", "crypto:bitcoin"], false], [[1, 2], true])
+        }
+        for (const [value, inSchema] of bad) {
           const args = { ...base, [p.name]: value }
           if (p.name === "ids") delete args.id
-          expect(validate(args), `${op.name}.${p.name}=${JSON.stringify(value)}`).toBe(false)
+          expect(validate(args), `${op.name}.${p.name}=${JSON.stringify(value)}`).toBe(!inSchema)
           const { result } = await callTool(server.base, op.name, args, auth())
           expect(result.isError, `${op.name}.${p.name}=${JSON.stringify(value)}`).toBe(true)
           expect(["invalid_parameter", "invalid_cursor"], `${op.name}.${p.name}`).toContain(
@@ -624,7 +636,8 @@ describe("the official SDK client", () => {
   for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
     it(`works end to end under protocol version ${version}`, async () => {
       const { key: own } = await server.newKey(20)
-      const { client, transport } = await sdkClient(server.base, version, own)
+      // With the output schemas, so that the client checks every structuredContent against them.
+      const { client, transport } = await sdkClient(server.base, version, own, true)
       try {
         expect(transport.negotiated).toBe(version)
         expect(client.getServerVersion()).toMatchObject({ name: "service-market-data", version: "1.0.0" })

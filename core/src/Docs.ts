@@ -465,6 +465,7 @@ const changelog = (ctx: DocsContext): string => {
     `- The ${Operations.length} operations of the contract, over HTTP at ${code(ctx.basePath)} and as MCP tools, with their parameters, prices and error sets as ${code("schema")} describes them.`,
     "- Credits with holds and settlement, idempotency keys (24 h replay), conditional requests and a per-key rolling rate limit.",
     `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
+    `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,
     "",
     todo.length === 0
       ? "Nothing is temporary."

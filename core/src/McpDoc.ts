@@ -16,6 +16,15 @@ export const MCP_MAX_BODY_BYTES = 256 * 1024
 /** Most messages in one JSON-RPC batch (batches exist in protocol version 2025-03-26 only). */
 export const MCP_MAX_BATCH_MESSAGES = 32
 
+/** The endpoint's query parameter that adds every tool's `outputSchema` to `tools/list`. */
+export const MCP_OUTPUT_SCHEMAS_PARAMETER = "output_schemas"
+
+/** The ceiling of the default `tools/list` answer, in bytes (test/mcp-tool-schemas.test.ts holds it). */
+export const MCP_TOOLS_LIST_MAX_BYTES = 40 * 1024
+
+/** Where the stdio bridge lives in the repository. */
+export const MCP_STDIO_BRIDGE_PATH = "adapters/mcp/bin/stdio-bridge.mjs"
+
 /** The environment variable listing extra allowed browser origins. */
 export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"
 
@@ -29,7 +38,7 @@ export const mcpDocMarkdown: string = [
   "",
   "## Connect",
   "",
-  "Point any MCP client that speaks Streamable HTTP at the endpoint and give it your key as a header:",
+  "Hosts that can send a header (Streamable HTTP with custom headers): point them at the endpoint and give them your key as `Authorization: Bearer <API_KEY>`. The usual `mcpServers` form (Claude Code's `.mcp.json`, Cursor's `mcp.json`, and hosts that read the same shape):",
   "",
   "```json",
   "{",
@@ -45,6 +54,22 @@ export const mcpDocMarkdown: string = [
   "",
   "With the official TypeScript SDK: `new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer <API_KEY>' } } })`.",
   "",
+  `Hosts that only launch local servers over stdio (or cannot set a header): run the stdio bridge shipped in the repository, ${code(MCP_STDIO_BRIDGE_PATH)}. It is plain JavaScript without dependencies (any Node 18 or later), forwards each message the host writes to the endpoint with your key as the header, and writes the answers back; it is tested with the official SDK's stdio client. Configure it as a local server:`,
+  "",
+  "```json",
+  "{",
+  '  "mcpServers": {',
+  '    "market-data": {',
+  '      "command": "node",',
+  `      "args": ["/path/to/market-data/${MCP_STDIO_BRIDGE_PATH}", "https://<host>${MCP_ENDPOINT_PATH}"],`,
+  '      "env": { "MARKET_DATA_API_KEY": "<API_KEY>" }',
+  "    }",
+  "  }",
+  "}",
+  "```",
+  "",
+  `The URL may instead come from ${code("MARKET_DATA_MCP_URL")} (default ${code(`http://127.0.0.1:8080${MCP_ENDPOINT_PATH}`)}). Without a key the keyless tools work. A refusal of the HTTP request reaches the host as a JSON-RPC error with its request's id. The bridge sends no ${code("Idempotency-Key")}: over it, a retried paid call is a new call.`,
+  "",
   `- Protocol versions: ${McpProtocolVersions.map(code).join(", ")}. ${code("initialize")} echoes a supported version and answers ${code(McpProtocolVersions[0])} to any other. Server info: ${code("service-market-data")} ${code("1.0.0")}; capabilities: tools and resources.`,
   `- Every request is a ${code("POST")} with ${code("Content-Type: application/json")} and ${code("Accept: application/json, text/event-stream")}. After ${code("initialize")}, send ${code("MCP-Protocol-Version")}; without it a request is taken as ${code("2025-03-26")}.`,
   `- ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and the resources methods need no key. Authentication happens inside ${code("tools/call")}, from the ${code("Authorization")} header of the POST that carries it.`,
@@ -53,11 +78,16 @@ export const mcpDocMarkdown: string = [
   "",
   "## Tools",
   "",
-  `Exactly 23 tools, one per operation and named like it (${code("read")}, ${code("funding")}, ${code("series")}, ${code("docs")}, ...). Each has an ${code("inputSchema")} and an ${code("outputSchema")} (JSON Schema 2020-12, generated from the same schemas as ${code("schema")} and OpenAPI) and the annotations ${code("readOnlyHint: true")}, ${code("idempotentHint: true")}.`,
+  `Exactly 23 tools, one per operation and named like it (${code("read")}, ${code("funding")}, ${code("series")}, ${code("docs")}, ...). Each has a name, a title, a description (what it answers, its access and price, its plane, the batch form), an ${code("inputSchema")} and the annotations ${code("readOnlyHint: true")}, ${code("idempotentHint: true")}. The default ${code("tools/list")} answer stays under ${MCP_TOOLS_LIST_MAX_BYTES / 1024} KB (about 30 KB): what every tool shares (error results, sources, charges) is said once in the ${code("initialize")} instructions and here.`,
   "",
-  `- Arguments are typed: integers as numbers, booleans as booleans. Lists (${code("ids")}, ${code("statements")}, ${code("types")}) are an array of strings or one comma-joined string. A ${code("null")} argument counts as omitted.`,
+  `- ${code("outputSchema")} (JSON Schema 2020-12 of the success envelope and of the error object, from the same schemas as ${code("schema")} and OpenAPI) is left out by default: the 23 of them are about 75 KB a model would read on every turn, and a host needs none to call a tool. A client that validates ${code("structuredContent")} connects to ${code(`${MCP_ENDPOINT_PATH}?${MCP_OUTPUT_SCHEMAS_PARAMETER}=true`)} and gets them in ${code("tools/list")} (every result conforms, error results included); ${code(`${MCP_OUTPUT_SCHEMAS_PARAMETER}=false`)} is the default, any other value is ${code("400")}. The ${code("schema")} tool serves each as ${code("result_schema")}, with the full parameter schema as ${code("input_schema")}.`,
+  `- ${code("inputSchema")} is written in the subset of JSON Schema that model providers' tool validators accept, so a host can hand the tools to any model unchanged. The rules (checked by a test on every tool): the root is ${code('{"type": "object", "properties", "required", "additionalProperties": false}')}; every node has one ${code("type")} (string, integer, boolean, array); the only keywords are ${["type", "description", "enum", "properties", "required", "additionalProperties", "items", "pattern", "minimum", "maximum", "minItems", "maxItems"].map(code).join(", ")}: no ${code("$ref")}, no ${code("anyOf")}/${code("oneOf")}/${code("allOf")}, no type arrays, no ${code("format")}, ${code("default")}, ${code("uniqueItems")}, ${code("minLength")}/${code("maxLength")} or ${code("$schema")} (MCP reads a schema without it as 2020-12); patterns use no lookaround or backreferences and no repeat bound above 1000 (RE2). That is OpenAI's strict function-schema subset and Gemini's OpenAPI 3.0 subset at once (${code("additionalProperties")}, which OpenAI requires, is the one keyword a host filling Gemini's OpenAPI-style ${code("parameters")} drops; its ${code("parametersJsonSchema")} takes it).`,
+  `- Strict mode: optional parameters are published as optional, not in ${code("required")}, because that is what hosts without strict mode read best. OpenAI's strict mode wants every property required and the optional ones nullable; that variant is mechanical (add each optional parameter to ${code("required")} with ${code('type: [<type>, "null"]')}) and the service takes it: a ${code("null")} argument counts as omitted.`,
+  `- What those keywords cannot say is in each parameter's description (lengths, distinct list items, calendar dates, a crypto slug's 64 characters, defaults), and the service checks all of it exactly as before: the same bad value answers the same ${code("invalid_parameter")} naming the ${code("param")}.`,
+  "",
+  `- Arguments are typed: integers as numbers, booleans as booleans. Lists (${code("ids")}, ${code("statements")}, ${code("types")}) are arrays of strings; one comma-joined string is accepted too. A ${code("null")} argument counts as omitted.`,
   `- A result is ${code('{"content": [{"type": "text", "text": ...}], "structuredContent": ..., "isError": false, "_meta": {"credits_charged": n}}')}. ${code("structuredContent")} is the HTTP body (${code('{"data": ...}')}; a batch ${code('{"data": [...], "refused": [...]}')}) and ${code("content")} its compact JSON text. ${code("docs")} answers ${code('{"data": {"section", "markdown"}}')} with the markdown as the text.`,
-  `- ${code("_meta.credits_charged")} is the MCP counterpart of ${code("X-Credits-Charged")}, and on data answers ${code("_meta.data_source")} (${code("simulated")} or ${code("live")}) that of ${code("X-Data-Source")}. MCP has no conditional requests: repeating a call spends credits again (use an idempotency key to make a retry free).`,
+  `- ${code("_meta.credits_charged")} is the MCP counterpart of ${code("X-Credits-Charged")}, and on data answers ${code("_meta.data_source")} (${code("simulated")}, ${code("sec")} or ${code("live")}; see ${code("X-Data-Source")} in the ${code("domains")} section) that of ${code("X-Data-Source")}. MCP has no conditional requests: repeating a call spends credits again (use an idempotency key to make a retry free).`,
   `- Idempotency: an ${code("Idempotency-Key")} header on a POST that carries one ${code("tools/call")} makes that call idempotent exactly as on HTTP. The same call over HTTP and over MCP is the same request, so a key used on one replays on the other; a replay has ${code("_meta.idempotent_replayed: true")} and the original charge. A POST carrying several ${code("tools/call")}s with an ${code("Idempotency-Key")} answers each with ${code("invalid_idempotency_key")}.`,
   `- The ${code("tools/list")} result carries ${code("_meta.catalog_version")}, a hash of the operation catalog (tools, schemas, descriptions, prices, error codes); every HTTP and MCP answer repeats it as ${code("X-Catalog-Version")}. When it differs from the value you cached, list the tools again.`,
   "",

@@ -4,7 +4,7 @@
  * tables in `docs`, and the decoder shared by every transport (query strings, MCP arguments, the library).
  */
 import { Exit, Schema } from "effect"
-import { assetIdPattern, type Plane, planeOf } from "./AssetId.ts"
+import { assetIdMaxLength, assetIdPattern, isCanonicalAssetId, type Plane, planeOf } from "./AssetId.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 
 export type ParamType =
@@ -137,7 +137,6 @@ const charactersBetween = (min: number, max: number) =>
     for (const _ of s) n++
     return (n >= min && n <= max) || `must be ${min} to ${max} characters`
   })
-const ASSET_ID = new RegExp(assetIdPattern)
 const CURSOR = /^[A-Za-z0-9_-]{1,1024}$/
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 const isCalendarDate = Schema.makeFilter<string>((s) => {
@@ -146,7 +145,10 @@ const isCalendarDate = Schema.makeFilter<string>((s) => {
   return (!Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s) || "must be a real calendar date"
 })
 
-const AssetIdSchema = Schema.String.check(Schema.isPattern(ASSET_ID))
+/** Exactly the canonical IDs (`planeOf`): the published pattern and `maxLength` together admit the same set. */
+const AssetIdSchema = Schema.String.check(
+  Schema.makeFilter<string>((s) => isCanonicalAssetId(s) || "must be a canonical asset ID")
+)
 
 /** The Effect Schema of a parameter's decoded value. */
 export const schemaOf = (type: ParamType): Schema.Top => {
@@ -487,16 +489,99 @@ export const canonicalRequest = (operation: string, params: CanonicalParams): st
 export type JsonSchema = { readonly [k: string]: unknown }
 
 /**
- * The JSON Schema of one parameter's value. `form: "query"` describes the query-string text (lists as one
- * comma-joined string); `form: "typed"` describes typed arguments (lists as arrays or a comma-joined string).
+ * The forms a parameter schema is published in:
+ * - `query`: the query-string text (`schema`'s OpenAPI parameters); lists are one comma-joined string.
+ * - `typed`: typed arguments, every rule the keywords of JSON Schema 2020-12 can state (`schema`'s
+ *   `input_schema`); lists are an array or a comma-joined string (`anyOf`).
+ * - `tool`: the MCP tools' `inputSchema`, in the subset of JSON Schema that model providers' tool-schema
+ *   validators accept (OpenAI's strict function schemas, Gemini's OpenAPI 3.0 subset; the rules are in the
+ *   `mcp` docs section and checked by test/mcp-tool-schemas.test.ts): one `type` per node, no `anyOf`/`$ref`/
+ *   `format`/`default`/`uniqueItems`/`minLength`/`maxLength`, patterns without lookaround. Lists are arrays.
+ *   What those keywords said moves into the description; the decoder still checks all of it.
  */
-export const paramJsonSchema = (p: ParamSpec, form: "query" | "typed"): JsonSchema => {
+export type SchemaForm = "query" | "typed" | "tool"
+
+/**
+ * The cursor's `tool` pattern: `{1,1024}` exceeds the largest repeat count RE2 (which some providers compile
+ * patterns with) takes, 1000, so the length moves to the description.
+ */
+const TOOL_CURSOR_PATTERN = "^[A-Za-z0-9_-]+$"
+
+/** Sentences a `tool` description adds for the rules its schema cannot state. */
+const toolNotes = (p: ParamSpec): ReadonlyArray<string> => {
   const t = p.type
+  const notes: Array<string> = []
+  switch (t.kind) {
+    case "string":
+      notes.push(`${t.minLength} to ${t.maxLength} characters.`)
+      break
+    case "date":
+      notes.push("A calendar date, YYYY-MM-DD.")
+      break
+    case "assetId":
+      notes.push("A crypto slug is at most 64 characters.")
+      break
+    case "assetIdList":
+      notes.push("An array; one comma-joined string is accepted too.")
+      break
+    case "enumList":
+      notes.push("An array of distinct values; one comma-joined string is accepted too.")
+      break
+    case "cursor":
+      notes.push("At most 1024 characters.")
+      break
+    default:
+      break
+  }
+  const d = p.default
+  // Stated once: some descriptions already name their (plane-dependent) default.
+  if (d !== undefined && !/\bdefault\b/i.test(p.description)) {
+    notes.push(
+      "byPlane" in d
+        ? `Default: ${d.byPlane.crypto} for crypto, ${d.byPlane.equity} for equity.`
+        : `Default: ${Array.isArray(d.value) ? d.value.join(",") : String(d.value)}.`
+    )
+  }
+  return notes
+}
+
+/**
+ * The JSON Schema of one parameter's value, in one of the published forms (see `SchemaForm`). No form uses
+ * lookaround in a pattern.
+ */
+export const paramJsonSchema = (p: ParamSpec, form: SchemaForm): JsonSchema => {
+  const t = p.type
+  if (form === "tool") {
+    const description = [p.description, ...toolNotes(p)].join(" ")
+    switch (t.kind) {
+      case "enum":
+        return { type: "string", enum: [...t.values], description }
+      case "int":
+        return { type: "integer", minimum: t.min, maximum: t.max, description }
+      case "boolean":
+        return { type: "boolean", description }
+      case "string":
+        return { type: "string", description }
+      case "date":
+        return { type: "string", pattern: DATE.source, description }
+      case "assetId":
+        return { type: "string", pattern: assetIdPattern, description }
+      case "cursor":
+        return { type: "string", pattern: TOOL_CURSOR_PATTERN, description }
+      case "assetIdList":
+      case "enumList": {
+        const items =
+          t.kind === "enumList" ? { type: "string", enum: [...t.values] } : { type: "string", pattern: assetIdPattern }
+        return { type: "array", items, minItems: t.min, maxItems: t.max, description }
+      }
+    }
+  }
   const base: Record<string, unknown> = { description: p.description }
   const d = p.default
   if (d !== undefined && "value" in d) {
     base.default = Array.isArray(d.value) && form === "query" ? d.value.join(",") : d.value
   }
+  const assetId = { type: "string", pattern: assetIdPattern, maxLength: assetIdMaxLength }
   switch (t.kind) {
     case "enum":
       return { type: "string", enum: [...t.values], ...base }
@@ -509,13 +594,12 @@ export const paramJsonSchema = (p: ParamSpec, form: "query" | "typed"): JsonSche
     case "date":
       return { type: "string", format: "date", pattern: DATE.source, ...base }
     case "assetId":
-      return { type: "string", pattern: assetIdPattern, ...base }
+      return { ...assetId, ...base }
     case "cursor":
       return { type: "string", pattern: CURSOR.source, ...base }
     case "assetIdList":
     case "enumList": {
-      const item =
-        t.kind === "enumList" ? { type: "string", enum: [...t.values] } : { type: "string", pattern: assetIdPattern }
+      const item = t.kind === "enumList" ? { type: "string", enum: [...t.values] } : assetId
       const array = { type: "array", items: item, minItems: t.min, maxItems: t.max, uniqueItems: true }
       const joined = { type: "string", description: "comma-joined list" }
       return form === "query" ? { ...joined, ...base } : { anyOf: [array, joined], ...base }
@@ -524,7 +608,7 @@ export const paramJsonSchema = (p: ParamSpec, form: "query" | "typed"): JsonSche
 }
 
 /** The JSON Schema object of an operation's parameters. */
-export const paramsJsonSchema = (params: ReadonlyArray<ParamSpec>, form: "query" | "typed"): JsonSchema => ({
+export const paramsJsonSchema = (params: ReadonlyArray<ParamSpec>, form: SchemaForm): JsonSchema => ({
   type: "object",
   properties: Object.fromEntries(params.map((p) => [p.name, paramJsonSchema(p, form)])),
   required: params.filter((p) => p.required).map((p) => p.name),

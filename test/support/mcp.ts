@@ -26,9 +26,10 @@ export const mcpPost = async (
   base: string,
   body: unknown,
   headers: Record<string, string> = {},
-  method = "POST"
+  method = "POST",
+  query = ""
 ): Promise<McpReply> => {
-  const res = await fetch(`${base}/api/mcp`, {
+  const res = await fetch(`${base}/api/mcp${query}`, {
     method,
     headers: { ...MCP_HEADERS, ...headers },
     ...(method === "GET" || method === "HEAD" ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
@@ -54,6 +55,10 @@ let nextId = 1
 /** One JSON-RPC request; returns the reply with `body` the JSON-RPC response. */
 export const rpc = (base: string, method: string, params?: unknown, headers: Record<string, string> = {}) =>
   mcpPost(base, { jsonrpc: "2.0", id: nextId++, method, ...(params === undefined ? {} : { params }) }, headers)
+
+/** `tools/list` with every tool's `outputSchema` (the endpoint's `?output_schemas=true`). */
+export const listToolsWithOutputSchemas = (base: string) =>
+  mcpPost(base, { jsonrpc: "2.0", id: nextId++, method: "tools/list" }, {}, "POST", "?output_schemas=true")
 
 /** A `tools/call`; returns the reply and the tool result. */
 export const callTool = async (
@@ -93,10 +98,14 @@ class VersionedTransport extends StreamableHTTPClientTransport {
   }
 }
 
-/** A connected SDK client speaking `version`, optionally with a key. */
-export const sdkClient = async (base: string, version: string, key?: string) => {
+/**
+ * A connected SDK client speaking `version`, optionally with a key. With `outputSchemas`, it connects to
+ * `/api/mcp?output_schemas=true`, so `listTools` gives it every `outputSchema` and it validates each
+ * `structuredContent` against them.
+ */
+export const sdkClient = async (base: string, version: string, key?: string, outputSchemas = false) => {
   const transport = new VersionedTransport(
-    new URL(`${base}/api/mcp`),
+    new URL(`${base}/api/mcp${outputSchemas ? "?output_schemas=true" : ""}`),
     version,
     key === undefined ? {} : { Authorization: `Bearer ${key}` }
   )

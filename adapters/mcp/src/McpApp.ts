@@ -10,7 +10,13 @@
  * unknown tools, cursors, `jsonrpc`-less messages and Origin (see STACK.md), and the surface is small.
  */
 import type { IncomingMessage } from "node:http"
-import { type Answer, type PipelineServices, type RateWindow, secondsUntilReset } from "@market-data/core"
+import {
+  type Answer,
+  MCP_OUTPUT_SCHEMAS_PARAMETER,
+  type PipelineServices,
+  type RateWindow,
+  secondsUntilReset
+} from "@market-data/core"
 import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { classify, failure, type Message, RpcCode, type RpcResponse } from "./JsonRpc.ts"
@@ -202,6 +208,12 @@ export const mcpEndpoint = (
         )
       )
     }
+    const outputSchemas = outputSchemasOf(request.url)
+    if (outputSchemas === undefined) {
+      return plain(
+        refuse(400, `Bad Request: \`${MCP_OUTPUT_SCHEMAS_PARAMETER}\` must be true or false, given at most once`, cors)
+      )
+    }
     const body = yield* readBody(request)
     if (body._tag === "TooLarge") {
       return plain(refuse(413, `Content Too Large: the body exceeds ${MAX_MCP_BODY_BYTES} bytes`, cors))
@@ -218,7 +230,8 @@ export const mcpEndpoint = (
       authorization: headerValues(request, "authorization"),
       idempotencyKey: idempotencyKey.length > 0 && calls > 1 ? "ambiguous" : idempotencyKey,
       client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-      batch
+      batch,
+      outputSchemas
     }
 
     const responses: Array<RpcResponse> = []
@@ -250,6 +263,20 @@ export const mcpEndpoint = (
     }
     return exchange(jsonResponse(200, responses, headers))
   })
+
+/**
+ * The endpoint's one query parameter: `output_schemas=true` makes `tools/list` include every tool's
+ * `outputSchema` (for a client that validates `structuredContent`); absent or `false`, they are left out.
+ * Undefined when it is given another value or more than once. Other query parameters are ignored.
+ */
+export const outputSchemasOf = (url: string): boolean | undefined => {
+  const query = url.indexOf("?")
+  if (query < 0) return false
+  const values = new URLSearchParams(url.slice(query + 1)).getAll(MCP_OUTPUT_SCHEMAS_PARAMETER)
+  if (values.length === 0) return false
+  if (values.length > 1) return undefined
+  return values[0] === "true" ? true : values[0] === "false" ? false : undefined
+}
 
 type ReadMessages =
   | { readonly _tag: "Refused"; readonly error: RpcResponse }

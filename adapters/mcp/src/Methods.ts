@@ -24,7 +24,7 @@ import {
   success
 } from "./JsonRpc.ts"
 import { errorResult, toolResult } from "./ToolResult.ts"
-import { catalogVersion, Tools, tool } from "./Tools.ts"
+import { catalogVersion, Tools, ToolsWithOutputSchemas, tool } from "./Tools.ts"
 
 /** Protocol versions this server speaks, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
@@ -34,13 +34,20 @@ export const SERVER_INFO = { name: "service-market-data", version: "1.0.0" } as 
 
 const keyless = Operations.filter((o) => o.auth === "keyless").map((o) => `\`${o.name}\``)
 
-/** What `initialize` tells the client (and its model) about the server. */
+/**
+ * What `initialize` tells the client (and its model) about the server: what it serves without claiming a feed
+ * (the default one is simulated; each data result names its source), and the conventions every tool shares,
+ * which the tool descriptions leave out to keep `tools/list` small.
+ */
 const INSTRUCTIONS = [
-  `Market data for agents: live crypto derivatives data and SEC-filed company facts, as ${Operations.length} read-only tools.`,
+  `Market data for agents: crypto derivatives data and SEC-filed company facts, as ${Operations.length} read-only tools.`,
+  "Each data result names its source in `_meta.data_source`: `simulated` (the deterministic simulated market a server runs by default, not real market data), `live` (real venue and EDGAR feeds) or `sec` (SEC filings the operator ingested).",
   `Start with the \`docs\` tool (section \`quickstart\`${(DocsSections as ReadonlyArray<string>).includes("mcp") ? ", or `mcp` for this connection" : ""}) or the resource service://docs/index.`,
   "Turn symbols and names into canonical asset IDs with `resolve`; every other tool takes canonical IDs.",
   `${keyless.join(" and ")} are keyless; every other tool needs \`Authorization: Bearer <API_KEY>\` on the HTTP connection.`,
-  "Each result reports its cost in `_meta.credits_charged` (1 credit = 1 US cent). Errors are tool results with `isError: true` and `structuredContent.error` `{code, message, param?, retryable}`."
+  "Each result reports its cost in `_meta.credits_charged` (1 credit = 1 US cent).",
+  "A failed call is a tool result with `isError: true` and `structuredContent` `{error: {code, message, param?, retryable}}`: fix the named `param`, and retry unchanged only when `retryable` is true.",
+  "The `schema` tool describes each tool in full, with its result schema."
 ].join(" ")
 
 const SECTION_TITLES: { readonly [section: string]: string } = {
@@ -67,6 +74,8 @@ export interface CallContext {
   readonly idempotencyKey: ReadonlyArray<string> | "ambiguous"
   readonly client: string
   readonly batch: boolean
+  /** Whether `tools/list` includes each tool's `outputSchema` (the endpoint's `?output_schemas=true`). */
+  readonly outputSchemas: boolean
 }
 
 /** The outcome of one message: its JSON-RPC response (none for notifications and responses). */
@@ -136,7 +145,12 @@ const request = (
       return ok({})
     case "tools/list":
       return Effect.succeed(
-        noCursor(id, params) ?? { response: success(id, { tools: Tools, _meta: { catalog_version: catalogVersion } }) }
+        noCursor(id, params) ?? {
+          response: success(id, {
+            tools: context.outputSchemas ? ToolsWithOutputSchemas : Tools,
+            _meta: { catalog_version: catalogVersion }
+          })
+        }
       )
     case "tools/call":
       return callTool(id, params, context)

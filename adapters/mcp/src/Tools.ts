@@ -1,7 +1,12 @@
 /**
  * The 23 MCP tools, generated from the registry: one per operation, named as the operation, with the
- * parameters' JSON Schema as `inputSchema` and the result and error bodies' JSON Schema (from the same Effect
- * Schemas that `schema` and OpenAPI serve) as `outputSchema`. Nothing here is written per tool.
+ * parameters' JSON Schema as `inputSchema` (in the portable `tool` form: see `SchemaForm` in the core) and, on
+ * request, the result and error bodies' JSON Schema (from the same Effect Schemas that `schema` and OpenAPI
+ * serve) as `outputSchema`. Nothing here is written per tool.
+ *
+ * `tools/list` leaves `outputSchema` out by default: the 23 output schemas are about 75 KB that a model reads
+ * on every turn and no host needs to call a tool. `schema?resource=<op>` serves each as `result_schema`, and a
+ * client that wants them in `tools/list` (to validate `structuredContent`) connects to `/api/mcp?output_schemas=true`.
  */
 import { createHash } from "node:crypto"
 import {
@@ -17,7 +22,7 @@ import {
 } from "@market-data/core"
 import { Schema } from "effect"
 
-/** The JSON Schema dialect of every tool schema (MCP 2025-11-25 defaults to it; we also say so). */
+/** The JSON Schema dialect of every tool schema (MCP 2025-11-25 defaults to it; output schemas also say so). */
 export const JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 export interface ToolDefinition {
@@ -25,7 +30,8 @@ export interface ToolDefinition {
   readonly title: string
   readonly description: string
   readonly inputSchema: JsonSchema
-  readonly outputSchema: JsonSchema
+  /** Only in the full listing (`?output_schemas=true`). */
+  readonly outputSchema?: JsonSchema
   readonly annotations: {
     readonly title: string
     readonly readOnlyHint: true
@@ -77,11 +83,11 @@ export const outputSchemaOf = (op: OperationSpec): JsonSchema => {
   return { $schema: JSON_SCHEMA_DIALECT, type: "object", ...union }
 }
 
-/** `inputSchema`: typed arguments (lists as an array of strings or one comma-joined string). */
-export const inputSchemaOf = (op: OperationSpec): JsonSchema => ({
-  $schema: JSON_SCHEMA_DIALECT,
-  ...paramsJsonSchema(op.params, "typed")
-})
+/**
+ * `inputSchema`: typed arguments in the portable `tool` form (lists as arrays; no `$schema`: MCP 2025-11-25
+ * reads a schema without one as JSON Schema 2020-12, and some providers refuse the keyword).
+ */
+export const inputSchemaOf = (op: OperationSpec): JsonSchema => paramsJsonSchema(op.params, "tool")
 
 const titleOf = (op: OperationSpec): string => {
   const words = op.name.replace(/_/g, " ")
@@ -93,45 +99,49 @@ const accessLine = (op: OperationSpec): string => {
     case "keyless":
       return "Keyless and free."
     case "key":
-      return "Needs an API key (`Authorization: Bearer <API_KEY>` on the MCP connection); costs 0 credits."
+      return "Needs the API key (Bearer header of the connection); 0 credits."
     case "paid":
-      return `Needs an API key with credits (\`Authorization: Bearer <API_KEY>\` on the MCP connection). Credits (1 credit = 1 US cent): ${describePrice(op)}; the charge is reported in \`_meta.credits_charged\`.`
+      return `Needs the API key (Bearer header of the connection). Credits (1 = 1 US cent): ${describePrice(op)}; charged in \`_meta.credits_charged\`.`
   }
 }
 
-/** The description an agent reads to decide whether and how to call the tool. */
+/**
+ * The description an agent reads to decide whether and how to call the tool: what it answers, its access and
+ * price, its plane and the batch form. The conventions every tool shares (error results, data source) are said
+ * once, in the server's `instructions` and the `mcp` docs section.
+ */
 export const describeTool = (op: OperationSpec): string => {
-  const lines = [`${op.summary} ${op.description}`, "", accessLine(op)]
+  const lines = [`${op.summary} ${op.description}`, accessLine(op)]
   const [only] = op.planes
   if (op.planes.length === 1 && only !== undefined && op.group !== "discovery") {
-    lines.push(`Serves ${only} assets only; an ID of the other plane answers \`plane_mismatch\`.`)
+    lines.push(`${only.charAt(0).toUpperCase()}${only.slice(1)} assets only (else \`plane_mismatch\`).`)
   }
   if (op.batch) {
     lines.push(
-      "Pass `id` (one asset) or `ids` (2 to 10 distinct IDs, as an array or a comma-joined string), not both. A batch answers `{data: [...], refused: [{id, reason}]}`; refused assets cost nothing."
+      "Give `id`, or `ids` (2 to 10) for a batch `{data: [...], refused: [{id, reason}]}`; refused assets cost nothing."
     )
   }
   if (op.markdown) lines.push("Answers `{data: {section, markdown}}`; the markdown is also the text content.")
-  lines.push(
-    "On failure the result has `isError: true` and `structuredContent` `{error: {code, message, param?, retryable}}`; fix the named `param`, and retry unchanged only when `retryable` is true."
-  )
   return lines.join("\n")
 }
 
-const toolOf = (op: OperationSpec): ToolDefinition => {
+const toolOf = (op: OperationSpec, withOutputSchema: boolean): ToolDefinition => {
   const title = titleOf(op)
   return {
     name: op.name,
     title,
     description: describeTool(op),
     inputSchema: inputSchemaOf(op),
-    outputSchema: outputSchemaOf(op),
+    ...(withOutputSchema ? { outputSchema: outputSchemaOf(op) } : {}),
     annotations: { title, readOnlyHint: true, idempotentHint: true }
   }
 }
 
-/** The 23 tools, in the registry's order. */
-export const Tools: ReadonlyArray<ToolDefinition> = Operations.map(toolOf)
+/** The 23 tools as `tools/list` lists them by default (no `outputSchema`), in the registry's order. */
+export const Tools: ReadonlyArray<ToolDefinition> = Operations.map((op) => toolOf(op, false))
+
+/** The 23 tools with their `outputSchema`s (`/api/mcp?output_schemas=true`). */
+export const ToolsWithOutputSchemas: ReadonlyArray<ToolDefinition> = Operations.map((op) => toolOf(op, true))
 
 const toolsByName = new Map(Tools.map((t) => [t.name, t]))
 
@@ -144,7 +154,9 @@ export const tool = (name: string): ToolDefinition | undefined => toolsByName.ge
  */
 export const catalogVersionOf = (ops: ReadonlyArray<OperationSpec>): string =>
   createHash("sha256")
-    .update(JSON.stringify({ tools: ops.map(toolOf), prices: ops.map(creditsOf), errors: ErrorCodes }))
+    .update(
+      JSON.stringify({ tools: ops.map((op) => toolOf(op, true)), prices: ops.map(creditsOf), errors: ErrorCodes })
+    )
     .digest("hex")
     .slice(0, 16)
 
