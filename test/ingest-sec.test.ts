@@ -182,6 +182,11 @@ describe.skipIf(!present)(
         expect(fin.values.eps_diluted.by_period[1]).toBe(eps2024)
         expect(fin.values.dividends_declared_per_share.by_period[0]).toBe(dividends2025)
         expect(typeof fin.values.eps_diluted.by_period[1]).toBe("string")
+        // Built from the ingested SEC files, and labelled so (not `simulated`, the feed the library runs).
+        const read = await md.call("read", { id: "eq:320193:AAPL" })
+        expect(read.dataSource).toBe("sec")
+        expect((read.body as any).data.baseline.source).toBe("sec")
+        expect((await md.call("price", { id: "crypto:bitcoin" })).dataSource).toBe("simulated")
 
         const coverage = (await md.call("coverage", { id: "eq:320193:AAPL" })).body as any
         expect(coverage.data).toMatchObject({ asset_id: "eq:320193:AAPL", name: "Apple Inc.", tier: "equity" })

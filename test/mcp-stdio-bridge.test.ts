@@ -12,6 +12,8 @@ import { makeTestPlane } from "../core/test/support/TestPlane.ts"
 import { startServer, type TestServer } from "./support/server.ts"
 
 // The path the `mcp` docs section tells hosts to run.
+/** The Node that runs the bridge: this one, or another to check (`BRIDGE_TEST_NODE=/usr/bin/node`, e.g. Node 20). */
+const NODE = process.env.BRIDGE_TEST_NODE ?? process.execPath
 const BRIDGE = fileURLToPath(new URL(`../${MCP_STDIO_BRIDGE_PATH}`, import.meta.url))
 
 let server: TestServer
@@ -24,7 +26,7 @@ afterAll(() => server?.close())
 /** An SDK client whose "server" is the bridge, started as a host would start it. */
 const bridged = async (env: Record<string, string>, url = `${server.base}/api/mcp`) => {
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: NODE,
     args: [BRIDGE, url],
     env: { PATH: process.env.PATH ?? "", ...env },
     stderr: "pipe"
@@ -73,7 +75,7 @@ describe("the stdio bridge", () => {
   it("answers a request with a JSON-RPC error carrying its id when the endpoint refuses the POST", async () => {
     // `?output_schemas=maybe` makes the endpoint refuse every POST with HTTP 400 and an id-less error.
     const transport = new StdioClientTransport({
-      command: process.execPath,
+      command: NODE,
       args: [BRIDGE, `${server.base}/api/mcp?output_schemas=maybe`],
       env: { PATH: process.env.PATH ?? "" },
       stderr: "pipe"

@@ -317,6 +317,12 @@ describe("JSON-RPC", () => {
       resources: { subscribe: false, listChanged: false }
     })
     expect(res.body.result.instructions).toContain("docs")
+    // The feed is simulated by default: the instructions claim no feed, and say how a result names its source.
+    const instructions = res.body.result.instructions as string
+    expect(instructions).not.toMatch(/\blive (crypto|market|data)/i)
+    for (const source of ["`simulated`", "`live`", "`sec`", "_meta.data_source"]) expect(instructions).toContain(source)
+    // What the tool descriptions leave out is said here once.
+    expect(instructions).toContain("isError: true")
   })
 
   it("answers ping with an empty result, keeping string and number ids", async () => {

@@ -144,7 +144,9 @@ const index = (ctx: DocsContext): string =>
   [
     "# Market data for agents",
     "",
-    "Live crypto derivatives data (price, funding, open interest, order flow, liquidations, liquidity, technicals, market structure) and SEC-filed company facts (financial statements as exact decimals, filings, insider trades, holders, valuation), in two planes: `crypto` and `equity`.",
+    "Crypto derivatives data (price, funding, open interest, order flow, liquidations, liquidity, technicals, market structure) and SEC-filed company facts (financial statements as exact decimals, filings, insider trades, holders, valuation), in two planes: `crypto` and `equity`.",
+    "",
+    `Which source fed an answer is in its ${code("X-Data-Source")} header (MCP: ${code("_meta.data_source")}) and ${code("baseline.source")}: ${code("simulated")} for the deterministic simulated market a server runs by default (not real market data), ${code("live")} for the real venue and EDGAR feeds, ${code("sec")} for companies loaded from SEC files.`,
     "",
     `Exactly ${Operations.length} operations, over HTTP as ${code(`GET ${ctx.basePath}/<operation>`)} and identically as tools of the MCP server at ${code("POST /api/mcp")}. Every measured value can carry its percentile against its own history (${code("{value, pctl}")}); every answer carries freshness clocks (${code("as_of")}, ${code("status")}, ${code("next_update_at")}) so you know when asking again can return something new.`,
     "",
@@ -210,7 +212,7 @@ const domains = (ctx: DocsContext): string => {
     "",
     `Per-asset results carry ${code("asset_id")}, ${code("as_of")}, ${code("status")} and ${code("next_update_at")}. A measured value with history comes as a contextual value ${code("{value, pctl}")}: ${code("pctl")} is the percentile rank (0 to 100, one decimal) of ${code("value")} in the asset's own baseline (${code("baseline = {window, cadence, n}")}, window 90d by default); funding also carries ${code("pctl_1y")}. Money and anything filed is an exact decimal string; market measurements are JSON numbers.`,
     "",
-    `Freshness ${code("status")}: ${code("live")} (within the source's cadence), ${code("delayed")} (up to 3 cadences old), ${code("stale")} (older: the source is failing), ${code("closed")} (equity outside the US regular session; ${code("next_update_at")} is the next open). Which source fed an answer (simulated or live) is in the ${code("X-Data-Source")} header and ${code("baseline.source")}.`,
+    `Freshness ${code("status")}: ${code("live")} (within the source's cadence), ${code("delayed")} (up to 3 cadences old), ${code("stale")} (older: the source is failing), ${code("closed")} (equity outside the US regular session; ${code("next_update_at")} is the next open). Which source fed an answer is in the ${code("X-Data-Source")} header and ${code("baseline.source")}: ${code("simulated")} (the deterministic simulated market, the default feed), ${code("live")} (real venues and SEC EDGAR, ${code("MARKET_DATA_FEED=live")}) or ${code("sec")} (a company whose filings were loaded from SEC files with ${code("market-data ingest")}, served beside the simulated ones). It follows the asset: a batch mixing sources names each, comma-separated (${code("sec,simulated")}), and each result's ${code("baseline.source")} is its own (under the live feed an equity result's is ${code("sec")}, as its data is EDGAR's).`,
     "",
     `Something that cannot be served is never replaced by a placeholder: it is ${code("null")} in the result and named in ${code("unavailable")} as ${code('{"<component>": {"reason", "detail"?}}')} with reason one of ${["not_covered", "no_data", "insufficient_history", "source_stale", "source_down", "not_applicable"].map(code).join(", ")}.`,
     "",
@@ -465,6 +467,7 @@ const changelog = (ctx: DocsContext): string => {
     `- The ${Operations.length} operations of the contract, over HTTP at ${code(ctx.basePath)} and as MCP tools, with their parameters, prices and error sets as ${code("schema")} describes them.`,
     "- Credits with holds and settlement, idempotency keys (24 h replay), conditional requests and a per-key rolling rate limit.",
     `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
+    `- Honest source labels: a company loaded from SEC files answers ${code("X-Data-Source: sec")} and ${code('baseline.source: "sec"')} (it said ${code("simulated")} under the simulated feed); the index and the MCP instructions no longer call the simulated feed live.`,
     `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,
     "",
     todo.length === 0

@@ -110,6 +110,11 @@ export interface PlaneOperations {
   readonly lookup: (assetId: string) => Effect.Effect<DirectoryEntry | undefined>
   /** The source feeding the plane (`simulated`, `live`), reported as `X-Data-Source` on its answers. */
   readonly source?: string
+  /**
+   * The source of one asset's data where the plane mixes sources (e.g. `sec` for a company ingested from SEC
+   * files beside the simulated ones); undefined defers to `source`.
+   */
+  readonly sourceOf?: (assetId: string) => string | undefined
 }
 
 /**
@@ -176,15 +181,33 @@ export const admit = (
  */
 export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyMap<string, Handler> => {
   const byPlane = new Map<Plane, PlaneOperations>(planes.map((p) => [p.plane, p]))
-  const sources = [...new Set(planes.flatMap((p) => (p.source === undefined ? [] : [p.source])))].sort()
-  const dataSource = sources.length === 0 ? undefined : sources.join(",")
+  const joined = (sources: ReadonlyArray<string>) =>
+    sources.length === 0 ? undefined : [...new Set(sources)].sort().join(",")
+  const dataSource = joined(planes.flatMap((p) => (p.source === undefined ? [] : [p.source])))
+  const mixed = planes.some((p) => p.sourceOf !== undefined)
+  /** The sources of the assets a request names (`id`/`ids`); with none, every plane's. */
+  const sourceOfRequest = (params: HandlerInput["params"]): string | undefined => {
+    const ids = typeof params.id === "string" ? [params.id] : Array.isArray(params.ids) ? params.ids : []
+    const sources = ids.flatMap((id) => {
+      const plane = planeOf(id)
+      const impl = plane === undefined ? undefined : byPlane.get(plane)
+      const source = impl === undefined ? undefined : (impl.sourceOf?.(id) ?? impl.source)
+      return source === undefined ? [] : [source]
+    })
+    return joined(sources) ?? dataSource
+  }
   const out = new Map<string, Handler>()
   const set = (name: string, handler: Handler) =>
     out.set(
       name,
-      dataSource === undefined
+      dataSource === undefined && !mixed
         ? handler
-        : (input) => Effect.map(handler(input), (o) => (o._tag === "Json" ? { ...o, dataSource } : o))
+        : (input) =>
+            Effect.map(handler(input), (o) => {
+              if (o._tag !== "Json") return o
+              const source = mixed ? sourceOfRequest(input.params) : dataSource
+              return source === undefined ? o : { ...o, dataSource: source }
+            })
     )
   for (const op of Operations) {
     if (op.group === "discovery") continue

@@ -30,6 +30,13 @@ describe("docs", () => {
     }
   })
 
+  it("does not call the data live in the index; it names each source label", () => {
+    const index = renderDocs("index", some)
+    expect(index).not.toMatch(/\blive (crypto|market|data)/i)
+    for (const source of ["`simulated`", "`live`", "`sec`", "`X-Data-Source`"]) expect(index).toContain(source)
+    expect(renderDocs("domains", some)).toContain("`sec`")
+  })
+
   it("every example request is valid for the registry", () => {
     for (const e of docsExamples) {
       const op = operation(e.operation)

@@ -48,6 +48,7 @@ import {
   type LiveConfigError,
   loadLiveConfig,
   loadSimulatedEquity,
+  SimulatedCompanies,
   type SimulatedEquity,
   SimulatedManagers,
   simulatedEquity,
@@ -58,6 +59,15 @@ import { Clock, Effect, Schedule, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import type { OpenedStores } from "./Stores.ts"
+
+/**
+ * The source of an equity company's data under the simulated feed: the fictional companies are `simulated`;
+ * anything else in the store came from SEC files that `market-data ingest` loaded, so it is `sec`. Only the
+ * data of the simulated companies is generated; the label follows the company, not the feed.
+ */
+const SIMULATED_CIKS: ReadonlySet<string> = new Set(SimulatedCompanies.map((c) => c.cik))
+export const simulatedFeedEquitySource = (cik: string): "simulated" | "sec" =>
+  SIMULATED_CIKS.has(cik) ? "simulated" : "sec"
 
 export interface OpenedPlanes {
   readonly planes: ReadonlyArray<PlaneOperations>
@@ -186,7 +196,10 @@ export const openPlanes = (
     )
     // On a database the plane reads through a short-lived cache: a company's facts and filings are read on
     // every request, and PGlite reads them about ten times slower than memory.
-    const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
+    const equityPlane = yield* Equity.makeEquityPlane({
+      source: "simulated",
+      sourceOf: simulatedFeedEquitySource
+    }).pipe(
       Effect.provideService(Equity.EquityStore, persistent === undefined ? equity : cachedEquityReads(persistent))
     )
     return {
@@ -286,7 +299,10 @@ const openSimulatedProgressively = (
       Effect.forkScoped
     )
 
-    const equityPlane = yield* Equity.makeEquityPlane({ source: "simulated" }).pipe(
+    const equityPlane = yield* Equity.makeEquityPlane({
+      source: "simulated",
+      sourceOf: simulatedFeedEquitySource
+    }).pipe(
       Effect.provideService(Equity.EquityStore, persistent === undefined ? equity : cachedEquityReads(persistent))
     )
     return {

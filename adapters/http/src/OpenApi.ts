@@ -86,7 +86,7 @@ export const openApiDocument = (implemented: ReadonlySet<string>): Record<string
     title: SERVICE_NAME,
     version: SERVICE_VERSION,
     description:
-      "Live crypto derivatives data and SEC-filed company facts for software agents. The same 23 operations are MCP tools at /api/mcp."
+      "Crypto derivatives data and SEC-filed company facts for software agents (the X-Data-Source header names the source: simulated, live or sec). The same 23 operations are MCP tools at /api/mcp."
   },
   servers: [{ url: "/" }],
   components: {

@@ -63,6 +63,12 @@ export interface EquityPlaneOptions {
   /** Reported as `baseline.source` so that simulated data never passes for live data (e.g. `simulated`, `sec`). */
   readonly source?: string
   /**
+   * The source of one company's data, by CIK, where the store mixes sources (the simulated feed on a database
+   * that also holds ingested SEC filings); it wins over `source` in `baseline.source` and, through the plane's
+   * `sourceOf`, in `X-Data-Source`.
+   */
+  readonly sourceOf?: (cik: string) => string
+  /**
    * How long the directory (`resolve`, `coverage`) reuses its snapshot of the store, in ms (default 60 s; 0
    * reads the store on every call). Per-asset lookups always read the store.
    */
@@ -282,7 +288,10 @@ interface Loaded {
 export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect<PlaneOperations, never, EquityStore> =>
   Effect.gen(function* () {
     const store = yield* EquityStore
-    const source = options.source === undefined ? {} : { source: options.source }
+    const sourceFor = (cik: string): { readonly source?: string } => {
+      const source = options.sourceOf?.(cik) ?? options.source
+      return source === undefined ? {} : { source }
+    }
 
     const tierOf = (c: CompanyCoverage) => (c.bars > 0 ? ("full" as const) : ("equity" as const))
 
@@ -453,7 +462,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
             name: entry.name,
             class: entry.tier,
             ...freshness,
-            baseline: { ...BASELINE, n, ...source },
+            baseline: { ...BASELINE, n, ...sourceFor(cik) },
             headline: {
               price_usd: price,
               market_cap_usd: marketCap(price, shares),
@@ -642,7 +651,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
             pe_ttm_pctl: pctl("pe_ttm", pe, history.peTtm),
             ps_ttm_pctl: pctl("ps_ttm", ps, history.psTtm),
             ev_ebitda_ttm_pctl: pctl("ev_ebitda_ttm", ev, history.evEbitdaTtm),
-            baseline: { ...BASELINE, n: window.length, ...source }
+            baseline: { ...BASELINE, n: window.length, ...sourceFor(cik) }
           },
           unavailable
         )
@@ -992,7 +1001,17 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       ["holders", holders],
       ["series", series]
     ])
-    return { plane: "equity" as const, perAsset, calls, directory, lookup }
+    const bySource = options.sourceOf
+    const sourceOf =
+      bySource === undefined
+        ? {}
+        : {
+            sourceOf: (assetId: string) => {
+              const id = parseEquityId(assetId)
+              return id === undefined ? undefined : bySource(id.cik)
+            }
+          }
+    return { plane: "equity" as const, perAsset, calls, directory, lookup, ...sourceOf }
   })
 
 const unknown = (entry: DirectoryEntry): ApiError =>
