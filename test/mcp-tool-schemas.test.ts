@@ -28,7 +28,9 @@
  *   drops it);
  * - G3 no `$ref`, no `anyOf` at the root (none anywhere here), no `format` (Gemini knows only `enum` and
  *   `date-time` for strings);
- * - G4 function names match ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$ and parameter names ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+ * - G4 function names match ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$ and parameter names ^[A-Za-z_][A-Za-z0-9_]{0,63}$;
+ * - G5 Gemini wants a non-empty `properties` on an object: the one tool without parameters (`usage`) has
+ *   `properties: {}`, as MCP and OpenAI's strict mode expect, and a Gemini host declares it without `parameters`.
  *
  * Patterns (both): R1 they compile as ECMA-262 regexes with the `u` flag (JSON Schema's dialect); R2 no
  * lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) and no backreferences, which RE2-based validators refuse; R3 no
@@ -43,7 +45,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
-import { callTool, listToolsWithOutputSchemas, makeAjv, rpc } from "./support/mcp.ts"
+import { callTool, listToolsWithOutputSchemas, makeAjv, mcpPost, rpc } from "./support/mcp.ts"
 import { startServer, type TestServer } from "./support/server.ts"
 
 type Node = { readonly [k: string]: unknown }
@@ -144,6 +146,15 @@ const geminiViolations = (schema: Node): Array<string> => {
   for (const name of Object.keys(schema.properties as object)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) v.push(`G4 parameter name ${name}`)
   }
+  for (const { node, depth } of nodes(schema)) {
+    if (
+      depth > 1 &&
+      node.type === "object" &&
+      Object.keys((node.properties as object | undefined) ?? {}).length === 0
+    ) {
+      v.push("G5 empty nested object")
+    }
+  }
   return v
 }
 
@@ -188,7 +199,20 @@ describe("tools/list for MCP hosts", () => {
     expect(tools).toEqual(JSON.parse(JSON.stringify(Tools)))
   })
 
+  it("has one tool without parameters (G5): usage", () => {
+    const empty = Tools.filter((t) => Object.keys(t.inputSchema.properties as object).length === 0)
+    expect(empty.map((t) => t.name)).toEqual(["usage"])
+  })
+
   it("adds every outputSchema with ?output_schemas=true, and refuses another value", async () => {
+    const plain = await mcpPost(
+      server.base,
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      {},
+      "POST",
+      "?output_schemas=false"
+    )
+    expect(plain.body.result.tools).toEqual(JSON.parse(JSON.stringify(Tools)))
     const full = await listToolsWithOutputSchemas(server.base)
     expect(full.body.result.tools).toEqual(JSON.parse(JSON.stringify(ToolsWithOutputSchemas)))
     for (const t of full.body.result.tools) expect(t.outputSchema.type, t.name).toBe("object")
