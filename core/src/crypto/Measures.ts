@@ -21,7 +21,7 @@
  * A venue snapshot older than `MaxSnapshotAgeMs` at `T` (a venue that stopped reporting) is left out; a
  * funding settlement counts while it is within two of its intervals plus an hour.
  */
-import { aggregateRate8hPct, rate8hPct, type VenueFunding } from "./Funding.ts"
+import { aggregateRate8hPct, fraction8hPct, type VenueFunding } from "./Funding.ts"
 import {
   type Bars,
   type BookMetrics,
@@ -175,6 +175,18 @@ export const venueOiAt = (v: VenueData, T: number): number | undefined => {
   return i < 0 ? undefined : ((v.oi as OpenInterest).oiUsd[i] as number)
 }
 
+const normalizedCache = new WeakMap<Funding, Float64Array>()
+/** Each settlement's rate scaled to percent per 8 h, computed once per loaded series. */
+const normalizedRates = (f: Funding): Float64Array => {
+  let out = normalizedCache.get(f)
+  if (out === undefined) {
+    out = new Float64Array(f.t.length)
+    for (let i = 0; i < out.length; i++) out[i] = fraction8hPct(f.rate[i] as number, f.intervalMs[i] as number)
+    normalizedCache.set(f, out)
+  }
+  return out
+}
+
 /** A venue's newest settled funding at `T`, normalized to 8 h, or undefined. */
 export const venueFundingAt = (
   v: VenueData,
@@ -188,7 +200,7 @@ export const venueFundingAt = (
   const intervalMs = f.intervalMs[i] as number
   const t = f.t[i] as number
   if (T - t > 2 * intervalMs + HOUR_MS) return undefined
-  return { rate8hPct: rate8hPct((f.rate[i] as number) * 100, intervalMs / HOUR_MS), intervalMs, t }
+  return { rate8hPct: normalizedRates(f)[i] as number, intervalMs, t }
 }
 
 /** The venues' funding at `T` as `Funding.ts` takes it (next funding unknown here: 0). */
@@ -210,8 +222,24 @@ export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> =>
   return out
 }
 
-/** The aggregate 8 h funding rate at `T` alone (what the one-year baseline samples); NaN without venues. */
+/** The aggregate 8 h funding rate at `T` alone; NaN without venues. */
 export const fundingAt = (d: AssetData, T: number): number => aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
+
+/**
+ * The funding measures at `T`: each venue's 8 h rate (venues with a recent settlement) and their aggregate
+ * (NaN without venues). They need only the funding settlements and open interest, so funding baselines are
+ * sampled from the settlement history, however short the bar history is (`measuresAt` uses the same).
+ */
+export const fundingMeasuresAt = (
+  d: AssetData,
+  T: number
+): { readonly aggregate: number; readonly byVenue: ReadonlyMap<string, number> } => {
+  const venues = fundingVenuesAt(d, T)
+  return {
+    aggregate: aggregateRate8hPct(venues) ?? Number.NaN,
+    byVenue: new Map(venues.map((v) => [v.venue, v.ratePct]))
+  }
+}
 
 /** The measures sampled into baselines (and ranked), by name. */
 export const MeasureNames = [
@@ -267,8 +295,6 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
   let spreadN = 0
   let bidDepth = 0
   let askDepth = 0
-  const venueFunding8hPct = new Map<string, number>()
-  const fundingVenues: Array<VenueFunding> = []
   for (const v of d.venues) {
     const mi = recent(v.markIndex?.t, T, MaxSnapshotAgeMs)
     if (mi >= 0) {
@@ -299,20 +325,8 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
       bidDepth += book.bidDepthUsd[bk] as number
       askDepth += book.askDepthUsd[bk] as number
     }
-    const f = venueFundingAt(v, T)
-    if (f !== undefined) {
-      venueFunding8hPct.set(v.venue, f.rate8hPct)
-      const oi = venueOiAt(v, T)
-      fundingVenues.push({
-        venue: v.venue,
-        ratePct: f.rate8hPct,
-        intervalHours: 8,
-        nextFundingAtMs: 0,
-        ...(oi === undefined ? {} : { oiUsd: oi })
-      })
-    }
   }
-  const funding = aggregateRate8hPct(fundingVenues)
+  const funding = fundingMeasuresAt(d, T)
   const liqTotal = liqLong + liqShort
   const depth = bidDepth + askDepth
   const pctOfOi = (x: number) => (Number.isFinite(oi) && oi > 0 ? (x / oi) * 100 : Number.NaN)
@@ -323,7 +337,7 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
     return_24h_pct: (price / price24 - 1) * 100,
     return_7d_pct: (price / price7d - 1) * 100,
     range_pos_7d_pct: rangePos,
-    funding_rate_8h_pct: funding ?? Number.NaN,
+    funding_rate_8h_pct: funding.aggregate,
     oi_change_24h_pct: (oi / oi24 - 1) * 100,
     basis_pct: basisN > 0 ? basisSum / basisN : Number.NaN,
     exchange_premium_rate_pct: basisN > 0 ? (price / (indexSum / basisN) - 1) * 100 : Number.NaN,
@@ -335,6 +349,6 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
     spread_pct: spreadN > 0 ? spreadSum / spreadN : Number.NaN,
     bid_ask_imbalance: spreadN > 0 && depth > 0 ? (bidDepth - askDepth) / depth : Number.NaN,
     depth_1pct_usd: spreadN > 0 ? depth : Number.NaN,
-    venueFunding8hPct
+    venueFunding8hPct: funding.byVenue
   }
 }

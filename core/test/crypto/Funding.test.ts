@@ -5,6 +5,7 @@ import {
   aprPct,
   barsSinceSignFlip,
   FundingBandThresholds,
+  fraction8hPct,
   fundingBand,
   hottestVenue,
   nextFundingAtMs,
@@ -73,6 +74,102 @@ describe("funding normalization", () => {
     const at = (ms: number) => ({ venue: "v", ratePct: 0, intervalHours: 8, nextFundingAtMs: ms })
     expect(nextFundingAtMs([at(3_600_000), at(1_800_000), at(28_800_000)])).toBe(1_800_000)
   })
+})
+
+describe("exact aggregation and scaling (equal inputs give equal outputs)", () => {
+  const v = (ratePct: number, oiUsd?: number, intervalHours = 8) => ({
+    venue: "x",
+    ratePct,
+    intervalHours,
+    nextFundingAtMs: 0,
+    ...(oiUsd === undefined ? {} : { oiUsd })
+  })
+  /** Open interest as venues report it: USD with cents, from thousands to tens of billions. */
+  const weights = Array.from({ length: 4000 }, (_, i) => Math.round((1e3 + i ** 3 * 377.123) * 100) / 100)
+
+  it("one venue, or several at one rate, aggregates to exactly that rate whatever the weights", () => {
+    for (const r of [0.01, 0.0125, -0.0037, 0.00013, 0.3]) {
+      // The naive weighted mean `(r x w) / w` misses `r` by one unit in the last place for some of these weights.
+      expect(weights.filter((w) => (r * w) / w !== r).length, `naive misses for ${r}`).toBeGreaterThan(0)
+      for (const w of weights) {
+        expect(aggregateRate8hPct([v(r, w)])).toBe(r)
+        expect(aggregateRate8hPct([v(r, w), v(r, w * 3 + 0.07), v(r)])).toBe(r)
+        expect(aggregateRate8hPct([v(r, w), v(r, w / 7)])).toBe(r)
+      }
+    }
+  })
+
+  it("a mixed aggregate stays within the venues' rates and equals the weighted mean to 1e-15", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            r: fc.double({ min: -0.5, max: 0.5, noNaN: true }),
+            w: fc.double({ min: 0, max: 1e11, noNaN: true })
+          }),
+          { minLength: 1, maxLength: 6 }
+        ),
+        (rows) => {
+          const agg = aggregateRate8hPct(rows.map((x) => v(x.r, x.w))) as number
+          const rates = rows.map((x) => x.r)
+          expect(agg).toBeGreaterThanOrEqual(Math.min(...rates))
+          expect(agg).toBeLessThanOrEqual(Math.max(...rates))
+          const total = rows.reduce((s, x) => s + x.w, 0)
+          const ref =
+            total > 0
+              ? rows.reduce((s, x) => s + x.r * x.w, 0) / total
+              : rows.reduce((s, x) => s + x.r, 0) / rows.length
+          expect(Math.abs(agg - ref)).toBeLessThanOrEqual(1e-15 * Math.max(1, ...rates.map(Math.abs)))
+        }
+      )
+    )
+  })
+
+  it("rates published as equal decimals scale to the same 8 h number on every interval, 3 h and 6 h included", () => {
+    // Venue rates with up to nine decimals, per 8 h, and the same economic rate on 1..8 h intervals.
+    let noisyBefore = 0
+    for (let k = -3000; k <= 3000; k += 7) {
+      const per8h = Number(`${k * 8}e-9`) // fraction per 8 h
+      const pct8h = Number(`${k * 8}e-7`) // the same in percent: the exact answer
+      for (const h of [1, 2, 3, 4, 6, 8]) {
+        const fraction = Number(`${k * h}e-9`) // what a venue settling every h hours publishes
+        expect(fraction8hPct(fraction, h * 3_600_000), `${fraction} per ${h} h`).toBe(pct8h)
+        expect(rate8hPct(fraction * 100, h), `${fraction} per ${h} h`).toBe(pct8h)
+        if ((fraction * 100 * 8) / h !== pct8h) noisyBefore++
+      }
+      expect(fraction8hPct(per8h, 8 * 3_600_000)).toBe(pct8h)
+    }
+    // Plain floating point missed some of them: the check above is not vacuous.
+    expect(noisyBefore).toBeGreaterThan(0)
+    // Venues that agree have a spread of exactly 0.
+    expect(venueSpread8hPct([fraction8hPct(0.00003, 8 * 3_600_000), fraction8hPct(0.00001125, 3 * 3_600_000)])).toBe(0)
+  })
+
+  it.skipIf(!hasHistory("funding_supervik", "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv"))(
+    "on real Binance and Bybit BTC settlements with real-shaped open interest, one venue aggregates to its own rate",
+    () => {
+      const rates = [
+        "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv",
+        "BTC-USDT_bybit_2021-01-01_2024-01-01_funding_history.csv"
+      ]
+        .filter((f) => hasHistory("funding_supervik", f))
+        .flatMap((f) =>
+          readText("funding_supervik", f)
+            .trim()
+            .split("\n")
+            .slice(1)
+            .map((l) => Number(l.split(",")[2]) * 100)
+        )
+      expect(rates.length).toBeGreaterThan(4000)
+      let naiveMisses = 0
+      rates.forEach((r, i) => {
+        const w = weights[i % weights.length] as number
+        if ((r * w) / w !== r) naiveMisses++
+        expect(aggregateRate8hPct([v(r, w)])).toBe(r)
+      })
+      expect(naiveMisses).toBeGreaterThan(0)
+    }
+  )
 })
 
 describe("bars since the sign flipped", () => {
