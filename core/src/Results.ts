@@ -27,8 +27,12 @@ export const UnavailableReasons = [
   "not_applicable"
 ] as const
 
-/** `{value, pctl}`: a measurement and its percentile rank (0 to 100) in the asset's own baseline. */
-export const Contextual = Schema.Struct({ value: Num, pctl: Num })
+/**
+ * `{value, pctl}`: a measurement and its percentile rank (0 to 100) in the asset's own baseline; crypto values
+ * add `n`, the number of baseline samples the percentile was computed over (the window's cadence says how
+ * much history that is).
+ */
+export const Contextual = Schema.Struct({ value: Num, pctl: Num, n: opt(Schema.Int) })
 
 export const Baseline = Schema.Struct({
   window: Str,
@@ -51,13 +55,15 @@ export const assetFields = {
   unavailable: opt(Unavailable)
 }
 
-const VenueRate = Schema.Struct({ venue: Str, rate_8h_pct: Num, rate_pctl: Num })
+const VenueRate = Schema.Struct({ venue: Str, rate_8h_pct: Num, rate_pctl: Num, rate_pctl_n: opt(Schema.Int) })
 
 /** One venue in `funding.by_venue`: `rate_pctl` is null (and named in `unavailable`) while its history is short. */
 const VenueFunding = Schema.Struct({
   venue: Str,
   rate_8h_pct: Num,
   rate_pctl: nullable(Num),
+  /** Samples of the venue's own 90-day hourly baseline behind `rate_pctl`. */
+  rate_pctl_n: opt(Schema.Int),
   interval_hours: opt(nullable(Num)),
   predicted_rate_8h_pct: opt(nullable(Num)),
   next_funding_at: opt(nullable(Timestamp))
@@ -94,7 +100,9 @@ export const DomainResults = {
   }),
   funding: domain({
     funding: Schema.Struct({
-      rate_8h_pct: nullable(Schema.Struct({ value: Num, pctl: Num, pctl_1y: nullable(Num) })),
+      rate_8h_pct: nullable(
+        Schema.Struct({ value: Num, pctl: Num, n: opt(Schema.Int), pctl_1y: nullable(Num), n_1y: opt(Schema.Int) })
+      ),
       apr_pct: nullable(Num),
       bars_since_sign_flip: nullable(Schema.Int),
       venue_hot: nullable(VenueRate),

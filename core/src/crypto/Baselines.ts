@@ -7,14 +7,34 @@
  *
  * A window at hour `H` holds the samples of the hours in `(H - window, H]`: 2,160 samples for 90 days and
  * 8,760 for a year once that much history exists.
+ *
+ * Two histories start the sampling: the bar-derived measures begin once the bars cover the week their 7-day
+ * measures look back over; the funding windows (aggregate 90 days and one year, and each venue's) begin at
+ * the first funding settlement held, whatever the bars' history, because funding needs only settlements and
+ * open interest. A year of settlements beside 90 days of bars gives a one-year `pctl_1y`.
  */
 import { HOUR_MS } from "./Market.ts"
-import { type AssetData, fundingAt, type MeasureName, MeasureNames, measuresAt } from "./Measures.ts"
+import {
+  type AssetData,
+  fundingMeasuresAt,
+  type MeasureName,
+  MeasureNames,
+  type Measures,
+  measuresAt
+} from "./Measures.ts"
 import { BaselineWindows, SortedWindow } from "./Percentile.ts"
 
 /** Cadence of baseline samples. */
 export const BaselineCadenceMs = HOUR_MS
 export const BaselineCadence = "1h"
+
+/** The first hour each history is sampled from (absent: that history is not sampled). */
+export interface BaselineStart {
+  /** The bar-derived measures (every measure but funding). */
+  readonly measures?: number | undefined
+  /** The funding windows. */
+  readonly funding?: number | undefined
+}
 
 export class AssetBaselines {
   /** The newest hour sampled (epoch ms), undefined before the first advance. */
@@ -25,6 +45,9 @@ export class AssetBaselines {
   /** Hourly aggregate funding samples over the last year (times and values), for sign flips. */
   readonly fundingHours: Array<number> = []
   readonly fundingValues: Array<number> = []
+  /** The first hours sampled, fixed by the first advance (infinite: never). */
+  measuresFromHour = Number.POSITIVE_INFINITY
+  fundingFromHour = Number.POSITIVE_INFINITY
 
   constructor() {
     const w: Partial<Record<MeasureName, SortedWindow>> = {}
@@ -33,32 +56,55 @@ export class AssetBaselines {
   }
 
   /**
-   * Samples every hour in `(syncedHour, toHour]` (from `fromHour` on the first call) from `data`, which must
-   * hold the series from 7 days before the first hour sampled. Hours already sampled are skipped, so two
-   * overlapping advances never count an hour twice.
+   * Samples every hour in `(syncedHour, toHour]` (from `from` on the first call: one hour for both histories,
+   * or each history's own) from `data`, which must hold the bar series from 7 days before the first hour the
+   * measures sample and the funding and open-interest series from 7 days before the first funding hour. Hours
+   * already sampled are skipped, so two overlapping advances never count an hour twice.
    */
-  advance(data: AssetData, fromHour: number, toHour: number): void {
-    const start = this.syncedHour === undefined ? fromHour : this.syncedHour + HOUR_MS
+  advance(data: AssetData, from: number | BaselineStart, toHour: number): void {
+    if (this.syncedHour === undefined) {
+      const start: BaselineStart = typeof from === "number" ? { measures: from, funding: from } : from
+      this.measuresFromHour = start.measures ?? Number.POSITIVE_INFINITY
+      this.fundingFromHour = start.funding ?? Number.POSITIVE_INFINITY
+    }
+    const start =
+      this.syncedHour === undefined ? Math.min(this.measuresFromHour, this.fundingFromHour) : this.syncedHour + HOUR_MS
     const ninety = BaselineWindows["90d"]
     // Samples are collected first and merged into each window in one step.
     const hours: Array<number> = []
     const byMeasure = MeasureNames.map(() => [] as Array<number>)
+    const fundingIndex = MeasureNames.indexOf("funding_rate_8h_pct")
+    const funding90Hours: Array<number> = []
+    const funding90Values: Array<number> = []
     const venueSamples = new Map<string, { t: Array<number>; v: Array<number> }>()
     const fundingHours: Array<number> = []
     const fundingValues: Array<number> = []
-    for (let h = start; h <= toHour; h += HOUR_MS) {
-      if (h <= toHour - ninety) {
-        // Hours older than 90 days at `toHour` only feed the one-year funding window.
-        fundingHours.push(h)
-        fundingValues.push(fundingAt(data, h))
-        continue
+    for (let h = start; Number.isFinite(h) && h <= toHour; h += HOUR_MS) {
+      const inNinety = h > toHour - ninety
+      const sampleMeasures = inNinety && h >= this.measuresFromHour
+      const sampleFunding = h >= this.fundingFromHour
+      if (!sampleMeasures && !sampleFunding) continue
+      let m: Measures | undefined
+      if (sampleMeasures) {
+        const all = measuresAt(data, h)
+        m = all
+        hours.push(h)
+        MeasureNames.forEach((name, i) => {
+          if (i !== fundingIndex) (byMeasure[i] as Array<number>).push(all[name])
+        })
       }
-      const m = measuresAt(data, h)
-      hours.push(h)
-      MeasureNames.forEach((name, i) => {
-        ;(byMeasure[i] as Array<number>).push(m[name])
-      })
-      for (const [venue, rate] of m.venueFunding8hPct) {
+      if (!sampleFunding) continue
+      // Funding from the settlements alone: `fundingMeasuresAt`, which `measuresAt` also uses.
+      const f =
+        m === undefined
+          ? fundingMeasuresAt(data, h)
+          : { aggregate: m.funding_rate_8h_pct, byVenue: m.venueFunding8hPct }
+      fundingHours.push(h)
+      fundingValues.push(f.aggregate)
+      if (!inNinety) continue
+      funding90Hours.push(h)
+      funding90Values.push(f.aggregate)
+      for (const [venue, rate] of f.byVenue) {
         let vs = venueSamples.get(venue)
         if (vs === undefined) {
           vs = { t: [], v: [] }
@@ -67,11 +113,10 @@ export class AssetBaselines {
         vs.t.push(h)
         vs.v.push(rate)
       }
-      fundingHours.push(h)
-      fundingValues.push(m.funding_rate_8h_pct)
     }
     MeasureNames.forEach((name, i) => {
-      this.windows[name].pushMany(hours, byMeasure[i] as Array<number>)
+      if (i === fundingIndex) this.windows[name].pushMany(funding90Hours, funding90Values)
+      else this.windows[name].pushMany(hours, byMeasure[i] as Array<number>)
     })
     for (const [venue, vs] of venueSamples) {
       let w = this.venueFunding.get(venue)

@@ -20,13 +20,13 @@ import { CascadeRule, cascadeRisk, FlowRule, flow, isExtreme, PositioningRule, p
 import { type CryptoAsset, CryptoAssets, cryptoAsset, directoryEntryOf } from "./Assets.ts"
 import { AssetBaselines, BaselineCadence } from "./Baselines.ts"
 import { type ResultFreshness, resultFreshness, worstStatus } from "./Freshness.ts"
-import { aprPct, barsSinceSignFlip, fundingBand, hottestVenue, venueSpread8hPct } from "./Funding.ts"
+import { aprPct, barsSinceSignFlip, fraction8hPct, fundingBand, hottestVenue, venueSpread8hPct } from "./Funding.ts"
 import {
-  aggregateBars,
   BAR_MS,
   type Bars,
   bookDepth,
   type Component,
+  completeBars,
   DAY_MS,
   freshnessOf,
   HOUR_MS,
@@ -60,8 +60,24 @@ import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "./
 type Reason = "not_covered" | "no_data" | "insufficient_history" | "source_stale" | "source_down" | "not_applicable"
 type Unavailable = Record<string, { reason: Reason; detail?: string }>
 
-/** Ten significant digits: enough for any market measurement, without binary noise in the JSON. */
+/**
+ * Ten significant digits: enough for any market measurement, without binary noise in the JSON. USD amounts
+ * and prices (a token may trade at 1e-8 USD) are printed so.
+ */
 const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
+
+/** Most decimal places a percentage, rate, ratio or indicator value is printed with. */
+export const RatioDecimals = 12
+const ratioScale = 10 ** RatioDecimals
+/**
+ * A percentage, rate, ratio or indicator value as printed: ten significant digits and at most `RatioDecimals`
+ * decimal places, so the rounding residue of a difference of equal inputs (3.5e-18) prints as 0.
+ */
+const roundRatio = (x: number): number => roundValue(Math.round(x * ratioScale) / ratioScale)
+
+/** A figure as printed, by its name: USD amounts (`usd`, `..._usd`) by `roundValue`, the rest by `roundRatio`. */
+const roundFigure = (name: string, x: number): number =>
+  name === "usd" || name.endsWith("_usd") || name.endsWith(".usd") ? roundValue(x) : roundRatio(x)
 
 /** ISO 8601 text of a time; results repeat the same few times (bar and session boundaries), so remembered. */
 const isoCache = new Map<number, string>()
@@ -135,7 +151,7 @@ class Gaps {
     component: string,
     value: number,
     window: SortedWindow | ReadonlyArray<number> | undefined
-  ): { value: number; pctl: number } | null {
+  ): { value: number; pctl: number; n: number } | null {
     if (!Number.isFinite(value)) return this.add(component, "no_data", "its inputs are missing in the store")
     const sorted = window === undefined ? [] : Array.isArray(window) ? window : (window as SortedWindow).sortedValues
     const pctl = percentileRank(value, sorted)
@@ -146,11 +162,11 @@ class Gaps {
         `${sorted.length} baseline samples; a percentile needs at least ${MinBaselineN}`
       )
     }
-    return { value: roundValue(value), pctl }
+    return { value: roundFigure(component, value), pctl, n: sorted.length }
   }
   plain(component: string, value: number | undefined): number | null {
     if (value === undefined || !Number.isFinite(value)) return this.add(component, "no_data")
-    return roundValue(value)
+    return roundFigure(component, value)
   }
   /**
    * The sources feeding this result are failing: what is missing is missing because of them, so `no_data`
@@ -293,7 +309,8 @@ export interface CryptoPlane extends PlaneOperations {
  */
 export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.gen(function* () {
   const store = yield* MarketStore
-  const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number }>()
+  /** Each asset's baselines, with the first bar and funding settlement they were sampled from (infinite: none). */
+  const baselines = new Map<string, { baselines: AssetBaselines; firstBarMs: number; firstFundingMs: number }>()
   /**
    * Each asset's state, with what it was computed from (the data's end, its series statuses, and the store's
    * revision where the store has one, so that no write is hidden by it).
@@ -387,27 +404,46 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       )
         return cached.state
       const hour = Math.floor(at / HOUR_MS) * HOUR_MS
+      // Funding baselines start at the first settlement held, however short the bar history (`Baselines.ts`).
+      const venues = venuesOf(asset)
+      const fundingExtents = (yield* store.extent("funding", asset.id)).filter((e) => venues.includes(e.venue))
+      const firstFundingMs = fundingExtents.length === 0 ? undefined : Math.min(...fundingExtents.map((e) => e.firstMs))
       let entry = baselines.get(asset.id)
       // History written before what was sampled (a late backfill) restarts the baselines.
-      if (entry !== undefined && firstBarMs !== undefined && firstBarMs < entry.firstBarMs) entry = undefined
+      if (
+        entry !== undefined &&
+        ((firstBarMs ?? Number.POSITIVE_INFINITY) < entry.firstBarMs ||
+          (firstFundingMs ?? Number.POSITIVE_INFINITY) < entry.firstFundingMs)
+      )
+        entry = undefined
       const b = entry?.baselines ?? new AssetBaselines()
       const synced = b.syncedHour
       let data: AssetData
-      if (firstBarMs === undefined) {
+      const yearStart = hour - BaselineWindows["1y"] + HOUR_MS
+      // The bar-derived measures need the week before their first hour; funding only settlements.
+      const measuresFrom =
+        firstBarMs === undefined
+          ? undefined
+          : Math.max(yearStart, Math.ceil((firstBarMs + 7 * DAY_MS) / HOUR_MS) * HOUR_MS)
+      const fundingFrom =
+        firstFundingMs === undefined ? undefined : Math.max(yearStart, Math.ceil(firstFundingMs / HOUR_MS) * HOUR_MS)
+      if (measuresFrom === undefined && fundingFrom === undefined) {
         data = yield* load(asset, nowMs - 8 * DAY_MS, nowMs, nowMs - 8 * DAY_MS)
       } else if (synced === undefined) {
-        const fromHour = Math.max(
-          hour - BaselineWindows["1y"] + HOUR_MS,
-          Math.ceil((firstBarMs + 7 * DAY_MS) / HOUR_MS) * HOUR_MS
-        )
-        data = yield* load(
-          asset,
-          Math.max(fromHour, hour - BaselineWindows["90d"]) - 8 * DAY_MS,
-          nowMs,
-          fromHour - 8 * DAY_MS
-        )
-        if (fromHour <= hour) b.advance(data, fromHour, hour)
-        if (b.syncedHour !== undefined) baselines.set(asset.id, { baselines: b, firstBarMs })
+        const shortFrom =
+          measuresFrom === undefined
+            ? nowMs - 8 * DAY_MS
+            : Math.max(measuresFrom, hour - BaselineWindows["90d"]) - 8 * DAY_MS
+        const firstHour = Math.min(measuresFrom ?? Number.POSITIVE_INFINITY, fundingFrom ?? Number.POSITIVE_INFINITY)
+        data = yield* load(asset, shortFrom, nowMs, Math.min(shortFrom, firstHour - 8 * DAY_MS))
+        if (firstHour <= hour) b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour)
+        if (b.syncedHour !== undefined) {
+          baselines.set(asset.id, {
+            baselines: b,
+            firstBarMs: firstBarMs ?? Number.POSITIVE_INFINITY,
+            firstFundingMs: firstFundingMs ?? Number.POSITIVE_INFINITY
+          })
+        }
       } else {
         const from = Math.min(synced, hour) - 8 * DAY_MS
         data = yield* load(asset, from, nowMs, from)
@@ -450,8 +486,10 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         toMs: closedEnd
       }))[0]
       if (raw === undefined || raw.t.length === 0) return undefined
-      const agg = aggregateBars(raw, timeframe)
+      // Complete periods only: a first period the stored history joins mid-way is not a bar.
+      const agg = completeBars(raw, timeframe)
       const closed = agg.t.length
+      if (closed === 0) return undefined
       const lastBarT = agg.t[closed - 1] as number
       const bars = sliceSeries(agg, 0, closed)
       const r = rsi(bars.close)
@@ -582,28 +620,34 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const statesNow = yield* store.fundingStates(asset.id)
       const rate = s.current.funding_rate_8h_pct
       const rateCtx = gaps.contextual("funding.rate_8h_pct", rate, w(s, "funding_rate_8h_pct"))
-      const pctl1y = Number.isFinite(rate) ? percentileRank(rate, s.baselines.funding1y.sortedValues) : undefined
+      const year = s.baselines.funding1y
+      const pctl1y = Number.isFinite(rate) ? percentileRank(rate, year.sortedValues) : undefined
       if (rateCtx !== null && pctl1y === undefined) {
         gaps.add(
           "funding.rate_8h_pct.pctl_1y",
           "insufficient_history",
-          `${s.baselines.funding1y.n} baseline samples over a year; at least ${MinBaselineN} needed`
+          `${year.n} baseline samples over a year; at least ${MinBaselineN} needed`
         )
       }
       const venues = [...s.current.venueFunding8hPct.entries()]
       const byVenue = venues.map(([venue, r]) => {
-        const pctl = percentileRank(r, s.baselines.venueFunding.get(venue)?.sortedValues ?? [])
+        const own = s.baselines.venueFunding.get(venue)?.sortedValues ?? []
+        const pctl = percentileRank(r, own)
         if (pctl === undefined) {
-          gaps.add(`funding.by_venue.${venue}.rate_pctl`, "insufficient_history", "too few samples of this venue")
+          gaps.add(
+            `funding.by_venue.${venue}.rate_pctl`,
+            "insufficient_history",
+            `${own.length} baseline samples of this venue; at least ${MinBaselineN} needed`
+          )
         }
         const st = statesNow.find((x) => x.venue === venue)
         return {
           venue,
-          rate_8h_pct: roundValue(r),
+          rate_8h_pct: roundRatio(r),
           rate_pctl: pctl ?? null,
+          rate_pctl_n: own.length,
           interval_hours: st === undefined ? null : st.intervalMs / HOUR_MS,
-          predicted_rate_8h_pct:
-            st === undefined ? null : roundValue((st.predictedRate * 100 * 8 * HOUR_MS) / st.intervalMs),
+          predicted_rate_8h_pct: st === undefined ? null : roundRatio(fraction8hPct(st.predictedRate, st.intervalMs)),
           next_funding_at: st === undefined ? null : iso(st.nextFundingMs)
         }
       })
@@ -621,8 +665,8 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const spread = venueSpread8hPct(venues.map(([, r]) => r))
       return {
         funding: {
-          rate_8h_pct: rateCtx === null ? null : { ...rateCtx, pctl_1y: pctl1y ?? null },
-          apr_pct: Number.isFinite(rate) ? roundValue(aprPct(rate)) : gaps.add("funding.apr_pct", "no_data"),
+          rate_8h_pct: rateCtx === null ? null : { ...rateCtx, pctl_1y: pctl1y ?? null, n_1y: year.n },
+          apr_pct: Number.isFinite(rate) ? roundRatio(aprPct(rate)) : gaps.add("funding.apr_pct", "no_data"),
           bars_since_sign_flip:
             flips ??
             gaps.add(
@@ -633,12 +677,17 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
           venue_hot:
             hotRow === undefined || hotRow.rate_pctl === null
               ? gaps.add("funding.venue_hot", hotRow === undefined ? "no_data" : "insufficient_history")
-              : { venue: hotRow.venue, rate_8h_pct: hotRow.rate_8h_pct, rate_pctl: hotRow.rate_pctl },
+              : {
+                  venue: hotRow.venue,
+                  rate_8h_pct: hotRow.rate_8h_pct,
+                  rate_pctl: hotRow.rate_pctl,
+                  rate_pctl_n: hotRow.rate_pctl_n
+                },
           venues: byVenue.length,
           by_venue: byVenue,
           next_funding_at: nextMs === undefined ? gaps.add("funding.next_funding_at", "no_data") : iso(nextMs),
           venue_spread_8h_pct:
-            spread === undefined ? gaps.add("funding.venue_spread_8h_pct", "no_data") : roundValue(spread),
+            spread === undefined ? gaps.add("funding.venue_spread_8h_pct", "no_data") : roundRatio(spread),
           funding_band: Number.isFinite(rate) ? fundingBand(rate) : gaps.add("funding.funding_band", "no_data")
         },
         nextFundingMs: nextMs
@@ -677,7 +726,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
           mas[vs] =
             v === undefined
               ? gaps.add(`moving_averages.${vs}`, "insufficient_history")
-              : roundValue((last / v - 1) * 100)
+              : roundRatio((last / v - 1) * 100)
         }
       }
       const n = close.length
@@ -1011,8 +1060,9 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       let closed: Bars | undefined
       if (raw !== undefined && raw.t.length > 0) {
         const newestEnd = Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + 15 * 60_000)
-        const agg = aggregateBars(raw, interval)
-        // Whole intervals only: drop a first bar that began before the range and a last one still forming.
+        const agg = completeBars(raw, interval)
+        // Whole intervals only: drop a first bar that began before the range or the stored history (both in
+        // `completeBars`) and a last one still forming.
         let start = 0
         while (start < agg.t.length && (agg.t[start] as number) < fromMs) start++
         let end = agg.t.length
@@ -1036,14 +1086,14 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
             : {
                 first_close: roundValue(s.first_close),
                 last_close: roundValue(s.last_close),
-                return_pct: roundValue(s.return_pct),
+                return_pct: roundRatio(s.return_pct),
                 high: roundValue(s.high),
                 low: roundValue(s.low),
-                max_drawdown_pct: roundValue(s.max_drawdown_pct),
+                max_drawdown_pct: roundRatio(s.max_drawdown_pct),
                 realized_volatility_pct:
                   s.realized_volatility_pct === null
                     ? gaps.add("summary.realized_volatility_pct", "insufficient_history", "needs three bars")
-                    : roundValue(s.realized_volatility_pct),
+                    : roundRatio(s.realized_volatility_pct),
                 bar_count: s.bar_count,
                 first_bar_at: iso((closed as Bars).t[0] as number),
                 last_bar_at: iso((closed as Bars).t[(closed as Bars).t.length - 1] as number)
@@ -1158,7 +1208,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
             excluded.no_data = (excluded.no_data ?? 0) + 1
             continue
           }
-          score = roundValue(v)
+          score = roundFigure(metric, v)
         }
         rows.push({ asset_id: asset.id, symbol: asset.symbol, score, extreme_metrics: extremes })
       }

@@ -378,6 +378,21 @@ export const aggregateBars = (bars: Bars, interval: Interval): Bars => {
   return sliceSeries(out, 0, k + 1)
 }
 
+/**
+ * `aggregateBars` over complete periods only at the start: a period that opened before the first 15-minute
+ * bar given (history that begins mid-period, such as a backfill started at 13:47) would be a part of a bar
+ * counted as a whole one, so it is left out. What an indicator sees then does not depend on the minute the
+ * history began. (The newest period may still be forming: callers cut it by its end.)
+ */
+export const completeBars = (bars: Bars, interval: Interval): Bars => {
+  const agg = aggregateBars(bars, interval)
+  const first = bars.t[0]
+  if (first === undefined || (agg.t[0] as number) >= first) return agg
+  let start = 0
+  while (start < agg.t.length && (agg.t[start] as number) < first) start++
+  return sliceSeries(agg, start, agg.t.length)
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Order books
 
