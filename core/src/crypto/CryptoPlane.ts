@@ -45,6 +45,7 @@ import {
   type MeasureName,
   type Measures,
   measuresAt,
+  PrintPrecision,
   venueData,
   venueOiAt
 } from "./Measures.ts"
@@ -64,14 +65,12 @@ type Unavailable = Record<string, { reason: Reason; detail?: string }>
  * Ten significant digits: enough for any market measurement, without binary noise in the JSON. USD amounts
  * and prices (a token may trade at 1e-8 USD) are printed so.
  */
-const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(10)))
+const roundValue = (x: number): number => (x === 0 ? 0 : Number(x.toPrecision(PrintPrecision.significantDigits)))
 
-/** Most decimal places a percentage, rate, ratio or indicator value is printed with. */
-export const RatioDecimals = 12
-const ratioScale = 10 ** RatioDecimals
+const ratioScale = 10 ** PrintPrecision.ratioDecimals
 /**
- * A percentage, rate, ratio or indicator value as printed: ten significant digits and at most `RatioDecimals`
- * decimal places, so the rounding residue of a difference of equal inputs (3.5e-18) prints as 0.
+ * A percentage, rate, ratio or indicator value as printed: ten significant digits and at most 12 decimal
+ * places (`PrintPrecision`), so the rounding residue of a difference of equal inputs (3.5e-18) prints as 0.
  */
 const roundRatio = (x: number): number => roundValue(Math.round(x * ratioScale) / ratioScale)
 

@@ -7,7 +7,7 @@ import { AssessmentThresholds, CascadeRule, ExtremeTail, FlowRule, PositioningRu
 import { BaselineCadence } from "./Baselines.ts"
 import { DelayedCadences } from "./Freshness.ts"
 import { FundingBandThresholds } from "./Funding.ts"
-import { DepthBandsPct, MaxSnapshotAgeMs } from "./Measures.ts"
+import { DepthBandsPct, MaxSnapshotAgeMs, PrintPrecision } from "./Measures.ts"
 import { MinBaselineN } from "./Percentile.ts"
 import { Sessions, StructureBars, StructureRule, SwingSpan } from "./Structure.ts"
 import { MovingAveragePeriods, WilderPeriod } from "./Technicals.ts"
@@ -48,7 +48,11 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Baselines and percentiles",
   "",
-  `Every measure above is sampled at each UTC hour (cadence \`${BaselineCadence}\`) into the asset's own baseline. \`pctl\` is the mid-rank percentile of the current value among the baseline's samples: \`100 x (below + equal / 2) / n\`, where \`below\` counts samples strictly smaller and \`equal\` samples equal to the value (ties share the middle of their run); 0 to 100, one decimal. The default window is 90 days (\`n\` up to 2,160 hourly samples); \`read\` reports it as \`baseline = {window: "90d", cadence: "1h", n, source}\`. Funding's \`pctl_1y\` uses a one-year window of the same hourly samples (up to 8,760).`,
+  `Every measure above is sampled at each UTC hour (cadence \`${BaselineCadence}\`) into the asset's own baseline. \`pctl\` is the mid-rank percentile of the current value among the baseline's samples: \`100 x (below + equal / 2) / n\`, where \`below\` counts samples strictly smaller and \`equal\` samples equal to the value (ties share the middle of their run; samples are compared exactly, so equal inputs always tie); 0 to 100, one decimal. The default window is 90 days (\`n\` up to 2,160 hourly samples); \`read\` reports it as \`baseline = {window: "90d", cadence: "1h", n, source}\`. Funding's \`pctl_1y\` uses a one-year window of the same hourly samples (up to 8,760).`,
+  "",
+  "Two histories feed the baselines. The measures computed from bars (returns, range, open interest, basis, flows, liquidations, liquidity) are sampled from a week after the first stored 15 m bar (their 7-day look-back). Funding is sampled from the first funding settlement the service holds, whatever the bars' history: the live feed fetches a year of settlements beside its 90 days of bars, so `pctl_1y` covers the year. Before a venue's open-interest history begins (venues keep about 30 days), the aggregate of that hour is the plain mean of the venues' rates.",
+  "",
+  "Every percentile says how much history it stands on: each contextual value carries `n`, the number of samples `pctl` was computed over; funding's `rate_8h_pct` adds `n_1y` for `pctl_1y`, and each `by_venue` row (and `venue_hot`) `rate_pctl_n`. A full 90-day window holds 2,160 hourly samples and a full year 8,760: fewer means the history is shorter than the window and the percentile is over what there is (`n_1y: 2000` is about 83 days, not a year). `read.baseline.n` is the bar-derived measures' count (its 24 h return); technicals count closed bars of the timeframe.",
   "",
   `With fewer than ${MinBaselineN} samples a percentile is not computed: the value is \`null\` and listed in \`unavailable\` with reason \`insufficient_history\`.`,
   "",
@@ -56,12 +60,12 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Funding",
   "",
-  "Each venue settles funding every 1 h, 4 h or 8 h. Rates are made comparable by scaling to 8 h: `rate_8h_pct = rate_pct x 8 / interval_hours` (0.00125 % per hour equals 0.01 % per 8 h). A venue's rate is its newest settled rate; it counts while it is within two of its intervals plus an hour.",
+  "Each venue settles funding every 1 h, 4 h or 8 h. Rates are made comparable by scaling to 8 h: `rate_8h_pct = rate_pct x 8 / interval_hours` (0.00125 % per hour equals 0.01 % per 8 h), rounded to 15 significant digits so that rates the venues publish as equal decimals give one number on any interval (venues that agree have a `venue_spread_8h_pct` of exactly 0). A venue's rate is its newest settled rate; it counts while it is within two of its intervals plus an hour.",
   "",
   "| field | definition |",
   "|---|---|",
-  "| `rate_8h_pct.value` | the open-interest-weighted mean of the venues' 8 h rates (the plain mean where a venue's open interest is unknown) |",
-  "| `rate_8h_pct.pctl`, `pctl_1y` | percentile against the hourly samples of the same aggregate over 90 days and one year |",
+  "| `rate_8h_pct.value` | the open-interest-weighted mean of the venues' 8 h rates (the plain mean where a venue's open interest is unknown), computed as the lowest rate plus the weighted mean of each rate's excess over it: equal rates give exactly that rate, so one venue aggregates to its own rate and its `pctl` equals that venue's `rate_pctl` |",
+  "| `rate_8h_pct.pctl`, `pctl_1y` | percentile against the hourly samples of the same aggregate over 90 days and one year, from the settlements held; `n` and `n_1y` count those samples |",
   "| `apr_pct` | `rate_8h_pct x 3 x 365`, simple, not compounded |",
   "| `bars_since_sign_flip` | hourly samples since the aggregate rate last changed sign (0: the current sign began this hour; zero rates carry no sign); `null` when it did not flip within the year |",
   "| `by_venue` | each venue's `rate_8h_pct` and `rate_pctl` against its own 90-day hourly samples, with `interval_hours`, the venue's `predicted_rate_8h_pct` and its `next_funding_at` |",
@@ -81,7 +85,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Technicals",
   "",
-  `On closed bars of \`timeframe\` (15m, 1h, 4h, 1d; default 4h) aggregated from the primary venue's 15 m bars on UTC boundaries; the bar still forming is never used. \`bar_at\` is the open time of the newest closed bar.`,
+  `On closed bars of \`timeframe\` (15m, 1h, 4h, 1d; default 4h) aggregated from the primary venue's 15 m bars on UTC boundaries; the bar still forming is never used. Only complete periods count: a period that opened before the first stored 15 m bar (a history that began mid-period, such as a backfill started at 13:47) is not a bar, so the indicators do not depend on the minute the service first started. \`bar_at\` is the open time of the newest closed bar.`,
   "",
   `- True range of a bar: \`max(high - low, |high - previous close|, |low - previous close|)\`.`,
   `- \`atr_14_pct\`: ATR(${WilderPeriod}) with Wilder smoothing (seeded with the mean of the first ${WilderPeriod} true ranges, then \`ATR = (ATR_prev x ${WilderPeriod - 1} + TR) / ${WilderPeriod}\`), divided by the last close, x 100.`,
@@ -150,9 +154,13 @@ export const cryptoDomainsDoc: string = [
   "",
   "### series (crypto)",
   "",
-  "Bars of `interval` aggregated from the primary venue's 15 m bars on UTC boundaries (weeks start Monday, months are calendar months), whole intervals inside `range` only: the bar still forming is left out. `t` is the bar's open time; `v` is volume in base units. Pages run oldest to newest; the first page ends at the newest closed bar and `next_cursor` pages back. `range`: `1w` 7 days, `1mo`/`3mo`/`6mo` calendar months, `1y`/`5y` calendar years (a day the earlier month lacks becomes its last day), `ytd` since January 1 UTC, `max` all stored history.",
+  "Bars of `interval` aggregated from the primary venue's 15 m bars on UTC boundaries (weeks start Monday, months are calendar months), whole intervals inside `range` and the stored history only: the bar still forming, and a first one that opened before the range or the stored history began, are left out. `t` is the bar's open time; `v` is volume in base units. Pages run oldest to newest; the first page ends at the newest closed bar and `next_cursor` pages back. `range`: `1w` 7 days, `1mo`/`3mo`/`6mo` calendar months, `1y`/`5y` calendar years (a day the earlier month lacks becomes its last day), `ytd` since January 1 UTC, `max` all stored history.",
   "",
   "Summary view: `first_close`, `last_close`, `return_pct = (last / first - 1) x 100`, `high`, `low`, `max_drawdown_pct` (largest fall of a close below the highest close before it, negative, 0 if none), `realized_volatility_pct` (standard deviation of close-to-close log returns, annualized by the number of bars in 365 days: crypto trades around the clock), `bar_count`, and the open times of the first and last bar (`first_bar_at`, `last_bar_at`).",
+  "",
+  "### Precision",
+  "",
+  `Figures are rounded when printed, so equal inputs print equal and an exact zero prints \`0\`: USD amounts and prices (\`usd\`, \`..._usd\`, closes, moving averages, levels, bars) to ${PrintPrecision.significantDigits} significant digits (a token may trade at 1e-8 USD); percentages, rates, ratios and indicator values (\`..._pct\`, \`..._8h_pct\`, imbalances, RSI, ADX, DI, scores) to ${PrintPrecision.significantDigits} significant digits and at most ${PrintPrecision.ratioDecimals} decimal places (the residue of a difference of equal inputs, 3.5e-18, prints as 0). Percentiles are computed from the unrounded values and printed with one decimal.`,
   "",
   "### Freshness",
   "",

@@ -35,6 +35,12 @@ import {
   type TakerFlow
 } from "./Market.ts"
 
+/**
+ * How figures are printed: USD amounts and prices with `significantDigits`; percentages, rates, ratios and
+ * indicator values also with at most `ratioDecimals` decimal places (a difference of equal inputs prints 0).
+ */
+export const PrintPrecision = { significantDigits: 10, ratioDecimals: 12 } as const
+
 /** Distances from mid (percent) at which `liquidity.depth` reports USD on each side. */
 export const DepthBandsPct = [0.1, 0.5, 1, 2] as const
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { AssessmentThresholds, CascadeRule, FlowRule, PositioningRule } from "../../src/crypto/Assessment.ts"
 import { cryptoDomainsDoc } from "../../src/crypto/DomainsDoc.ts"
 import { FundingBands, FundingBandThresholds } from "../../src/crypto/Funding.ts"
+import { PrintPrecision } from "../../src/crypto/Measures.ts"
 import { MinBaselineN } from "../../src/crypto/Percentile.ts"
 import { StructureRule } from "../../src/crypto/Structure.ts"
 import { RankMetrics } from "../../src/Registry.ts"
@@ -14,6 +15,13 @@ describe("crypto domains documentation", () => {
     expect(cryptoDomainsDoc).toContain(`fewer than ${MinBaselineN} samples`)
     expect(cryptoDomainsDoc).toContain(`\`f >= ${AssessmentThresholds.positioning.crowded}\``)
     expect(cryptoDomainsDoc).toContain(`\`p >= ${AssessmentThresholds.flow.strong}\``)
+  })
+
+  it("says how much history each percentile stands on, which periods count, and the printed precision", () => {
+    for (const field of ["`n`", "`n_1y`", "`rate_pctl_n`", "first funding settlement", "Only complete periods"])
+      expect(cryptoDomainsDoc).toContain(field)
+    expect(cryptoDomainsDoc).toContain(`${PrintPrecision.significantDigits} significant digits`)
+    expect(cryptoDomainsDoc).toContain(`at most ${PrintPrecision.ratioDecimals} decimal places`)
   })
 
   it("defines every rank metric's measure", () => {
