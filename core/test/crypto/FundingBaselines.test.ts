@@ -16,6 +16,7 @@ import type { Handler, HandlerInput } from "../../src/Pipeline.ts"
 import { planeHandlers } from "../../src/Planes.ts"
 import { operation } from "../../src/Registry.ts"
 import { prng } from "./support/Fixture.ts"
+import { hasHistory, readText } from "./support/SharedData.ts"
 
 const H = 3_600_000
 const DAY = 24 * H
@@ -149,6 +150,33 @@ describe("funding percentiles over the settlement history", () => {
       assert.strictEqual(f.rate_8h_pct.n, 2160)
       assert.strictEqual(venue.rate_pctl_n, 2160)
     })
+  )
+
+  const REAL = ["funding_supervik", "BTC-USDT_binance_2020-01-01_2024-01-01_funding_history.csv"] as const
+  it.effect.skipIf(!hasHistory(...REAL))(
+    "real Binance BTC settlements (2023, a third on 0.01 %): one venue's pctl and pctl_1y equal brute force",
+    () =>
+      Effect.gen(function* () {
+        // The year's 1,095 settlements, moved so the newest settles at END (their order and values kept).
+        const rates = readText(...REAL)
+          .trim()
+          .split("\n")
+          .slice(1)
+          .map((l) => Number(l.split(",")[2]))
+          .slice(-1096)
+        const s = { t: rates.map((_, i) => END - (rates.length - 1 - i) * 8 * H), rate: rates }
+        const call = yield* setup([bars(90), openInterest("binance", 366, 5), fundingSeries("binance", s, 8 * H)])
+        const f = (yield* call("funding")).data.funding
+        const value = (rates.at(-1) as number) * 100
+        assert.strictEqual(f.rate_8h_pct.value, value)
+        const ninety = hourlyRates(s, 90 * DAY)
+        const year = hourlyRates(s, 365 * DAY)
+        assert.isAbove(year.filter((r) => r === 0.01).length, year.length / 5)
+        assert.strictEqual(f.rate_8h_pct.pctl, pctl(value, ninety))
+        assert.strictEqual(f.rate_8h_pct.pctl, f.by_venue[0].rate_pctl)
+        assert.strictEqual(f.rate_8h_pct.pctl_1y, pctl(value, year))
+        assert.strictEqual(f.rate_8h_pct.n_1y, 8760)
+      })
   )
 
   it.effect("90 days of bars and a year of settlements: pctl_1y ranks against the year, pctl the 90 days", () =>
