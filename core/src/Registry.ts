@@ -129,7 +129,7 @@ const domainOps: ReadonlyArray<OperationSpec> = [
       credits: 3,
       summary: "Perpetual funding normalized to 8 h across venues, with 90-day and 1-year percentiles.",
       description:
-        "`rate_8h_pct` (value, `pctl` over the 90-day baseline, `pctl_1y`), simple APR, bars since the sign last flipped, the hottest venue, every venue's rate, the next funding time and a one-word `funding_band`. Schedule the next call at `next_funding_at`."
+        "`rate_8h_pct` (value, `pctl` over the 90-day baseline, `pctl_1y` over the year of settlements held, and their sample counts `n` and `n_1y`), simple APR, bars since the sign last flipped, the hottest venue, every venue's rate, the next funding time and a one-word `funding_band`. Schedule the next call at `next_funding_at`."
     },
     R.DomainResults.funding
   ),
