@@ -276,6 +276,9 @@ export const HoldersResult = Schema.Struct({
 
 export const RankResult = Schema.Struct({
   as_of: Timestamp,
+  // Additive: the ranking's freshness clocks, like every other result.
+  status: Schema.Literals(["live", "delayed", "stale"]),
+  next_update_at: Timestamp,
   metric: Str,
   direction: Str,
   rows: Schema.Array(Schema.Struct({ asset_id: Str, symbol: Str, score: Num, extreme_metrics: Schema.Array(Str) })),

@@ -24,6 +24,7 @@ import { aprPct, barsSinceSignFlip, fraction8hPct, fundingBand, hottestVenue, ve
 import {
   BAR_MS,
   type Bars,
+  type BookSnapshot,
   bookDepth,
   type Component,
   completeBars,
@@ -236,6 +237,32 @@ const sameSeriesStatuses = (a: ReadonlyArray<SourceStatus>, b: ReadonlyArray<Sou
   return true
 }
 const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0]?.venue
+
+/**
+ * A book older than this behind the newest bar's end (a forming bar's: now) is not quoted as the price: one
+ * bar. Books arrive every few seconds, bars every minute (forming) or 15 minutes (closed), so a book within a bar
+ * of the newest price is the newer observation or close to it.
+ */
+const MaxBookLagMs = BAR_MS
+
+/**
+ * The quote of one book snapshot: best bid, best ask and their mid, all rounded alike (so the mid printed lies
+ * between the bid and ask printed). Undefined when a side is empty or the book lags the newest bar by more than
+ * `MaxBookLagMs`.
+ */
+export const quoteOf = (
+  book: BookSnapshot | undefined,
+  newestBarEndMs: number | undefined
+): { readonly bid: number; readonly ask: number; readonly mid: number } | undefined => {
+  const bid = book?.bids[0]?.[0]
+  const ask = book?.asks[0]?.[0]
+  if (book === undefined || bid === undefined || ask === undefined || !(bid > 0) || !(ask >= bid)) return undefined
+  if (newestBarEndMs !== undefined && book.t < newestBarEndMs - MaxBookLagMs) return undefined
+  const b = roundValue(bid)
+  const a = roundValue(ask)
+  const mid = Math.min(a, Math.max(b, roundValue((bid + ask) / 2)))
+  return { bid: b, ask: a, mid }
+}
 
 const clocks = (f: ResultFreshness) => ({
   as_of: iso(f.asOfMs),
@@ -817,7 +844,22 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const primary = primaryVenue(asset)
       const books = primary === undefined ? [] : yield* store.books(asset.id, primary)
       const book = books[0]
-      const p = state.current.price
+      // One moment: \`usd\`, \`bid_usd\` and \`ask_usd\` come from the primary venue's latest book (usd its mid), so
+      // \`usd\` always lies inside the spread. Without a usable book (none, one side empty, or older than one
+      // bars behind the newest bar) \`usd\` is the last 15-minute close and the quotes are named in \`unavailable\`.
+      const quote = quoteOf(book, state.primaryNewestMs)
+      const side = (name: "bid_usd" | "ask_usd", value: number | undefined): number | null => {
+        if (value !== undefined) return value
+        if (book !== undefined && book.t < (state.primaryNewestMs ?? book.t) - MaxBookLagMs) {
+          return gaps.add(
+            name,
+            "source_stale",
+            "the latest order book lags the newest price by more than one 15-minute bar"
+          )
+        }
+        return gaps.add(name, "no_data")
+      }
+      const p = quote?.mid ?? state.current.price
       return {
         usd: gaps.plain("usd", p),
         return_24h_pct: gaps.contextual("return_24h_pct", state.current.return_24h_pct, w(state, "return_24h_pct")),
@@ -826,8 +868,8 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
           state.current.range_pos_7d_pct,
           w(state, "range_pos_7d_pct")
         ),
-        bid_usd: gaps.plain("bid_usd", book?.bids[0]?.[0]),
-        ask_usd: gaps.plain("ask_usd", book?.asks[0]?.[0]),
+        bid_usd: side("bid_usd", quote?.bid),
+        ask_usd: side("ask_usd", quote?.ask),
         market: {
           market_cap_usd:
             asset.circulatingSupply === undefined
@@ -1172,6 +1214,8 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
       const rows: Array<{ asset_id: string; symbol: string; score: number; extreme_metrics: Array<string> }> = []
       let newest = 0
       let nextUpdate = Number.POSITIVE_INFINITY
+      /** The freshest status among the scanned assets with data (`stale` when none has any). */
+      let freshest: "live" | "delayed" | "stale" = "stale"
       for (const asset of universe) {
         const venues = venuesOf(asset)
         const statuses = all.filter((s) => venues.includes(s.venue))
@@ -1183,6 +1227,7 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         }
         const fresh = freshnessFor(asset, "rank", statuses, nowMs, own)
         nextUpdate = Math.min(nextUpdate, fresh.nextUpdateAtMs)
+        if (fresh.status === "live" || (fresh.status === "delayed" && freshest === "stale")) freshest = fresh.status
         if (fresh.status !== "live") {
           excluded.source_stale = (excluded.source_stale ?? 0) + 1
           continue
@@ -1235,6 +1280,10 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         body: {
           data: {
             as_of: iso(newest === 0 ? nowMs : newest),
+            // Only live assets are ranked: a ranking with rows is live; an empty one says how fresh the
+            // freshest scanned asset was (why nothing was ranked).
+            status: rows.length > 0 ? "live" : freshest,
+            next_update_at: iso(Number.isFinite(nextUpdate) ? nextUpdate : nowMs),
             metric,
             direction,
             rows: page,

@@ -5,7 +5,8 @@
  * companies (tier `full` with daily prices, `equity` filings only).
  *
  * Freshness (DECISIONS, Freshness `status`):
- * - price-based answers: `closed` outside the US regular session (`next_update_at` = the next open); in session
+ * - price-based answers (and any answer with a figure that moves with the price: `profile` with its market cap,
+ *   `valuation`, the `read` headline): `closed` outside the US regular session (`next_update_at` = the next open); in session
  *   `live` when the last daily bar is the last closed session, `delayed` when it is 1 to 3 sessions behind;
  *   `stale` when more than 3 sessions behind (at any hour). `as_of` is the close of the last bar's session.
  * - filings-based answers: `live` when the latest periodic report (10-K, 10-Q, 20-F, 40-F and amendments) is
@@ -586,7 +587,12 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
               ? { reason: "not_covered", detail: `tier \`${entry.tier}\` has no price feed` }
               : { reason: "no_data", detail: "no shares outstanding on file" }
         }
-        const freshness = filingsFreshness(yield* latestFilings(cik, loaded.coverage), nowMs, "periodic")
+        // The market cap moves with the price: with one, the profile's clocks are the price's (its next update
+        // is the next session close or open, not the next periodic report); without one, the filings'.
+        const freshness =
+          cap !== null
+            ? yield* freshnessOf(cik, loaded.coverage, bars, nowMs)
+            : filingsFreshness(yield* latestFilings(cik, loaded.coverage), nowMs, "periodic")
         return withUnavailable(
           {
             asset_id: entry.asset_id,

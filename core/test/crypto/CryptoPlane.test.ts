@@ -131,6 +131,53 @@ describe("crypto plane over a fixture market", () => {
     })
   )
 
+  it.effect("price: usd, bid_usd and ask_usd come from one book, so usd lies inside the spread", () =>
+    Effect.gen(function* () {
+      const { store, call } = yield* setup
+      const close_ = priceAt(fx("crypto:bitcoin").venues[0] as VenueColumns, AT)
+      // A book 20 s after the bar close, quoted 1 % above it: the price moved since the close.
+      yield* store.putBooks([
+        {
+          assetId: "crypto:bitcoin",
+          venue: "binance",
+          t: END + 20_000,
+          bids: [[close_ * 1.01, 3]],
+          asks: [[close_ * 1.0102, 2]]
+        }
+      ])
+      const out = yield* call("price", [["id", "crypto:bitcoin"]])
+      decodes("price", out.body)
+      const d = data(out)
+      assert.isAtLeast(d.usd, d.bid_usd)
+      assert.isAtMost(d.usd, d.ask_usd)
+      close(d.usd, close_ * 1.0101)
+      close(d.market.market_cap_usd, d.usd * 19_950_000)
+      // A book that lags the newest bar by more than a bar is not quoted: usd falls back to the close.
+      const other = yield* setup
+      yield* other.store.putBooks([
+        { assetId: "crypto:bitcoin", venue: "binance", t: END + 30 * 60_000, bids: [[1, 1]], asks: [[2, 1]] }
+      ])
+      yield* other.store.write([
+        {
+          kind: "bars",
+          assetId: "crypto:bitcoin",
+          venue: "binance",
+          t: [END, END + 15 * 60_000, END + 30 * 60_000, END + 45 * 60_000],
+          open: [close_, close_, close_, close_],
+          high: [close_, close_, close_, close_],
+          low: [close_, close_, close_, close_],
+          close: [close_, close_, close_, close_],
+          volume: [1, 1, 1, 1]
+        }
+      ])
+      const lagging = data(yield* other.call("price", [["id", "crypto:bitcoin"]], END + 60 * 60_000 + 1))
+      close(lagging.usd, close_)
+      assert.isNull(lagging.bid_usd)
+      assert.strictEqual(lagging.unavailable.bid_usd.reason, "source_stale")
+      assert.strictEqual(lagging.unavailable.ask_usd.reason, "source_stale")
+    })
+  )
+
   it.effect("funding: venues normalized to 8 h, OI-weighted aggregate, APR, next funding, band", () =>
     Effect.gen(function* () {
       const { call } = yield* setup
@@ -375,6 +422,10 @@ describe("crypto plane over a fixture market", () => {
           volume: [1]
         }
       ])
+      // Its book, written with it: `usd` is the book's mid, here the forming bar's price.
+      yield* store.putBooks([
+        { assetId: "crypto:bitcoin", venue: "binance", t: END + 5 * 60_000, bids: [[123.2, 1]], asks: [[123.3, 1]] }
+      ])
       const at = (ms: number) => Effect.map(call("price", [["id", "crypto:bitcoin"]], ms), data)
       const a = yield* at(END + 5 * 60_000 + 10_000)
       assert.strictEqual(a.usd, 123.25)
@@ -562,6 +613,25 @@ describe("rank", () => {
       const stale = data(yield* call("rank", [], END + 2 * H))
       assert.strictEqual(stale.coverage.ranked, 0)
       assert.strictEqual(stale.coverage.excluded_by_reason.source_stale, 3)
+    })
+  )
+
+  it.effect("rank carries status and next_update_at like every other result, matching its Cache-Control", () =>
+    Effect.gen(function* () {
+      const { call } = yield* setup
+      const out = yield* call("rank", [])
+      decodes("rank", out.body)
+      const r = data(out)
+      assert.strictEqual(r.status, "live")
+      // The earliest next update among the scanned assets: the next 15-minute bar.
+      assert.strictEqual(r.next_update_at, new Date(END - 1 + 15 * 60_000).toISOString())
+      assert.strictEqual(out.nextUpdateAtMs, Date.parse(r.next_update_at))
+      const staleOut = yield* call("rank", [], END + 2 * H)
+      decodes("rank", staleOut.body)
+      const stale = data(staleOut)
+      assert.strictEqual(stale.status, "stale")
+      assert.isAtLeast(Date.parse(stale.next_update_at), END + 2 * H)
+      assert.strictEqual(staleOut.nextUpdateAtMs, Date.parse(stale.next_update_at))
     })
   )
 })

@@ -245,6 +245,25 @@ describe("equity plane: per-asset operations", () => {
       })
     ))
 
+  it("clocks: a figure that moves with the price carries the price's next_update_at, not the next filing's", () =>
+    run(
+      Effect.gen(function* () {
+        const price = yield* call("price", [["id", ALPHA]])
+        const clocksOf = (d: any) => [d.as_of, d.status, d.next_update_at]
+        // In session on Monday: the price changes at Monday's close.
+        expect(clocksOf(price.body.data)).toEqual(["2026-11-20T21:00:00.000Z", "live", "2026-11-23T21:00:00.000Z"])
+        for (const name of ["profile", "valuation", "read"]) {
+          const out = yield* call(name, [["id", ALPHA]])
+          expect([name, ...clocksOf(out.body.data)]).toEqual([name, ...clocksOf(price.body.data)])
+          // Cache-Control follows next_update_at (the handler's nextUpdateAtMs sets max-age).
+          expect(out.nextUpdateAtMs).toBe(price.nextUpdateAtMs)
+        }
+        // Without a market cap (no price feed), profile keeps the filings' clocks: the next periodic report.
+        const beta = (yield* call("profile", [["id", BETA]])).body.data
+        expect(clocksOf(beta)).toEqual(clocksOf((yield* call("growth", [["id", BETA]])).body.data))
+      })
+    ))
+
   it("fundamentals: TTM revenue, EPS and free cash flow, exact", () =>
     run(
       Effect.gen(function* () {

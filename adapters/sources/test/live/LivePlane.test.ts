@@ -43,13 +43,15 @@ describe("live feed -> store -> crypto plane", () => {
 
       const live = yield* price(F.NOW_MS)
       assert.strictEqual(live.status, "live")
-      assert.strictEqual(live.usd, 90990.9, "the close of the newest closed bar")
+      // One moment: usd is the mid of the newest book, inside its spread (not the 11:45 bar's close, 90990.9).
+      assert.strictEqual(live.usd, 91230.15, "the mid of the newest book")
       assert.deepStrictEqual([live.bid_usd, live.ask_usd], [91230.1, 91230.2])
 
-      // The bar still forming (12:00) moves the price with the clock.
+      // The bar still forming (12:00) moves `as_of` with the clock; usd stays the newest book's.
       yield* feed.once.formingBar
       const forming = yield* price(F.NOW_MS)
-      assert.strictEqual(forming.usd, 91050)
+      assert.strictEqual(forming.usd, 91230.15)
+      assert.deepStrictEqual([live.as_of, forming.as_of], ["2026-11-20T12:00:00.000Z", "2026-11-20T12:07:00.000Z"])
       assert.strictEqual(forming.status, "live")
 
       // The venue starts failing (12:16, after the next close): the poll marks bars failing and the answer is stale
