@@ -118,6 +118,23 @@ describe("the service on the simulated feed", () => {
     }
   })
 
+  it("refuses, uncharged, an equity series or technicals at an intraday interval (nothing to serve)", async () => {
+    const before = (await md.usage()) as unknown as { data: { credits_remaining: number } }
+    const series = await md.call("series", { id: "eq:9990001:ALDR", interval: "1h" })
+    expect(series.status, series.text).toBe(422)
+    expect((series.body as { error: { code: string; param: string } }).error).toMatchObject({
+      code: "not_covered",
+      param: "interval"
+    })
+    expect(series.creditsCharged).toBe(0)
+    const mixed = await md.call("technicals", { ids: "crypto:bitcoin,eq:9990001:ALDR", timeframe: "4h" })
+    expect(mixed.status, mixed.text).toBe(200)
+    expect((mixed.body as { refused: unknown }).refused).toEqual([{ id: "eq:9990001:ALDR", reason: "not_covered" }])
+    expect(mixed.creditsCharged).toBe(1)
+    const after = (await md.usage()) as unknown as { data: { credits_remaining: number } }
+    expect(before.data.credits_remaining - after.data.credits_remaining).toBe(1)
+  })
+
   it("answers a batch across both planes in request order, refusing what it cannot serve", async () => {
     const r = await md.call("price", { ids: "crypto:bitcoin,eq:9990002:BWPC,crypto:nope,crypto:pi-network" })
     expect(r.status).toBe(200)

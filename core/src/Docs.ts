@@ -376,13 +376,16 @@ const refusals = (): string =>
           "`plane_mismatch`",
           "the operation does not exist for the asset's plane (`funding` on an equity, `valuation` on a crypto asset)"
         ],
-        ["`not_covered`", "the asset is known but its coverage tier does not include the operation (see `coverage`)"]
+        [
+          "`not_covered`",
+          "the asset is known but its coverage tier does not include the operation (see `coverage`), or the answer for these parameters would be empty, every figure `not_covered` (an equity `series` or `technicals` at an intraday interval or timeframe; `param` names the parameter)"
+        ]
       ]
     ),
     "",
     `In a batch (${code("ids")}), refused assets are listed in ${code("refused")} as ${code('{"id", "reason"}')}, the delivered ones are answered in ${code("data")}, and only delivered assets are charged. A single ${code("id")} that would be refused answers the same code as an error (404 or 422) and is not charged.`,
     "",
-    `Coverage tiers: crypto ${code("core")} (perpetuals on several venues: every crypto operation), ${code("listed_token")} (spot-listed: price, technicals, structure, liquidity, series), ${code("contract_token")} (on-chain token: price, series), ${code("prices_only")}, ${code("discovery_only")} (resolve and coverage only); equity ${code("equity")} (filings, no price feed), ${code("full")} (filings, prices and holders).`
+    `Coverage tiers: crypto ${code("core")} (perpetuals on several venues: every crypto operation), ${code("listed_token")} (spot-listed: read, price, technicals, structure, liquidity, series), ${code("contract_token")} (on-chain token: read, price, series), ${code("prices_only")}, ${code("discovery_only")} (resolve and coverage only); equity ${code("equity")} (filings, no price feed), ${code("full")} (filings, prices and holders). A ${code("read")} of a ${code("listed_token")} or ${code("contract_token")} is a partial read, charged like any ${code("read")}: what the tier does not serve (funding, open interest, flow, liquidations and the assessments built on them; structure's trend state on ${code("contract_token")}) is ${code("null")} and listed under ${code("unavailable")} as ${code("not_covered")}.`
   ].join("\n")
 
 const resolveSection = (ctx: DocsContext): string => {
@@ -437,7 +440,7 @@ const pricing = (): string =>
     "",
     `Before it runs, a request holds the most it can cost: a batch holds the price of every requested asset (so a batch of ${code("funding")} holds 3 per asset and a batch of equity ${code("read")} 5 per asset, more than the "up to ten" of the price-1 operations), ${code("rank")} holds one credit per row of its ${code("limit")}. When the answer is in hand the hold settles to what was delivered and the rest returns: refused assets and rows not returned cost nothing. If the balance cannot cover the hold the answer is ${code("402 insufficient_credits")} and nothing runs. The balance never goes below zero, also under concurrent requests.`,
     "",
-    `Every answer of a paid operation carries ${code("X-Credits-Charged")}. Errors, ${code("304")} answers, refused assets and idempotent replays charge nothing new (a replay reports the original charge). A hold not settled within ${HOLD_LEASE_MS / 1000} s (a crash) is released. Over MCP the charge is ${code("_meta.credits_charged")}.`
+    `Every answer of a paid operation carries ${code("X-Credits-Charged")}. Errors, ${code("304")} answers, refused assets (also an answer that would be empty, every figure ${code("not_covered")}: refused, not delivered empty) and idempotent replays charge nothing new (a replay reports the original charge). A hold not settled within ${HOLD_LEASE_MS / 1000} s (a crash) is released. Over MCP the charge is ${code("_meta.credits_charged")}.`
   ].join("\n")
 
 const examples = (ctx: DocsContext): string =>
@@ -467,6 +470,7 @@ const changelog = (ctx: DocsContext): string => {
     `- The ${Operations.length} operations of the contract, over HTTP at ${code(ctx.basePath)} and as MCP tools, with their parameters, prices and error sets as ${code("schema")} describes them.`,
     "- Credits with holds and settlement, idempotency keys (24 h replay), conditional requests and a per-key rolling rate limit.",
     `- True clocks: ${code("price.usd")}, ${code("bid_usd")} and ${code("ask_usd")} come from one order-book snapshot (${code("usd")} is its mid, inside the spread); ${code("profile")} with a market cap carries the price's ${code("next_update_at")} and ${code("Cache-Control")} (as ${code("valuation")} and the equity ${code("read")} do); ${code("rank")} carries ${code("status")} and ${code("next_update_at")} (additive).`,
+    `- Charges follow the contract: an answer that would be empty, every figure ${code("not_covered")} (equity ${code("series")} at an intraday ${code("interval")}, equity ${code("technicals")} at an intraday ${code("timeframe")}), is refused ${code("422 not_covered")} uncharged (in a batch: under ${code("refused")}) instead of delivered empty and charged; ${code("read")} serves ${code("listed_token")} and ${code("contract_token")} assets as a partial read (missing parts ${code("not_covered")} under ${code("unavailable")}) instead of refusing them.`,
     `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
     `- Honest source labels: a company loaded from SEC files answers ${code("X-Data-Source: sec")} and ${code('baseline.source: "sec"')} (it said ${code("simulated")} under the simulated feed); the index and the MCP instructions no longer call the simulated feed live.`,
     `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,

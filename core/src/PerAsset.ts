@@ -15,7 +15,8 @@ export type RefusalReason = "unknown_asset" | "plane_mismatch" | "not_covered"
 export type AssetOutcome =
   /** `result` is the per-asset object; it carries `next_update_at` (ISO 8601). */
   | { readonly _tag: "Delivered"; readonly result: { readonly next_update_at?: string } & object }
-  | { readonly _tag: "Refused"; readonly reason: RefusalReason; readonly message: string }
+  /** `param` names the parameter behind the refusal when it is not `id` (a single refused `id`'s error). */
+  | { readonly _tag: "Refused"; readonly reason: RefusalReason; readonly message: string; readonly param?: string }
 
 export type ForAsset = (
   id: string,
@@ -67,7 +68,9 @@ export const perAssetHandler =
       const single = !Array.isArray(input.params.ids)
       if (single) {
         const only = outcomes[0]
-        if (only?._tag === "Refused") return Effect.fail(apiError(only.reason, only.message, { param: "id" }))
+        if (only?._tag === "Refused") {
+          return Effect.fail(apiError(only.reason, only.message, { param: only.param ?? "id" }))
+        }
       }
       const body = single ? { data: data[0] } : { data, refused }
       return Effect.succeed({

@@ -6,7 +6,9 @@
  *
  * - an ID no plane knows: `unknown_asset`;
  * - an operation that does not serve the ID's plane: `plane_mismatch`;
- * - an asset whose coverage tier does not serve the operation (`TierOperations`): `not_covered`;
+ * - an asset whose coverage tier does not serve the operation (`TierOperations`): `not_covered`; also an asset
+ *   for which the plane has nothing to serve with these parameters (it fails `not_covered`: the answer would be
+ *   empty, every figure `not_covered`), refused uncharged the same way;
  * - a plane that has not implemented the operation yet: `501 not_implemented` (temporary; see the changelog).
  */
 import { Effect } from "effect"
@@ -57,8 +59,10 @@ export const TierOperations: { readonly [T in Tier]: ReadonlyArray<string> } = {
     "series",
     "rank"
   ],
-  listed_token: ["price", "technicals", "structure", "liquidity", "series"],
-  contract_token: ["price", "series"],
+  // `read` on these tiers is a partial read: what their tier does not serve (funding, open interest, flow,
+  // liquidations; for on-chain tokens also structure) is null and listed under `unavailable` as `not_covered`.
+  listed_token: ["read", "price", "technicals", "structure", "liquidity", "series"],
+  contract_token: ["read", "price", "series"],
   prices_only: ["price", "series"],
   discovery_only: [],
   // Filings only, no price feed: what needs a price (price, technicals, series, valuation) is not served.
@@ -220,7 +224,21 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
             if (a._tag === "Refused") return Effect.succeed(refused(a.reason, a.message))
             const forAsset = a.plane.perAsset.get(op.name)
             if (forAsset === undefined) return Effect.fail(notImplemented(op, a.plane.plane))
-            return Effect.map(forAsset(a.entry, params, input), (result) => ({ _tag: "Delivered" as const, result }))
+            return forAsset(a.entry, params, input).pipe(
+              Effect.map((result): AssetOutcome => ({ _tag: "Delivered", result })),
+              // A plane that has nothing of the operation to serve for these parameters (every figure would be
+              // \`not_covered\`, e.g. equity technicals on an intraday timeframe) refuses the asset: uncharged.
+              Effect.catch((e: ApiError) =>
+                e.code === "not_covered"
+                  ? Effect.succeed<AssetOutcome>({
+                      _tag: "Refused",
+                      reason: "not_covered",
+                      message: e.message,
+                      ...(e.param === undefined ? {} : { param: e.param })
+                    })
+                  : Effect.fail(e)
+              )
+            )
           })
         )
       )

@@ -14,7 +14,7 @@ import { decodeCursor, encodeCursor } from "../Coverage.ts"
 import { type ApiError, apiError } from "../Errors.ts"
 import type { CanonicalParams } from "../Params.ts"
 import type { Handler, HandlerInput } from "../Pipeline.ts"
-import type { DirectoryEntry, PlaneForAsset, PlaneOperations } from "../Planes.ts"
+import { type DirectoryEntry, type PlaneForAsset, type PlaneOperations, tierServes } from "../Planes.ts"
 import type { RankMetrics } from "../Registry.ts"
 import { CascadeRule, cascadeRisk, FlowRule, flow, isExtreme, PositioningRule, positioning } from "./Assessment.ts"
 import { type CryptoAsset, CryptoAssets, cryptoAsset, directoryEntryOf } from "./Assets.ts"
@@ -991,17 +991,25 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
   const read = perAsset("read", ({ asset, state, gaps, nowMs, statuses }) =>
     Effect.gen(function* () {
       const c = state.current
+      // A tier below `core` gets a partial read: what its tier does not serve is null, named `not_covered`.
+      const serves = (op: string) => tierServes(asset.tier, op)
+      const notServed = (component: string, op: string) =>
+        gaps.add(component, "not_covered", `tier \`${asset.tier}\` does not serve \`${op}\``)
       const ret = gaps.contextual("headline.return_24h_pct", c.return_24h_pct, w(state, "return_24h_pct"))
-      const fund = gaps.contextual(
-        "headline.funding_rate_8h_pct",
-        c.funding_rate_8h_pct,
-        w(state, "funding_rate_8h_pct")
-      )
-      const oi = gaps.contextual("headline.oi_change_24h_pct", c.oi_change_24h_pct, w(state, "oi_change_24h_pct"))
+      const fund = serves("funding")
+        ? gaps.contextual("headline.funding_rate_8h_pct", c.funding_rate_8h_pct, w(state, "funding_rate_8h_pct"))
+        : notServed("headline.funding_rate_8h_pct", "funding")
+      const oi = serves("open_interest")
+        ? gaps.contextual("headline.oi_change_24h_pct", c.oi_change_24h_pct, w(state, "oi_change_24h_pct"))
+        : notServed("headline.oi_change_24h_pct", "open_interest")
       const structureGaps = new Gaps()
-      const st = yield* structureOf(asset, "4h", nowMs, structureGaps)
-      if (st.trend_state === null)
-        gaps.add("headline.trend_state", structureGaps.entries.trend_state?.reason ?? "no_data")
+      const st = serves("structure")
+        ? yield* structureOf(asset, "4h", nowMs, structureGaps)
+        : { trend_state: null, notServed: true as const }
+      if (st.trend_state === null) {
+        if ("notServed" in st) notServed("headline.trend_state", "structure")
+        else gaps.add("headline.trend_state", structureGaps.entries.trend_state?.reason ?? "no_data")
+      }
       const netPct = c.net_delta_pct_of_oi_24h
       const netPctl = Number.isFinite(netPct)
         ? percentileRank(netPct, w(state, "net_delta_pct_of_oi_24h").sortedValues)
@@ -1011,16 +1019,19 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
         w(state, "liq_intensity_pct_of_oi_24h").sortedValues
       )
       const band = Number.isFinite(c.funding_rate_8h_pct) ? fundingBand(c.funding_rate_8h_pct) : undefined
-      const positioningState =
-        fund !== null && oi !== null && band !== undefined
+      const positioningState = !(serves("funding") && serves("open_interest"))
+        ? notServed("assessment.positioning", "funding")
+        : fund !== null && oi !== null && band !== undefined
           ? positioning({ fundingPctl: fund.pctl, fundingBand: band, oiChangePctl: oi.pctl })
           : gaps.add("assessment.positioning", "insufficient_history", "needs funding and open-interest percentiles")
-      const flowState =
-        netPctl !== undefined
+      const flowState = !serves("orderflow")
+        ? notServed("assessment.flow", "orderflow")
+        : netPctl !== undefined
           ? flow({ netDeltaPctOfOi: netPct, pctl: netPctl })
           : gaps.add("assessment.flow", "insufficient_history", "needs the net taker delta percentile")
-      const cascade =
-        fund !== null && oi !== null && ret !== null && liqPctl !== undefined
+      const cascade = !serves("liquidations")
+        ? notServed("assessment.cascade_risk", "liquidations")
+        : fund !== null && oi !== null && ret !== null && liqPctl !== undefined
           ? cascadeRisk({
               fundingPctl: fund.pctl,
               oiChangePctl: oi.pctl,
@@ -1032,8 +1043,10 @@ export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = E
               "insufficient_history",
               "needs funding, open-interest, liquidation and return percentiles"
             )
-      if (st.trend_state === null)
-        gaps.add("assessment.structure", structureGaps.entries.trend_state?.reason ?? "no_data")
+      if (st.trend_state === null) {
+        if ("notServed" in st) notServed("assessment.structure", "structure")
+        else gaps.add("assessment.structure", structureGaps.entries.trend_state?.reason ?? "no_data")
+      }
       return {
         symbol: asset.symbol,
         name: asset.name,

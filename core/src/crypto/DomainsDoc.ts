@@ -105,7 +105,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Assessments (crypto `read`)",
   "",
-  "Each rule uses percentiles the asset already reports (its 90-day baselines). Thresholds are inclusive. A rule whose inputs lack a percentile answers `null` and is listed in `unavailable`.",
+  "Each rule uses percentiles the asset already reports (its 90-day baselines). Thresholds are inclusive. A rule whose inputs lack a percentile answers `null` and is listed in `unavailable`. On a `listed_token` or `contract_token` (no perpetual) `read` is a partial read: the funding and open-interest headline figures, positioning, flow and cascade risk (and on `contract_token` the trend state) are `null`, listed in `unavailable` as `not_covered`.",
   "",
   `**\`${PositioningRule}\`**: inputs the aggregate 8 h funding percentile \`f\`, \`funding_band\`, and the 24 h open-interest change percentile \`o\`.`,
   "",

@@ -530,16 +530,14 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         const freshness = yield* freshnessOf(cik, loaded.coverage, bars, nowMs)
         const unavailable: Unavailable = {}
         if (timeframe !== "1d") {
-          const why = { reason: "not_covered" as const, detail: "equity prices are daily bars: use timeframe=1d" }
-          return {
-            asset_id: entry.asset_id,
-            ...freshness,
-            timeframe,
-            rsi_14: null,
-            adx_14: null,
-            atr_14_pct: null,
-            unavailable: { rsi_14: why, adx_14: why, atr_14_pct: why }
-          }
+          // Nothing to serve: refused \`not_covered\` (uncharged; in a batch, listed under \`refused\`).
+          return yield* Effect.fail(
+            apiError(
+              "not_covered",
+              `${entry.asset_id}: equity prices are daily bars; technicals serve timeframe=1d only`,
+              { param: "timeframe" }
+            )
+          )
         }
         const hlc = { high: bars.map((b) => b.h), low: bars.map((b) => b.l), close: bars.map((b) => b.c) }
         const ctx = priceContext(bars, unavailable)
@@ -941,15 +939,14 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
             : priceFreshness(last.tMs, nowMs)
         const base = { asset_id: t.assetId, ...freshness, interval, range }
         if (interval !== "1d" && interval !== "1w" && interval !== "1mo") {
-          const why = {
-            reason: "not_covered" as const,
-            detail: "equity prices are daily bars: use interval 1d, 1w or 1mo"
-          }
-          return answer(input, {
-            ...base,
-            ...(view === "bars" ? { bars: [], next_cursor: null } : { summary: {} }),
-            unavailable: { [view]: why }
-          })
+          // An empty answer would serve nothing: refused \`not_covered\`, uncharged, like a not-covered \`id\`.
+          return yield* Effect.fail(
+            apiError(
+              "not_covered",
+              `${t.assetId}: equity prices are daily bars; series serves interval 1d, 1w or 1mo`,
+              { param: "interval" }
+            )
+          )
         }
         const bars = aggregateDaily(all, interval)
         if (view === "summary") {

@@ -384,13 +384,45 @@ describe("crypto plane over a fixture market", () => {
       const body = batch.body as any
       assert.deepStrictEqual(
         body.data.map((r: any) => r.asset_id),
-        ["crypto:bitcoin", "crypto:sui"]
+        ["crypto:bitcoin", "crypto:compound", "crypto:sui"]
       )
-      assert.deepStrictEqual(body.refused, [
-        { id: "crypto:compound", reason: "not_covered" },
-        { id: "crypto:no-such-coin", reason: "unknown_asset" }
-      ])
-      assert.strictEqual(batch.creditsCharged, 2)
+      assert.deepStrictEqual(body.refused, [{ id: "crypto:no-such-coin", reason: "unknown_asset" }])
+      assert.strictEqual(batch.creditsCharged, 3)
+    })
+  )
+
+  it.effect("read of a listed or on-chain token is a partial read: what its tier lacks is not_covered", () =>
+    Effect.gen(function* () {
+      const { call } = yield* setup
+      const listed = yield* call("read", [["id", "crypto:compound"]])
+      decodes("read", listed.body)
+      assert.strictEqual(listed.creditsCharged, 1)
+      const l = data(listed)
+      assert.strictEqual(l.class, "listed_token")
+      close(l.headline.price_usd, priceAt(fx("crypto:compound").venues[0] as VenueColumns, AT))
+      assert.isNumber(l.headline.return_24h_pct.value)
+      // Structure is served on the listed tier: its trend state is there.
+      assert.include(["uptrend", "downtrend", "range"], l.headline.trend_state)
+      assert.isNull(l.headline.funding_rate_8h_pct)
+      assert.isNull(l.headline.oi_change_24h_pct)
+      assert.isNull(l.assessment.positioning.state)
+      const reasons = (u: Record<string, { reason: string }>) =>
+        Object.fromEntries(Object.entries(u).map(([k, v]) => [k, v.reason]))
+      assert.deepStrictEqual(reasons(l.unavailable), {
+        "headline.funding_rate_8h_pct": "not_covered",
+        "headline.oi_change_24h_pct": "not_covered",
+        "assessment.positioning": "not_covered",
+        "assessment.flow": "not_covered",
+        "assessment.cascade_risk": "not_covered"
+      })
+      const onChain = yield* call("read", [["id", "crypto:mog-coin"]])
+      decodes("read", onChain.body)
+      const m = data(onChain)
+      assert.isNumber(m.headline.price_usd)
+      assert.isNull(m.headline.trend_state)
+      assert.strictEqual(m.unavailable["headline.trend_state"].reason, "not_covered")
+      assert.strictEqual(m.unavailable["assessment.structure"].reason, "not_covered")
+      assert.match(m.unavailable["assessment.structure"].detail, /contract_token/)
     })
   )
 

@@ -219,12 +219,22 @@ describe("equity plane: per-asset operations", () => {
         const closes = alphaBars().map((b) => b.c)
         const sma20 = closes.slice(-20).reduce((s, c) => s + c, 0) / 20
         expect(d.moving_averages.sma_20).toBeCloseTo(sma20, 6)
-        const h = (yield* call("technicals", [
+        // An intraday timeframe would be an answer of nothing but not_covered: refused, uncharged.
+        const h = yield* failure("technicals", [
           ["id", ALPHA],
           ["timeframe", "4h"]
-        ])).body.data
-        expect(h.rsi_14).toBeNull()
-        expect(h.unavailable.rsi_14.reason).toBe("not_covered")
+        ])
+        expect([h.code, h.param]).toEqual(["not_covered", "timeframe"])
+        const batch = yield* call("technicals", [
+          ["ids", `${ALPHA},${BETA}`],
+          ["timeframe", "4h"]
+        ])
+        expect(batch.body.data).toEqual([])
+        expect(batch.body.refused).toEqual([
+          { id: ALPHA, reason: "not_covered" },
+          { id: BETA, reason: "not_covered" }
+        ])
+        expect(batch.credits).toBe(0)
       })
     ))
 
@@ -631,12 +641,15 @@ describe("equity plane: holders and series", () => {
         expect(summary.last_close).toBe(bars.at(-1)?.c)
         expect(summary.bar_count).toBeGreaterThan(245)
         expect(summary.max_drawdown_pct).toBeGreaterThan(0)
-        const intraday = (yield* call("series", [
-          ["id", ALPHA],
-          ["interval", "1h"]
-        ])).body.data
-        expect(intraday.bars).toEqual([])
-        expect(intraday.unavailable.bars.reason).toBe("not_covered")
+        // An intraday interval has nothing to serve: refused not_covered (an error: uncharged), not an empty list.
+        for (const view of ["bars", "summary"]) {
+          const intraday = yield* failure("series", [
+            ["id", ALPHA],
+            ["interval", "1h"],
+            ["view", view]
+          ])
+          expect([intraday.code, intraday.param]).toEqual(["not_covered", "interval"])
+        }
       })
     ))
 })
