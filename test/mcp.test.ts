@@ -490,6 +490,7 @@ describe("tools", () => {
       ["price", { ids: ["crypto:bitcoin"] }, "invalid_parameter", "ids"],
       ["series", { id: "crypto:bitcoin", limit: 501 }, "invalid_parameter", "limit"],
       ["series", { id: "crypto:bitcoin", limit: "ten" }, "invalid_parameter", "limit"],
+      ["series", { id: "crypto:bitcoin", limit: "5" }, "invalid_parameter", "limit"],
       ["series", { id: "crypto:bitcoin", view: "summary", limit: 5 }, "parameter_requires", "limit"],
       ["docs", { section: "nope" }, "invalid_parameter", "section"],
       ["docs", { section: 7 }, "invalid_parameter", "section"]
@@ -537,11 +538,14 @@ describe("tools", () => {
         // parameter's description: lengths, uniqueness, calendar dates, the slug's 64 characters).
         const bad: Array<readonly [unknown, boolean]> = []
         const k = p.type
-        if (k.kind === "int") bad.push([k.min - 1, true], [k.max + 1, true], [1.5, true], ["ten", true])
+        // A valid value as text is refused too: arguments are typed JSON, as the inputSchema says.
+        if (k.kind === "int") {
+          bad.push([k.min - 1, true], [k.max + 1, true], [1.5, true], ["ten", true], [String(k.min), true])
+        }
         if (k.kind === "enum") bad.push(["zzz", true], [3, true])
         if (k.kind === "enumList") bad.push([["zzz"], true], [[], true], [[k.values[0], k.values[0]], false])
         if (k.kind === "string") bad.push(["", false], ["x".repeat(k.maxLength + 1), false])
-        if (k.kind === "boolean") bad.push(["yes", true], [1, true])
+        if (k.kind === "boolean") bad.push(["yes", true], [1, true], ["true", true])
         if (k.kind === "date") bad.push(["2025-13-01", false], ["yesterday", true])
         if (k.kind === "assetId") bad.push(["bitcoin", true], [42, true], [`crypto:${"a".repeat(65)}`, false])
         if (k.kind === "assetIdList") {

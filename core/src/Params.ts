@@ -294,17 +294,53 @@ const candidate = (type: ParamType, raw: unknown): unknown => {
  * shaped like one of ours is `invalid_cursor`; everything else that does not fit is `invalid_parameter`.
  */
 export const decodeParam = (p: ParamSpec, raw: unknown): ParamValue | ApiError => {
-  if (typeof raw === "string" && raw.length === 0) {
-    return apiError("invalid_parameter", `\`${p.name}\` must not be empty; omit it to use the default`, {
-      param: p.name
-    })
-  }
+  if (typeof raw === "string" && raw.length === 0) return emptyValue(p)
   const exit = Schema.decodeUnknownExit(cachedSchema(p.type) as Schema.Codec<unknown, unknown>)(candidate(p.type, raw))
   if (Exit.isSuccess(exit)) return exit.value as ParamValue
   if (p.type.kind === "cursor") {
     return apiError("invalid_cursor", "`cursor` is not a cursor this operation issued", { param: p.name })
   }
   return apiError("invalid_parameter", `${mustBe(p)}; got ${shown(raw)}`, { param: p.name })
+}
+
+/**
+ * An empty value: a required parameter says it is required (there is nothing to fall back to), an optional one
+ * with a default says to omit it, any other says what it must be.
+ */
+const emptyValue = (p: ParamSpec): ApiError => {
+  const what = mustBe(p).replace(/^`[^`]*` must be /, "")
+  const message = p.required
+    ? `\`${p.name}\` is required and was given empty: ${what}`
+    : p.default !== undefined
+      ? `\`${p.name}\` must not be empty; omit it to use the default (${describeDefault(p)})`
+      : `\`${p.name}\` must not be empty: omit it, or pass ${what}`
+  return apiError("invalid_parameter", message, { param: p.name })
+}
+
+/**
+ * Typed transports (MCP, whose `inputSchema` declares `integer` and `boolean` parameters as JSON types): the
+ * first argument whose JSON type is not its parameter's, as the `invalid_parameter` the text decoder gives a
+ * value outside the type (a string "5" for an integer is refused as HTTP refuses `x`); undefined when every
+ * argument has its type. Names the operation does not take are left to `decodeParams`; `null` (omitted) is
+ * fine.
+ */
+export const typedArgumentError = (
+  op: { readonly params: ReadonlyArray<ParamSpec> },
+  args: ReadonlyArray<readonly [string, unknown]>
+): ApiError | undefined => {
+  for (const [name, raw] of args) {
+    const p = op.params.find((q) => q.name === name)
+    if (p === undefined || raw === null) continue
+    const want = p.type.kind === "int" ? "number" : p.type.kind === "boolean" ? "boolean" : undefined
+    if (want === undefined || typeof raw === want) continue
+    const json = p.type.kind === "int" ? "an integer" : "true or false"
+    return apiError(
+      "invalid_parameter",
+      `${mustBe(p)}; got ${shown(raw)} (a JSON ${Array.isArray(raw) ? "array" : typeof raw}: pass ${json} as a JSON ${want})`,
+      { param: p.name }
+    )
+  }
+  return undefined
 }
 
 /** The part of an operation the decoder needs. */

@@ -530,6 +530,13 @@ for (const op of Operations) {
             .map((q): [string, string] => [q.name, validRaw(q, op.planes[0] ?? "crypto")])
           expectError(op, rest, "missing_parameter", p.name, "with every other parameter")
         })
+
+        it(`says \`${p.name}\` is required when it is given empty`, () => {
+          const out = decode(op, [...base(op, p.name), [p.name, ""]])
+          expect(isApiError(out) && out.param).toBe(p.name)
+          expect(isApiError(out) ? out.message : "").toMatch(new RegExp(`^\`${p.name}\` is required`))
+          expect(isApiError(out) ? out.message : "").not.toMatch(/default/)
+        })
       }
     }
 

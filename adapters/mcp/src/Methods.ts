@@ -10,7 +10,8 @@ import {
   ErrorCatalog,
   handle,
   Operations,
-  type PipelineServices
+  type PipelineServices,
+  typedArgumentError
 } from "@market-data/core"
 import { Effect } from "effect"
 import {
@@ -256,10 +257,14 @@ const callTool = (
         )
       }
     }
+    // A null argument is an omitted one (agents often send null for optional parameters).
+    const entries = Object.entries(args).filter(([, v]) => v !== null)
+    const op = Operations.find((o) => o.name === name)
+    // Arguments are typed JSON: an integer or boolean parameter takes a JSON number or boolean, not its text.
+    const typeError = op === undefined ? undefined : typedArgumentError(op, entries)
     const answer = yield* handle({
       operation: name,
-      // A null argument is an omitted one (agents often send null for optional parameters).
-      params: Object.entries(args).filter(([, v]) => v !== null),
+      params: typeError ?? entries,
       authorization: context.authorization,
       idempotencyKey: context.idempotencyKey,
       client: context.client
