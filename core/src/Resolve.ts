@@ -14,6 +14,10 @@
  * other asset; `ambiguous_query` for tied partial matches). `network` keeps only crypto matches on that
  * network (and so can settle a contest); `limit` caps the matches listed per plane, while `coverage` counts
  * every match on each plane.
+ *
+ * When nothing matches, `suggestions` lists the nearest assets by edit distance to their symbol, name (or a
+ * word of it) or an alias, within `maxSuggestionDistance`, nearest first (additive; absent when something
+ * matches).
  */
 import { Effect } from "effect"
 import type { Plane } from "./AssetId.ts"
@@ -74,11 +78,87 @@ export interface ResolveMatch {
   readonly warnings: ReadonlyArray<ResolveWarning>
 }
 
+/** A near miss offered when nothing matches: how many single-character edits separate it from the query. */
+export interface ResolveSuggestion {
+  readonly asset_id: string
+  readonly plane: Plane
+  readonly symbol: string
+  readonly name: string
+  readonly tier: Tier
+  /** Which text of the asset came nearest: its symbol, its name (or one word of it), or an alias. */
+  readonly matched: "symbol" | "name" | "alias"
+  /** Edit distance (insertions, deletions, substitutions, adjacent transpositions) to the query. */
+  readonly distance: number
+}
+
 export interface ResolveAnswer {
   readonly query: string
   readonly best: ResolveMatch | null
   readonly matches: ReadonlyArray<ResolveMatch>
   readonly coverage: { readonly [P in Plane]: { readonly matches: number } }
+  /** Only when nothing matches: the nearest symbols and names (up to `MAX_SUGGESTIONS`), nearest first. */
+  readonly suggestions?: ReadonlyArray<ResolveSuggestion>
+}
+
+/** At most this many suggestions when nothing matches. */
+export const MAX_SUGGESTIONS = 5
+
+/**
+ * Farthest a suggestion may be from the query: one edit for queries of up to 5 characters, then one more per
+ * further 3 characters (a 9-character query allows 3), at most 4.
+ */
+export const maxSuggestionDistance = (queryLength: number): number =>
+  Math.min(4, Math.max(1, Math.floor(queryLength / 3)))
+
+/**
+ * Optimal string alignment distance (Levenshtein with adjacent transpositions) between `a` and `b`, counted in
+ * code points, or `max + 1` as soon as it is known to exceed `max`.
+ */
+export const editDistance = (a: string, b: string, max: number): number => {
+  const x = [...a]
+  const y = [...b]
+  if (Math.abs(x.length - y.length) > max) return max + 1
+  let prev2: Array<number> = []
+  let prev: Array<number> = Array.from({ length: y.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= x.length; i++) {
+    const row: Array<number> = [i]
+    let rowMin = i
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1
+      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
+        d = Math.min(d, (prev2[j - 2] as number) + 1)
+      }
+      row.push(d)
+      if (d < rowMin) rowMin = d
+    }
+    if (rowMin > max) return max + 1
+    prev2 = prev
+    prev = row
+  }
+  return Math.min(prev[y.length] as number, max + 1)
+}
+
+/** The nearest texts of an entry to `q`: symbol, name and its words, aliases. */
+const nearestOf = (
+  entry: DirectoryEntry,
+  q: string,
+  max: number
+): { readonly matched: ResolveSuggestion["matched"]; readonly distance: number } | undefined => {
+  const { symbol, name, aliases } = normalized(entry)
+  let best: { matched: ResolveSuggestion["matched"]; distance: number } | undefined
+  const consider = (matched: ResolveSuggestion["matched"], text: string) => {
+    const limit = best === undefined ? max : best.distance - 1
+    if (limit < 0) return
+    const d = editDistance(q, text, limit)
+    if (d <= limit) best = { matched, distance: d }
+  }
+  consider("symbol", symbol)
+  consider("name", name)
+  // A one-word query near one word of a longer name ("etherum" for "Ethereum Classic").
+  if (!q.includes(" ") && name.includes(" ")) for (const w of name.split(" ")) consider("name", w)
+  for (const a of aliases) consider("alias", a)
+  return best
 }
 
 /** The form queries and directory text are compared in. */
@@ -228,12 +308,40 @@ export const resolveQuery = (
     perPlane.set(s.entry.plane, n + 1)
     if (n < options.limit) listed.push(toMatch(s))
   }
-  return {
+  const answer: ResolveAnswer = {
     query,
     best: top === undefined || contested ? null : (listed[0] as ResolveMatch),
     matches: listed,
     coverage: { crypto: { matches: perPlane.get("crypto") ?? 0 }, equity: { matches: perPlane.get("equity") ?? 0 } }
   }
+  if (listed.length > 0 || q.length === 0) return answer
+  // Nothing matches: the nearest symbols and names, so a typo is one step from its asset.
+  const max = maxSuggestionDistance([...q].length)
+  const near: Array<Scored & { readonly suggestion: ResolveSuggestion }> = []
+  for (const directory of directories) {
+    for (const entry of directory) {
+      if (
+        network !== undefined &&
+        (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
+      )
+        continue
+      const n = nearestOf(entry, q, max)
+      if (n === undefined) continue
+      const suggestion: ResolveSuggestion = {
+        asset_id: entry.asset_id,
+        plane: entry.plane,
+        symbol: entry.symbol,
+        name: entry.name,
+        tier: entry.tier,
+        matched: n.matched,
+        distance: n.distance
+      }
+      // Nearest first; then the order matches use (alive, richer tier, crypto, shorter symbol, asset ID).
+      near.push({ entry, rule: "exact_symbol", score: -n.distance, suggestion })
+    }
+  }
+  near.sort(compare)
+  return { ...answer, suggestions: near.slice(0, MAX_SUGGESTIONS).map((s) => s.suggestion) }
 }
 
 /** The `resolve` handler over the planes' directories. */

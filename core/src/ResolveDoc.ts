@@ -4,7 +4,14 @@
  * the explanation cannot drift from the ranking. Meant to follow the section's description of parameters
  * and answer shape.
  */
-import { MAX_COLLISION_WARNINGS, type MatchRule, ResolveScores, SUBSTRING_MIN_CHARACTERS } from "./Resolve.ts"
+import {
+  MAX_COLLISION_WARNINGS,
+  MAX_SUGGESTIONS,
+  type MatchRule,
+  maxSuggestionDistance,
+  ResolveScores,
+  SUBSTRING_MIN_CHARACTERS
+} from "./Resolve.ts"
 
 const RULE_WORDS: { readonly [R in MatchRule]: string } = {
   exact_symbol:
@@ -49,5 +56,9 @@ export const resolveRankingDoc: string = [
   "",
   "`network` keeps only crypto assets that live on that network (compared without case), so equities drop out, and a symbol that is contested across networks can resolve on one. A match shows `network` when `network` was given, or when the asset lives on exactly one network.",
   "",
-  "`limit` caps the matches listed per plane (so up to twice `limit` in all); `coverage` counts every match on each plane, so a count above what is listed means the query is broad."
+  "`limit` caps the matches listed per plane (so up to twice `limit` in all); `coverage` counts every match on each plane, so a count above what is listed means the query is broad.",
+  "",
+  "## Suggestions when nothing matches",
+  "",
+  `When no asset matches, the answer adds \`suggestions\` (absent otherwise): up to ${MAX_SUGGESTIONS} assets whose symbol, name, one word of the name, or an alias is within a few single-character edits of the query (insertions, deletions, substitutions, adjacent transpositions: ${maxSuggestionDistance(5)} edit for queries up to 5 characters, one more per further 3 characters, at most ${maxSuggestionDistance(1000)}), each \`{"asset_id", "plane", "symbol", "name", "tier", "matched", "distance"}\` with \`matched\` one of \`symbol\`, \`name\`, \`alias\`. Nearest first, then in the order \`matches\` uses. \`network\` filters them too; an empty list means nothing is near. They are never a match: resolve again with the one you mean.`
 ].join("\n")

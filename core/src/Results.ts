@@ -313,7 +313,21 @@ export const ResolveResult = Schema.Struct({
   coverage: Schema.Struct({
     crypto: Schema.Struct({ matches: Schema.Int }),
     equity: Schema.Struct({ matches: Schema.Int })
-  })
+  }),
+  // Additive: only when nothing matches, the nearest symbols and names, nearest first.
+  suggestions: opt(
+    Schema.Array(
+      Schema.Struct({
+        asset_id: Str,
+        plane: Schema.Literals(["crypto", "equity"]),
+        symbol: Str,
+        name: Str,
+        tier: Str,
+        matched: Schema.Literals(["symbol", "name", "alias"]),
+        distance: Schema.Int
+      })
+    )
+  )
 })
 
 /** The health of one source component feeding an asset (`coverage`, one-asset form). */

@@ -14,7 +14,14 @@ import { CryptoAssets, directoryEntryOf } from "../src/crypto/Assets.ts"
 import { layerHandlers } from "../src/Discovery.ts"
 import { type Answer, type ApiRequest, handle, Settings } from "../src/Pipeline.ts"
 import type { DirectoryEntry, PlaneOperations, Tier } from "../src/Planes.ts"
-import { normalizeQuery, type ResolveAnswer, ResolveScores, resolveQuery } from "../src/Resolve.ts"
+import {
+  editDistance,
+  maxSuggestionDistance,
+  normalizeQuery,
+  type ResolveAnswer,
+  ResolveScores,
+  resolveQuery
+} from "../src/Resolve.ts"
 import * as R from "../src/Results.ts"
 
 const entry = (
@@ -187,6 +194,48 @@ describe("resolve: ranking", () => {
     // "w" is a prefix of WBTC and "Wrapped Bitcoin" only; it is in many names but substrings need 2 characters.
     assert.deepStrictEqual(ids(resolve("w")), ["crypto:wrapped-bitcoin"])
     assert.isTrue(ids(resolve("oi")).includes("crypto:bitcoin"))
+  })
+})
+
+describe("resolve: suggestions when nothing matches", () => {
+  const near = (a: ResolveAnswer) => (a.suggestions ?? []).map((x) => [x.asset_id, x.matched, x.distance])
+
+  it("suggests the nearest symbols and names, nearest first, only when nothing matches", () => {
+    // A deleted letter in a name, a transposition inside a word of a name, a wrong letter in a symbol.
+    assert.deepStrictEqual(near(resolve("Etherum")), [["crypto:ethereum", "name", 1]])
+    assert.deepStrictEqual(near(resolve("appel"))[0], ["eq:320193:AAPL", "name", 1])
+    const btx = resolve("BTX")
+    assert.deepStrictEqual(btx.matches, [])
+    assert.deepStrictEqual(btx.suggestions?.[0], {
+      asset_id: "crypto:bitcoin",
+      plane: "crypto",
+      symbol: "BTC",
+      name: "Bitcoin",
+      tier: "core",
+      matched: "symbol",
+      distance: 1
+    })
+    // An alias counts ("Gogle" is one edit from Google); both share it: the richer tier first.
+    assert.deepStrictEqual(near(resolve("gogle")).slice(0, 2), [
+      ["eq:1652044:GOOGL", "alias", 1],
+      ["eq:1652044:GOOG", "alias", 1]
+    ])
+    // Nothing near: an empty list. Something matching: no suggestions at all.
+    assert.deepStrictEqual(resolve("zzzz-nothing").suggestions, [])
+    assert.isUndefined(resolve("bitcoin").suggestions)
+    // The network filter applies to suggestions too.
+    assert.deepStrictEqual(near(resolve("Etherum", { network: "solana" })), [])
+    assert.isTrue(isResolveBody({ data: resolve("BTX") }))
+  })
+
+  it("edit distance: insertions, deletions, substitutions and adjacent transpositions, bounded", () => {
+    assert.strictEqual(editDistance("kitten", "sitting", 5), 3)
+    assert.strictEqual(editDistance("ab", "ba", 3), 1)
+    assert.strictEqual(editDistance("", "abc", 5), 3)
+    assert.strictEqual(editDistance("abcdef", "a", 2), 3)
+    assert.strictEqual(maxSuggestionDistance(3), 1)
+    assert.strictEqual(maxSuggestionDistance(9), 3)
+    assert.strictEqual(maxSuggestionDistance(80), 4)
   })
 })
 
