@@ -299,6 +299,10 @@ const access = (ctx: DocsContext): string =>
           "the attempt ended 408, 425, 429 or 5xx",
           "nothing stored, hold released: retry with the same key runs once and settles once"
         ],
+        [
+          "the attempt ended `503 source_unavailable` because the database went away under it (so its own release could not reach it either)",
+          "the release is made before the key's next request on the same server: once the database is back, the retry with the same key runs at once and settles once (or replays, if the charge had committed); on another server it waits for the lease below"
+        ],
         ["`402 insufficient_credits` or `304`", "nothing stored: after a top-up the same key runs normally"],
         [
           `a request in flight for more than ${IDEMPOTENCY_LEASE_MS / 1000} s (a crash)`,
@@ -424,7 +428,7 @@ const errors = (): string =>
         ])
     ),
     "",
-    `Transient answers (408, 425, 429, 5xx) release whatever the request held: its credit hold and its idempotency key, so a retry with the same ${code("Idempotency-Key")} runs once and settles once. Errors charge nothing.`
+    `Transient answers (408, 425, 429, 5xx) release whatever the request held: its credit hold and its idempotency key, so a retry with the same ${code("Idempotency-Key")} runs once and settles once. When the database itself went away under the request (${code("503 source_unavailable")}), the release that could not reach it is made before the key's next request once it is back, so that retry is not answered ${code("409 request_in_progress")} for the whole lease. Errors charge nothing.`
   ].join("\n")
 
 const pricing = (): string =>
@@ -472,6 +476,7 @@ const changelog = (ctx: DocsContext): string => {
     `- True clocks: ${code("price.usd")}, ${code("bid_usd")} and ${code("ask_usd")} come from one order-book snapshot (${code("usd")} is its mid, inside the spread); ${code("profile")} with a market cap carries the price's ${code("next_update_at")} and ${code("Cache-Control")} (as ${code("valuation")} and the equity ${code("read")} do); ${code("rank")} carries ${code("status")} and ${code("next_update_at")} (additive).`,
     `- Charges follow the contract: an answer that would be empty, every figure ${code("not_covered")} (equity ${code("series")} at an intraday ${code("interval")}, equity ${code("technicals")} at an intraday ${code("timeframe")}), is refused ${code("422 not_covered")} uncharged (in a batch: under ${code("refused")}) instead of delivered empty and charged; ${code("read")} serves ${code("listed_token")} and ${code("contract_token")} assets as a partial read (missing parts ${code("not_covered")} under ${code("unavailable")}) instead of refusing them.`,
     `- Consistency: an empty required parameter (${code("q=")}) is refused with a message saying it is required; MCP integer and boolean arguments must be JSON numbers and booleans (the string ${code('"5"')} is ${code("invalid_parameter")}, as over HTTP ${code("limit=x")} is); ${code("resolve")} with no match adds ${code("suggestions")}, the nearest symbols and names (additive; see section resolve).`,
+    `- After a database outage, a retried idempotent request whose release could not reach the store is not left ${code("in flight")} for the 60 s lease: the release is made before the key's next request (same server), guarded so it never frees a hold or answer that was settled meanwhile.`,
     `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
     `- Honest source labels: a company loaded from SEC files answers ${code("X-Data-Source: sec")} and ${code('baseline.source: "sec"')} (it said ${code("simulated")} under the simulated feed); the index and the MCP instructions no longer call the simulated feed live.`,
     `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,

@@ -1,8 +1,8 @@
 /**
  * The request pipeline, one for every transport (HTTP, MCP, the in-process library):
  *
- *   authenticate -> rate limit -> decode -> idempotency begin -> hold credits -> execute
- *     -> settle or release -> idempotency store -> answer
+ *   authenticate -> (retry releases an outage cut) -> rate limit -> decode -> idempotency begin -> hold credits
+ *     -> execute -> settle or release -> idempotency store -> answer
  *
  * A paid request with a valid Idempotency-Key spends its rate unit and begins under its key in one step
  * (`meteredBegin`), so a replay is one round trip; the answers and their order are the same.
@@ -293,6 +293,10 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
   const handlers = yield* Handlers
 
+  // Releases an outage kept this key's earlier requests from making are retried first, so a retry of the same
+  // Idempotency-Key finds its record free instead of `request_in_progress` for the whole lease.
+  if (op.auth === "paid" && principal._tag === "Key") yield* retryPendingReleases(principal.key.id)
+
   // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
   // rate unit and charge in one atomic step (one round trip instead of three).
   if (op.auth === "paid" && principal._tag === "Key" && (request.idempotencyKey ?? []).length === 0) {
@@ -384,6 +388,75 @@ interface Begun {
   readonly result: BeginResult
 }
 
+/**
+ * Releases that could not reach the store: what a paid request had taken (its credit hold, its idempotency
+ * record) when the store became unavailable under it, so that its own release failed too. Kept per store, by
+ * API key, and retried before that key's next paid request (`retryPendingReleases`): a retry of the same
+ * Idempotency-Key then finds its record free instead of `request_in_progress` until the lease (60 s) ends.
+ * Both releases are guarded, so running one late never frees what was meanwhile resolved: `release` leaves a
+ * settled or already released hold alone, `abandon` deletes the record only while it is in flight under the
+ * attempt's token (a settlement that did commit before the failure stored its answer, which then replays; a
+ * retry that took over after the lease has its own token). Per process and bounded: what another instance or
+ * a crash leaves behind still expires with its lease.
+ */
+interface PendingRelease {
+  readonly hold: Hold | undefined
+  readonly idempotencyKey: string | undefined
+  readonly token: string | undefined
+}
+const pendingReleases = new WeakMap<object, Map<string, Array<PendingRelease>>>()
+/** At most this many pending releases per API key (the oldest go first; their leases still free them). */
+const PENDING_RELEASES_PER_KEY = 64
+
+const rememberRelease = (store: object, keyId: string, pending: PendingRelease): void => {
+  let byKey = pendingReleases.get(store)
+  if (byKey === undefined) {
+    byKey = new Map()
+    pendingReleases.set(store, byKey)
+  }
+  const list = byKey.get(keyId) ?? []
+  list.push(pending)
+  if (list.length > PENDING_RELEASES_PER_KEY) list.splice(0, list.length - PENDING_RELEASES_PER_KEY)
+  byKey.set(keyId, list)
+}
+
+/** How many releases are waiting for the store, for `keyId` (tests and diagnostics). */
+export const pendingReleaseCount = (store: object, keyId: string): number =>
+  pendingReleases.get(store)?.get(keyId)?.length ?? 0
+
+/**
+ * Retries the releases waiting for `keyId` (see `PendingRelease`), oldest first. When the store is still
+ * unavailable the rest stay waiting and the failure propagates (the request would fail on the store anyway).
+ */
+const retryPendingReleases = (keyId: string): Effect.Effect<void, never, IdempotencyStore | Ledger> =>
+  Effect.flatMap(IdempotencyStore, (store) => {
+    const byKey = pendingReleases.get(store)
+    const list = byKey?.get(keyId)
+    if (byKey === undefined || list === undefined) return Effect.void
+    byKey.delete(keyId)
+    return Effect.flatMap(Ledger, (ledger) =>
+      Effect.forEach(
+        list,
+        (p, i) =>
+          Effect.andThen(
+            p.hold === undefined ? Effect.void : ledger.release(p.hold),
+            p.token === undefined || p.idempotencyKey === undefined
+              ? Effect.void
+              : store.abandon(keyId, p.idempotencyKey, p.token)
+          ).pipe(
+            Effect.onExit((exit) =>
+              exit._tag === "Success"
+                ? Effect.void
+                : Effect.sync(() => {
+                    for (const rest of list.slice(i)) rememberRelease(store, keyId, rest)
+                  })
+            )
+          ),
+        { discard: true }
+      )
+    )
+  })
+
 /** The money path: idempotency, hold, execute, settle or release, store. */
 const paid = Effect.fnUntraced(function* (
   op: OperationSpec,
@@ -396,7 +469,6 @@ const paid = Effect.fnUntraced(function* (
   const idemKey = already?.key ?? validateIdempotencyKey(request.idempotencyKey ?? [])
   if (isApiError(idemKey)) return fail(idemKey)
   const store = yield* IdempotencyStore
-  const ledger = yield* Ledger
   const nowMs = input.nowMs
 
   let token: string | undefined
@@ -423,6 +495,34 @@ const paid = Effect.fnUntraced(function* (
         token = begun.token
     }
   }
+  // The store failing under the attempt (an outage) leaves its hold and record for the key's next request.
+  const held: { hold?: Hold } = {}
+  const owned = token === undefined ? undefined : { key: idemKey as string, token }
+  return yield* attempt(op, handler, input, keyId, request, owned, held).pipe(
+    Effect.catchDefect((defect) => {
+      if (defect instanceof StoreUnavailable && (held.hold !== undefined || owned !== undefined)) {
+        rememberRelease(store, keyId, { hold: held.hold, idempotencyKey: owned?.key, token: owned?.token })
+      }
+      return Effect.die(defect)
+    })
+  )
+})
+
+/** A paid request once begun under its Idempotency-Key (`owned`), or without one: hold, execute, settle. */
+const attempt = Effect.fnUntraced(function* (
+  op: OperationSpec,
+  handler: Handler | undefined,
+  input: HandlerInput,
+  keyId: string,
+  request: ApiRequest,
+  owned: { readonly key: string; readonly token: string } | undefined,
+  held: { hold?: Hold }
+) {
+  const store = yield* IdempotencyStore
+  const ledger = yield* Ledger
+  const nowMs = input.nowMs
+  const token = owned?.token
+  const idemKey = owned?.key
   const abandon = token === undefined ? Effect.void : store.abandon(keyId, idemKey as string, token)
   const keep = (o: Outcome & { readonly _tag: "Json" | "Failure" }) =>
     token === undefined ? Effect.void : store.complete(keyId, idemKey as string, token, storedAnswerOf(o), nowMs)
@@ -435,6 +535,7 @@ const paid = Effect.fnUntraced(function* (
 
   const amount = holdFor(op, input.params)
   const hold = yield* ledger.hold(keyId, amount, nowMs)
+  if (hold !== undefined) held.hold = hold
   if (hold === undefined) {
     // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
     yield* abandon

@@ -1,0 +1,160 @@
+/**
+ * A store outage under a paid request with an Idempotency-Key: the request's own releases (its credit hold, its
+ * idempotency record) cannot reach the store either. They are retried before the key's next request, so the
+ * retry of the same key runs at once (not `409 request_in_progress` for the 60 s lease), and money stays exact:
+ * charged once, or, when the settlement did commit before the store failed, replayed and not charged again.
+ * Memory stores wrapped so that every call fails (`StoreUnavailable`) while `down`; the same scenarios run on
+ * server PostgreSQL with a real outage in `adapters/postgres/test/ReleaseAfterOutage.test.ts`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { memoryStores } from "@market-data/memory"
+import { Clock, Context, Effect, Layer } from "effect"
+import * as Digest from "effect/crypto/Digest"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import { createKey } from "../src/Admin.ts"
+import { apiError, StoreUnavailable } from "../src/Errors.ts"
+import { IdempotencyStore } from "../src/Idempotency.ts"
+import { Ledger } from "../src/Ledger.ts"
+import {
+  type Answer,
+  type Handler,
+  Handlers,
+  handle,
+  pendingReleaseCount,
+  Settings,
+  statusOf
+} from "../src/Pipeline.ts"
+
+type Mode = "fail" | "serve" | "lose-settle-ack"
+
+const setup = Effect.gen(function* () {
+  const state = { down: false, mode: "serve" as Mode, runs: 0 }
+  const price: Handler = () =>
+    Effect.suspend(() => {
+      state.runs++
+      if (state.mode === "fail") {
+        // The database goes away while the request runs; the handler's own source fails transiently.
+        state.down = true
+        return Effect.fail(apiError("source_unavailable", "upstream down", { retryAfterSeconds: 1 }))
+      }
+      if (state.mode === "lose-settle-ack") state.mode = "serve"
+      return Effect.succeed({ _tag: "Json" as const, body: { data: { usd: 1 } }, creditsCharged: 1 })
+    })
+  const built = yield* Layer.build(
+    Layer.mergeAll(
+      memoryStores(),
+      Layer.succeed(Settings)({ rateLimitPerMinute: 1_000 }),
+      Digest.layerWebCrypto,
+      SecureRandom.layerWebCrypto,
+      Layer.succeed(Handlers)(new Map([["price", price]]))
+    )
+  )
+  const guard = <A>(operation: string, effect: () => Effect.Effect<A>): Effect.Effect<A> =>
+    Effect.suspend(() =>
+      state.down ? Effect.die(new StoreUnavailable({ operation, cause: new Error("connection refused") })) : effect()
+    )
+  const ledger = Context.get(built, Ledger)
+  const store = Context.get(built, IdempotencyStore)
+  let loseNextSettleAck = false
+  const failingLedger: Ledger["Service"] = {
+    ...ledger,
+    hold: (...a) => guard("ledger.hold", () => ledger.hold(...a)),
+    release: (...a) => guard("ledger.release", () => ledger.release(...a)),
+    settle: (...a) =>
+      guard("ledger.settle", () =>
+        Effect.flatMap(ledger.settle(...a), (r) => {
+          if (!loseNextSettleAck) return Effect.succeed(r)
+          // The settlement committed, then the connection dropped before its answer came back.
+          loseNextSettleAck = false
+          state.down = true
+          return Effect.die(new StoreUnavailable({ operation: "ledger.settle", cause: new Error("reset") }))
+        })
+      ),
+    balance: (...a) => guard("ledger.balance", () => ledger.balance(...a))
+  }
+  const failingStore: IdempotencyStore["Service"] = {
+    begin: (...a) => guard("idempotency.begin", () => store.begin(...a)),
+    complete: (...a) => guard("idempotency.complete", () => store.complete(...a)),
+    abandon: (...a) => guard("idempotency.abandon", () => store.abandon(...a))
+  }
+  const ctx = built.pipe(Context.add(Ledger, failingLedger), Context.add(IdempotencyStore, failingStore))
+  const key = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
+  const call = (idem: string) =>
+    handle({
+      operation: "price",
+      params: [["id", "crypto:bitcoin"]],
+      authorization: [`Bearer ${key.key}`],
+      idempotencyKey: [idem],
+      client: "test"
+    }).pipe(Effect.provide(ctx))
+  const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => ledger.balance(key.record.id, ms))
+  const pending = () => pendingReleaseCount(failingStore, key.record.id)
+  return {
+    state,
+    call,
+    balance,
+    pending,
+    loseSettleAck: () => {
+      loseNextSettleAck = true
+    }
+  }
+})
+
+const code = (a: Answer) => (a.outcome._tag === "Failure" ? a.outcome.error.code : a.outcome._tag)
+
+describe("after a store outage, a retried idempotent request is not left in flight", () => {
+  it.effect("the release that could not reach the store is made before the retry: it runs at once, charged once", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      t.state.mode = "fail"
+      const cut = yield* t.call("k-1")
+      // The handler failed transiently, and releasing its hold and record met the store down: 503.
+      assert.strictEqual(code(cut), "source_unavailable")
+      assert.strictEqual(statusOf(cut.outcome), 503)
+      assert.strictEqual(t.pending(), 1)
+      // The store is back; the client retries the same key.
+      t.state.down = false
+      t.state.mode = "serve"
+      const retry = yield* t.call("k-1")
+      assert.strictEqual(code(retry), "Json")
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(yield* t.balance, 9)
+      const replay = yield* t.call("k-1")
+      assert.strictEqual(code(replay), "Replay")
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(t.state.runs, 2)
+    })
+  )
+
+  it.effect("while the store is still down the retry fails on it too and the release keeps waiting", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      t.state.mode = "fail"
+      yield* t.call("k-2")
+      t.state.mode = "serve"
+      const stillDown = yield* t.call("k-2")
+      assert.strictEqual(code(stillDown), "source_unavailable")
+      assert.strictEqual(t.pending(), 1)
+      t.state.down = false
+      assert.strictEqual(code(yield* t.call("k-2")), "Json")
+      assert.strictEqual(yield* t.balance, 9)
+    })
+  )
+
+  it.effect("a settlement that committed before the store failed replays on the retry: never charged twice", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      t.loseSettleAck()
+      const lost = yield* t.call("k-3")
+      assert.strictEqual(code(lost), "source_unavailable")
+      assert.strictEqual(t.pending(), 1)
+      t.state.down = false
+      // The late release frees neither the settled hold nor the stored record.
+      const retry = yield* t.call("k-3")
+      assert.strictEqual(code(retry), "Replay")
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(t.state.runs, 1)
+      assert.strictEqual(t.pending(), 0)
+    })
+  )
+})
