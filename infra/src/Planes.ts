@@ -382,7 +382,7 @@ const openLivePlanes = (
         { ...cryptoPlane, source: "live" },
         { ...equityPlane, source: "live" }
       ],
-      description: `live (${live.venues.join(", ")}, SEC EDGAR)`,
+      description: `live (${live.venues.length === 0 ? "no crypto venue" : live.venues.join(", ")}, SEC EDGAR)`,
       market,
       equity
     }

@@ -4,7 +4,7 @@
  * problem names its variable. SEC EDGAR refuses anonymous clients, so `MARKET_DATA_SEC_USER_AGENT` (a name and a
  * contact e-mail, as the SEC asks) is required in live mode.
  */
-import { Config, Data, Effect } from "effect"
+import { Config, ConfigProvider, Data, Effect } from "effect"
 import { BINANCE_DEFAULT_BASE_URL } from "./Binance.ts"
 import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
 import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
@@ -210,22 +210,46 @@ export const LiveEnvironment = [
   ["MARKET_DATA_LIVE_TIMEOUT_MS", "10000"]
 ] as const
 
+/** Whether an environment variable is set at all, even to the empty string (which `Config` reads as unset). */
+const isSet = (name: string): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const provider = yield* ConfigProvider.ConfigProvider
+    const segments = name.split("_")
+    const parent = yield* provider.load(segments.slice(0, -1)).pipe(Effect.orElseSucceed(() => undefined))
+    return parent !== undefined && parent._tag === "Record" && parent.keys.has(segments[segments.length - 1] as string)
+  })
+
+/**
+ * `MARKET_DATA_LIVE_VENUES`: unset means every venue; set to the empty string or `none`, no crypto venue (live
+ * mode on SEC EDGAR alone); otherwise a comma-separated list of venue names. An unknown name is refused, naming
+ * the accepted values.
+ */
+const readVenues: Effect.Effect<ReadonlyArray<LiveVenue>, LiveConfigError | Config.ConfigError> = Effect.gen(
+  function* () {
+    const text = yield* Config.String("MARKET_DATA_LIVE_VENUES").pipe(Config.withDefault(""))
+    if (text.trim() === "") return (yield* isSet("MARKET_DATA_LIVE_VENUES")) ? [] : LiveVenues
+    if (text.trim().toLowerCase() === "none") return []
+    const names = list(text).map((v) => v.toLowerCase())
+    const unknown = names.find((v) => !(LiveVenues as ReadonlyArray<string>).includes(v))
+    if (unknown !== undefined || names.length === 0) {
+      return yield* Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_LIVE_VENUES",
+          message: `MARKET_DATA_LIVE_VENUES: unknown venue ${JSON.stringify(unknown ?? text)}; accepted: a comma-separated list of ${LiveVenues.join(", ")}, or \`none\` (or empty) for no crypto venue`
+        })
+      )
+    }
+    return [...new Set(names)] as ReadonlyArray<LiveVenue>
+  }
+)
+
 /** Reads the live configuration from the environment (Effect `Config`) and validates it. */
 export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect.gen(function* () {
   const read = (name: string, fallback: string) => Config.String(name).pipe(Config.withDefault(fallback))
   const secUserAgent = yield* read("MARKET_DATA_SEC_USER_AGENT", "")
   const ciks = list(yield* read("MARKET_DATA_SEC_CIKS", DEFAULT_SEC_CIKS.join(",")))
   const filers = list(yield* read("MARKET_DATA_SEC_13F_FILERS", DEFAULT_SEC_13F_FILERS.join(",")))
-  const venueNames = list(yield* read("MARKET_DATA_LIVE_VENUES", LiveVenues.join(",")))
-  const unknownVenue = venueNames.find((v) => !(LiveVenues as ReadonlyArray<string>).includes(v))
-  if (unknownVenue !== undefined) {
-    return yield* Effect.fail(
-      new LiveConfigError({
-        variable: "MARKET_DATA_LIVE_VENUES",
-        message: `MARKET_DATA_LIVE_VENUES: unknown venue ${JSON.stringify(unknownVenue)} (known: ${LiveVenues.join(", ")})`
-      })
-    )
-  }
+  const venueNames = yield* readVenues
   const trimSlash = (u: string) => u.replace(/\/+$/, "")
   const baseUrls: LiveConfig["baseUrls"] = {
     binance: trimSlash(yield* read("MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL)),
@@ -248,7 +272,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     secUserAgent,
     secCiks: ciks,
     sec13fFilers: filers,
-    venues: venueNames as ReadonlyArray<LiveVenue>,
+    venues: venueNames,
     baseUrls,
     wsBaseUrls,
     backfillDays,

@@ -206,7 +206,9 @@ export const startLiveFeeds = (deps: {
     const contend = Effect.gen(function* () {
       while (true) {
         if (yield* leader.acquire(LIVE_INGEST_LOCK, holder, leaseMs)) {
-          yield* Effect.logInfo(`live feeds: ${holder} leads ingestion (${config.venues.join(", ")}, SEC EDGAR)`)
+          yield* Effect.logInfo(
+            `live feeds: ${holder} leads ingestion (${config.venues.length === 0 ? "no crypto venue" : config.venues.join(", ")}, SEC EDGAR)`
+          )
           const ended = yield* Effect.exit(Effect.raceFirst(ingest, holdLease))
           if (ended._tag === "Failure") {
             // A bug, not a source failure (those never leave the jobs): log it, step down, start afresh.

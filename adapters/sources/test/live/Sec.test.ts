@@ -93,6 +93,28 @@ describe("live configuration", () => {
     )
   )
 
+  const venuesFrom = (env: Record<string, string>) =>
+    loadLiveConfig.pipe(
+      Effect.map((c) => c.venues),
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: UA, ...env })))
+    )
+
+  it.effect("MARKET_DATA_LIVE_VENUES: unset is every venue; empty or `none` is no crypto venue", () =>
+    Effect.gen(function* () {
+      assert.deepStrictEqual(yield* venuesFrom({}), ["binance", "bybit", "okx", "hyperliquid"])
+      assert.deepStrictEqual(yield* venuesFrom({ MARKET_DATA_LIVE_VENUES: "" }), [])
+      assert.deepStrictEqual(yield* venuesFrom({ MARKET_DATA_LIVE_VENUES: "  " }), [])
+      assert.deepStrictEqual(yield* venuesFrom({ MARKET_DATA_LIVE_VENUES: "none" }), [])
+      assert.deepStrictEqual(yield* venuesFrom({ MARKET_DATA_LIVE_VENUES: "NONE" }), [])
+      assert.deepStrictEqual(yield* venuesFrom({ MARKET_DATA_LIVE_VENUES: "OKX,okx" }), ["okx"])
+      const unknown = yield* Effect.flip(venuesFrom({ MARKET_DATA_LIVE_VENUES: "binance,kraken" }))
+      assert.strictEqual(unknown.variable, "MARKET_DATA_LIVE_VENUES")
+      assert.include(unknown.message, '"kraken"')
+      for (const accepted of ["binance", "bybit", "okx", "hyperliquid", "none"])
+        assert.include(unknown.message, accepted)
+    })
+  )
+
   it.effect("refuses an unknown venue and a base URL that is not http(s)", () =>
     Effect.gen(function* () {
       const venue = yield* Effect.flip(
