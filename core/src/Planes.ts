@@ -66,7 +66,8 @@ export const TierOperations: { readonly [T in Tier]: ReadonlyArray<string> } = {
   prices_only: ["price", "series"],
   discovery_only: [],
   // Filings only, no price feed: what needs a price (price, technicals, series, valuation) is not served.
-  equity: ["read", "profile", "growth", "fundamentals", "financials", "events"],
+  // `holders` needs no price: it is served from whatever 13F reports list the issuer (DECISIONS).
+  equity: ["read", "profile", "growth", "fundamentals", "financials", "events", "holders"],
   full: [
     "read",
     "price",

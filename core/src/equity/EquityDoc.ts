@@ -37,7 +37,7 @@ export const EquityDoc: string = [
   "",
   "Companies are identified as `eq:<CIK>:<TICKER>` (the SEC's CIK without leading zeros). Everything filed is served as the exact decimal string the company filed (never a float); market measurements (prices, market cap) are JSON numbers.",
   "",
-  "Tiers: `full` covers a company with daily prices (every equity operation; `holders` from 13F reports where any list the company), `equity` a company known from its filings only (`read`, `profile`, `growth`, `fundamentals`, `financials`, `events`; what needs a price is `not_covered`).",
+  "Tiers: `full` covers a company with daily prices (every equity operation; `holders` from 13F reports where any list the company), `equity` a company known from its filings only (`read`, `profile`, `growth`, `fundamentals`, `financials`, `events`, and `holders`, which needs no price; what needs a price is `not_covered`).",
   "",
   "### Financial statements (`financials`)",
   "",

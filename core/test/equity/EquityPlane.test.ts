@@ -105,11 +105,55 @@ describe("equity plane: directory and refusals", () => {
     run(
       Effect.gen(function* () {
         expect((yield* failure("price", [["id", BETA]])).code).toBe("not_covered")
-        expect((yield* failure("holders", [["id", BETA]])).code).toBe("not_covered")
         expect((yield* failure("financials", [["id", "eq:42:NOPE"]])).code).toBe("unknown_asset")
         const batch = yield* call("price", [["ids", `${ALPHA},${BETA}`]])
         expect(batch.body.refused).toEqual([{ id: BETA, reason: "not_covered" }])
         expect(batch.credits).toBe(1)
+      })
+    ))
+})
+
+describe("equity plane: holders on the filings-only tier", () => {
+  it("serves holders of a company with no price history from the 13F reports that list it", () =>
+    run(
+      Effect.gen(function* () {
+        const store = yield* EquityStore
+        // Without a 13F listing it, the answer says so (no_data), rather than refusing the tier.
+        const none = (yield* call("holders", [["id", BETA]])).body.data
+        expect(none.holders).toEqual([])
+        expect(none.unavailable.holders.reason).toBe("no_data")
+        yield* store.putSecurities("1002", ["00200B102"])
+        yield* store.putHoldingsReports([
+          {
+            filerCik: "5009",
+            filerName: "Fund 5009",
+            accession: "0005009-26-000009",
+            form: "13F-HR",
+            filedAt: "2026-11-12",
+            reportPeriod: "2026-09-30",
+            holdings: [
+              {
+                nameOfIssuer: "BETA INC",
+                titleOfClass: "COM",
+                cusip: "00200B102",
+                valueUsd: "4500000",
+                shares: "150000",
+                sharesType: "SH",
+                putCall: null,
+                investmentDiscretion: "SOLE",
+                votingSole: "150000",
+                votingShared: "0",
+                votingNone: "0"
+              }
+            ]
+          }
+        ])
+        const { body, credits } = yield* call("holders", [["id", BETA]])
+        expect(credits).toBe(1)
+        expect(body.data.report_period).toBe("2026-09-30")
+        expect(body.data.holders.map((h: any) => [h.filer_cik, h.shares, h.value_usd])).toEqual([
+          ["5009", "150000", "4500000"]
+        ])
       })
     ))
 })
