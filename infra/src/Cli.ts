@@ -44,13 +44,16 @@ Commands:
                                           as the live instance stored them (simulated/memory: ask the server)
   ingest sec <file-or-dir>... [--json]    load SEC files (companyfacts, submissions and older pages, Form 4, 13F,
                                           ticker lists; bulk folders too) into the database; idempotent
-  ingest prices <csv> [--id eq:<cik>:<ticker>] [--json]
+  ingest prices <csv-or-dir>... [--id eq:<cik>:<ticker>] [--json]
                                           load daily bars (header: date,open,high,low,close,volume; without
-                                          --id, an id or ticker column names each row's company)
+                                          --id, an id or ticker column names each row's company; folders are
+                                          walked for .csv files)
   help                                    this text
 
 Exit codes: 0 done (doctor: healthy), 1 failed while running (doctor: a check failed; keys/credits: unknown or
-revoked key; ingest: a file failed), 2 bad usage or configuration.`
+revoked key; ingest: anything refused, a file or a row), 2 bad usage or configuration. ingest reports loaded
+and refused rows by count and reason, per file and in total; 0 means every file loaded in full (warnings, such as
+a price row on a day the calendar has closed, may still be printed).`
 
 /** Where a command writes. */
 export interface Io {

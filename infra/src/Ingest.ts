@@ -1,6 +1,8 @@
 /**
- * `market-data ingest sec <file-or-dir>...` and `market-data ingest prices <csv> [--id eq:<cik>:<ticker>]`: load
- * SEC files and daily prices into the database's equity store, the one `serve` answers from.
+ * `market-data ingest sec <file-or-dir>...` and `market-data ingest prices <csv-or-dir>... [--id eq:<cik>:<ticker>]`:
+ * load SEC files and daily prices into the database's equity store, the one `serve` answers from. Both report
+ * what happened the same way (loaded and refused rows by count and reason, per file and in total) and end with
+ * the same exit-code rule (`ingestExitCode`).
  *
  * SEC files are recognised by their content (`detectSecFormat`), never by their names: companyfacts, submissions
  * and their older pages, Form 4 / 4/A ownership documents, 13F-HR primary documents and information tables, and
@@ -25,9 +27,11 @@
  *   before 2023-01-03 a table's values are thousands of dollars, unless the prices they imply say the filer wrote
  *   dollars (`thirteenFImpliedValueUnit`), which the file's result notes.
  *
- * Daily prices: a CSV with a header naming `date`, `open`, `high`, `low`, `close`, `volume` (any order and case;
- * other columns ignored), one row per session, dates `YYYY-MM-DD` on US trading days. A bar's time is the
- * session's open (09:30 New York). A bad row is named with its line and reason; the good rows load. The rows are
+ * Daily prices: CSVs (named, or the `.csv` files of directories) with a header naming `date`, `open`, `high`,
+ * `low`, `close`, `volume` (any order and case; other columns ignored), one row per session, dates `YYYY-MM-DD`.
+ * A bar's time is the session's open (09:30 New York). A refused row is counted by reason and named with its line;
+ * the good rows load. A weekend date is refused; a row on a weekday the market calendar has closed (a holiday
+ * or one-off closure) is kept, with a warning: the source published it. The rows are
  * the company `--id eq:<cik>:<ticker>` names or, without `--id`, each row's company is named by an `id`
  * (`eq:<cik>:<ticker>`) or `ticker` (or `symbol`) column, so one file can carry several companies. The company
  * must be in the store already (its submissions or companyfacts ingested) and trade under that ticker. Once it
@@ -90,7 +94,8 @@ export interface IngestFileResult {
   readonly path: string
   /** What the file was recognised as (`prices` for a CSV), or null when it is no SEC format. */
   readonly format: SecFormat | "prices" | null
-  readonly status: "loaded" | "failed" | "skipped"
+  /** `partial`: some rows refused (see `refused`), the others loaded. */
+  readonly status: "loaded" | "partial" | "failed" | "skipped"
   /** Why it failed or was skipped. */
   readonly reason: string | null
   /** The company (or 13F manager) the file is about, when known. */
@@ -99,17 +104,57 @@ export interface IngestFileResult {
   readonly records: number
   /** Rows new to the store (0 when the file was ingested before). */
   readonly written: number
-  /** Remarks that do not stop the load (bad price rows, a value unit read from the implied prices, ...). */
+  /** Remarks that do not stop the load (a value unit read from the implied prices, ...). */
   readonly notes: ReadonlyArray<string>
+  /** Rows of the file refused (price rows; an SEC file loads whole or fails whole, so 0 there). */
+  readonly refused: number
+  /** The refused rows counted by reason (`RefusalReason`). */
+  readonly refusedByReason: Readonly<Record<string, number>>
+  /** Each refused row: its line, reason and what was wrong. */
+  readonly refusedRows: ReadonlyArray<RefusedRow>
+  /** What was loaded but deserves a look (a price row on a day the market calendar has closed). */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** Why a price row was refused. */
+export type RefusalReason =
+  | "no_company"
+  | "bad_date"
+  | "weekend"
+  | "repeated_date"
+  | "not_a_number"
+  | "not_positive"
+  | "high_below_range"
+  | "low_above_range"
+  | "other_company"
+  | "unknown_company"
+
+export interface RefusedRow {
+  readonly line: number
+  readonly reason: RefusalReason
+  readonly detail: string
 }
 
 export interface IngestSummary {
   readonly results: ReadonlyArray<IngestFileResult>
+  /** Files loaded in full. */
   readonly loaded: number
+  /** Files loaded in part: some rows refused, the others loaded. */
+  readonly partial: number
+  /** Files that loaded nothing. */
   readonly failed: number
   readonly skipped: number
-  /** Files under the given directories that are neither `.json` nor `.xml`. */
+  /** Files under the given directories not of the kind the command reads (`.json`/`.xml`, or `.csv`). */
   readonly ignored: number
+  /** The file kinds the command reads, for the report (`.json or .xml`, `.csv`). */
+  readonly reads: string
+  /** Rows (records) loaded and refused over every file, refused ones by reason. */
+  readonly rows: {
+    readonly loaded: number
+    readonly refused: number
+    readonly refusedByReason: Readonly<Record<string, number>>
+  }
+  readonly warnings: number
   readonly written: IngestCounts
 }
 
@@ -137,7 +182,8 @@ const isDirectoryPath = (path: string): boolean => {
 
 /** The files to read: named files as they are, directories walked recursively (`.json` and `.xml`, by name). */
 export const expandPaths = (
-  paths: ReadonlyArray<string>
+  paths: ReadonlyArray<string>,
+  accept: RegExp = /\.(json|xml)$/i
 ): { readonly files: ReadonlyArray<string>; readonly missing: ReadonlyArray<string>; readonly ignored: number } => {
   const files: Array<string> = []
   const missing: Array<string> = []
@@ -156,7 +202,7 @@ export const expandPaths = (
       const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && isDirectoryPath(path))
       if (isDirectory) walk(path)
       else if (entry.isFile() || entry.isSymbolicLink()) {
-        if (/\.(json|xml)$/i.test(entry.name)) files.push(path)
+        if (accept.test(entry.name)) files.push(path)
         else ignored++
       }
     }
@@ -517,7 +563,7 @@ const loadThirteenF = (
 
 /** Progress of one ingest: how far, and what the last file gave. */
 const stepName = (result: IngestFileResult): string =>
-  result.status === "loaded"
+  result.status === "loaded" || result.status === "partial"
     ? `${result.path}: ${result.format}, ${plural(result.records, "record")}, ${plural(result.written, "new row")}`
     : `${result.path}: ${result.status} (${(result.reason ?? "").slice(0, 80)}${(result.reason ?? "").length > 80 ? "…" : ""})`
 
@@ -546,7 +592,8 @@ export const ingestSec = (
       cik: null,
       records: 0,
       written: 0,
-      notes: []
+      notes: [],
+      ...noRefusals
     }))
     const bar = progress("ingesting", files.length)
     const record = (
@@ -564,7 +611,8 @@ export const ingestSec = (
             cik: outcome.success.cik,
             records: outcome.success.records,
             written: outcome.success.written,
-            notes: outcome.success.notes ?? []
+            notes: outcome.success.notes ?? [],
+            ...noRefusals
           }
         : {
             path: label(path),
@@ -574,7 +622,8 @@ export const ingestSec = (
             cik: outcome.failure.cik,
             records: 0,
             written: 0,
-            notes: []
+            notes: [],
+            ...noRefusals
           }
       results.push(result)
       bar.stepDone(stepName(result), performance.now() - started)
@@ -624,21 +673,39 @@ export const ingestSec = (
         for (const document of group) record(document.path, document.format, started, outcome)
       }
     }).pipe(Effect.ensuring(Effect.sync(() => bar.stop())))
-    return summarize(results, ignored, counts)
+    return summarize(results, ignored, counts, ".json or .xml")
   })
+
+const noRefusals = { refused: 0, refusedByReason: {}, refusedRows: [], warnings: [] } as const
 
 const summarize = (
   results: ReadonlyArray<IngestFileResult>,
   ignored: number,
-  written: IngestCounts
-): IngestSummary => ({
-  results,
-  loaded: results.filter((r) => r.status === "loaded").length,
-  failed: results.filter((r) => r.status === "failed").length,
-  skipped: results.filter((r) => r.status === "skipped").length,
-  ignored,
-  written
-})
+  written: IngestCounts,
+  reads: string
+): IngestSummary => {
+  const refusedByReason: Record<string, number> = {}
+  for (const r of results) {
+    for (const [reason, n] of Object.entries(r.refusedByReason))
+      refusedByReason[reason] = (refusedByReason[reason] ?? 0) + n
+  }
+  return {
+    results,
+    loaded: results.filter((r) => r.status === "loaded").length,
+    partial: results.filter((r) => r.status === "partial").length,
+    failed: results.filter((r) => r.status === "failed").length,
+    skipped: results.filter((r) => r.status === "skipped").length,
+    ignored,
+    reads,
+    rows: {
+      loaded: results.reduce((n, r) => n + (r.status === "loaded" || r.status === "partial" ? r.records : 0), 0),
+      refused: results.reduce((n, r) => n + r.refused, 0),
+      refusedByReason
+    },
+    warnings: results.reduce((n, r) => n + r.warnings.length, 0),
+    written
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Daily prices
@@ -675,11 +742,15 @@ export interface PriceRow {
   /** The row's company as the file names it (its `id` or `ticker` column, upper-cased), or null without one. */
   readonly company: string | null
   readonly bar: Equity.DailyBar
+  /** Why the US market calendar has the market closed that day, when it does (the row is kept all the same). */
+  readonly closed: string | null
 }
 
 /**
  * Parses a daily price CSV: its good rows and a reason for each bad row (by line number). A column named `id`
  * (`eq:<cik>:<ticker>`) or `ticker` (or `symbol`) names each row's company, so one file can carry several.
+ * A row dated on a weekday the calendar has closed (a holiday or one-off closure) is kept, marked `closed`: the
+ * source published it, and the calendar is the likelier of the two to be wrong. A weekend date is refused.
  */
 export const parsePriceCsv = (
   text: string
@@ -687,7 +758,9 @@ export const parsePriceCsv = (
   | {
       readonly rows: ReadonlyArray<PriceRow>
       readonly bars: ReadonlyArray<Equity.DailyBar>
+      /** The refused rows, as `line N: detail`. */
       readonly bad: ReadonlyArray<string>
+      readonly refusals: ReadonlyArray<RefusedRow>
       readonly keyed: boolean
     }
   | { readonly error: string } => {
@@ -707,7 +780,7 @@ export const parsePriceCsv = (
   }
   const keyAt = ["id", "ticker", "symbol"].map((c) => header.indexOf(c)).find((i) => i >= 0) ?? -1
   const rows: Array<PriceRow> = []
-  const bad: Array<string> = []
+  const refusals: Array<RefusedRow> = []
   const seen = new Map<string, number>()
   for (let i = headerIndex + 1; i < lines.length; i++) {
     const line = lines[i] as string
@@ -716,22 +789,23 @@ export const parsePriceCsv = (
     const cells = csvCells(line)
     const date = cells[at.date] ?? ""
     const company = keyAt < 0 ? null : (cells[keyAt] ?? "").toUpperCase().replace(/^EQ:/, "eq:")
-    const why = (reason: string) => bad.push(`line ${lineNo}: ${reason}`)
+    const why = (reason: RefusalReason, detail: string) => refusals.push({ line: lineNo, reason, detail })
     if (company === "") {
-      why("names no company")
+      why("no_company", "names no company")
       continue
     }
     if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) {
-      why(`date ${JSON.stringify(date)} is not YYYY-MM-DD`)
+      why("bad_date", `date ${JSON.stringify(date)} is not YYYY-MM-DD`)
       continue
     }
-    if (!Equity.isTradingDay(Equity.dayOf(date))) {
-      why(`${date} is not a US trading day`)
+    const closed = Equity.closedReason(Equity.dayOf(date)) ?? null
+    if (closed === "Saturday" || closed === "Sunday") {
+      why("weekend", `${date} is a ${closed}: US markets do not trade at weekends`)
       continue
     }
     const key = `${company ?? ""}|${date}`
     if (seen.has(key)) {
-      why(`${company === null ? "" : `${company} `}${date} repeats line ${seen.get(key)}`)
+      why("repeated_date", `${company === null ? "" : `${company} `}${date} repeats line ${seen.get(key)}`)
       continue
     }
     const values: Record<string, number> = {}
@@ -746,22 +820,28 @@ export const parsePriceCsv = (
       values[column] = n
     }
     if (problem !== undefined) {
-      why(problem)
+      why("not_a_number", problem)
       continue
     }
     const { open: o, high: h, low: l, close: c, volume: v } = values as Record<string, number>
-    if (!(o! > 0 && h! > 0 && l! > 0 && c! > 0)) why("prices must be above 0")
-    else if (h! < Math.max(o!, c!, l!)) why(`high ${h} is below open, close or low`)
-    else if (l! > Math.min(o!, c!)) why(`low ${l} is above open or close`)
+    if (!(o! > 0 && h! > 0 && l! > 0 && c! > 0)) why("not_positive", "prices must be above 0")
+    else if (h! < Math.max(o!, c!, l!)) why("high_below_range", `high ${h} is below open, close or low`)
+    else if (l! > Math.min(o!, c!)) why("low_above_range", `low ${l} is above open or close`)
     else {
       seen.set(key, lineNo)
-      rows.push({ line: lineNo, company, bar: { tMs: Equity.sessionOpenMs(date), o: o!, h: h!, l: l!, c: c!, v: v! } })
+      rows.push({
+        line: lineNo,
+        company,
+        bar: { tMs: Equity.sessionOpenMs(date), o: o!, h: h!, l: l!, c: c!, v: v! },
+        closed
+      })
     }
   }
   return {
     rows,
     bars: rows.map((r) => r.bar).sort((a, b) => a.tMs - b.tMs),
-    bad,
+    bad: refusals.map((r) => `line ${r.line}: ${r.detail}`),
+    refusals,
     keyed: keyAt >= 0
   }
 }
@@ -813,39 +893,52 @@ const resolveCompany = (
     return { cik: company.cik, id: `eq:${company.cik}:${ticker}` }
   })
 
-/**
- * Loads a daily price CSV: every row for the company `id` names, or, without `id`, each row for the company its
- * `id` or `ticker` column names.
- */
-export const ingestPrices = (
+/** A day the calendar has closed, as the report words it. */
+const closedDayWarning = (rows: ReadonlyArray<PriceRow>): Array<string> => {
+  const closed = rows.filter((r) => r.closed !== null)
+  if (closed.length === 0) return []
+  const shown = closed.slice(0, 10).map((r) => `${Equity.newYorkDate(r.bar.tMs)} (${r.closed}, line ${r.line})`)
+  return [
+    `${plural(closed.length, "row")} on a day the US market calendar has closed, kept as the source published ${closed.length === 1 ? "it" : "them"}: ${shown.join(", ")}${closed.length > shown.length ? `, and ${closed.length - shown.length} more` : ""}`
+  ]
+}
+
+/** The refused rows by reason. */
+const countByReason = (refusals: ReadonlyArray<RefusedRow>): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const r of refusals) out[r.reason] = (out[r.reason] ?? 0) + 1
+  return out
+}
+
+/** Loads one price CSV (see `ingestPrices`). */
+const ingestPriceFile = (
   store: EquityStore["Service"],
+  counts: IngestCounts,
   path: string,
-  id: string | undefined
-): Effect.Effect<IngestSummary> =>
+  target: { readonly cik: string; readonly id: string } | undefined
+): Effect.Effect<IngestFileResult> =>
   Effect.gen(function* () {
-    const counts = emptyCounts()
-    const fail = (reason: string, cik: string | null = null): IngestSummary =>
-      summarize(
-        [{ path, format: "prices", status: "failed", reason, cik, records: 0, written: 0, notes: [] }],
-        0,
-        counts
-      )
-    let target: { readonly cik: string; readonly id: string } | undefined
-    if (id !== undefined) {
-      const resolved = yield* resolveCompany(store, id)
-      if ("problem" in resolved) return fail(resolved.problem, Equity.parseEquityId(id)?.cik ?? null)
-      target = resolved
-    }
+    const fail = (reason: string, cik: string | null = target?.cik ?? null): IngestFileResult => ({
+      path,
+      format: "prices",
+      status: "failed",
+      reason,
+      cik,
+      records: 0,
+      written: 0,
+      notes: [],
+      ...noRefusals
+    })
     const text = yield* Effect.result(readText(path))
-    if (Result.isFailure(text)) return fail(text.failure.reason, target?.cik ?? null)
+    if (Result.isFailure(text)) return fail(text.failure.reason)
     const parsed = parsePriceCsv(text.success)
-    if ("error" in parsed) return fail(parsed.error, target?.cik ?? null)
+    if ("error" in parsed) return fail(parsed.error)
     if (target === undefined && !parsed.keyed) {
       return fail(
         "the CSV names no company: give --id eq:<cik>:<ticker>, or an id (eq:<cik>:<ticker>) or ticker column"
       )
     }
-    const bad = [...parsed.bad]
+    const refusals = [...parsed.refusals]
     const byCik = new Map<string, Array<PriceRow>>()
     const resolved = new Map<string, { readonly cik: string; readonly id: string } | { readonly problem: string }>()
     for (const row of parsed.rows) {
@@ -854,7 +947,7 @@ export const ingestPrices = (
         // With --id, a row naming its company must name that one.
         const tid = Equity.parseEquityId(target.id)!
         if (row.company !== null && row.company !== target.id && row.company !== tid.ticker) {
-          bad.push(`line ${row.line}: is for ${row.company}, not ${target.id}`)
+          refusals.push({ line: row.line, reason: "other_company", detail: `is for ${row.company}, not ${target.id}` })
           continue
         }
         cik = target.cik
@@ -866,17 +959,28 @@ export const ingestPrices = (
           resolved.set(name, found)
         }
         if ("problem" in found) {
-          bad.push(`line ${row.line}: ${found.problem}`)
+          refusals.push({ line: row.line, reason: "unknown_company", detail: found.problem })
           continue
         }
         cik = found.cik
       }
       byCik.set(cik, [...(byCik.get(cik) ?? []), row])
     }
-    bad.sort((a, b) => Number(/\d+/.exec(a)?.[0]) - Number(/\d+/.exec(b)?.[0]))
-    const loaded = [...byCik.values()].reduce((n, rows) => n + rows.length, 0)
+    refusals.sort((a, b) => a.line - b.line)
+    const bad = refusals.map((r) => `line ${r.line}: ${r.detail}`)
+    const refusedFields = {
+      refused: refusals.length,
+      refusedByReason: countByReason(refusals),
+      refusedRows: refusals
+    }
+    const loadedRows = [...byCik.values()].flat()
     const only = byCik.size === 1 ? ([...byCik.keys()][0] as string) : (target?.cik ?? null)
-    if (loaded === 0) return fail(`no good rows${bad.length > 0 ? `: ${bad.join("; ")}` : ""}`, only)
+    if (loadedRows.length === 0) {
+      return {
+        ...fail(`no good rows${bad.length > 0 ? `: ${bad.join("; ")}` : ""}`, only),
+        ...refusedFields
+      }
+    }
     let written = 0
     for (const [cik, rows] of byCik) {
       const before = (yield* store.coverage(cik))[0]?.bars ?? 0
@@ -887,25 +991,68 @@ export const ingestPrices = (
       written += ((yield* store.coverage(cik))[0]?.bars ?? 0) - before
     }
     counts.bars += written
-    return summarize(
-      [
-        {
-          path,
-          format: "prices",
-          status: bad.length > 0 ? "failed" : "loaded",
-          reason: bad.length > 0 ? `${plural(bad.length, "bad row")} not loaded (${bad.join("; ")})` : null,
-          cik: only,
-          records: loaded,
-          written,
-          notes: [
-            ...(byCik.size > 1 ? [`daily bars of ${byCik.size} companies (CIK ${[...byCik.keys()].join(", ")})`] : []),
-            ...(bad.length > 0 ? [`${plural(loaded, "good row")} loaded`] : [])
-          ]
+    return {
+      path,
+      format: "prices",
+      status: refusals.length > 0 ? "partial" : "loaded",
+      reason: refusals.length > 0 ? `${plural(refusals.length, "bad row")} not loaded (${bad.join("; ")})` : null,
+      cik: only,
+      records: loadedRows.length,
+      written,
+      notes: byCik.size > 1 ? [`daily bars of ${byCik.size} companies (CIK ${[...byCik.keys()].join(", ")})`] : [],
+      ...refusedFields,
+      warnings: closedDayWarning(loadedRows)
+    }
+  })
+
+/**
+ * Loads daily price CSVs (files, or the `.csv` files of directories, walked recursively): every row for the
+ * company `id` names, or, without `id`, each row for the company its `id` or `ticker` column names. Each file
+ * loads its good rows; its refused rows are counted by reason and named by line.
+ */
+export const ingestPrices = (
+  store: EquityStore["Service"],
+  paths: string | ReadonlyArray<string>,
+  id: string | undefined
+): Effect.Effect<IngestSummary> =>
+  Effect.gen(function* () {
+    const counts = emptyCounts()
+    const { files, missing, ignored } = expandPaths(typeof paths === "string" ? [paths] : paths, /\.csv$/i)
+    const results: Array<IngestFileResult> = missing.map((path) => ({
+      path,
+      format: "prices",
+      status: "failed",
+      reason: "no such file or directory",
+      cik: null,
+      records: 0,
+      written: 0,
+      notes: [],
+      ...noRefusals
+    }))
+    let target: { readonly cik: string; readonly id: string } | undefined
+    if (id !== undefined) {
+      const found = yield* resolveCompany(store, id)
+      if ("problem" in found) {
+        const cik = Equity.parseEquityId(id)?.cik ?? null
+        for (const path of files) {
+          results.push({
+            path,
+            format: "prices",
+            status: "failed",
+            reason: found.problem,
+            cik,
+            records: 0,
+            written: 0,
+            notes: [],
+            ...noRefusals
+          })
         }
-      ],
-      0,
-      counts
-    )
+        return summarize(results, ignored, counts, ".csv")
+      }
+      target = found
+    }
+    for (const path of files) results.push(yield* ingestPriceFile(store, counts, path, target))
+    return summarize(results, ignored, counts, ".csv")
   })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -935,19 +1082,44 @@ const countsText = (c: IngestCounts): string => {
   return parts.length === 0 ? "nothing new (already in the store)" : `new: ${parts.join(", ")}`
 }
 
-/** Prints a summary: problems on stderr, one line per loaded file and the totals on stdout (or one JSON document). */
+/**
+ * The exit code of an ingest, the same rule for `ingest sec` and `ingest prices`: 0 when every file was loaded in
+ * full (warnings and notes may have been printed; a file with nothing to load, such as a 13F notice, is skipped,
+ * and files of another kind under a directory are ignored); 1 when anything was refused: a file that loaded
+ * nothing, or a row refused in a file whose other rows loaded. Bad usage is 2, before anything is read.
+ */
+export const ingestExitCode = (summary: IngestSummary): number =>
+  summary.failed > 0 || summary.partial > 0 || summary.rows.refused > 0 ? 1 : 0
+
+const reasonsText = (byReason: Readonly<Record<string, number>>): string =>
+  Object.entries(byReason)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([reason, n]) => `${reason} ${n.toLocaleString("en-US")}`)
+    .join(", ")
+
+const SHOWN_REFUSALS = 20
+
+/**
+ * Prints a summary (or one JSON document): per file, what failed or was refused (by reason, each row by line),
+ * warnings and notes on stderr; the totals on stdout: files loaded in full and in part, failed, skipped,
+ * ignored; rows loaded and refused, by reason; rows new to the store.
+ */
 export const reportIngest = (summary: IngestSummary, store: string, json: boolean, io: IngestIo): number => {
-  const code = summary.failed > 0 ? 1 : 0
+  const code = ingestExitCode(summary)
   if (json) {
     io.out(
       JSON.stringify({
         store,
         ok: code === 0,
+        exit_code: code,
         files: summary.results.length,
         loaded: summary.loaded,
+        partial: summary.partial,
         failed: summary.failed,
         skipped: summary.skipped,
         ignored: summary.ignored,
+        rows: summary.rows,
+        warnings: summary.warnings,
         written: summary.written,
         results: summary.results
       })
@@ -955,12 +1127,28 @@ export const reportIngest = (summary: IngestSummary, store: string, json: boolea
     return code
   }
   for (const r of summary.results) {
-    if (r.status === "failed") io.err(`failed   ${r.path}: ${r.reason}`)
+    if (r.status === "failed" && r.refused === 0) io.err(`failed   ${r.path}: ${r.reason}`)
     else if (r.status === "skipped") io.err(`skipped  ${r.path}: ${r.reason}`)
+    if (r.refused > 0) {
+      io.err(
+        `refused  ${r.path}: ${plural(r.refused, "row")} (${reasonsText(r.refusedByReason)}), ${plural(r.records, "row")} loaded`
+      )
+      for (const row of r.refusedRows.slice(0, SHOWN_REFUSALS)) {
+        io.err(`refused  ${r.path}: line ${row.line}: ${row.reason}: ${row.detail}`)
+      }
+      if (r.refusedRows.length > SHOWN_REFUSALS) {
+        io.err(`refused  ${r.path}: and ${r.refusedRows.length - SHOWN_REFUSALS} more (--json lists every one)`)
+      }
+    }
+    for (const warning of r.warnings) io.err(`warning  ${r.path}: ${warning}`)
     for (const note of r.notes) io.err(`note     ${r.path}: ${note}`)
   }
+  const rows =
+    summary.rows.loaded > 0 || summary.rows.refused > 0
+      ? `; rows: ${summary.rows.loaded.toLocaleString("en-US")} loaded, ${summary.rows.refused.toLocaleString("en-US")} refused${summary.rows.refused > 0 ? ` (${reasonsText(summary.rows.refusedByReason)})` : ""}`
+      : ""
   io.out(
-    `${store}: ${summary.loaded} of ${summary.results.length} file(s) loaded${summary.failed > 0 ? `, ${summary.failed} failed` : ""}${summary.skipped > 0 ? `, ${summary.skipped} skipped` : ""}${summary.ignored > 0 ? `, ${summary.ignored} ignored (not .json or .xml)` : ""}; ${countsText(summary.written)}`
+    `${store}: ${summary.loaded} of ${summary.results.length} file(s) loaded${summary.partial > 0 ? `, ${summary.partial} in part` : ""}${summary.failed > 0 ? `, ${summary.failed} failed` : ""}${summary.skipped > 0 ? `, ${summary.skipped} skipped` : ""}${summary.ignored > 0 ? `, ${summary.ignored} ignored (not ${summary.reads})` : ""}${rows}${summary.warnings > 0 ? `; ${plural(summary.warnings, "warning")}` : ""}; ${countsText(summary.written)}`
   )
   return code
 }
@@ -969,7 +1157,10 @@ const storeNeeded = new ConfigProblem(
   "`ingest` writes into a database the server reads: DATABASE_URL=memory lives inside one process. Use the embedded store (DATABASE_URL unset, with the server stopped) or PostgreSQL."
 )
 
-/** `ingest sec <file-or-dir>... [--json]` and `ingest prices <csv> [--id eq:<cik>:<ticker>] [--json]`. */
+/**
+ * `ingest sec <file-or-dir>... [--json]` and `ingest prices <csv-or-dir>... [--id eq:<cik>:<ticker>] [--json]`;
+ * the exit code follows `ingestExitCode`.
+ */
 export const ingestCommand = (
   args: IngestArgs,
   io: IngestIo,
@@ -990,12 +1181,13 @@ export const ingestCommand = (
     }
     if (rest.length === 0) {
       return yield* Effect.fail(
-        new IngestUsage(sub === "sec" ? "ingest sec needs files or directories" : "ingest prices needs a CSV file")
+        new IngestUsage(
+          sub === "sec" ? "ingest sec needs files or directories" : "ingest prices needs CSV files or directories"
+        )
       )
     }
     let id: string | undefined
     if (sub === "prices") {
-      if (rest.length > 1) return yield* Effect.fail(new IngestUsage("ingest prices takes one CSV file"))
       const flag = args.flags.get("id")
       if (flag !== undefined && (flag === true || Equity.parseEquityId(flag) === undefined)) {
         return yield* Effect.fail(
@@ -1012,8 +1204,7 @@ export const ingestCommand = (
         const stores = yield* openStores(cfg).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
         if (stores.database === undefined) return yield* Effect.fail(storeNeeded)
         const store = makePgEquityStore(stores.database)
-        const summary =
-          sub === "sec" ? yield* ingestSec(store, rest, progress) : yield* ingestPrices(store, rest[0]!, id)
+        const summary = sub === "sec" ? yield* ingestSec(store, rest, progress) : yield* ingestPrices(store, rest, id)
         return reportIngest(summary, stores.description, json, io)
       })
     )

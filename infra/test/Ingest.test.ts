@@ -4,9 +4,18 @@
  * the others load, daily prices, exit codes; and the simulated companies on a database (`openPlanes`).
  */
 import { randomUUID } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { EquityStore } from "@market-data/core"
 import { makeMemoryEquityStore } from "@market-data/memory"
 import { makePgEquityStore, openPglite, openPostgres } from "@market-data/postgres"
@@ -91,8 +100,12 @@ describe("paths carry what SEC documents do not", () => {
       ["2024-01-05T14:30:00.000Z", 102.25, 104, 102, 103.75, 110000]
     ])
     expect(parsed.bad).toEqual([
-      "line 4: 2024-01-06 is not a US trading day",
+      "line 4: 2024-01-06 is a Saturday: US markets do not trade at weekends",
       'line 5: close "abc" is not a number 0 or more'
+    ])
+    expect(parsed.refusals.map((r) => [r.line, r.reason])).toEqual([
+      [4, "weekend"],
+      [5, "not_a_number"]
     ])
     expect(parsePriceCsv("when,open\n2024-01-02,1")).toMatchObject({ error: expect.stringContaining("lacks date") })
     const inverted = parsePriceCsv("date,open,high,low,close,volume\n2024-01-02,10,9,8,9.5,1\n2024-01-02,10,11,8,9.5,1")
@@ -245,8 +258,11 @@ describe("market-data ingest prices", () => {
     expect(await cli.run("ingest", "prices", csv, "--id", FIXTURE_ID, "--json")).toBe(1)
     const first = cli.json()
     expect(first.written.bars).toBe(3)
-    expect(first.results[0]).toMatchObject({ status: "failed", records: 3, written: 3 })
-    expect(first.results[0].reason).toContain("2 bad rows not loaded (line 4: 2024-01-06 is not a US trading day")
+    // The good rows loaded: the file is loaded in part, its refused rows counted by reason; anything refused is 1.
+    expect(first).toMatchObject({ ok: false, exit_code: 1, loaded: 0, partial: 1, failed: 0 })
+    expect(first.rows).toEqual({ loaded: 3, refused: 2, refusedByReason: { weekend: 1, not_a_number: 1 } })
+    expect(first.results[0]).toMatchObject({ status: "partial", records: 3, written: 3, refused: 2 })
+    expect(first.results[0].reason).toContain("2 bad rows not loaded (line 4: 2024-01-06 is a Saturday")
     const before = await equityDigest(data)
     expect(before.counts.equity_bars).toBe(3)
 
@@ -272,6 +288,7 @@ describe("market-data ingest prices", () => {
     expect(await cli.run("ingest", "prices", keyed, "--json")).toBe(1)
     const several = cli.json()
     expect(several.written.bars).toBe(2)
+    expect(several.rows.refusedByReason).toEqual({ unknown_company: 1, repeated_date: 1 })
     expect(several.results[0].reason).toBe(
       "2 bad rows not loaded (line 3: no company in the store trades as OTHR: ingest its submissions (or companyfacts) first; line 5: DECI 2024-01-09 repeats line 4)"
     )
@@ -283,6 +300,82 @@ describe("market-data ingest prices", () => {
     expect(cli.json().results[0].reason).toContain("the CSV names no company")
     expect((await withStore(data, (store) => store.coverage(FIXTURE_CIK)))[0]).toMatchObject({ bars: 5 })
   }, 120_000)
+})
+
+describe("market-data ingest prices: folders, closed days and the report", () => {
+  it("takes a folder; keeps a row on a day the calendar has closed, with a warning; exit 0 when nothing was refused", async () => {
+    const root = tempDir("md-ingest-prices-dir-")
+    const data = tempDir("md-ingest-data-")
+    const files = writeFixtures(root)
+    const cli = cliOn({ MARKET_DATA_DIR: data })
+    expect(await cli.run("ingest", "sec", files.submissions, files.companyFacts)).toBe(0)
+    const folder = join(root, "prices")
+    mkdirSync(join(folder, "older"), { recursive: true })
+    // 1998-01-19 is the first Martin Luther King Jr. Day the market closed for; 1997-01-20 (the third Monday of
+    // January 1997) was a trading day. 1985-09-27 the NYSE closed for Hurricane Gloria, yet sources list a bar.
+    writeFileSync(
+      join(folder, "a.csv"),
+      [
+        "date,open,high,low,close,volume",
+        "1997-01-17,10,11,9,10.5,100",
+        "1997-01-20,10.5,11,10,10.75,100",
+        "1985-09-27,2,2.5,1.5,2.25,100"
+      ].join("\n")
+    )
+    writeFileSync(join(folder, "older", "b.csv"), "date,open,high,low,close,volume\n1998-01-16,12,13,11,12.5,100\n")
+    writeFileSync(join(folder, "README.txt"), "not a CSV")
+    expect(await cli.run("ingest", "prices", folder, "--id", FIXTURE_ID, "--json")).toBe(0)
+    const report = cli.json()
+    expect(report).toMatchObject({ ok: true, exit_code: 0, files: 2, loaded: 2, partial: 0, failed: 0, ignored: 1 })
+    expect(report.rows).toEqual({ loaded: 4, refused: 0, refusedByReason: {} })
+    expect(report.warnings).toBe(1)
+    const a = report.results.find((r: any) => r.path.endsWith("a.csv"))
+    expect(a).toMatchObject({ status: "loaded", records: 3, written: 3, refused: 0 })
+    expect(a.warnings).toEqual([
+      "1 row on a day the US market calendar has closed, kept as the source published it: 1985-09-27 (Hurricane Gloria, line 4)"
+    ])
+    expect((await withStore(data, (store) => store.coverage(FIXTURE_CIK)))[0]).toMatchObject({ bars: 4 })
+
+    // The text report: the warning on stderr, the totals (files, rows by reason, new rows) on stdout.
+    const bad = join(root, "bad.csv")
+    writeFileSync(bad, "date,open,high,low,close,volume\n1998-01-19,1,1,1,1,1\n1998-01-17,1,1,1,1,1\nnope,1,1,1,1,1\n")
+    expect(await cli.run("ingest", "prices", bad, folder, "--id", FIXTURE_ID)).toBe(1)
+    expect(cli.err).toContain(`refused  ${bad}: 2 rows (bad_date 1, weekend 1), 1 row loaded`)
+    expect(cli.err.some((l) => l.includes("1998-01-19 (Martin Luther King Jr. Day, line 2)"))).toBe(true)
+    expect(cli.out.pop()).toMatch(
+      /: 2 of 3 file\(s\) loaded, 1 in part, 1 ignored \(not \.csv\); rows: 5 loaded, 2 refused \(bad_date 1, weekend 1\); 2 warnings; new: 1 daily bar$/
+    )
+  }, 120_000)
+
+  // The real daily history of a public source (stooq's AAPL CSV, 1984 to 2026), read in place.
+  const SHARED = process.env.SHARED_DATA_DIR ?? resolve(import.meta.dirname, "..", "..", "..", "shared", "data")
+  const pricesDir = join(SHARED, "prices")
+  const applePrices = existsSync(pricesDir)
+    ? readdirSync(pricesDir).find((f) => /^stooq_aapl.*\.csv$/.test(f))
+    : undefined
+  const appleSubmissions = join(SHARED, "sec", "submissions", "CIK0000320193.json")
+  const real = applePrices !== undefined && existsSync(appleSubmissions)
+  it.skipIf(!real)(
+    `loads every row of the real AAPL history${real ? "" : ` (SKIPPED: ${pricesDir} is absent)`}`,
+    async () => {
+      const data = tempDir("md-ingest-data-")
+      const cli = cliOn({ MARKET_DATA_DIR: data })
+      expect(await cli.run("ingest", "sec", appleSubmissions)).toBe(0)
+      const csv = join(pricesDir, applePrices as string)
+      const rows = readFileSync(csv, "utf8")
+        .split(/\r?\n/)
+        .filter((l) => /^\d{4}-/.test(l)).length
+      expect(await cli.run("ingest", "prices", pricesDir, "--id", "eq:320193:AAPL", "--json")).toBe(0)
+      const report = cli.json()
+      const apple = report.results.find((r: any) => r.path === csv)
+      expect(apple).toMatchObject({ status: "loaded", records: rows, written: rows, refused: 0 })
+      // Every third Monday of January 1985 to 1997 loaded as the trading day it was; the one row on a day the
+      // NYSE closed (Hurricane Gloria) is kept and named.
+      expect(apple.warnings).toEqual([expect.stringContaining("1985-09-27 (Hurricane Gloria")])
+      expect((await withStore(data, (store) => store.coverage("320193")))[0]).toMatchObject({ bars: rows })
+    },
+    180_000
+  )
 })
 
 describe("market-data ingest: usage and stores", () => {

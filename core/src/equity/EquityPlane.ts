@@ -178,7 +178,8 @@ export const nextEdgarMomentMs = (nowMs: number): number => {
   for (let i = 0; i < 15; i++, day++) {
     if (!isTradingDay(day)) continue
     const open = sessionOpenMs(dateOf(day)) - 3.5 * 3_600_000
-    const close = sessionCloseMs(dateOf(day)) + 6 * 3_600_000
+    // 22:00 New York: EDGAR's hours do not follow the market's early closes.
+    const close = sessionOpenMs(dateOf(day)) + 12.5 * 3_600_000
     if (nowMs < open) return open
     if (nowMs < close) return Math.min(close, Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS)
   }
