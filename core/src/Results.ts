@@ -264,8 +264,9 @@ export const HoldersResult = Schema.Struct({
       pct_of_shares_outstanding: nullable(Num),
       change_shares: nullable(Decimal),
       filed_at: DateText,
-      // Additive: the holder's own report period and accession.
+      // Additive: the holder's own report period, and the report cited (form beside accession).
       report_period: opt(DateText),
+      form: opt(Str),
       accession: opt(Str)
     })
   ),

@@ -40,6 +40,7 @@ import {
 } from "./MarketHours.ts"
 import type { Company, Fact, Filing } from "./Model.ts"
 import {
+  citedOf,
   dateOf,
   dayOf,
   FactBook,
@@ -908,6 +909,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
                 change_shares: h.changeShares,
                 filed_at: h.filedAt,
                 report_period: h.reportPeriod,
+                form: h.form,
                 accession: h.accession
               })),
               ...(shares === null ? {} : { shares_outstanding: shares.shares, shares_outstanding_as_of: shares.asOf }),
@@ -1092,15 +1094,14 @@ const insiderEvents = (reports: Parameters<typeof insiderTrades>[0]): Array<Even
     }
   })
 
-/** The latest filed fact per period of the given facts. */
+/** The cited fact per period of the given facts (`citedOf`: the latest periodic report's, else the latest). */
 const latestPerPeriod = (facts: ReadonlyArray<Fact>): Array<Fact> => {
-  const by = new Map<string, Fact>()
+  const by = new Map<string, Array<Fact>>()
   for (const f of facts) {
     const k = `${f.start ?? ""}|${f.end}`
-    const cur = by.get(k)
-    if (cur === undefined || f.filed > cur.filed || (f.filed === cur.filed && f.accession > cur.accession)) by.set(k, f)
+    by.set(k, [...(by.get(k) ?? []), f])
   }
-  return [...by.values()]
+  return [...by.values()].map((xs) => citedOf(xs))
 }
 
 /**
@@ -1124,6 +1125,7 @@ const dividendEvents = (book: FactBook): Array<EventRow> => {
         per_share_usd: cell.value,
         concept: cell.concepts[0] ?? null,
         derived: cell.derived,
+        form: cell.form,
         accession: cell.accession,
         filed_at: cell.filed
       }
@@ -1148,6 +1150,7 @@ const splitEvents = (facts: ReadonlyArray<Fact>): Array<EventRow> => {
       date: f.end,
       ratio: f.value,
       concept: f.concept,
+      form: f.form,
       accession: f.accession,
       filed_at: f.filed
     }

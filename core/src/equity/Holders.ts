@@ -26,6 +26,8 @@ export interface HolderRow {
   readonly filerCik: string
   readonly name: string
   readonly reportPeriod: string
+  /** The report's form: `13F-HR`, or `13F-HR/A` for an amendment. */
+  readonly form: string
   readonly accession: string
   readonly filedAt: string
   /** Shares (type SH, no put/call) summed over the report's rows for the company, exact. */
@@ -97,6 +99,7 @@ export const holdersOf = (
       filerCik,
       name: latest.filerName,
       reportPeriod: latest.reportPeriod,
+      form: latest.form,
       accession: latest.accession,
       filedAt: latest.filedAt,
       shares: text(held.shares),

@@ -1,7 +1,8 @@
 /**
  * Financial statements from XBRL facts: which us-gaap concept feeds which line item, which periods exist
  * (annual, quarter, year-to-date, classified by the length of their duration), which value is served for a
- * period (the latest filing that reported it), whether an earlier filing reported something else (restated),
+ * period (the latest periodic report that reported it; another form only where no periodic report did:
+ * `citedOf`), whether an earlier filing reported something else (restated),
  * quarters derived from year-to-date figures (Q4 = FY - nine months, flagged), and trailing-twelve-month
  * figures. All arithmetic is exact (`Exact`, decimal.js); values stay the filed decimal strings.
  */
@@ -198,11 +199,11 @@ export interface Reported {
 
 /** A line's value in one period, with where it came from. */
 export interface Cell {
-  /** The served value: the latest filing's (filed) or the exact result (derived). */
+  /** The served value: the cited filing's (`citedOf`; filed) or the exact result (derived). */
   readonly value: string
   /** Concepts the value was taken or derived from. */
   readonly concepts: ReadonlyArray<string>
-  /** The filing whose value is served; for a derived value, the latest filing among its inputs. */
+  /** The filing whose value is served (`citedOf`); for a derived value, the one cited among its inputs'. */
   readonly accession: string
   readonly form: string
   readonly filed: string
@@ -223,6 +224,26 @@ const latestOf = <T extends { filed: string; accession: string }>(xs: ReadonlyAr
   let best = xs[0] as T
   for (const x of xs) if (newer(x, best)) best = x
   return best
+}
+
+/**
+ * The periodic reports, whose figures a period is cited from: annual and quarterly reports (10-K, 10-Q, their
+ * transition and small-business forms 10-KT, 10-QT, 10-KSB, 10-QSB, 10-K405), the foreign issuers' annual
+ * reports (20-F, 40-F), and the amendments of each (`/A`).
+ */
+export const isPeriodicForm = (form: string): boolean =>
+  /^(10-K|10-Q|10-KT|10-QT|10-KSB|10-QSB|10-K405|20-F|40-F)(\/A)?$/.test(form.trim().toUpperCase())
+
+/**
+ * The filing a figure is cited from among those that reported it: the latest periodic report (a later one that
+ * restates the period wins); only when no periodic report carries it, the latest other filing (a proxy
+ * statement, 8-K, registration statement or prospectus), whose form the citation shows. A proxy statement's
+ * pay-versus-performance table filed after a 10-K repeats its figures (as originally reported, even after a
+ * restatement) and so never replaces it.
+ */
+export const citedOf = <T extends { filed: string; accession: string; form: string }>(xs: ReadonlyArray<T>): T => {
+  const periodic = xs.filter((x) => isPeriodicForm(x.form))
+  return latestOf(periodic.length > 0 ? periodic : xs)
 }
 
 const getOrInit = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
@@ -299,7 +320,7 @@ export class FactBook {
       const reports = this.byConcept.get(concept)?.get(unit)?.get(key)
       if (reports === undefined || reports.length === 0) continue
       const ordered = [...reports].sort((a, b) => (newer(a, b) ? 1 : newer(b, a) ? -1 : 0))
-      const served = ordered[ordered.length - 1] as Reported
+      const served = citedOf(ordered)
       const servedValue = new Exact(served.value)
       return {
         value: served.value,
@@ -308,7 +329,9 @@ export class FactBook {
         form: served.form,
         filed: served.filed,
         reported: ordered,
-        restated: ordered.some((r) => !new Exact(r.value).eq(servedValue)),
+        // Restated: a filing before the cited one reported another value (a later non-periodic filing that
+        // repeats an older figure restates nothing).
+        restated: ordered.some((r) => r !== served && !newer(r, served) && !new Exact(r.value).eq(servedValue)),
         derived: false,
         knownOn: ordered.reduce((m, r) => (r.filed < m ? r.filed : m), served.filed)
       }
@@ -631,7 +654,7 @@ const single = (c: Cell, end: string, method: Ttm["method"]): Ttm => ({
 
 const combine = (a: Cell | null, b: Cell | null, op: (x: Exact, y: Exact) => Exact): Cell | null => {
   if (a === null || b === null) return null
-  const latest = latestOf([a, b])
+  const latest = citedOf([a, b])
   return {
     value: text(op(new Exact(a.value), new Exact(b.value))),
     concepts: dedupeStrings([...a.concepts, ...b.concepts]),
@@ -705,7 +728,7 @@ export const financialsTable = (
     // The period's filing: the latest among its flows (income, cash flow); a later filing that only repeats
     // the balance sheet at the period's end as a comparative does not make it "the filing" of the period.
     const flows = present.filter((c) => !lines[cells.indexOf(c)]?.instant)
-    const served = latestOf(flows.length > 0 ? flows : present)
+    const served = citedOf(flows.length > 0 ? flows : present)
     let id = book.label(options.kind, span)
     if (ids.has(id)) id = `${id}:${span.end}`
     ids.add(id)

@@ -151,8 +151,8 @@ describe("equity plane: holders on the filings-only tier", () => {
         const { body, credits } = yield* call("holders", [["id", BETA]])
         expect(credits).toBe(1)
         expect(body.data.report_period).toBe("2026-09-30")
-        expect(body.data.holders.map((h: any) => [h.filer_cik, h.shares, h.value_usd])).toEqual([
-          ["5009", "150000", "4500000"]
+        expect(body.data.holders.map((h: any) => [h.filer_cik, h.shares, h.value_usd, h.form, h.accession])).toEqual([
+          ["5009", "150000", "4500000", "13F-HR", "0005009-26-000009"]
         ])
       })
     ))
@@ -599,10 +599,11 @@ describe("equity plane: events", () => {
           ["types", "dividends,splits"],
           ["since", "2026-01-01"]
         ])).body.data
-        expect(other.events.map((e: any) => [e.type, e.date, e.per_share_usd ?? e.ratio])).toEqual([
-          ["dividends", "2026-09-30", "0.25"],
-          ["dividends", "2026-06-30", "0.25"],
-          ["dividends", "2026-03-31", "0.25"]
+        // Each cited figure carries its filing's form beside its accession.
+        expect(other.events.map((e: any) => [e.type, e.date, e.per_share_usd ?? e.ratio, e.form])).toEqual([
+          ["dividends", "2026-09-30", "0.25", "10-Q"],
+          ["dividends", "2026-06-30", "0.25", "10-Q"],
+          ["dividends", "2026-03-31", "0.25", "10-Q"]
         ])
         const splits = (yield* call("events", [
           ["id", ALPHA],
@@ -614,6 +615,7 @@ describe("equity plane: events", () => {
             date: "2025-06-15",
             ratio: "2",
             concept: "StockholdersEquityNoteStockSplitConversionRatio1",
+            form: "10-Q",
             accession: "0001001-25-000002",
             filed_at: "2025-07-28"
           }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { FactBook, financialsTable, lineItem, monthsOf } from "../../src/equity/Statements.ts"
+import { FactBook, financialsTable, isPeriodicForm, lineItem, monthsOf } from "../../src/equity/Statements.ts"
 import { appleFacts, fact, hasAppleFacts } from "./fixtures.ts"
 
 const Q1 = { accession: "0000000001-24-000001", filed: "2024-02-01", form: "10-Q", fy: 2024, fp: "Q1" }
@@ -185,5 +185,138 @@ describe.skipIf(!hasAppleFacts)("statements on Apple's companyfacts (../shared/d
     expect(book.latestTtm(lineItem("free_cash_flow"))?.value.toFixed()).toBe("123324000000")
     // A year earlier (2024-12-28): 124300000000 + 94930000000 + 85777000000 + 90753000000.
     expect(book.ttmYearBefore(lineItem("revenue"), "2025-12-27")?.value.toFixed()).toBe("395760000000")
+  })
+})
+
+/**
+ * Rows as data.sec.gov's companyfacts lists them (`facts.us-gaap.<concept>.units.USD[]`: start, end, val, accn,
+ * fy, fp, form, filed, frame), for an issuer whose fiscal year ends in late January, as a large semiconductor
+ * issuer's does. A DEF 14A's pay-versus-performance table carries net income for several years, filed after the
+ * 10-K.
+ */
+interface CompanyFactsRow {
+  readonly start: string
+  readonly end: string
+  readonly val: number
+  readonly accn: string
+  readonly fy: number
+  readonly fp: string
+  readonly form: string
+  readonly filed: string
+  readonly frame?: string
+}
+
+const fromCompanyFacts = (concept: string, rows: ReadonlyArray<CompanyFactsRow>) =>
+  rows.map((r) => ({
+    taxonomy: "us-gaap",
+    concept,
+    unit: "USD",
+    value: String(r.val),
+    start: r.start,
+    end: r.end,
+    fy: r.fy,
+    fp: r.fp,
+    form: r.form,
+    accession: r.accn,
+    filed: r.filed,
+    frame: r.frame ?? null
+  }))
+
+const FY23 = { start: "2022-01-31", end: "2023-01-29" }
+const FY24 = { start: "2023-01-30", end: "2024-01-28" }
+const FY25 = { start: "2024-01-29", end: "2025-01-26" }
+const TEN_K_23 = { accn: "0001045810-23-000017", fy: 2023, fp: "FY", form: "10-K", filed: "2023-02-24" }
+const TEN_K_24 = { accn: "0001045810-24-000029", fy: 2024, fp: "FY", form: "10-K", filed: "2024-02-21" }
+const TEN_K_25 = { accn: "0001045810-25-000023", fy: 2025, fp: "FY", form: "10-K", filed: "2025-02-26" }
+const PROXY_24 = { accn: "0001045810-24-000124", fy: 2024, fp: "FY", form: "DEF 14A", filed: "2024-05-13" }
+const PROXY_25 = { accn: "0001045810-25-000116", fy: 2025, fp: "FY", form: "DEF 14A", filed: "2025-05-13" }
+
+describe("statements: a figure is cited from the periodic report", () => {
+  it("knows the periodic forms and their amendments", () => {
+    for (const form of ["10-K", "10-Q", "10-K/A", "10-Q/A", "20-F", "20-F/A", "40-F", "40-F/A", "10-KT", "10-KT/A"]) {
+      expect(isPeriodicForm(form), form).toBe(true)
+    }
+    for (const form of ["DEF 14A", "DEFA14A", "8-K", "8-K/A", "S-1", "S-1/A", "424B4", "424B3", "6-K", "10-12G"]) {
+      expect(isPeriodicForm(form), form).toBe(false)
+    }
+  })
+
+  it("a proxy filed after the 10-K repeating its net income does not become the citation", () => {
+    const facts = [
+      ...fromCompanyFacts("NetIncomeLoss", [
+        { ...FY23, val: 4368000000, ...TEN_K_23, frame: "CY2022" },
+        { ...FY23, val: 4368000000, ...TEN_K_24 },
+        { ...FY24, val: 29760000000, ...TEN_K_24, frame: "CY2023" },
+        { ...FY23, val: 4368000000, ...PROXY_24 },
+        { ...FY24, val: 29760000000, ...PROXY_24 }
+      ]),
+      ...fromCompanyFacts("Revenues", [
+        { ...FY23, val: 26974000000, ...TEN_K_23 },
+        { ...FY23, val: 26974000000, ...TEN_K_24 },
+        { ...FY24, val: 60922000000, ...TEN_K_24 }
+      ])
+    ]
+    const t = financialsTable(new FactBook(facts), { statements: ["income"], kind: "annual", count: 4 })
+    expect(t.periods.map((p) => [p.id, p.form, p.accession, p.filedAt, p.restated])).toEqual([
+      ["FY2024", "10-K", TEN_K_24.accn, TEN_K_24.filed, false],
+      ["FY2023", "10-K", TEN_K_24.accn, TEN_K_24.filed, false]
+    ])
+    const netIncome = t.lines.find((l) => l.key === "net_income")
+    expect(netIncome?.cells.map((c) => [c?.value, c?.form, c?.accession])).toEqual([
+      ["29760000000", "10-K", TEN_K_24.accn],
+      ["4368000000", "10-K", TEN_K_24.accn]
+    ])
+    // The proxy is still among the filings that reported the figure.
+    expect(netIncome?.cells[0]?.reported.map((r) => r.form)).toEqual(["10-K", "DEF 14A"])
+  })
+
+  it("a later 10-K restating a comparative year wins; a proxy after it showing the original figure does not", () => {
+    const facts = fromCompanyFacts("NetIncomeLoss", [
+      { ...FY24, val: 29760000000, ...TEN_K_24 },
+      { ...FY24, val: 29500000000, ...TEN_K_25 }, // restated as the comparative year
+      { ...FY25, val: 72880000000, ...TEN_K_25 },
+      { ...FY24, val: 29760000000, ...PROXY_25 }, // pay versus performance: as originally reported
+      { ...FY25, val: 72880000000, ...PROXY_25 }
+    ])
+    const table = (asKnownOn?: string) =>
+      financialsTable(new FactBook(facts, asKnownOn === undefined ? {} : { asKnownOn }), {
+        statements: ["income"],
+        kind: "annual",
+        count: 4
+      })
+    const now = table()
+    expect(now.periods.map((p) => [p.id, p.form, p.accession, p.restated])).toEqual([
+      ["FY2025", "10-K", TEN_K_25.accn, false],
+      ["FY2024", "10-K", TEN_K_25.accn, true]
+    ])
+    expect(now.lines.find((l) => l.key === "net_income")?.cells.map((c) => c?.value)).toEqual([
+      "72880000000",
+      "29500000000"
+    ])
+    // As known on a day after the proxy: the same. Before the restating 10-K: the original, unrestated.
+    expect(table("2025-06-01").lines.find((l) => l.key === "net_income")?.cells[1]?.value).toBe("29500000000")
+    const before = table("2024-12-31")
+    expect(before.periods.map((p) => [p.id, p.form, p.accession, p.restated])).toEqual([
+      ["FY2024", "10-K", TEN_K_24.accn, false]
+    ])
+    expect(before.lines.find((l) => l.key === "net_income")?.cells[0]?.value).toBe("29760000000")
+  })
+
+  it("a period no periodic report carries is served from another form, which the citation shows", () => {
+    // A registration statement's year before the first 10-K.
+    const s1 = { accn: "0001999999-21-000003", fy: 2021, fp: "FY", form: "S-1", filed: "2021-03-01" }
+    const tenK = { accn: "0001999999-22-000010", fy: 2021, fp: "FY", form: "10-K", filed: "2022-03-01" }
+    const facts = fromCompanyFacts("Revenues", [
+      { start: "2019-01-01", end: "2019-12-31", val: 50, ...s1 },
+      { start: "2020-01-01", end: "2020-12-31", val: 80, ...s1 },
+      { start: "2020-01-01", end: "2020-12-31", val: 81, ...tenK },
+      { start: "2021-01-01", end: "2021-12-31", val: 120, ...tenK }
+    ])
+    const t = financialsTable(new FactBook(facts), { statements: ["income"], kind: "annual", count: 4 })
+    expect(t.periods.map((p) => [p.end, p.form, p.accession, p.restated])).toEqual([
+      ["2021-12-31", "10-K", tenK.accn, false],
+      ["2020-12-31", "10-K", tenK.accn, true],
+      ["2019-12-31", "S-1", s1.accn, false]
+    ])
   })
 })
