@@ -235,7 +235,7 @@ const readVenues: Effect.Effect<ReadonlyArray<LiveVenue>, LiveConfigError | Conf
       return yield* Effect.fail(
         new LiveConfigError({
           variable: "MARKET_DATA_LIVE_VENUES",
-          message: `MARKET_DATA_LIVE_VENUES: unknown venue ${JSON.stringify(unknown ?? text)}; accepted: a comma-separated list of ${LiveVenues.join(", ")}, or \`none\` (or empty) for no crypto venue`
+          message: `unknown venue ${JSON.stringify(unknown ?? text)}; accepted: a comma-separated list of ${LiveVenues.join(", ")}, or \`none\` (or empty) for no crypto venue`
         })
       )
     }
