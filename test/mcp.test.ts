@@ -587,15 +587,41 @@ describe("tools", () => {
 })
 
 describe("auth inside tools/call", () => {
-  it("keeps initialize, ping, tools/list and resources keyless, even with a bad key", async () => {
-    const bad = auth("mdk_00000000000000000000000000000000")
-    expect((await rpc(server.base, "initialize", initialize(), bad)).body.result.serverInfo.name).toBe(
-      "service-market-data"
+  it("keeps initialize, ping, tools/list and resources keyless, and refuses them with a bad key as every operation does", async () => {
+    expect((await rpc(server.base, "initialize", initialize())).body.result.serverInfo.name).toBe("service-market-data")
+    expect((await rpc(server.base, "ping", {})).body.result).toEqual({})
+    expect((await rpc(server.base, "tools/list", {})).body.result.tools).toHaveLength(23)
+    for (const bad of [auth("mdk_00000000000000000000000000000000"), auth("not-a-key")]) {
+      for (const [method, params] of [
+        ["initialize", initialize()],
+        ["ping", {}],
+        ["tools/list", {}],
+        ["resources/list", {}],
+        ["resources/templates/list", {}],
+        ["resources/read", { uri: "service://docs/index" }]
+      ] as const) {
+        const res = await rpc(server.base, method, params, bad)
+        expect(res.status, method).toBe(200)
+        expect(res.body.result, method).toBeUndefined()
+        expect(res.body.error.code, method).toBe(-32000)
+        expect(res.body.error.data.error.code, method).toBe("unauthenticated")
+      }
+      // The keyless `docs` tool and `GET /api/v1` answer the same refusal.
+      const { result } = await callTool(server.base, "docs", {}, bad)
+      expect(result.structuredContent.error.code).toBe("unauthenticated")
+      const root = await fetch(`${server.base}/api/v1`, { headers: bad })
+      expect(root.status).toBe(401)
+      expect((await root.json()).error.code).toBe("unauthenticated")
+    }
+    // A notification alone has no response to carry the refusal: the POST answers 401.
+    const note = await mcpPost(
+      server.base,
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      auth("mdk_00000000000000000000000000000000")
     )
-    expect((await rpc(server.base, "ping", {}, bad)).body.result).toEqual({})
-    expect((await rpc(server.base, "tools/list", {}, bad)).body.result.tools).toHaveLength(23)
-    expect((await rpc(server.base, "resources/list", {}, bad)).body.result.resources.length).toBeGreaterThan(0)
-    expect((await rpc(server.base, "resources/read", { uri: "service://docs/index" }, bad)).body.result).toBeDefined()
+    expect(note.status).toBe(401)
+    expect(note.headers.get("www-authenticate")).toContain("Bearer")
+    expect(note.body.error.data.error.code).toBe("unauthenticated")
   })
 
   it("answers a paid or key-requiring tool without a valid key as an unauthenticated tool result, HTTP 200, no WWW-Authenticate", async () => {

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import {
   type Answer,
   type ApiError,
+  admitKeyless,
   apiError,
   BASE_PATH,
   ErrorCatalog,
@@ -332,8 +333,24 @@ export const apiRoute = (
   const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined
 
   if (target.kind !== "op") {
+    // The root and OpenAPI documents are keyless requests like any other: a presented key is checked and the
+    // caller spends a rate unit (see `admitKeyless`).
     const kind = target.kind
-    return Effect.map(Effect.service(Handlers), (handlers) => publicWire(documentsOf(handlers)[kind], ifNoneMatch))
+    return Effect.map(
+      Effect.all([
+        Effect.service(Handlers),
+        admitKeyless({
+          authorization: rawHeaderValues(request.rawHeaders, "authorization"),
+          client: request.remoteAddress ?? "unknown"
+        })
+      ]),
+      ([handlers, admitted]) => {
+        log.key_id = admitted.keyId
+        const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)
+        if (admitted.refusal !== undefined) return errorWire(admitted.refusal, headers)
+        return publicWire(documentsOf(handlers)[kind], ifNoneMatch, headers)
+      }
+    )
   }
   const name = target.name
   return Effect.map(
@@ -387,6 +404,12 @@ export const httpApp: Effect.Effect<
   Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire()))))
 )
 
+/** The `Authorization` values of a request without Node's raw header list (in-process test servers). */
+const headerList = (request: HttpServerRequest.HttpServerRequest): Array<string> => {
+  const value = request.headers.authorization
+  return value === undefined ? [] : [value]
+}
+
 const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMessage | undefined, log: LogFields) =>
   Effect.gen(function* () {
     const rawHeaders = source?.rawHeaders ?? []
@@ -408,7 +431,17 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
     // The human docs page and its assets (keyless, zero credits, outside the API; see DocsPage.ts).
     if (isDocsPagePath(path)) {
       log.op = "docs_page"
-      return yield* docsPage(request, path)
+      const method = request.method.toUpperCase()
+      if (method !== "GET" && method !== "HEAD") return yield* docsPage(request, path)
+      // A keyless request: the presented key is checked and the caller spends a rate unit (`admitKeyless`).
+      const admitted = yield* admitKeyless({
+        authorization: rawHeaders.length > 0 ? rawHeaderValues(rawHeaders, "authorization") : headerList(request),
+        client: Option.getOrElse(request.remoteAddress, () => "unknown")
+      })
+      log.key_id = admitted.keyId
+      const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)
+      if (admitted.refusal !== undefined) return errorResponse(admitted.refusal, headers)
+      return HttpServerResponse.setHeaders(yield* docsPage(request, path), headers)
     }
     const wire = yield* apiRoute(
       {

@@ -12,6 +12,10 @@
 import type { IncomingMessage } from "node:http"
 import {
   type Answer,
+  type ApiError,
+  admitKeyless,
+  ErrorCatalog,
+  MCP_MAX_BATCH_ANSWER_BYTES,
   MCP_OUTPUT_SCHEMAS_PARAMETER,
   type PipelineServices,
   type RateWindow,
@@ -19,10 +23,10 @@ import {
 } from "@market-data/core"
 import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { classify, failure, type Message, RpcCode, type RpcResponse } from "./JsonRpc.ts"
-import { type CallContext, dispatch, SUPPORTED_PROTOCOL_VERSIONS } from "./Methods.ts"
+import { classify, failure, type Message, type RequestId, RpcCode, type RpcResponse, success } from "./JsonRpc.ts"
+import { type CallContext, type Dispatched, dispatch, SUPPORTED_PROTOCOL_VERSIONS } from "./Methods.ts"
 import { originAllowed } from "./Origins.ts"
-import { chargeOf } from "./ToolResult.ts"
+import { chargeOf, errorResult } from "./ToolResult.ts"
 import { CATALOG_VERSION_HEADER, catalogVersion } from "./Tools.ts"
 
 /** Where the MCP endpoint is mounted. */
@@ -37,6 +41,11 @@ const BATCH_PROTOCOL_VERSION = "2025-03-26"
 export const MAX_MCP_BODY_BYTES = 256 * 1024
 /** Most messages in one batch (2025-03-26 only); more is -32600. */
 export const MAX_BATCH_MESSAGES = 32
+/**
+ * Largest answer of a JSON-RPC batch, in bytes: the members whose answers do not fit are answered with a small
+ * -32000 error and not run (a tool call that already charged credits is delivered all the same).
+ */
+export const MAX_BATCH_ANSWER_BYTES = MCP_MAX_BATCH_ANSWER_BYTES
 
 /** What the HTTP request log line records about an MCP exchange. */
 export interface McpExchange {
@@ -234,34 +243,111 @@ export const mcpEndpoint = (
       outputSchemas
     }
 
-    const responses: Array<RpcResponse> = []
+    const responses: Array<string> = []
     const answers: Array<Answer> = []
+    // The rate window and key of the last admission of a message that did not run through the pipeline.
+    let admittedRate: { readonly rate: RateWindow; readonly nowMs: number } | undefined
+    let keyId: string | undefined
+    // A refusal that holds for the rest of the POST (a bad key, the rate limit reached): later messages get it
+    // without asking the stores again.
+    let refusedWith: ApiError | undefined
+    let retryAfter: number | undefined
+    let answerBytes = 0
+    let capped = false
     for (const message of messages) {
-      const out = yield* dispatch(message, context)
-      if (out.response !== undefined) responses.push(out.response)
-      if (out.answer !== undefined) answers.push(out.answer)
+      if (capped) {
+        if (message._tag === "Request" || message._tag === "Invalid") responses.push(serialize(capError(message.id)))
+        continue
+      }
+      let out: Dispatched & { readonly refusal?: ApiError }
+      const viaPipeline = message._tag === "Request" && PIPELINE_METHODS.has(message.method)
+      if (refusedWith !== undefined) {
+        out = refusedMessage(message, refusedWith)
+      } else if (viaPipeline) {
+        out = yield* dispatch(message, context)
+        // A call refused before it reached the pipeline (unknown tool, bad arguments) still spends its unit.
+        if (out.answer === undefined) {
+          const admitted = yield* admitKeyless({ authorization: context.authorization, client: context.client })
+          if (admitted.rate !== undefined) admittedRate = { rate: admitted.rate, nowMs: admitted.nowMs }
+          keyId = admitted.keyId ?? keyId
+          if (admitted.refusal !== undefined) {
+            refusedWith = stickyRefusal(admitted.refusal)
+            out = refusedMessage(message, admitted.refusal)
+          }
+        } else {
+          const o = out.answer.outcome
+          if (o._tag === "Failure" && o.error.code === "rate_limited") refusedWith = o.error
+        }
+      } else {
+        // Every other message (initialize, ping, tools/list, the resources lists, notifications, responses,
+        // invalid messages) is a keyless request: its key is checked and it spends a rate unit.
+        const admitted = yield* admitKeyless({ authorization: context.authorization, client: context.client })
+        if (admitted.rate !== undefined) admittedRate = { rate: admitted.rate, nowMs: admitted.nowMs }
+        keyId = admitted.keyId ?? keyId
+        if (admitted.refusal === undefined) out = yield* dispatch(message, context)
+        else {
+          refusedWith = stickyRefusal(admitted.refusal)
+          out = refusedMessage(message, admitted.refusal)
+        }
+      }
+      if (out.refusal?.retryAfterSeconds !== undefined) retryAfter = out.refusal.retryAfterSeconds
+      if (out.answer !== undefined) {
+        answers.push(out.answer)
+        const o = out.answer.outcome
+        if (o._tag === "Failure" && o.error.retryAfterSeconds !== undefined) retryAfter = o.error.retryAfterSeconds
+      }
+      if (out.response === undefined) continue
+      const text = serialize(out.response)
+      const size = batch ? Buffer.byteLength(text) : 0
+      if (batch && answerBytes + size > MAX_BATCH_ANSWER_BYTES) {
+        // The batch's answer is full: this message and every later one are answered with the cap error and
+        // not run. A tool call that already charged credits is delivered all the same (never charged unseen).
+        capped = true
+        if (out.answer === undefined || chargeOf(out.answer) === 0) {
+          responses.push(serialize(capError((message as { readonly id: RequestId | null }).id)))
+          continue
+        }
+      }
+      answerBytes += size
+      responses.push(text)
     }
 
     const last = answers.findLast((a) => a.rate !== undefined)
-    const headers = { ...cors, ...(last === undefined ? {} : rateLimitHeaders(last.rate, last.nowMs)) }
+    const rateHeaders =
+      admittedRate !== undefined
+        ? rateLimitHeaders(admittedRate.rate, admittedRate.nowMs)
+        : last === undefined
+          ? {}
+          : rateLimitHeaders(last.rate, last.nowMs)
+    const headers: Record<string, string> = {
+      ...cors,
+      ...rateHeaders,
+      ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) })
+    }
     const credits = answers.length === 0 ? undefined : answers.reduce((n, a) => n + chargeOf(a), 0)
     const exchange = (response: HttpServerResponse.HttpServerResponse): McpExchange => ({
       response,
       op: logName(messages, batch),
       credits,
-      keyId: answers.findLast((a) => a.keyId !== undefined)?.keyId
+      keyId: answers.findLast((a) => a.keyId !== undefined)?.keyId ?? keyId
     })
     if (responses.length === 0) {
-      // Only notifications and responses: accepted, nothing to answer.
+      // Only notifications and responses. Refused (a bad key, the rate limit): the refusal's status, with a
+      // JSON-RPC error without an id. Otherwise accepted, nothing to answer.
+      if (refusedWith !== undefined) {
+        const status = ErrorCatalog[refusedWith.code].status
+        const extra = refusedWith.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="market-data"' } : {}
+        return exchange(jsonResponse(status, refusal(null, refusedWith), { ...headers, ...extra }))
+      }
       return exchange(
         HttpServerResponse.empty({ status: 202, headers: { ...headers, [CATALOG_VERSION_HEADER]: catalogVersion } })
       )
     }
     if (!batch) {
       const only = messages[0] as Message
-      return exchange(jsonResponse(only._tag === "Invalid" ? 400 : 200, responses[0], headers))
+      return exchange(jsonText(only._tag === "Invalid" ? 400 : 200, responses[0] as string, headers))
     }
-    return exchange(jsonResponse(200, responses, headers))
+    return exchange(jsonText(200, `[${responses.join(",")}]`, headers))
   })
 
 /**
@@ -277,6 +363,55 @@ export const outputSchemasOf = (url: string): boolean | undefined => {
   if (values.length > 1) return undefined
   return values[0] === "true" ? true : values[0] === "false" ? false : undefined
 }
+
+/** The methods that run through the core pipeline (which authenticates and spends their unit itself). */
+const PIPELINE_METHODS: ReadonlySet<string> = new Set(["tools/call", "resources/read"])
+
+const serialize = (response: RpcResponse): string => JSON.stringify(response)
+
+const jsonText = (status: number, text: string, headers: Record<string, string>) =>
+  HttpServerResponse.text(text, {
+    status,
+    contentType: "application/json",
+    headers: { "cache-control": "no-store", [CATALOG_VERSION_HEADER]: catalogVersion, ...headers }
+  })
+
+/** A refusal that holds for every later message of the same POST. */
+const stickyRefusal = (error: ApiError): ApiError | undefined =>
+  error.code === "rate_limited" || error.code === "unauthenticated" || error.code === "invalid_header"
+    ? error
+    : undefined
+
+/** The JSON-RPC error of a message refused before it ran: -32000 with the HTTP error object as `data`. */
+const refusal = (id: RequestId | null, error: ApiError): RpcResponse =>
+  failure(id, RpcCode.ServerError, error.message, {
+    ...error.toBody(),
+    ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds })
+  })
+
+/** A message refused before it ran: a tool call as an error tool result (as the pipeline answers), others -32000. */
+const refusedMessage = (message: Message, error: ApiError): Dispatched & { readonly refusal: ApiError } => {
+  switch (message._tag) {
+    case "Notification":
+    case "Response":
+      return { refusal: error }
+    case "Invalid":
+      return { refusal: error, response: refusal(message.id, error) }
+    case "Request":
+      return message.method === "tools/call"
+        ? { refusal: error, response: success(message.id, errorResult(error, 0)) }
+        : { refusal: error, response: refusal(message.id, error) }
+  }
+}
+
+/** The answer of a batch member not run because the batch's answer reached its limit. */
+const capError = (id: RequestId | null): RpcResponse =>
+  failure(
+    id,
+    RpcCode.ServerError,
+    `Batch answer limit: this batch's answers reached ${MAX_BATCH_ANSWER_BYTES} bytes, so this request was not run and nothing was charged; send it again on its own or in a smaller batch`,
+    { reason: "batch_answer_limit", limit_bytes: MAX_BATCH_ANSWER_BYTES, retryable: true }
+  )
 
 type ReadMessages =
   | { readonly _tag: "Refused"; readonly error: RpcResponse }

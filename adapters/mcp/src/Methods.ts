@@ -212,11 +212,11 @@ const readResource = (
         })
       }
     }
-    // Resources are keyless: the caller's key plays no part (its budget is the client address's).
+    // Resources are keyless, read as `docs` is: a presented key is checked, and the caller's budget spent.
     const answer = yield* handle({
       operation: "docs",
       params: [["section", section]],
-      authorization: [],
+      authorization: context.authorization,
       client: context.client
     })
     const o = answer.outcome
