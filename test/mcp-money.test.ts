@@ -208,7 +208,7 @@ describe("idempotency across transports", () => {
 })
 
 describe("rate limit and billing per tools/call", () => {
-  it("spends one unit per tools/call; the refusal is a rate_limited tool result; other methods are not limited", async () => {
+  it("spends one unit per tools/call; the refusal is a rate_limited tool result; other methods spend units too", async () => {
     const { key, id } = await server.newKey(10, 3)
     for (let i = 0; i < 3; i++) {
       const { reply, result } = await callTool(server.base, "price", { id: "crypto:bitcoin" }, auth(key))
@@ -223,11 +223,17 @@ describe("rate limit and billing per tools/call", () => {
     expect(result._meta.credits_charged).toBe(0)
     expect(result._meta.retry_after_seconds).toBeGreaterThan(0)
     expect(await balanceOf(id)).toBe(7)
+    // tools/list spends a unit of the same key: refused as -32000 with the error object, and Retry-After.
     const list = await mcpPost(server.base, { jsonrpc: "2.0", id: 1, method: "tools/list" }, auth(key))
-    expect(list.body.result.tools).toHaveLength(23)
+    expect(list.status).toBe(200)
+    expect(list.body.result).toBeUndefined()
+    expect(list.body.error.code).toBe(-32000)
+    expect(list.body.error.data.error).toMatchObject({ code: "rate_limited", retryable: true })
+    expect(list.body.error.data.retry_after_seconds).toBeGreaterThan(0)
+    expect(Number(list.headers.get("retry-after"))).toBeGreaterThan(0)
   })
 
-  it("rate limits and bills each call of a 2025-03-26 batch on its own", async () => {
+  it("rate limits each member of a 2025-03-26 batch on its own, and bills each call on its own", async () => {
     const { key, id } = await server.newKey(10, 3)
     const call = (n: number, asset: string) => ({
       jsonrpc: "2.0",
@@ -252,10 +258,12 @@ describe("rate limit and billing per tools/call", () => {
     expect(first.result._meta).toEqual({ credits_charged: 1 })
     expect(refused.result.structuredContent.error.code).toBe("unknown_asset")
     expect(refused.result._meta.credits_charged).toBe(0)
+    // The ping is the third member: it spends the last unit, so the calls after it are refused, uncharged.
     expect(ping.result).toEqual({})
-    expect(third.result._meta).toEqual({ credits_charged: 1 })
+    expect(third.result.structuredContent.error.code).toBe("rate_limited")
+    expect(third.result._meta.credits_charged).toBe(0)
     expect(fourth.result.structuredContent.error.code).toBe("rate_limited")
     expect(res.headers.get("ratelimit")).toMatch(/^"default";r=0;/)
-    expect(await balanceOf(id)).toBe(8)
+    expect(await balanceOf(id)).toBe(9)
   })
 })

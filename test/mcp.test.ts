@@ -611,7 +611,7 @@ describe("auth inside tools/call", () => {
       expect(result.structuredContent.error.code).toBe("unauthenticated")
       const root = await fetch(`${server.base}/api/v1`, { headers: bad })
       expect(root.status).toBe(401)
-      expect((await root.json()).error.code).toBe("unauthenticated")
+      expect(((await root.json()) as any).error.code).toBe("unauthenticated")
     }
     // A notification alone has no response to carry the refusal: the POST answers 401.
     const note = await mcpPost(

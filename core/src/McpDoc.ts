@@ -25,8 +25,11 @@ export const MCP_TOOLS_LIST_MAX_BYTES = 40 * 1024
 /** Where the stdio bridge lives in the repository. */
 export const MCP_STDIO_BRIDGE_PATH = "adapters/mcp/bin/stdio-bridge.mjs"
 
-/** Largest total answer of one JSON-RPC batch, in bytes (the members that do not fit are not run). */
-export const MCP_MAX_BATCH_ANSWER_BYTES = 256 * 1024
+/**
+ * Largest total answer of one JSON-RPC batch, in bytes: the members whose answers would not fit are not run
+ * (the first answer is always delivered, and so is a tool call that already charged credits).
+ */
+export const MCP_MAX_BATCH_ANSWER_BYTES = 128 * 1024
 
 /** The environment variable listing extra allowed browser origins. */
 export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"

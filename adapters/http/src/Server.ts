@@ -29,6 +29,79 @@ const rawAnswer = (socket: Duplex, error: ApiError, status = httpStatus(error.co
   )
 }
 
+/** Per-connection state of `oneAtATimePerConnection`. */
+interface ConnectionTurn {
+  /** Whether a request of this connection is being answered (its response not yet handed to the kernel). */
+  busy: boolean
+  /** Requests received behind it (pipelined), in order: request, response, request, response, ... */
+  readonly waiting: Array<http.IncomingMessage | http.ServerResponse>
+}
+
+const TURN = Symbol("market-data/connection-turn")
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void
+
+/**
+ * Backpressure: a connection's requests are answered one at a time, and the next is started only when the
+ * previous answer has been handed to the kernel (its response closed) and the socket's write buffer is below
+ * its high-water mark. While a request waits the socket is paused, so a client that sends requests (pipelined)
+ * and never reads the answers is not read further: it holds at most one answer in this process, never one per
+ * request it sent. A client that reads its answers never waits (keep-alive clients send one request at a time).
+ */
+export const oneAtATimePerConnection = (handler: Handler): Handler => {
+  const start = (turn: ConnectionTurn, req: http.IncomingMessage, res: http.ServerResponse) => {
+    turn.busy = true
+    res.once("close", () => next(req.socket, turn))
+    handler(req, res)
+  }
+  const next = (socket: http.IncomingMessage["socket"], turn: ConnectionTurn) => {
+    turn.busy = false
+    if (turn.waiting.length === 0) {
+      if (!socket.destroyed) socket.resume()
+      return
+    }
+    if (socket.destroyed) {
+      turn.waiting.length = 0
+      return
+    }
+    if (socket.writableNeedDrain) {
+      // Still busy (later requests keep queueing) until the write buffer drains.
+      turn.busy = true
+      socket.once("drain", () => next(socket, turn))
+      return
+    }
+    const req = turn.waiting.shift() as http.IncomingMessage
+    const res = turn.waiting.shift() as http.ServerResponse
+    // After the I/O of this turn: a connection's queued (pipelined) requests go behind other connections' new ones.
+    turn.busy = true
+    setImmediate(() => {
+      if (socket.destroyed) {
+        turn.waiting.length = 0
+        return
+      }
+      start(turn, req, res)
+    })
+  }
+  return (req, res) => {
+    const socket = req.socket as http.IncomingMessage["socket"] & { [TURN]?: ConnectionTurn }
+    let turn = socket[TURN]
+    if (turn === undefined) {
+      turn = { busy: false, waiting: [] }
+      socket[TURN] = turn
+      const own = turn
+      socket.once("close", () => {
+        own.waiting.length = 0
+      })
+    }
+    if (turn.busy) {
+      turn.waiting.push(req, res)
+      socket.pause()
+      return
+    }
+    start(turn, req, res)
+  }
+}
+
 /** A Node server with this service's limits. */
 export const makeNodeServer = (): http.Server => {
   const server = http.createServer({
@@ -74,9 +147,12 @@ export const layerHttpServer = (options: { readonly host: string; readonly port:
       const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
       const api = nodeApiHandler(context)
       const application = yield* NodeHttpServer.makeHandler(httpApp, { scope, middleware: undefined })
-      node.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-        if (!api(req, res)) application(req, res)
-      })
+      node.on(
+        "request",
+        oneAtATimePerConnection((req, res) => {
+          if (!api(req, res)) application(req, res)
+        })
+      )
       yield* Effect.addFinalizer(() =>
         Effect.callback<void>((resume) => {
           if (!node.listening) return resume(Effect.void)

@@ -77,3 +77,29 @@ export const failure = (id: RequestId | null, code: number, message: string, dat
   id,
   error: data === undefined ? { code, message } : { code, message, data }
 })
+
+/** The JSON text of results that never change (the tool and resource lists), serialized once, with its size. */
+const constantResults = new WeakMap<object, { readonly text: string; readonly bytes: number }>()
+
+/** Marks a result that never changes: its JSON text is computed once and reused by `serialize`. */
+export const constantResult = <A extends object>(result: A): A => {
+  const text = JSON.stringify(result)
+  constantResults.set(result, { text, bytes: Buffer.byteLength(text) })
+  return result
+}
+
+/**
+ * The JSON text of a response (exactly `JSON.stringify(response)`) and its size in UTF-8 bytes; a constant
+ * result is neither serialized nor measured again.
+ */
+export const serialize = (response: RpcResponse): { readonly text: string; readonly bytes: number } => {
+  if ("result" in response && typeof response.result === "object" && response.result !== null) {
+    const known = constantResults.get(response.result)
+    if (known !== undefined) {
+      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`
+      return { text: `${head}${known.text}}`, bytes: Buffer.byteLength(head) + known.bytes + 1 }
+    }
+  }
+  const text = JSON.stringify(response)
+  return { text, bytes: Buffer.byteLength(text) }
+}

@@ -21,9 +21,18 @@ import {
   type RateWindow,
   secondsUntilReset
 } from "@market-data/core"
-import { ByteSize, Effect, Option } from "effect"
+import { ByteSize, Effect, Option, Semaphore } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { classify, failure, type Message, type RequestId, RpcCode, type RpcResponse, success } from "./JsonRpc.ts"
+import {
+  classify,
+  failure,
+  type Message,
+  type RequestId,
+  RpcCode,
+  type RpcResponse,
+  serialize,
+  success
+} from "./JsonRpc.ts"
 import { type CallContext, type Dispatched, dispatch, SUPPORTED_PROTOCOL_VERSIONS } from "./Methods.ts"
 import { originAllowed } from "./Origins.ts"
 import { chargeOf, errorResult } from "./ToolResult.ts"
@@ -43,7 +52,8 @@ export const MAX_MCP_BODY_BYTES = 256 * 1024
 export const MAX_BATCH_MESSAGES = 32
 /**
  * Largest answer of a JSON-RPC batch, in bytes: the members whose answers do not fit are answered with a small
- * -32000 error and not run (a tool call that already charged credits is delivered all the same).
+ * -32000 error and not run (the first answer is always delivered, and so is a tool call that already charged
+ * credits).
  */
 export const MAX_BATCH_ANSWER_BYTES = MCP_MAX_BATCH_ANSWER_BYTES
 
@@ -243,82 +253,14 @@ export const mcpEndpoint = (
       outputSchemas
     }
 
-    const responses: Array<string> = []
-    const answers: Array<Answer> = []
-    // The rate window and key of the last admission of a message that did not run through the pipeline.
-    let admittedRate: { readonly rate: RateWindow; readonly nowMs: number } | undefined
-    let keyId: string | undefined
-    // A refusal that holds for the rest of the POST (a bad key, the rate limit reached): later messages get it
-    // without asking the stores again.
-    let refusedWith: ApiError | undefined
-    let retryAfter: number | undefined
-    let answerBytes = 0
-    let capped = false
-    for (const message of messages) {
-      if (capped) {
-        if (message._tag === "Request" || message._tag === "Invalid") responses.push(serialize(capError(message.id)))
-        continue
-      }
-      let out: Dispatched & { readonly refusal?: ApiError }
-      const viaPipeline = message._tag === "Request" && PIPELINE_METHODS.has(message.method)
-      if (refusedWith !== undefined) {
-        out = refusedMessage(message, refusedWith)
-      } else if (viaPipeline) {
-        out = yield* dispatch(message, context)
-        // A call refused before it reached the pipeline (unknown tool, bad arguments) still spends its unit.
-        if (out.answer === undefined) {
-          const admitted = yield* admitKeyless({ authorization: context.authorization, client: context.client })
-          if (admitted.rate !== undefined) admittedRate = { rate: admitted.rate, nowMs: admitted.nowMs }
-          keyId = admitted.keyId ?? keyId
-          if (admitted.refusal !== undefined) {
-            refusedWith = stickyRefusal(admitted.refusal)
-            out = refusedMessage(message, admitted.refusal)
-          }
-        } else {
-          const o = out.answer.outcome
-          if (o._tag === "Failure" && o.error.code === "rate_limited") refusedWith = o.error
-        }
-      } else {
-        // Every other message (initialize, ping, tools/list, the resources lists, notifications, responses,
-        // invalid messages) is a keyless request: its key is checked and it spends a rate unit.
-        const admitted = yield* admitKeyless({ authorization: context.authorization, client: context.client })
-        if (admitted.rate !== undefined) admittedRate = { rate: admitted.rate, nowMs: admitted.nowMs }
-        keyId = admitted.keyId ?? keyId
-        if (admitted.refusal === undefined) out = yield* dispatch(message, context)
-        else {
-          refusedWith = stickyRefusal(admitted.refusal)
-          out = refusedMessage(message, admitted.refusal)
-        }
-      }
-      if (out.refusal?.retryAfterSeconds !== undefined) retryAfter = out.refusal.retryAfterSeconds
-      if (out.answer !== undefined) {
-        answers.push(out.answer)
-        const o = out.answer.outcome
-        if (o._tag === "Failure" && o.error.retryAfterSeconds !== undefined) retryAfter = o.error.retryAfterSeconds
-      }
-      if (out.response === undefined) continue
-      const text = serialize(out.response)
-      const size = batch ? Buffer.byteLength(text) : 0
-      if (batch && answerBytes + size > MAX_BATCH_ANSWER_BYTES) {
-        // The batch's answer is full: this message and every later one are answered with the cap error and
-        // not run. A tool call that already charged credits is delivered all the same (never charged unseen).
-        capped = true
-        if (out.answer === undefined || chargeOf(out.answer) === 0) {
-          responses.push(serialize(capError((message as { readonly id: RequestId | null }).id)))
-          continue
-        }
-      }
-      answerBytes += size
-      responses.push(text)
-    }
-
-    const last = answers.findLast((a) => a.rate !== undefined)
-    const rateHeaders =
-      admittedRate !== undefined
-        ? rateLimitHeaders(admittedRate.rate, admittedRate.nowMs)
-        : last === undefined
-          ? {}
-          : rateLimitHeaders(last.rate, last.nowMs)
+    // Keyless POSTs take turns (at most KEYLESS_CONCURRENCY at once, each after the I/O of its turn), so a flood of
+    // them cannot keep a keyed request waiting; a keyed POST goes straight through.
+    const run = runMessages(messages, context, batch)
+    const { responses, answers, lastRate, keyId, refusedWith, retryAfter } =
+      context.authorization.length === 0
+        ? yield* keylessTurns.withPermits(1)(Effect.andThen(Effect.yieldNow, run))
+        : yield* run
+    const rateHeaders = lastRate === undefined ? {} : rateLimitHeaders(lastRate.rate, lastRate.nowMs)
     const headers: Record<string, string> = {
       ...cors,
       ...rateHeaders,
@@ -364,10 +306,109 @@ export const outputSchemasOf = (url: string): boolean | undefined => {
   return values[0] === "true" ? true : values[0] === "false" ? false : undefined
 }
 
+/** At most this many keyless MCP POSTs run their messages at once (see `keylessTurns`). */
+export const KEYLESS_CONCURRENCY = 4
+
+const keylessTurns = Semaphore.makeUnsafe(KEYLESS_CONCURRENCY)
+
+interface Ran {
+  readonly responses: ReadonlyArray<string>
+  readonly answers: ReadonlyArray<Answer>
+  readonly lastRate: { readonly rate: RateWindow; readonly nowMs: number } | undefined
+  readonly keyId: string | undefined
+  readonly refusedWith: ApiError | undefined
+  readonly retryAfter: number | undefined
+}
+
+/**
+ * Runs the messages of one POST in order: every message spends a rate unit of its caller (through the pipeline
+ * for `tools/call` and `resources/read`, through `admitKeyless` for the rest); a refusal that holds for the rest
+ * of the POST (a bad key, the rate limit) answers the later messages without asking the stores again; a batch
+ * stops running members once its answers reach MAX_BATCH_ANSWER_BYTES.
+ */
+const runMessages = (
+  messages: ReadonlyArray<Message>,
+  context: CallContext,
+  batch: boolean
+): Effect.Effect<Ran, never, PipelineServices> =>
+  Effect.gen(function* () {
+    const responses: Array<string> = []
+    const answers: Array<Answer> = []
+    // The caller's rate window after the last unit this POST spent, and the key that spent it.
+    let lastRate: { readonly rate: RateWindow; readonly nowMs: number } | undefined
+    let keyId: string | undefined
+    // A refusal that holds for the rest of the POST (a bad key, the rate limit reached): later messages get it
+    // without asking the stores again.
+    let refusedWith: ApiError | undefined
+    let retryAfter: number | undefined
+    let answerBytes = 0
+    let capped = false
+    // Spends one unit for a message that does not run through the pipeline; the refusal, if any.
+    const spend = Effect.map(
+      admitKeyless({ authorization: context.authorization, client: context.client }),
+      (admitted) => {
+        if (admitted.rate !== undefined) lastRate = { rate: admitted.rate, nowMs: admitted.nowMs }
+        keyId = admitted.keyId ?? keyId
+        if (admitted.refusal !== undefined) refusedWith = stickyRefusal(admitted.refusal)
+        return admitted.refusal
+      }
+    )
+    for (const message of messages) {
+      let out: Dispatched & { readonly refusal?: ApiError }
+      const viaPipeline = message._tag === "Request" && PIPELINE_METHODS.has(message.method)
+      if (refusedWith !== undefined) {
+        out = refusedMessage(message, refusedWith)
+      } else if (capped) {
+        // Not run, but a member of the batch all the same: it spends its unit.
+        const refused = yield* spend
+        if (refused !== undefined) out = refusedMessage(message, refused)
+        else {
+          if (message._tag === "Request" || message._tag === "Invalid") responses.push(capErrorText(message.id))
+          continue
+        }
+      } else if (viaPipeline) {
+        out = yield* dispatch(message, context)
+        if (out.answer === undefined) {
+          // A call refused before it reached the pipeline (unknown tool, bad arguments) still spends its unit.
+          const refused = yield* spend
+          if (refused !== undefined) out = refusedMessage(message, refused)
+        } else {
+          const o = out.answer.outcome
+          if (o._tag === "Failure" && o.error.code === "rate_limited") refusedWith = o.error
+        }
+      } else {
+        // Every other message (initialize, ping, tools/list, the resources lists, notifications, responses,
+        // invalid messages) is a keyless request: its key is checked and it spends a rate unit.
+        const refused = yield* spend
+        out = refused === undefined ? yield* dispatch(message, context) : refusedMessage(message, refused)
+      }
+      if (out.refusal?.retryAfterSeconds !== undefined) retryAfter = out.refusal.retryAfterSeconds
+      if (out.answer !== undefined) {
+        answers.push(out.answer)
+        if (out.answer.rate !== undefined) lastRate = { rate: out.answer.rate, nowMs: out.answer.nowMs }
+        const o = out.answer.outcome
+        if (o._tag === "Failure" && o.error.retryAfterSeconds !== undefined) retryAfter = o.error.retryAfterSeconds
+      }
+      if (out.response === undefined) continue
+      const { text, bytes } = serialize(out.response)
+      if (batch && answerBytes > 0 && answerBytes + bytes > MAX_BATCH_ANSWER_BYTES) {
+        // The batch's answer is full: this message and every later one are answered with the cap error and
+        // not run. The first answer is always delivered, and so is a tool call that already charged credits
+        // (never charged unseen).
+        capped = true
+        if (out.answer === undefined || chargeOf(out.answer) === 0) {
+          responses.push(capErrorText((message as { readonly id: RequestId | null }).id))
+          continue
+        }
+      }
+      answerBytes += bytes
+      responses.push(text)
+    }
+    return { responses, answers, lastRate, keyId, refusedWith, retryAfter }
+  })
+
 /** The methods that run through the core pipeline (which authenticates and spends their unit itself). */
 const PIPELINE_METHODS: ReadonlySet<string> = new Set(["tools/call", "resources/read"])
-
-const serialize = (response: RpcResponse): string => JSON.stringify(response)
 
 const jsonText = (status: number, text: string, headers: Record<string, string>) =>
   HttpServerResponse.text(text, {
@@ -405,6 +446,8 @@ const refusedMessage = (message: Message, error: ApiError): Dispatched & { reado
 }
 
 /** The answer of a batch member not run because the batch's answer reached its limit. */
+const capErrorText = (id: RequestId | null): string => serialize(capError(id)).text
+
 const capError = (id: RequestId | null): RpcResponse =>
   failure(
     id,

@@ -15,6 +15,7 @@ import {
 } from "@market-data/core"
 import { Effect } from "effect"
 import {
+  constantResult,
   failure,
   isPlainObject,
   type Message,
@@ -67,6 +68,35 @@ const SECTION_TITLES: { readonly [section: string]: string } = {
 }
 
 const DOCS_URI_PREFIX = "service://docs/"
+
+/** The `tools/list` results (without and with output schemas): constant, serialized once. */
+const TOOLS_LIST = constantResult({ tools: Tools, _meta: { catalog_version: catalogVersion } })
+const TOOLS_LIST_WITH_OUTPUT_SCHEMAS = constantResult({
+  tools: ToolsWithOutputSchemas,
+  _meta: { catalog_version: catalogVersion }
+})
+
+const RESOURCES_LIST = constantResult({
+  resources: DocsSections.map((section) => ({
+    uri: `${DOCS_URI_PREFIX}${section}`,
+    name: `docs-${section}`,
+    title: `Docs: ${section}`,
+    description: `Documentation section \`${section}\`: ${SECTION_TITLES[section] ?? section}.`,
+    mimeType: "text/markdown"
+  }))
+})
+
+const RESOURCE_TEMPLATES_LIST = constantResult({
+  resourceTemplates: [
+    {
+      uriTemplate: `${DOCS_URI_PREFIX}{section}`,
+      name: "docs",
+      title: "Documentation section",
+      description: `A documentation section as markdown; {section} is one of ${DocsSections.join(", ")}.`,
+      mimeType: "text/markdown"
+    }
+  ]
+})
 
 /** What a message's handling knows of the HTTP request that carried it. */
 export interface CallContext {
@@ -147,44 +177,15 @@ const request = (
     case "tools/list":
       return Effect.succeed(
         noCursor(id, params) ?? {
-          response: success(id, {
-            tools: context.outputSchemas ? ToolsWithOutputSchemas : Tools,
-            _meta: { catalog_version: catalogVersion }
-          })
+          response: success(id, context.outputSchemas ? TOOLS_LIST_WITH_OUTPUT_SCHEMAS : TOOLS_LIST)
         }
       )
     case "tools/call":
       return callTool(id, params, context)
     case "resources/list":
-      return Effect.succeed(
-        noCursor(id, params) ?? {
-          response: success(id, {
-            resources: DocsSections.map((section) => ({
-              uri: `${DOCS_URI_PREFIX}${section}`,
-              name: `docs-${section}`,
-              title: `Docs: ${section}`,
-              description: `Documentation section \`${section}\`: ${SECTION_TITLES[section] ?? section}.`,
-              mimeType: "text/markdown"
-            }))
-          })
-        }
-      )
+      return Effect.succeed(noCursor(id, params) ?? { response: success(id, RESOURCES_LIST) })
     case "resources/templates/list":
-      return Effect.succeed(
-        noCursor(id, params) ?? {
-          response: success(id, {
-            resourceTemplates: [
-              {
-                uriTemplate: `${DOCS_URI_PREFIX}{section}`,
-                name: "docs",
-                title: "Documentation section",
-                description: `A documentation section as markdown; {section} is one of ${DocsSections.join(", ")}.`,
-                mimeType: "text/markdown"
-              }
-            ]
-          })
-        }
-      )
+      return Effect.succeed(noCursor(id, params) ?? { response: success(id, RESOURCE_TEMPLATES_LIST) })
     case "resources/read":
       return readResource(id, params, context)
     default:
