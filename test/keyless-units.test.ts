@@ -1,0 +1,233 @@
+/**
+ * Keyless callers cannot hurt paid ones (fast part; the load itself is test/faults/keyless-amplification.test.ts):
+ *
+ * - every keyless request spends one rate unit of its caller: the root and OpenAPI documents, the docs page,
+ *   every MCP message (`initialize`, `ping`, `tools/list`, notifications, each member of a batch, members not
+ *   run because of the batch cap);
+ * - a batch's answer is capped (MCP_MAX_BATCH_ANSWER_BYTES): the members past it are answered -32000
+ *   `batch_answer_limit`, not run;
+ * - a bad key is refused on every keyless route and transport;
+ * - a connection's requests are answered one at a time: the next waits until the previous answer is handed to
+ *   the kernel and the write buffer has drained, with the socket paused meanwhile.
+ */
+import { EventEmitter } from "node:events"
+import type * as http from "node:http"
+import * as net from "node:net"
+import { MCP_MAX_BATCH_ANSWER_BYTES } from "@market-data/core"
+import { oneAtATimePerConnection } from "@market-data/http"
+import { afterEach, describe, expect, it } from "vitest"
+import { mcpPost } from "./support/mcp.ts"
+import { startServer, type TestServer } from "./support/server.ts"
+
+let server: TestServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const remaining = (headers: Headers): number => {
+  const m = /^"default";r=(\d+);t=\d+$/.exec(headers.get("ratelimit") ?? "")
+  if (m === null) throw new Error(`no RateLimit header: ${headers.get("ratelimit")}`)
+  return Number(m[1])
+}
+
+const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" })
+const toolsList = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" })
+const BAD_KEY = { authorization: "Bearer mdk_00000000000000000000000000000000" }
+
+describe("keyless requests spend the client address's units", () => {
+  it("the root, OpenAPI and docs page documents and every MCP method, until the limit refuses them", async () => {
+    server = await startServer({ rateLimitPerMinute: 6 })
+    const base = server.base
+    const root = await fetch(`${base}/api/v1`)
+    expect(root.status).toBe(200)
+    expect(remaining(root.headers)).toBe(5)
+    const openapi = await fetch(`${base}/api/v1/openapi.json`)
+    expect(openapi.status).toBe(200)
+    expect(remaining(openapi.headers)).toBe(4)
+    const page = await fetch(`${base}/`)
+    expect(page.status).toBe(200)
+    expect(remaining(page.headers)).toBe(3)
+    const init = await mcpPost(base, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+    })
+    expect(init.body.result.protocolVersion).toBe("2025-11-25")
+    expect(remaining(init.headers)).toBe(2)
+    const note = await mcpPost(base, { jsonrpc: "2.0", method: "notifications/initialized" })
+    expect(note.status).toBe(202)
+    expect(remaining(note.headers)).toBe(1)
+    const list = await mcpPost(base, toolsList(2))
+    expect(list.body.result.tools).toHaveLength(23)
+    expect(remaining(list.headers)).toBe(0)
+
+    // Out of units: each refused as its transport refuses, with Retry-After.
+    const pinged = await mcpPost(base, ping(3))
+    expect(pinged.status).toBe(200)
+    expect(pinged.body.error.code).toBe(-32000)
+    expect(pinged.body.error.data.error).toMatchObject({ code: "rate_limited", retryable: true })
+    expect(Number(pinged.headers.get("retry-after"))).toBeGreaterThan(0)
+    const noted = await mcpPost(base, { jsonrpc: "2.0", method: "notifications/initialized" })
+    expect(noted.status).toBe(429)
+    expect(noted.body.error.data.error.code).toBe("rate_limited")
+    for (const path of ["/api/v1", "/api/v1/openapi.json", "/"]) {
+      const res = await fetch(`${base}${path}`)
+      expect(res.status, path).toBe(429)
+      expect(((await res.json()) as any).error.code, path).toBe("rate_limited")
+      expect(Number(res.headers.get("retry-after")), path).toBeGreaterThan(0)
+    }
+  })
+
+  it("each member of a batch spends one unit; the members past the limit are refused", async () => {
+    server = await startServer({ rateLimitPerMinute: 10 })
+    const first = await mcpPost(server.base, [ping(1), ping(2), ping(3), ping(4)])
+    expect(first.body.map((r: any) => r.result)).toEqual([{}, {}, {}, {}])
+    expect(remaining(first.headers)).toBe(6)
+    const second = await mcpPost(
+      server.base,
+      Array.from({ length: 8 }, (_, i) => ping(10 + i))
+    )
+    expect(second.body.map((r: any) => r.id)).toEqual([10, 11, 12, 13, 14, 15, 16, 17])
+    expect(second.body.slice(0, 6).map((r: any) => r.result)).toEqual([{}, {}, {}, {}, {}, {}])
+    for (const refused of second.body.slice(6)) {
+      expect(refused.error.code).toBe(-32000)
+      expect(refused.error.data.error.code).toBe("rate_limited")
+    }
+    expect(remaining(second.headers)).toBe(0)
+  })
+
+  it("a keyed caller's protocol messages spend the key's units, not the address's", async () => {
+    server = await startServer({ rateLimitPerMinute: 3 })
+    const { key } = await server.newKey(10, 100)
+    const keyed = { authorization: `Bearer ${key}` }
+    const res = await mcpPost(server.base, [ping(1), toolsList(2), ping(3), ping(4)], keyed)
+    expect(res.body.map((r: any) => r.error)).toEqual([undefined, undefined, undefined, undefined])
+    expect(res.headers.get("ratelimit-policy")).toBe('"default";q=100;w=60')
+    expect(remaining(res.headers)).toBe(96)
+    // The address's own budget is untouched.
+    expect(remaining((await fetch(`${server.base}/api/v1`)).headers)).toBe(2)
+  })
+})
+
+describe("a batch's answer is capped", () => {
+  it(`stops running members once the answers reach ${MCP_MAX_BATCH_ANSWER_BYTES} bytes; each member still spends its unit`, async () => {
+    server = await startServer({ rateLimitPerMinute: 100 })
+    const res = await mcpPost(
+      server.base,
+      Array.from({ length: 32 }, (_, i) => toolsList(i + 1))
+    )
+    expect(res.status).toBe(200)
+    // One tool list (about 110 KB) fits; the second would pass the cap: it and every later member are refused.
+    expect(Buffer.byteLength(res.text)).toBeLessThanOrEqual(MCP_MAX_BATCH_ANSWER_BYTES)
+    expect(res.body.map((r: any) => r.id)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1))
+    expect(res.body[0].result.tools).toHaveLength(23)
+    for (const capped of res.body.slice(1)) {
+      expect(capped.result).toBeUndefined()
+      expect(capped.error.code).toBe(-32000)
+      expect(capped.error.data).toEqual({
+        reason: "batch_answer_limit",
+        limit_bytes: MCP_MAX_BATCH_ANSWER_BYTES,
+        retryable: true
+      })
+    }
+    expect(remaining(res.headers)).toBe(100 - 32)
+  })
+
+  it("small members after a large one still fit under the cap", async () => {
+    server = await startServer({ rateLimitPerMinute: 100 })
+    const res = await mcpPost(server.base, [toolsList(1), ping(2), ping(3)])
+    expect(res.body.map((r: any) => r.result !== undefined)).toEqual([true, true, true])
+  })
+})
+
+describe("a bad key on a keyless route is refused everywhere", () => {
+  it("the root, OpenAPI, the docs page, docs and schema: 401 unauthenticated with WWW-Authenticate", async () => {
+    server = await startServer({ rateLimitPerMinute: 100 })
+    for (const path of ["/api/v1", "/api/v1/openapi.json", "/", "/api/v1/docs", "/api/v1/schema"]) {
+      const res = await fetch(`${server.base}${path}`, { headers: BAD_KEY })
+      expect(res.status, path).toBe(401)
+      expect(res.headers.get("www-authenticate"), path).toContain("Bearer")
+      expect(((await res.json()) as any).error.code, path).toBe("unauthenticated")
+    }
+  })
+})
+
+describe("one request at a time per connection (backpressure)", () => {
+  /** A fake connection: pause/resume recorded, `writableNeedDrain` settable, `drain`/`close` emitted by hand. */
+  const fakeSocket = () => {
+    const socket = Object.assign(new EventEmitter(), {
+      destroyed: false,
+      writableNeedDrain: false,
+      paused: false,
+      pause() {
+        socket.paused = true
+      },
+      resume() {
+        socket.paused = false
+      }
+    })
+    return socket
+  }
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+  it("starts a pipelined request only after the previous answer closed and the write buffer drained", async () => {
+    const socket = fakeSocket()
+    const started: Array<string> = []
+    const gate = oneAtATimePerConnection((req) => {
+      started.push((req as unknown as { name: string }).name)
+    })
+    const pair = (name: string) =>
+      [
+        { name, socket } as unknown as http.IncomingMessage,
+        new EventEmitter() as unknown as http.ServerResponse
+      ] as const
+    const [a, b, c] = [pair("a"), pair("b"), pair("c")]
+    gate(...a)
+    gate(...b)
+    gate(...c)
+    expect(started).toEqual(["a"])
+    // Requests waiting: the connection is not read further.
+    expect(socket.paused).toBe(true)
+
+    a[1].emit("close")
+    await turn()
+    expect(started).toEqual(["a", "b"])
+
+    // b's answer is out of the process, but the socket still holds more than its high-water mark: c waits.
+    socket.writableNeedDrain = true
+    b[1].emit("close")
+    await turn()
+    expect(started).toEqual(["a", "b"])
+    expect(socket.paused).toBe(true)
+    socket.writableNeedDrain = false
+    socket.emit("drain")
+    await turn()
+    expect(started).toEqual(["a", "b", "c"])
+
+    // Nothing left waiting: the connection is read again.
+    c[1].emit("close")
+    await turn()
+    expect(socket.paused).toBe(false)
+  })
+
+  it("a client that pipelines and then reads gets every answer, in order", async () => {
+    server = await startServer({ rateLimitPerMinute: 1000 })
+    const count = 20
+    const body = (id: number) => JSON.stringify(toolsList(id))
+    const request = (id: number) =>
+      `POST /api/mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+      `Content-Length: ${Buffer.byteLength(body(id))}\r\n${id === count ? "Connection: close\r\n" : ""}\r\n${body(id)}`
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(server?.port as number, "127.0.0.1")
+      const chunks: Array<Buffer> = []
+      socket.on("data", (c) => chunks.push(c))
+      socket.on("error", reject)
+      socket.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      socket.write(Array.from({ length: count }, (_, i) => request(i + 1)).join(""))
+    })
+    const ids = [...text.matchAll(/\{"jsonrpc":"2\.0","id":(\d+),"result":\{"tools"/g)].map((m) => Number(m[1]))
+    expect(ids).toEqual(Array.from({ length: count }, (_, i) => i + 1))
+  })
+})
