@@ -10,7 +10,7 @@ import { ErrorCatalog, ErrorCodes } from "./Errors.ts"
 import { EquityDoc } from "./equity/EquityDoc.ts"
 import { IDEMPOTENCY_LEASE_MS } from "./Idempotency.ts"
 import { HOLD_LEASE_MS } from "./Ledger.ts"
-import { mcpDocMarkdown } from "./McpDoc.ts"
+import { KEYLESS_MCP_CONCURRENCY, MCP_MAX_BATCH_ANSWER_BYTES, mcpDocMarkdown } from "./McpDoc.ts"
 import { type CrossRule, describeDefault, describeType, type ParamSpec } from "./Params.ts"
 import { BUCKET_MS, WINDOW_MS } from "./RateLimit.ts"
 import { type DocsSection, DocsSections, describePrice, type OperationSpec, Operations } from "./Registry.ts"
@@ -266,7 +266,7 @@ const access = (ctx: DocsContext): string =>
     "",
     "## Keys",
     "",
-    `Send ${code("Authorization: Bearer <API_KEY>")} (the scheme is case-insensitive). A key is ${code("mdk_")} followed by 32 letters and digits. Keys are stored only as SHA-256 hashes and compared in constant time. A missing, malformed, unknown or revoked key answers ${code("401 unauthenticated")} with ${code("WWW-Authenticate: Bearer")}; malformed, unknown and revoked keys get byte-identical answers. Two ${code("Authorization")} headers are ${code("400 invalid_header")}. A key sent to a keyless operation is checked too. A revoked key stops working at once on the instance that revoked it and within 5 s on the others (they remember a valid key that long).`,
+    `Send ${code("Authorization: Bearer <API_KEY>")} (the scheme is case-insensitive). A key is ${code("mdk_")} followed by 32 letters and digits. Keys are stored only as SHA-256 hashes and compared in constant time. A missing, malformed, unknown or revoked key answers ${code("401 unauthenticated")} with ${code("WWW-Authenticate: Bearer")}; malformed, unknown and revoked keys get byte-identical answers. Two ${code("Authorization")} headers are ${code("400 invalid_header")}. A key sent to a keyless route is checked too, the same way on every route and transport: keyless operations, the root ${code("GET /api/v1")}, ${code("/api/v1/openapi.json")}, the docs page ${code("/")} and its assets, and every MCP message (${code("initialize")}, ${code("ping")}, ${code("tools/list")}, the resources methods, notifications) answer a malformed, unknown or revoked key with ${code("401 unauthenticated")} (over MCP in the form section mcp gives); leave the header out to call them without a key. A revoked key stops working at once on the instance that revoked it and within 5 s on the others (they remember a valid key that long).`,
     "",
     table(
       ["access", "operations"],
@@ -282,9 +282,13 @@ const access = (ctx: DocsContext): string =>
     "",
     "## Rate limit",
     "",
-    `${ctx.rateLimitPerMinute} rate units per rolling ${WINDOW_MS / 1000} s per key by default (the operator may set another policy for all keys or for one key; the headers and ${code("usage")} always report yours). Every request spends one unit, paid or free, including answers ${code("304")}, replays and errors. Keyless calls, and failed authentications, spend the budget of the client address. Units are counted in ${BUCKET_MS / 1000}-second buckets and a bucket counts while any part of it is inside the window, so no rolling window ever admits more than the limit and a unit returns at most one second late.`,
+    `${ctx.rateLimitPerMinute} rate units per rolling ${WINDOW_MS / 1000} s per key by default (the operator may set another policy for all keys or for one key; the headers and ${code("usage")} always report yours). Every request spends one unit, paid or free, including answers ${code("304")}, replays and errors, and keyless requests too: the root and OpenAPI documents, the docs page and its assets, and every MCP message (each member of a batch one unit, notifications included). A request with a valid key spends the key's units; keyless calls, and failed authentications, spend the budget of the client address. Units are counted in ${BUCKET_MS / 1000}-second buckets and a bucket counts while any part of it is inside the window, so no rolling window ever admits more than the limit and a unit returns at most one second late.`,
     "",
     `Every answer carries ${code('RateLimit-Policy: "default";q=<limit>;w=60')} and ${code('RateLimit: "default";r=<remaining>;t=<seconds until a unit returns>')}. Over the limit: ${code("429 rate_limited")} with ${code("Retry-After")}; a 429 spends no credit.`,
+    "",
+    "## Connections",
+    "",
+    `A connection's requests are answered one at a time, in order: HTTP pipelining works, but the next request starts only when the previous answer has left the server, and a client that does not read its answers is not read further until it does. Keyless MCP POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once, so a flood of them never keeps a request with a key waiting; a JSON-RPC batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB (section mcp).`,
     "",
     "## Idempotency keys",
     "",
@@ -428,6 +432,8 @@ const errors = (): string =>
         ])
     ),
     "",
+    `Over MCP, a message other than ${code("tools/call")} that is refused before it runs (a bad key: ${code("unauthenticated")}; the rate limit: ${code("rate_limited")}) answers JSON-RPC ${code("-32000")} with this error object as ${code("data")} (plus ${code("retry_after_seconds")}); a POST of notifications only answers the error's HTTP status. A batch member not run because the batch's answers reached ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB answers ${code("-32000")} with ${code('data: {"reason": "batch_answer_limit", "limit_bytes", "retryable": true}')}: nothing ran and nothing was charged; send it again alone or in a smaller batch.`,
+    "",
     `Transient answers (408, 425, 429, 5xx) release whatever the request held: its credit hold and its idempotency key, so a retry with the same ${code("Idempotency-Key")} runs once and settles once. When the database itself went away under the request (${code("503 source_unavailable")}), the release that could not reach it is made before the key's next request once it is back, so that retry is not answered ${code("409 request_in_progress")} for the whole lease. Errors charge nothing.`
   ].join("\n")
 
@@ -477,6 +483,7 @@ const changelog = (ctx: DocsContext): string => {
     `- Charges follow the contract: an answer that would be empty, every figure ${code("not_covered")} (equity ${code("series")} at an intraday ${code("interval")}, equity ${code("technicals")} at an intraday ${code("timeframe")}), is refused ${code("422 not_covered")} uncharged (in a batch: under ${code("refused")}) instead of delivered empty and charged; ${code("read")} serves ${code("listed_token")} and ${code("contract_token")} assets as a partial read (missing parts ${code("not_covered")} under ${code("unavailable")}) instead of refusing them.`,
     `- Consistency: an empty required parameter (${code("q=")}) is refused with a message saying it is required; MCP integer and boolean arguments must be JSON numbers and booleans (the string ${code('"5"')} is ${code("invalid_parameter")}, as over HTTP ${code("limit=x")} is); ${code("resolve")} with no match adds ${code("suggestions")}, the nearest symbols and names (additive; see section resolve).`,
     `- After a database outage, a retried idempotent request whose release could not reach the store is not left ${code("in flight")} for the 60 s lease: the release is made before the key's next request (same server), guarded so it never frees a hold or answer that was settled meanwhile.`,
+    `- Keyless requests spend rate units like every other: the root and OpenAPI documents, the docs page and every MCP message (${code("initialize")}, ${code("ping")}, ${code("tools/list")}, notifications; each member of a batch one unit), from the caller's budget (the key's, or the client address's). A key sent to any keyless route is checked (a bad one is ${code("401 unauthenticated")}; the root and the MCP protocol methods used to ignore it). A JSON-RPC batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB (${code("-32000")} ${code("batch_answer_limit")} for the members past it). A connection that does not read its answers is not read further; keyless MCP POSTs take turns.`,
     `- Beyond the contract, additive: ${code("financials")} takes ${code("as_known_on=<date>")} (the statements as known that day, before later restatements); the one-asset ${code("coverage")} form, ${code("funding.by_venue")} and ${code("technicals")} carry extra fields documented in ${code("schema")}; every answer carries ${code("X-Catalog-Version")} and data answers ${code("X-Data-Source")}.`,
     `- Honest source labels: a company loaded from SEC files answers ${code("X-Data-Source: sec")} and ${code('baseline.source: "sec"')} (it said ${code("simulated")} under the simulated feed); the index and the MCP instructions no longer call the simulated feed live.`,
     `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,

@@ -31,6 +31,9 @@ export const MCP_STDIO_BRIDGE_PATH = "adapters/mcp/bin/stdio-bridge.mjs"
  */
 export const MCP_MAX_BATCH_ANSWER_BYTES = 128 * 1024
 
+/** At most this many keyless MCP POSTs run their messages at once (a POST with a key never waits for them). */
+export const KEYLESS_MCP_CONCURRENCY = 4
+
 /** The environment variable listing extra allowed browser origins. */
 export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"
 
@@ -78,8 +81,9 @@ export const mcpDocMarkdown: string = [
   "",
   `- Protocol versions: ${McpProtocolVersions.map(code).join(", ")}. ${code("initialize")} echoes a supported version and answers ${code(McpProtocolVersions[0])} to any other. Server info: ${code("service-market-data")} ${code("1.0.0")}; capabilities: tools and resources.`,
   `- Every request is a ${code("POST")} with ${code("Content-Type: application/json")} and ${code("Accept: application/json, text/event-stream")}. After ${code("initialize")}, send ${code("MCP-Protocol-Version")}; without it a request is taken as ${code("2025-03-26")}.`,
-  `- ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and the resources methods need no key. Authentication happens inside ${code("tools/call")}, from the ${code("Authorization")} header of the POST that carries it.`,
-  `- JSON-RPC batches are accepted only under protocol version ${code("2025-03-26")} (at most ${MCP_MAX_BATCH_MESSAGES} messages); each call in a batch is rate limited and billed on its own.`,
+  `- ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and the resources methods need no key. Paid tools authenticate inside ${code("tools/call")}, from the ${code("Authorization")} header of the POST that carries it. A key sent with any message is checked: a malformed, unknown or revoked one is refused on every method (see Errors below), as on every HTTP route.`,
+  `- Every message spends one rate unit of its caller (the key's, or without a key the client address's): ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and notifications as much as ${code("tools/call")}. Keyless POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once.`,
+  `- JSON-RPC batches are accepted only under protocol version ${code("2025-03-26")} (at most ${MCP_MAX_BATCH_MESSAGES} messages); each member is rate limited on its own (one unit each) and each call billed on its own. A batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB: the first answer is always delivered, and once the next one would pass the limit, that member and every later one are not run and answer ${code("-32000")} ${code("batch_answer_limit")} (each still spends its unit; a tool call that already charged credits is delivered all the same).`,
   `- Browsers: requests with an ${code("Origin")} header are accepted only from loopback origins (${code("localhost")}, ${code("127.0.0.1")}, ${code("[::1]")}, any port) and from the origins the operator lists in ${code(MCP_ALLOWED_ORIGINS_VARIABLE)}; others get ${code("403")}. Requests without ${code("Origin")} (servers, CLIs, agents) are accepted.`,
   "",
   "## Tools",
@@ -98,11 +102,11 @@ export const mcpDocMarkdown: string = [
   "",
   "## Resources",
   "",
-  `Every docs section is a markdown resource at ${code("service://docs/<section>")} (${code("resources/list")}, ${code("resources/read")}, template ${code("service://docs/{section}")} in ${code("resources/templates/list")}). Reading one spends a rate unit of your client address, like ${code("GET /api/v1/docs")}.`,
+  `Every docs section is a markdown resource at ${code("service://docs/<section>")} (${code("resources/list")}, ${code("resources/read")}, template ${code("service://docs/{section}")} in ${code("resources/templates/list")}). Reading one spends a rate unit of its caller, like ${code("GET /api/v1/docs")}.`,
   "",
   "## Errors",
   "",
-  `Operation errors are tool results, never protocol errors: ${code("isError: true")} with the HTTP error object ${code('{"error": {"code", "message", "param"?, "retryable"}}')} as ${code("structuredContent")} (see the ${code("errors")} section for every code). Invalid or out-of-range arguments answer ${code("invalid_parameter")}, ${code("missing_parameter")} and so on, naming the ${code("param")}. A paid or key-requiring tool without a valid key answers ${code("unauthenticated")} as a tool result (HTTP 200, no ${code("WWW-Authenticate")}). A ${code("rate_limited")} result carries ${code("_meta.retry_after_seconds")}.`,
+  `Operation errors are tool results, never protocol errors: ${code("isError: true")} with the HTTP error object ${code('{"error": {"code", "message", "param"?, "retryable"}}')} as ${code("structuredContent")} (see the ${code("errors")} section for every code). Invalid or out-of-range arguments answer ${code("invalid_parameter")}, ${code("missing_parameter")} and so on, naming the ${code("param")}. A paid or key-requiring tool without a valid key answers ${code("unauthenticated")} as a tool result (HTTP 200, no ${code("WWW-Authenticate")}). A ${code("rate_limited")} result carries ${code("_meta.retry_after_seconds")}. Any other message refused before it runs (a bad key: ${code("unauthenticated")}; the rate limit: ${code("rate_limited")}) answers JSON-RPC ${code("-32000")} with the same error object as ${code("data")} (plus ${code("retry_after_seconds")}; HTTP 200 with ${code("Retry-After")}); a POST of notifications only, refused, answers the error's HTTP status (401 with ${code("WWW-Authenticate")}, 429 with ${code("Retry-After")}) and the error without an id.`,
   "",
   "Protocol errors (JSON-RPC):",
   "",
@@ -113,6 +117,8 @@ export const mcpDocMarkdown: string = [
   "| -32601 | unknown method |",
   "| -32602 | invalid params: unknown tool, `arguments` not an object, any `cursor` on a list method (everything is listed in one page) |",
   "| -32002 | unknown resource URI |",
+  "| -32000 | refused before it ran: `data` is the error object (`unauthenticated`, `rate_limited`) |",
+  `| -32000 | a batch member past the ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB answer limit, not run: \`data\` is \`{"reason": "batch_answer_limit", "limit_bytes": ${MCP_MAX_BATCH_ANSWER_BYTES}, "retryable": true}\` |`,
   "",
   "HTTP refusals (the body is a JSON-RPC error without an id):",
   "",

@@ -15,6 +15,7 @@ import {
   type ApiError,
   admitKeyless,
   ErrorCatalog,
+  KEYLESS_MCP_CONCURRENCY,
   MCP_MAX_BATCH_ANSWER_BYTES,
   MCP_OUTPUT_SCHEMAS_PARAMETER,
   type PipelineServices,
@@ -307,7 +308,7 @@ export const outputSchemasOf = (url: string): boolean | undefined => {
 }
 
 /** At most this many keyless MCP POSTs run their messages at once (see `keylessTurns`). */
-export const KEYLESS_CONCURRENCY = 4
+export const KEYLESS_CONCURRENCY = KEYLESS_MCP_CONCURRENCY
 
 const keylessTurns = Semaphore.makeUnsafe(KEYLESS_CONCURRENCY)
 
