@@ -112,28 +112,37 @@ describe("keyless requests spend the client address's units", () => {
 })
 
 describe("a batch's answer is capped", () => {
-  it(`stops running members once the answers reach ${MCP_MAX_BATCH_ANSWER_BYTES} bytes; each member still spends its unit`, async () => {
-    server = await startServer({ rateLimitPerMinute: 100 })
-    const res = await mcpPost(
-      server.base,
-      Array.from({ length: 32 }, (_, i) => toolsList(i + 1))
-    )
-    expect(res.status).toBe(200)
-    // One tool list (about 110 KB) fits; the second would pass the cap: it and every later member are refused.
-    expect(Buffer.byteLength(res.text)).toBeLessThanOrEqual(MCP_MAX_BATCH_ANSWER_BYTES)
-    expect(res.body.map((r: any) => r.id)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1))
-    expect(res.body[0].result.tools).toHaveLength(23)
-    for (const capped of res.body.slice(1)) {
-      expect(capped.result).toBeUndefined()
-      expect(capped.error.code).toBe(-32000)
-      expect(capped.error.data).toEqual({
-        reason: "batch_answer_limit",
-        limit_bytes: MCP_MAX_BATCH_ANSWER_BYTES,
-        retryable: true
-      })
-    }
-    expect(remaining(res.headers)).toBe(100 - 32)
-  })
+  for (const [label, query] of [
+    ["the default tool list", ""],
+    ["the tool list with output schemas", "?output_schemas=true"]
+  ] as const) {
+    it(`stops running members once the answers reach ${MCP_MAX_BATCH_ANSWER_BYTES} bytes (${label}); each member still spends its unit`, async () => {
+      server = await startServer({ rateLimitPerMinute: 100 })
+      const members = Array.from({ length: 32 }, (_, i) => toolsList(i + 1))
+      const res = await mcpPost(server.base, members, {}, "POST", query)
+      expect(res.status).toBe(200)
+      expect(res.body.map((r: any) => r.id)).toEqual(members.map((m) => m.id))
+      // A prefix of whole tool lists, as many as fit; the member that would pass the cap and every later one
+      // are refused, not run.
+      const delivered = res.body.findIndex((r: any) => r.result === undefined)
+      expect(delivered).toBeGreaterThanOrEqual(1)
+      for (const list of res.body.slice(0, delivered)) expect(list.result.tools).toHaveLength(23)
+      const one = Buffer.byteLength(JSON.stringify(res.body[0]))
+      expect(delivered * one).toBeLessThanOrEqual(MCP_MAX_BATCH_ANSWER_BYTES)
+      expect((delivered + 1) * one).toBeGreaterThan(MCP_MAX_BATCH_ANSWER_BYTES)
+      for (const capped of res.body.slice(delivered)) {
+        expect(capped.error.code).toBe(-32000)
+        expect(capped.error.data).toEqual({
+          reason: "batch_answer_limit",
+          limit_bytes: MCP_MAX_BATCH_ANSWER_BYTES,
+          retryable: true
+        })
+      }
+      // The whole answer stays within the cap plus the small refusals.
+      expect(Buffer.byteLength(res.text)).toBeLessThanOrEqual(MCP_MAX_BATCH_ANSWER_BYTES + 32 * 400)
+      expect(remaining(res.headers)).toBe(100 - 32)
+    })
+  }
 
   it("small members after a large one still fit under the cap", async () => {
     server = await startServer({ rateLimitPerMinute: 100 })

@@ -1,6 +1,7 @@
 /**
  * Keyless callers cannot hurt paid ones: 200 connections on loopback each send three MCP JSON-RPC batches of 32
- * `tools/list` pipelined in one write (about 1.7 KB a POST, which used to answer 3.6 MB) and never read a byte,
+ * `tools/list` pipelined in one write (about 1.7 KB a POST; with `?output_schemas=true`, the tool list as it was
+ * when this answered 3.6 MB) and never read a byte,
  * while a paid caller probes `price`. Asserted, per scenario:
  *
  * - the server's resident memory grows by less than 200 MB over its warmed-up baseline: a batch's answer is
@@ -30,6 +31,8 @@ const PROBE_LIMIT_MS = 500
 const PROBES = 5
 /** How long RSS is watched after the load is written (the server settles well within it). */
 const WATCH_MS = 4_000
+/** The largest tool list (about 110 KB): the one the amplification was reported with. */
+const MCP_TARGET = "/api/mcp?output_schemas=true"
 const KEY = `mdk_${"a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"}`
 
 const rssMb = (pid: number): number => {
@@ -44,7 +47,7 @@ const batchBody = JSON.stringify(
 )
 
 const post = (port: number): string =>
-  `POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+  `POST ${MCP_TARGET} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
   `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(batchBody)}\r\n\r\n${batchBody}`
 
 /** Opens a connection that writes `payload` and never reads. */
@@ -69,7 +72,7 @@ const probe = async (base: string): Promise<{ status: number; ms: number }> => {
 
 /** A client that reads: one batch answered in full (warms the MCP path and the tool catalog). */
 const readBatch = async (base: string): Promise<number> => {
-  const res = await fetch(`${base}/api/mcp`, {
+  const res = await fetch(`${base}${MCP_TARGET}`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
     body: batchBody
