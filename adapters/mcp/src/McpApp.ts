@@ -370,9 +370,10 @@ const runMessages = (
       } else if (viaPipeline) {
         out = yield* dispatch(message, context)
         if (out.answer === undefined) {
-          // A call refused before it reached the pipeline (unknown tool, bad arguments) still spends its unit.
+          // A call refused before it reached the pipeline (unknown tool, bad arguments) keeps its answer, as an
+          // unknown operation does over HTTP whatever the key, but still spends its unit: the rate limit refuses.
           const refused = yield* spend
-          if (refused !== undefined) out = refusedMessage(message, refused)
+          if (refused?.code === "rate_limited") out = refusedMessage(message, refused)
         } else {
           const o = out.answer.outcome
           if (o._tag === "Failure" && o.error.code === "rate_limited") refusedWith = o.error
