@@ -288,7 +288,7 @@ const access = (ctx: DocsContext): string =>
     "",
     "## Connections",
     "",
-    `A connection's requests are answered one at a time, in order: HTTP pipelining works, but the next request starts only when the previous answer has left the server, and a client that does not read its answers is not read further until it does. Keyless MCP POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once, so a flood of them never keeps a request with a key waiting; a JSON-RPC batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB (section mcp).`,
+    `A connection's requests are answered one at a time, in order: HTTP pipelining works, but the next request starts only when the previous answer has left the server, and a client that does not read its answers is not read further until it does. Keyless MCP POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once, taking turns with the rest of the work, so a flood of them cannot crowd out requests with a key; a JSON-RPC batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB (section mcp).`,
     "",
     "## Idempotency keys",
     "",

@@ -255,7 +255,7 @@ export const mcpEndpoint = (
     }
 
     // Keyless POSTs take turns (at most KEYLESS_CONCURRENCY at once, each after the I/O of its turn), so a flood of
-    // them cannot keep a keyed request waiting; a keyed POST goes straight through.
+    // them cannot crowd out keyed requests; a keyed POST goes straight through.
     const run = runMessages(messages, context, batch)
     const { responses, answers, lastRate, keyId, refusedWith, retryAfter } =
       context.authorization.length === 0
