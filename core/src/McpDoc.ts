@@ -32,7 +32,7 @@ export const MCP_STDIO_BRIDGE_PATH = "adapters/mcp/bin/stdio-bridge.mjs"
 export const MCP_MAX_BATCH_ANSWER_BYTES = 128 * 1024
 
 /** At most this many keyless MCP POSTs run their messages at once (a POST with a key never waits for them). */
-export const KEYLESS_MCP_CONCURRENCY = 4
+export const KEYLESS_MCP_CONCURRENCY = 2
 
 /** The environment variable listing extra allowed browser origins. */
 export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"
