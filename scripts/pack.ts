@@ -261,6 +261,8 @@ export const pack = (ws: Workspace, out: string, rootEngines: Record<string, str
       recursive: true,
       filter: (source) => !source.endsWith(".tsbuildinfo")
     })
+    // A package's launcher (`bin/`, plain JavaScript: infra's checks the Node version, then runs dist/).
+    if (existsSync(join(ws.dir, "bin"))) cpSync(join(ws.dir, "bin"), join(stage, "bin"), { recursive: true })
     for (const extra of ["README.md", "LICENSE"]) {
       if (existsSync(join(ws.dir, extra))) cpSync(join(ws.dir, extra), join(stage, extra))
     }

@@ -1,3 +1,63 @@
 #!/usr/bin/env node
-// The `market-data` command. Runs on the Node 24 that `npm ci` installs into node_modules/.bin.
-import "../src/bin.ts"
+// The `market-data` command, in plain JavaScript so that any Node can start it.
+//
+// The service needs Node >= 22.19 (Effect 4, kysely, vitest; Node strips the TypeScript types itself). On an
+// older Node this launcher re-runs the command with the Node 24 that `npm ci` installs (the `node` package in
+// node_modules), passing signals on and exiting as it exits; without one it says, in one sentence, which Node is
+// needed. In the workspace it runs the TypeScript sources; in the packed package (no `src/`), the built `dist/`.
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const MIN_MAJOR = 22
+const MIN_MINOR = 19
+const REEXEC_MARK = "MARKET_DATA_LAUNCHED_BY"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const [major, minor] = process.versions.node.split(".").map(Number)
+const supported = major > MIN_MAJOR || (major === MIN_MAJOR && minor >= MIN_MINOR)
+
+const pinnedNode = () => {
+  try {
+    const bin = join(dirname(createRequire(import.meta.url).resolve("node/package.json")), "bin", "node")
+    return existsSync(bin) ? bin : undefined
+  } catch {
+    return undefined
+  }
+}
+
+if (supported) {
+  const source = join(here, "..", "src", "bin.ts")
+  const entry = existsSync(source) ? source : join(here, "..", "dist", "src", "bin.js")
+  await import(pathToFileURL(entry).href)
+} else {
+  const pinned = process.env[REEXEC_MARK] === undefined ? pinnedNode() : undefined
+  if (pinned === undefined) {
+    process.stderr.write(
+      `market-data needs Node >= ${MIN_MAJOR}.${MIN_MINOR} (Node 24 recommended) and this is Node ${process.versions.node}: install Node 24, or run it through npm (npm start, npx market-data) after npm ci, which installs Node 24 into node_modules.\n`
+    )
+    process.exit(2)
+  }
+  const child = spawn(pinned, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    env: { ...process.env, [REEXEC_MARK]: process.versions.node }
+  })
+  // The child does the work (and the clean shutdown): signals go on to it and this process waits for its exit.
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(signal, () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    })
+  }
+  child.on("error", (e) => {
+    process.stderr.write(`market-data: cannot run ${pinned}: ${e.message}\n`)
+    process.exit(2)
+  })
+  child.on("exit", (code, signal) => {
+    if (signal !== null) {
+      process.removeAllListeners(signal)
+      process.kill(process.pid, signal)
+    } else process.exit(code ?? 1)
+  })
+}

@@ -4,7 +4,7 @@
  */
 import type { Handler } from "@market-data/core"
 import { layerHttpServer } from "@market-data/http"
-import { Effect, Layer, Logger, References } from "effect"
+import { Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { openService } from "./Service.ts"
@@ -26,6 +26,17 @@ export const serve = (
   options: { readonly withPlanes?: boolean } = {}
 ) =>
   Effect.gen(function* () {
+    // Added first, so it runs last: after the server drained and the stores closed (one line, on stdout).
+    const signal = yield* shutdownSignal
+    yield* Effect.addFinalizer((exit) =>
+      Exit.hasInterrupts(exit)
+        ? Effect.sync(() =>
+            process.stdout.write(
+              `market-data stopped${signal.received === undefined ? "" : ` on ${signal.received}`}: in-flight requests drained, stores closed\n`
+            )
+          )
+        : Effect.void
+    )
     // The server listens while the simulated market's history is generated: each crypto asset answers once
     // its history is ready (503 source_unavailable with Retry-After before), everything else at once.
     const service = yield* openService(config, {
@@ -62,5 +73,25 @@ export const serve = (
       )
     )
   }).pipe(Effect.scoped, Effect.provide(layerLogging(config)))
+
+/** Which signal stopped the server, for the shutdown line (NodeRuntime's own handlers do the stopping). */
+const shutdownSignal = Effect.acquireRelease(
+  Effect.sync(() => {
+    const state: { received: NodeJS.Signals | undefined; readonly remove: () => void } = {
+      received: undefined,
+      remove: () => {
+        process.removeListener("SIGTERM", onSignal)
+        process.removeListener("SIGINT", onSignal)
+      }
+    }
+    const onSignal = (signal: NodeJS.Signals) => {
+      state.received = signal
+    }
+    process.on("SIGTERM", onSignal)
+    process.on("SIGINT", onSignal)
+    return state
+  }),
+  (state) => Effect.sync(state.remove)
+)
 
 const formatHost = (host: string): string => (host.includes(":") ? `[${host}]` : host)
