@@ -228,7 +228,32 @@ const execute = (handler: Handler, input: HandlerInput) =>
   )
 
 /** Runs one request through the pipeline. Never fails: every failure is an `Answer` carrying an error. */
+/**
+ * Watches every answer the pipeline gives, whatever the transport (metrics: credits charged, idempotency
+ * outcomes, rate-limit refusals). Called synchronously once per request: it must be cheap and must not throw.
+ * By default nothing watches, and the pipeline pays nothing for it.
+ */
+export interface PipelineObserverShape {
+  readonly answered: ((request: ApiRequest, answer: Answer) => void) | undefined
+}
+
+export const PipelineObserver = Context.Reference<PipelineObserverShape>("@market-data/core/PipelineObserver", {
+  defaultValue: () => ({ answered: undefined })
+})
+
 export const handle = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
+  Effect.contextWith((context: Context.Context<never>) => {
+    const answered = Context.get(context, PipelineObserver).answered
+    const answer = handleUnobserved(request)
+    return answered === undefined
+      ? answer
+      : Effect.map(answer, (a) => {
+          answered(request, a)
+          return a
+        })
+  })
+
+const handleUnobserved = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
   run(request).pipe(
     Effect.catchDefect((defect) =>
       Effect.gen(function* () {

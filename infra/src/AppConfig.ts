@@ -26,6 +26,13 @@ export interface AppConfig {
   readonly rateLimitPerMinute: number
   readonly logLevel: "Trace" | "Debug" | "Info" | "Warn" | "Error" | "Fatal" | "None"
   readonly logFormat: "json" | "logfmt"
+  /**
+   * `MARKET_DATA_METRICS_PORT`: serve `/metrics` on this port (on `HOST`) instead of the API port; unset: on the
+   * API port. `0` picks a free port (the startup line shows it).
+   */
+  readonly metricsPort?: number | undefined
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: export traces over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`. */
+  readonly otlpEndpoint?: string | undefined
 }
 
 const LogLevels = ["Trace", "Debug", "Info", "Warn", "Error", "Fatal", "None"] as const
@@ -56,6 +63,8 @@ const readConfig = Effect.gen(function* () {
   const rateLimitPerMinute = yield* Config.Int("MARKET_DATA_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
   const logLevelText = yield* Config.String("LOG_LEVEL").pipe(Config.withDefault("info"))
   const logFormat = yield* Config.Literals(["json", "logfmt"], "LOG_FORMAT").pipe(Config.withDefault("json" as const))
+  const metricsPortText = yield* Config.String("MARKET_DATA_METRICS_PORT").pipe(Config.withDefault(""))
+  const otlpEndpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
 
   const logLevel = normalizeLevel(logLevelText)
   if (!(LogLevels as ReadonlyArray<string>).includes(logLevel)) {
@@ -67,6 +76,17 @@ const readConfig = Effect.gen(function* () {
   }
   if (port < 0 || port > 65535) {
     return yield* Effect.fail(new ConfigProblem(`PORT must be 0 to 65535 (0 picks a free port); got ${port}`))
+  }
+  const metricsPort = metricsPortText.trim() === "" ? undefined : Number(metricsPortText)
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+    return yield* Effect.fail(
+      new ConfigProblem(`MARKET_DATA_METRICS_PORT must be 0 to 65535, or unset; got ${JSON.stringify(metricsPortText)}`)
+    )
+  }
+  if (otlpEndpoint !== "" && !/^https?:\/\/[^\s]+$/.test(otlpEndpoint)) {
+    return yield* Effect.fail(
+      new ConfigProblem(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL; got ${JSON.stringify(otlpEndpoint)}`)
+    )
   }
   if (poolSize < 1 || poolSize > 1000) {
     return yield* Effect.fail(new ConfigProblem(`DATABASE_POOL_SIZE must be 1 to 1000; got ${poolSize}`))
@@ -121,7 +141,9 @@ const readConfig = Effect.gen(function* () {
     bootstrapCredits,
     rateLimitPerMinute,
     logLevel: logLevel as AppConfig["logLevel"],
-    logFormat
+    logFormat,
+    metricsPort,
+    otlpEndpoint: otlpEndpoint === "" ? undefined : otlpEndpoint.replace(/\/+$/, "")
   }
   return config
 })

@@ -2,12 +2,13 @@
  * The composition root: picks the store adapters, wires the core services and the transports, and runs
  * the server until SIGTERM/SIGINT, then drains in-flight requests and exits 0.
  */
-import type { Handler } from "@market-data/core"
-import { layerHttpServer } from "@market-data/http"
-import { Effect, Exit, Layer, Logger, References } from "effect"
+import { type Handler, PipelineObserver } from "@market-data/core"
+import { layerHttpServer, RequestTelemetry } from "@market-data/http"
+import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { openService } from "./Service.ts"
+import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
 
 /** The logger: one JSON (or logfmt) line per event on stdout, at the configured level. */
 export const layerLogging = (config: AppConfig) =>
@@ -44,6 +45,30 @@ export const serve = (
       progressive: true,
       ...(options.withPlanes === undefined ? {} : { withPlanes: options.withPlanes })
     })
+    // Health, readiness and metrics, answered before the API (no rate unit, no credit); `/metrics` on its own
+    // port when MARKET_DATA_METRICS_PORT is set.
+    const telemetry = makeTelemetry(
+      { missing: service.missing, sourceStatus: service.sourceStatus, poolStats: service.stores.database?.poolStats },
+      { tracing: config.otlpEndpoint !== undefined }
+    )
+    const metricsPort =
+      config.metricsPort === undefined
+        ? undefined
+        : yield* serveMetricsPort(telemetry, config.host, config.metricsPort).pipe(
+            Effect.mapError(
+              (e) =>
+                new ConfigProblem(`cannot listen on ${config.host}:${config.metricsPort} for metrics: ${e.message}`)
+            )
+          )
+    const context = Context.add(
+      Context.add(service.context, RequestTelemetry, telemetry.requestTelemetry),
+      PipelineObserver,
+      telemetry.pipelineObserver
+    )
+    const services =
+      config.otlpEndpoint === undefined
+        ? Layer.succeedContext(context)
+        : Layer.merge(Layer.succeedContext(context), layerTracing(config.otlpEndpoint))
     const startupLine = Layer.effectDiscard(
       Effect.gen(function* () {
         const server = yield* HttpServer.HttpServer
@@ -52,16 +77,26 @@ export const serve = (
           address._tag === "UnixPathAddress"
             ? `unix:${address.path}`
             : `http://${formatHost(config.host)}:${address.port}`
+        const metrics =
+          metricsPort === undefined
+            ? `${url}${METRICS_PATH}`
+            : `http://${formatHost(config.host)}:${metricsPort}${METRICS_PATH}`
         yield* Effect.sync(() =>
           process.stdout.write(
-            `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · store: ${service.storeDescription} · feed: ${service.feedDescription}\n`
+            `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · metrics ${metrics} · store: ${service.storeDescription} · feed: ${service.feedDescription}\n`
           )
         )
       })
     )
     const app = startupLine.pipe(
-      Layer.provideMerge(layerHttpServer({ host: config.host, port: config.port })),
-      Layer.provide(Layer.succeedContext(service.context))
+      Layer.provideMerge(
+        layerHttpServer({
+          host: config.host,
+          port: config.port,
+          operational: telemetry.handler(config.metricsPort === undefined)
+        })
+      ),
+      Layer.provide(services)
     )
     return yield* Layer.launch(app).pipe(
       Effect.catchTag("ServeError", (e) =>

@@ -76,6 +76,8 @@ export interface OpenedPlanes {
   /** The plane stores, for tools and tests that look inside. */
   readonly market: MarketStore["Service"]
   readonly equity: EquityStore["Service"]
+  /** What the planes still lack before every answer can be given (`/readyz`); empty once the baselines are warm. */
+  readonly missing: () => ReadonlyArray<string>
 }
 
 export interface OpenPlanesOptions {
@@ -190,8 +192,12 @@ export const openPlanes = (
 
     const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
     // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
+    let warm = false
     yield* cryptoPlane.warm.pipe(
-      Effect.tap(() => Effect.logInfo("crypto baselines warm")),
+      Effect.tap(() => {
+        warm = true
+        return Effect.logInfo("crypto baselines warm")
+      }),
       Effect.forkScoped
     )
     // On a database the plane reads through a short-lived cache: a company's facts and filings are read on
@@ -209,7 +215,8 @@ export const openPlanes = (
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,
       market,
-      equity
+      equity,
+      missing: () => (warm ? [] : ["crypto baselines: being computed"])
     }
   })
 
@@ -315,7 +322,8 @@ const openSimulatedProgressively = (
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,
       market,
-      equity
+      equity,
+      missing: () => (allReady ? [] : [`crypto baselines: ${ready.size} of ${total} assets ready`])
     }
   })
 
@@ -373,7 +381,15 @@ const openLivePlanes = (
     yield* startLiveFeeds({ market, equity, config: live, leader }).pipe(Effect.mapError(problem))
 
     const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
-    yield* cryptoPlane.warm.pipe(Effect.forkScoped)
+    let warm = false
+    yield* cryptoPlane.warm.pipe(
+      Effect.tap(() =>
+        Effect.sync(() => {
+          warm = true
+        })
+      ),
+      Effect.forkScoped
+    )
     const equityPlane = yield* Equity.makeEquityPlane({ source: "sec" }).pipe(
       Effect.provideService(Equity.EquityStore, equity)
     )
@@ -384,7 +400,8 @@ const openLivePlanes = (
       ],
       description: `live (${live.venues.length === 0 ? "no crypto venue" : live.venues.join(", ")}, SEC EDGAR)`,
       market,
-      equity
+      equity,
+      missing: () => (warm ? [] : ["crypto baselines: being computed"])
     }
   })
 

@@ -11,10 +11,12 @@ import {
   type PipelineServices,
   type PlaneOperations,
   Settings,
+  type SourceStatus,
   type StorePorts
 } from "@market-data/core"
-import { type Context, Effect, Layer, type Scope } from "effect"
+import { Cause, type Context, Effect, Layer, type Scope } from "effect"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import { sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { layerNodeDigest } from "./NodeDigest.ts"
 import { openPlanes } from "./Planes.ts"
@@ -42,7 +44,17 @@ export interface OpenedService {
   /** For the startup line: the store and the feed, in words. */
   readonly storeDescription: string
   readonly feedDescription: string
+  /**
+   * What is missing before the service can give every answer (`/readyz`): the database not answering, the
+   * crypto baselines still being computed. Empty when ready.
+   */
+  readonly missing: Effect.Effect<ReadonlyArray<string>>
+  /** Each source component's status (the `market-data sources` view), for metrics; empty without planes. */
+  readonly sourceStatus: Effect.Effect<ReadonlyArray<SourceStatus>>
 }
+
+/** Longest wait for the database's answer to a readiness probe. */
+const DATABASE_PROBE_MS = 2000
 
 /**
  * Opens the whole service for the life of the scope. `handlerSets` adds or overrides operation handlers
@@ -81,11 +93,26 @@ export const openService = (
         Effect.annotateLogs({ key_id: b.record.id, granted: b.granted })
       )
     }
+    const database = stores.database
+    const databaseMissing: Effect.Effect<ReadonlyArray<string>> =
+      database === undefined
+        ? Effect.succeed([])
+        : Effect.tryPromise(() => sql`select 1`.execute(database.db)).pipe(
+            Effect.timeout(DATABASE_PROBE_MS),
+            Effect.as([] as ReadonlyArray<string>),
+            Effect.catchCause((cause) =>
+              Effect.succeed([
+                `database: not answering (${Cause.hasInterruptsOnly(cause) ? "interrupted" : String(Cause.squash(cause)).slice(0, 200)})`
+              ])
+            )
+          )
     return {
       context,
       stores,
       planes: planes?.planes ?? [],
       storeDescription: stores.description,
-      feedDescription: planes?.description ?? "none (data planes left out)"
+      feedDescription: planes?.description ?? "none (data planes left out)",
+      missing: Effect.map(databaseMissing, (db) => [...db, ...(opened?.missing() ?? [])]),
+      sourceStatus: opened === undefined ? Effect.succeed([]) : opened.market.status
     }
   })

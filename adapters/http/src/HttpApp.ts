@@ -26,6 +26,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { docsPage, isDocsPagePath } from "./DocsPage.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
 import { parseQuery } from "./Query.ts"
+import { REQUEST_ID_HEADER, RequestTelemetry, requestIdOf } from "./Telemetry.ts"
 
 /** Longest request target answered; longer is 414. */
 export const MAX_URL_BYTES = 8192
@@ -42,7 +43,8 @@ const EXPOSED = [
   "X-Credits-Charged",
   "Idempotent-Replayed",
   "X-Data-Source",
-  "X-Catalog-Version"
+  "X-Catalog-Version",
+  "X-Request-Id"
 ]
 
 const CORS: Record<string, string> = {
@@ -242,15 +244,24 @@ interface LogFields {
   status: number
   credits: number | undefined
   key_id: string | undefined
+  /** Also sent back as `X-Request-Id`. */
+  request_id: string
 }
 
-const newLog = (): LogFields => ({ op: "-", status: 0, credits: undefined, key_id: undefined })
+const newLog = (requestId: string): LogFields => ({
+  op: "-",
+  status: 0,
+  credits: undefined,
+  key_id: undefined,
+  request_id: requestId
+})
 
 /** The request log line (info level). */
 const logRequest = (method: string, log: LogFields, started: number) =>
   Effect.logInfo("request").pipe(
     Effect.annotateLogs({
       method,
+      request_id: log.request_id,
       op: log.op,
       status: log.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
@@ -390,15 +401,30 @@ export const httpApp: Effect.Effect<
   const started = performance.now()
   const request = yield* HttpServerRequest.HttpServerRequest
   const source = request.source as IncomingMessage | undefined
-  const log = newLog()
-  // Every answer carries the catalog-version beacon (a hash of the registry; see @market-data/mcp `catalogVersion`).
-  const response = HttpServerResponse.setHeader(
-    yield* route(request, source, log),
-    CATALOG_VERSION_HEADER,
-    catalogVersion
+  const log = newLog(requestIdOf(source?.headers[REQUEST_ID_HEADER]))
+  const telemetry = yield* RequestTelemetry
+  const routed = route(request, source, log).pipe(
+    Effect.catchCause((cause) =>
+      Effect.logError("unhandled", cause).pipe(
+        Effect.annotateLogs({ request_id: log.request_id }),
+        Effect.as(toHttpResponse(internalErrorWire()))
+      )
+    )
+  )
+  // Every answer carries the catalog-version beacon (a hash of the registry; see @market-data/mcp `catalogVersion`)
+  // and the request ID.
+  const response = HttpServerResponse.setHeaders(
+    yield* telemetry.tracing ? Effect.withSpan(routed, `${request.method} ${pathOf(request.url)}`) : routed,
+    { [CATALOG_VERSION_HEADER]: catalogVersion, [REQUEST_ID_HEADER]: log.request_id }
   )
   log.status = response.status
   yield* logRequest(request.method, log, started)
+  telemetry.record?.({
+    transport: log.op.startsWith("mcp") ? "mcp" : "http",
+    operation: log.op,
+    status: log.status,
+    seconds: (performance.now() - started) / 1000
+  })
   return response
 }).pipe(
   Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire()))))
@@ -466,22 +492,38 @@ export const nodeApiHandler = (
   const run = Effect.runForkWith(context)
   // The request line is logged at info: below the configured level it is not even built.
   const logsRequests = LogLevel.isGreaterThanOrEqualTo("Info", Context.get(context, References.MinimumLogLevel))
+  const telemetry = Context.get(context, RequestTelemetry)
+  const record = telemetry.record
   return (req, res) => {
     const url = req.url ?? "/"
     if (isApplicationPath(pathOf(url))) return false
     const started = performance.now()
     const method = req.method ?? "GET"
-    const log = newLog()
-    const program = apiRoute(
+    const log = newLog(requestIdOf(req.headers[REQUEST_ID_HEADER]))
+    res.setHeader(REQUEST_ID_HEADER, log.request_id)
+    const routed = apiRoute(
       { method, url, rawHeaders: req.rawHeaders, remoteAddress: req.socket.remoteAddress },
       log
     ).pipe(
       Effect.tap((wire) => {
         log.status = wire.status
+        if (record !== undefined)
+          record({
+            transport: "http",
+            operation: log.op,
+            status: wire.status,
+            seconds: (performance.now() - started) / 1000
+          })
         return logsRequests ? logRequest(method, log, started) : Effect.void
       }),
-      Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(internalErrorWire())))
+      Effect.catchCause((cause) =>
+        Effect.logError("unhandled", cause).pipe(
+          Effect.annotateLogs({ request_id: log.request_id }),
+          Effect.as(internalErrorWire())
+        )
+      )
     )
+    const program = telemetry.tracing ? Effect.withSpan(routed, `${method} ${pathOf(url)}`) : routed
     const fiber = run(program)
     const write = (exit: Exit.Exit<WireResponse>) => {
       if (res.writableEnded || res.destroyed) return

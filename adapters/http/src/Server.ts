@@ -131,7 +131,15 @@ export const makeNodeServer = (): http.Server => {
  * (`nodeApiHandler`), the MCP endpoint and the docs page through the Effect HTTP application. Closing the
  * layer's scope stops accepting connections and drains in-flight requests.
  */
-export const layerHttpServer = (options: { readonly host: string; readonly port: number }) => {
+export const layerHttpServer = (options: {
+  readonly host: string
+  readonly port: number
+  /**
+   * Routes answered before anything else, outside the API (no rate unit, no credit, no request log line): the
+   * operator's `/healthz`, `/readyz`, `/metrics`. Returns false for a request it does not answer.
+   */
+  readonly operational?: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | undefined
+}) => {
   let server: http.Server | undefined
   const make = () => {
     server = makeNodeServer()
@@ -147,11 +155,18 @@ export const layerHttpServer = (options: { readonly host: string; readonly port:
       const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
       const api = nodeApiHandler(context)
       const application = yield* NodeHttpServer.makeHandler(httpApp, { scope, middleware: undefined })
+      const operational = options.operational
       node.on(
         "request",
-        oneAtATimePerConnection((req, res) => {
-          if (!api(req, res)) application(req, res)
-        })
+        oneAtATimePerConnection(
+          operational === undefined
+            ? (req: http.IncomingMessage, res: http.ServerResponse) => {
+                if (!api(req, res)) application(req, res)
+              }
+            : (req: http.IncomingMessage, res: http.ServerResponse) => {
+                if (!operational(req, res) && !api(req, res)) application(req, res)
+              }
+        )
       )
       yield* Effect.addFinalizer(() =>
         Effect.callback<void>((resume) => {

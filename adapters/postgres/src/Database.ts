@@ -51,6 +51,16 @@ export interface Database {
   readonly kind: StoreKind
   /** Closes the pool or the embedded database. */
   readonly close: () => Promise<void>
+  /** The PostgreSQL pool's connections now (metrics); absent for the embedded database (one connection). */
+  readonly poolStats?: () => PoolStats
+}
+
+export interface PoolStats {
+  /** Connections open, idle among them, requests waiting for one, and the pool's size. */
+  readonly total: number
+  readonly idle: number
+  readonly waiting: number
+  readonly max: number
 }
 
 // bigint (int8) and numeric come back as strings; the adapters convert the columns they read.
@@ -71,7 +81,13 @@ export const openPostgres = (url: string, options: { readonly poolSize?: number 
     client.on("error", () => {})
   })
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
-  return { db, kind: "postgres", close: () => db.destroy() }
+  const max = options.poolSize ?? 10
+  return {
+    db,
+    kind: "postgres",
+    close: () => db.destroy(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max })
+  }
 }
 
 /**

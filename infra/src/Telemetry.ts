@@ -1,0 +1,314 @@
+/**
+ * The operator's view of a running server: `/healthz` (the process answers), `/readyz` (503 naming what is
+ * missing until the stores answer and the crypto baselines are warm, then 200), `/metrics` (Prometheus text,
+ * prom-client) and OpenTelemetry traces over OTLP (Effect's own OTLP exporter) when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set. None of these routes spends a rate unit or a credit: they are answered
+ * before the API. The transports report each request through their ports (`RequestTelemetry` in the HTTP
+ * transport, `PipelineObserver` in the core), recorded here with label children cached per label set.
+ */
+import * as http from "node:http"
+import {
+  type Answer,
+  type ApiRequest,
+  Operations,
+  type PipelineObserverShape,
+  type SourceStatus
+} from "@market-data/core"
+import type { RequestRecord, RequestTelemetryShape } from "@market-data/http"
+import type { PoolStats } from "@market-data/postgres"
+import { Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
+import * as OtlpSerialization from "effect/observability/OtlpSerialization"
+import * as OtlpTracer from "effect/observability/OtlpTracer"
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client"
+
+export const HEALTH_PATH = "/healthz"
+export const READY_PATH = "/readyz"
+export const METRICS_PATH = "/metrics"
+
+const OPERATION_NAMES = new Set(Operations.map((o) => o.name))
+/** Non-operation routes the transports name in their log lines. */
+const ROUTE_NAMES = new Set(["root", "openapi", "docs_page", "-"])
+const MCP_METHODS = new Set([
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/read",
+  "resources/templates/list",
+  "prompts/list",
+  "notifications/initialized",
+  "batch"
+])
+
+/**
+ * The `operation` label of a request, from a closed set so no caller can grow the label space: an operation
+ * of the registry (also for an MCP `tools/call`), one of the other routes, an MCP method, or `unknown`.
+ */
+export const operationLabel = (logOp: string): string => {
+  if (OPERATION_NAMES.has(logOp) || ROUTE_NAMES.has(logOp)) return logOp
+  if (logOp.startsWith("mcp ")) {
+    const [method, tool] = logOp.slice(4).split(" ")
+    if (method === "tools/call" && tool !== undefined && OPERATION_NAMES.has(tool)) return tool
+    if (method !== undefined && MCP_METHODS.has(method)) return `mcp ${method}`
+    return "mcp other"
+  }
+  return "unknown"
+}
+
+/** What an answer says about its idempotency key, when the request carried one to a paid operation. */
+export const idempotencyOutcome = (request: ApiRequest, answer: Answer): string | undefined => {
+  if (request.idempotencyKey === undefined || request.idempotencyKey.length === 0) return undefined
+  if (answer.op?.auth !== "paid") return undefined
+  const o = answer.outcome
+  if (o._tag === "Replay") return "replayed"
+  if (o._tag === "Json") return "executed"
+  if (o._tag !== "Failure") return "not_stored"
+  switch (o.error.code) {
+    case "idempotency_conflict":
+      return "conflict"
+    case "request_in_progress":
+      return "in_progress"
+    case "invalid_idempotency_key":
+      return "rejected"
+    default:
+      return "not_stored"
+  }
+}
+
+export interface TelemetrySources {
+  /** What the service still lacks (`/readyz`); empty when ready. */
+  readonly missing: Effect.Effect<ReadonlyArray<string>>
+  /** Each source component's status, read at scrape time. */
+  readonly sourceStatus: Effect.Effect<ReadonlyArray<SourceStatus>>
+  /** The PostgreSQL pool's use, read at scrape time; undefined without a pool. */
+  readonly poolStats: (() => PoolStats) | undefined
+}
+
+export interface Telemetry {
+  readonly registry: Registry
+  readonly requestTelemetry: RequestTelemetryShape
+  readonly pipelineObserver: PipelineObserverShape
+  /** Answers `/healthz`, `/readyz` and (when `serveMetrics`) `/metrics`; false for any other path. */
+  readonly handler: (serveMetrics: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => boolean
+}
+
+const json = (res: http.ServerResponse, status: number, body: unknown, head: boolean) => {
+  const text = JSON.stringify(body)
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    "content-length": Buffer.byteLength(text)
+  })
+  res.end(head ? undefined : text)
+}
+
+/** Builds the metrics registry and the operational routes. `tracing`: requests run in spans (OTLP is on). */
+export const makeTelemetry = (sources: TelemetrySources, options: { readonly tracing: boolean }): Telemetry => {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: "market_data_process_" })
+
+  const requests = new Counter({
+    name: "market_data_requests_total",
+    help: "Requests answered, by operation, transport and HTTP status",
+    labelNames: ["operation", "transport", "status"] as const,
+    registers: [registry]
+  })
+  const latency = new Histogram({
+    name: "market_data_request_duration_seconds",
+    help: "Time to answer a request, by operation, transport and HTTP status",
+    labelNames: ["operation", "transport", "status"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry]
+  })
+  const credits = new Counter({
+    name: "market_data_credits_charged_total",
+    help: "Credits charged, by operation (a replay or an error charges nothing new)",
+    labelNames: ["operation"] as const,
+    registers: [registry]
+  })
+  const idempotency = new Counter({
+    name: "market_data_idempotency_outcomes_total",
+    help: "Paid requests carrying an Idempotency-Key, by outcome: executed, replayed, conflict, in_progress, rejected, not_stored",
+    labelNames: ["outcome"] as const,
+    registers: [registry]
+  })
+  const refusals = new Counter({
+    name: "market_data_rate_limit_refusals_total",
+    help: "Requests refused 429 rate_limited, by operation",
+    labelNames: ["operation"] as const,
+    registers: [registry]
+  })
+  new Gauge({
+    name: "market_data_source_lag_seconds",
+    help: "Age of the newest data of each source component (venue or SEC EDGAR), at scrape time",
+    labelNames: ["venue", "component"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      const now = Date.now()
+      for (const s of await Effect.runPromise(sources.sourceStatus)) {
+        if (s.newestMs > 0) this.set({ venue: s.venue, component: s.component }, Math.max(0, (now - s.newestMs) / 1000))
+      }
+    }
+  })
+  new Gauge({
+    name: "market_data_source_failing",
+    help: "1 while fetching a source component is failing, else 0",
+    labelNames: ["venue", "component"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const s of await Effect.runPromise(sources.sourceStatus)) {
+        this.set({ venue: s.venue, component: s.component }, s.failing ? 1 : 0)
+      }
+    }
+  })
+  const poolStats = sources.poolStats
+  if (poolStats !== undefined) {
+    new Gauge({
+      name: "market_data_db_pool_connections",
+      help: "PostgreSQL pool connections by state: open (total), idle, in_use, waiting (requests queued for one), max",
+      labelNames: ["state"] as const,
+      registers: [registry],
+      collect() {
+        const p = poolStats()
+        this.set({ state: "total" }, p.total)
+        this.set({ state: "idle" }, p.idle)
+        this.set({ state: "in_use" }, p.total - p.idle)
+        this.set({ state: "waiting" }, p.waiting)
+        this.set({ state: "max" }, p.max)
+      }
+    })
+  }
+  new Gauge({
+    name: "market_data_ready",
+    help: "1 when /readyz answers 200",
+    registers: [registry],
+    async collect() {
+      this.set((await Effect.runPromise(sources.missing)).length === 0 ? 1 : 0)
+    }
+  })
+
+  // Label children cached per label set: the hot path does one Map lookup, no label hashing.
+  type Children = {
+    readonly count: ReturnType<typeof requests.labels>
+    readonly time: ReturnType<typeof latency.labels>
+  }
+  const children = new Map<string, Children>()
+  const record = (r: RequestRecord) => {
+    const key = `${r.transport}\u0000${r.operation}\u0000${r.status}`
+    let c = children.get(key)
+    if (c === undefined) {
+      const labels = { operation: operationLabel(r.operation), transport: r.transport, status: String(r.status) }
+      c = { count: requests.labels(labels), time: latency.labels(labels) }
+      // Unknown operations share one label set but not one key: cap the cache so a scan cannot grow it.
+      if (children.size < 10_000) children.set(key, c)
+    }
+    c.count.inc()
+    c.time.observe(r.seconds)
+  }
+
+  const answered = (request: ApiRequest, answer: Answer) => {
+    const o = answer.outcome
+    const op = answer.op?.name ?? "unknown"
+    if ((o._tag === "Json" || o._tag === "Failure") && o.creditsCharged > 0)
+      credits.inc({ operation: op }, o.creditsCharged)
+    if (o._tag === "Failure" && o.error.code === "rate_limited") refusals.inc({ operation: op })
+    const idem = idempotencyOutcome(request, answer)
+    if (idem !== undefined) idempotency.inc({ outcome: idem })
+  }
+
+  const handler = (serveMetrics: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = req.url ?? "/"
+    const q = url.indexOf("?")
+    const path = q < 0 ? url : url.slice(0, q)
+    if (path !== HEALTH_PATH && path !== READY_PATH && !(serveMetrics && path === METRICS_PATH)) return false
+    const method = req.method ?? "GET"
+    const head = method === "HEAD"
+    if (method !== "GET" && !head) {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "application/json" })
+      res.end(
+        JSON.stringify({
+          error: { code: "method_not_allowed", message: `${method} is not allowed; use GET`, retryable: false }
+        })
+      )
+      return true
+    }
+    if (path === HEALTH_PATH) {
+      json(res, 200, { status: "ok" }, head)
+      return true
+    }
+    if (path === READY_PATH) {
+      Effect.runPromise(sources.missing).then(
+        (missing) =>
+          missing.length === 0
+            ? json(res, 200, { status: "ready" }, head)
+            : json(res, 503, { status: "not_ready", missing }, head),
+        (e) => json(res, 503, { status: "not_ready", missing: [`readiness check failed: ${String(e)}`] }, head)
+      )
+      return true
+    }
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, {
+          "content-type": registry.contentType,
+          "cache-control": "no-store",
+          "content-length": Buffer.byteLength(text)
+        })
+        res.end(head ? undefined : text)
+      },
+      (e) => {
+        res.writeHead(500, { "content-type": "text/plain" })
+        res.end(`metrics collection failed: ${String(e)}\n`)
+      }
+    )
+    return true
+  }
+
+  return {
+    registry,
+    requestTelemetry: { record, tracing: options.tracing },
+    pipelineObserver: { answered },
+    handler
+  }
+}
+
+/**
+ * A server for `/metrics` alone (with `/healthz` and `/readyz`) on its own port, for the life of the scope.
+ * Resolves to the port it listens on.
+ */
+export const serveMetricsPort = (telemetry: Telemetry, host: string, port: number) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly server: http.Server; readonly port: number }, Error>((resume) => {
+      const answer = telemetry.handler(true)
+      const server = http.createServer((req, res) => {
+        if (answer(req, res)) return
+        res.writeHead(404, { "content-type": "application/json" })
+        res.end(
+          JSON.stringify({
+            error: { code: "not_found", message: "this port serves /metrics, /healthz and /readyz", retryable: false }
+          })
+        )
+      })
+      server.once("error", (e) => resume(Effect.fail(e)))
+      server.listen(port, host, () => {
+        const address = server.address()
+        resume(Effect.succeed({ server, port: typeof address === "object" && address !== null ? address.port : port }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  ).pipe(Effect.map(({ port }) => port))
+
+/** OTLP/HTTP (JSON) trace export to `<endpoint>/v1/traces` through Effect's OTLP tracer. */
+export const layerTracing = (endpoint: string) =>
+  OtlpTracer.layer({
+    url: `${endpoint}/v1/traces`,
+    resource: { serviceName: process.env.OTEL_SERVICE_NAME || "market-data", serviceVersion: "1.0.0" },
+    exportInterval: "1 second"
+  }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
