@@ -328,7 +328,11 @@ const access = (ctx: DocsContext): string =>
     "",
     "## CORS",
     "",
-    `Any origin may call the HTTP API (${code("Access-Control-Allow-Origin: *")}); preflights allow ${code("Authorization")}, ${code("Idempotency-Key")} and ${code("If-None-Match")}; ${code("ETag")}, ${code("RateLimit")}, ${code("RateLimit-Policy")}, ${code("Retry-After")}, ${code("X-Credits-Charged")}, ${code("Idempotent-Replayed")}, ${code("X-Data-Source")} and ${code("X-Catalog-Version")} are exposed.`,
+    `Any origin may call the HTTP API (${code("Access-Control-Allow-Origin: *")}); preflights allow ${code("Authorization")}, ${code("Idempotency-Key")} and ${code("If-None-Match")}; ${code("ETag")}, ${code("RateLimit")}, ${code("RateLimit-Policy")}, ${code("Retry-After")}, ${code("X-Credits-Charged")}, ${code("Idempotent-Replayed")}, ${code("X-Data-Source")}, ${code("X-Catalog-Version")} and ${code("X-Request-Id")} are exposed.`,
+    "",
+    "## Request IDs",
+    "",
+    `Every answer, over HTTP and MCP, carries ${code("X-Request-Id")}; the service's log line for the request carries the same ID, so quote it when you report a problem. Send your own ${code("X-Request-Id")} (1 to 128 letters, digits, ${code(".")}, ${code("_")}, ${code(":")} or ${code("-")}) to have it used instead; any other value is replaced by a fresh one.`,
     "",
     // The MCP guide, one heading level down so it nests under this section.
     mcpDocMarkdown.replace(/^(#+) /gm, "#$1 ")
@@ -488,6 +492,7 @@ const changelog = (ctx: DocsContext): string => {
     `- Honest source labels: a company loaded from SEC files answers ${code("X-Data-Source: sec")} and ${code('baseline.source: "sec"')} (it said ${code("simulated")} under the simulated feed); the index and the MCP instructions no longer call the simulated feed live.`,
     `- MCP ${code("tools/list")} for hosts: under 40 KB by default; ${code("outputSchema")} only with ${code("/api/mcp?output_schemas=true")} (and as ${code("result_schema")} in ${code("schema")}); ${code("inputSchema")} in the portable subset the ${code("mcp")} part of ${code("access")} states (no ${code("anyOf")}, lookahead patterns, ${code("format")} or ${code("default")}; lists as arrays, a comma-joined string still accepted); validation unchanged. A stdio bridge for hosts that cannot send a header.`,
     `- Real prices and real filings: ${code("holders")} is served on both equity tiers (a company with 13F holders and no price history answers it); ${code("MARKET_DATA_LIVE_VENUES")} empty or ${code("none")} runs live mode with no crypto venue, and an unknown venue name stops the start naming the accepted ones. The US market calendar is true to history (each holiday from the year it applied, Good Friday, the one-off closures, the 13:00 early closes; see ${code("domains")}): it drives equity ${code("status")}, ${code("next_update_at")} and the expected last bar, and a price row on a day it has closed is kept with a warning. ${code("ingest prices")} takes folders like ${code("ingest sec")}; both report loaded and refused rows by count and reason, per file and in total, and exit 1 when anything was refused, 0 when every file loaded in full. Financial figures are cited from the periodic reports (10-K, 10-Q, 20-F, 40-F, 10-KT and amendments): a later periodic report restating a period wins, and a proxy statement, 8-K, S-1 or 424B prospectus is cited only for a period no periodic report carries; every cited figure carries ${code("form")} beside ${code("accession")} (additive: ${code("form")} on holders and on ${code("dividends")} and ${code("splits")} events).`,
+    `- For operators, outside ${code(ctx.basePath)} (no key, no rate unit, no credit): ${code("/healthz")} (the process answers), ${code("/readyz")} (${code("503")} naming what is missing until the database answers and the crypto baselines are warm, then ${code("200")}), ${code("/metrics")} (Prometheus text; optionally on its own port), OpenTelemetry traces over OTLP when configured. Every answer carries ${code("X-Request-Id")}. ${code("402 insufficient_credits")} says how to get credits.`,
     "",
     "Changes within v1 (additive):",
     "",

@@ -700,7 +700,7 @@ const sourceOf = (out: { readonly dataSource?: string }) =>
 const insufficient = (amount: number, available: number): ApiError =>
   apiError(
     "insufficient_credits",
-    `this request holds ${amount} credit${amount === 1 ? "" : "s"}; the key has ${available} available`
+    `this request holds ${amount} credit${amount === 1 ? "" : "s"}; the key has ${available} available. To top up, ask the service's operator: they add credits with \`market-data credits grant <key-id> <n>\` (your key ID is in \`usage\`); see docs section access`
   )
 
 const rateLimited = (rate: RateWindow, nowMs: number): ApiError => {

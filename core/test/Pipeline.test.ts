@@ -135,6 +135,10 @@ describe("credits", () => {
       // A batch holds the price of every requested asset.
       const b = yield* t.call({ operation: "funding", query: "ids=crypto:bitcoin,crypto:ethereum" })
       assert.strictEqual(code(b), "insufficient_credits")
+      // The message says how to get more: the operator's top-up command and where the key ID is.
+      const message = a.outcome._tag === "Failure" ? a.outcome.error.message : ""
+      assert.include(message, "market-data credits grant <key-id> <n>")
+      assert.include(message, "`usage`")
     }).pipe(Effect.scoped)
   )
 

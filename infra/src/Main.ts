@@ -81,9 +81,14 @@ export const serve = (
           metricsPort === undefined
             ? `${url}${METRICS_PATH}`
             : `http://${formatHost(config.host)}:${metricsPort}${METRICS_PATH}`
+        // A memory store lives in this process only: without a bootstrap key there is no key and no way to mint one.
+        const keyHint =
+          config.store._tag === "Memory" && config.bootstrapKey === undefined
+            ? "no API key exists: DATABASE_URL=memory keeps keys inside this process, where `market-data keys create` cannot reach them. To get one, restart with MARKET_DATA_BOOTSTRAP_KEY=mdk_<32 letters or digits> MARKET_DATA_BOOTSTRAP_CREDITS=<n> (that key is then created with n credits), or use the embedded store (unset DATABASE_URL) and `market-data keys create --credits N`\n"
+            : ""
         yield* Effect.sync(() =>
           process.stdout.write(
-            `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · metrics ${metrics} · store: ${service.storeDescription} · feed: ${service.feedDescription}\n`
+            `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · metrics ${metrics} · store: ${service.storeDescription} · feed: ${service.feedDescription}\n${keyHint}`
           )
         )
       })

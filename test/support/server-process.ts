@@ -15,6 +15,8 @@ export interface ServerProcess {
   readonly child: ChildProcess
   /** What the process wrote to stderr so far. */
   readonly stderr: () => string
+  /** What the process wrote to stdout so far (the startup line, log lines). */
+  readonly stdout: () => string
 }
 
 /**
@@ -43,14 +45,15 @@ export const startServerProcess = (
       if (err.length > 200_000) err = err.slice(-100_000)
     })
     child.stdout?.on("data", (d) => {
-      if (started) return
       out += d
+      if (out.length > 400_000) out = out.slice(-200_000)
+      if (started) return
       const m = /listening on (http:\/\/[^/\s]+)/.exec(out)
       if (m) {
         started = true
         clearTimeout(timer)
         const base = m[1] as string
-        resolve({ base, port: Number(new URL(base).port), child, stderr: () => err })
+        resolve({ base, port: Number(new URL(base).port), child, stderr: () => err, stdout: () => out })
       }
     })
     child.on("exit", (code, signal) => {
