@@ -21,11 +21,12 @@ import { type Database, makePgMarketStore, openPglite, openPostgres } from "@mar
 import { SingleBar } from "cli-progress"
 import { Cause, Clock, Effect, Layer, type Scope } from "effect"
 import { type Kysely, sql } from "kysely"
+import { sendToServer } from "./Admin.ts"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
 import { IngestUsage, ingestCommand } from "./Ingest.ts"
 import { serve } from "./Main.ts"
 import { migrations, migrator, pendingMigrations } from "./Migrate.ts"
-import { layerPlatform } from "./Service.ts"
+import { layerPlatform, type OpenedService } from "./Service.ts"
 import { lockDataDir, openStores, redactUrl } from "./Stores.ts"
 
 export const USAGE = `market-data <command>
@@ -289,11 +290,16 @@ const SHARED_STORE_NEEDED = (command: string) =>
     `\`${command}\` commands need a store the server shares: DATABASE_URL=memory lives inside one process. Use the embedded store (DATABASE_URL unset, with the server stopped) or PostgreSQL, or give the server a key with MARKET_DATA_BOOTSTRAP_KEY.`
   )
 
-/** Runs an operator command on the stores the configuration names (or the given ones, in tests). */
+/**
+ * Runs an operator command on the stores the configuration names (or the given ones, in tests). On the embedded
+ * store a running server holds the database: the command line goes to it over its admin channel instead.
+ */
 const onSharedStores = <E>(
   command: string,
   run: Effect.Effect<number, E, StorePorts | Layer.Success<typeof layerPlatform>>,
-  storesOverride: Layer.Layer<StorePorts> | undefined
+  storesOverride: Layer.Layer<StorePorts> | undefined,
+  argv: ReadonlyArray<string>,
+  io: Io
 ) =>
   Effect.gen(function* () {
     if (storesOverride !== undefined) {
@@ -301,6 +307,11 @@ const onSharedStores = <E>(
     }
     const config = yield* loadConfig
     if (config.store._tag === "Memory") return yield* Effect.fail(SHARED_STORE_NEEDED(command))
+    if (config.store._tag === "Embedded") {
+      const dir = config.store.dir
+      const answered = yield* Effect.promise(() => sendToServer(dir, argv, io))
+      if (answered !== undefined) return answered
+    }
     return yield* Effect.scoped(
       Effect.gen(function* () {
         const stores = yield* openStores(config)
@@ -466,7 +477,14 @@ const databaseChecks = (
       checks.push({ name: "migrations", status: "skipped", detail: "the database could not be opened" })
       return checks
     }
-    const db = opened.success.db
+    checks.push(...(yield* checksOnDatabase(opened.success.db, fresh, progress)))
+    return checks
+  })
+
+/** The database checks on an open database: reachable, migrations current (a fresh store is migrated now). */
+const checksOnDatabase = (db: Kysely<any>, fresh: boolean, progress: ProgressFactory) =>
+  Effect.gen(function* () {
+    const checks: Array<Check> = []
     const started = performance.now()
     const version = yield* Effect.tryPromise(() => sql<{ v: string }>`select version() as v`.execute(db)).pipe(
       Effect.timeout("10 seconds"),
@@ -529,8 +547,58 @@ const databaseChecks = (
     return checks
   })
 
+const printChecks = (json: boolean, description: string, checks: ReadonlyArray<Check>, io: Io): number => {
+  const healthy = checks.every((c) => c.status !== "fail")
+  if (json) io.out(JSON.stringify({ healthy, store: description, checks }))
+  else {
+    const width = Math.max(...checks.map((c) => c.name.length))
+    for (const c of checks) io.out(`${c.status.padEnd(7)} ${c.name.padEnd(width)}  ${c.detail}`)
+    io.out(healthy ? "healthy" : "NOT healthy: see the checks marked fail")
+  }
+  return healthy ? 0 : 1
+}
+
+/** `doctor` as a running server answers it over its admin channel: the checks on its own open database. */
+const doctorOnServer = (parsed: Parsed, io: Io, config: AppConfig, service: OpenedService) =>
+  Effect.gen(function* () {
+    const bad = onlyFlags(parsed.flags, ["json"])
+    if (bad) return yield* Effect.fail(bad)
+    const checks: Array<Check> = [
+      { name: "store", status: "ok", detail: service.storeDescription },
+      { name: "data dir", status: "ok", detail: resolve(config.dataDir) },
+      {
+        name: "lock",
+        status: "ok",
+        detail: `held by the running server (process ${process.pid}), which answered these checks over its admin channel`
+      }
+    ]
+    const database = service.stores.database
+    if (database === undefined) checks.push({ name: "database", status: "skipped", detail: "no database" })
+    else checks.push(...(yield* checksOnDatabase(database.db, false, lineProgress(io.err))))
+    return printChecks(parsed.flags.get("json") === true, service.storeDescription, checks, io)
+  })
+
+/**
+ * The commands a running server runs for the CLI over its admin channel: the key and credit commands on its
+ * own stores, and `doctor` on its own database.
+ */
+const adminRunner =
+  (config: AppConfig, service: OpenedService) =>
+  (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> => {
+    if (argv[0] !== "doctor") return runCli(argv, io, Layer.succeedContext(service.context))
+    const parsed = parseArgs(argv)
+    return (parsed instanceof Usage ? Effect.fail(parsed) : doctorOnServer(parsed, io, config, service)).pipe(
+      Effect.catch((e: Usage) =>
+        Effect.sync(() => {
+          io.err(`market-data: ${e.message}`)
+          return 2
+        })
+      )
+    )
+  }
+
 /** `doctor [--json]`: checks the configured store; exit 0 when every check passes, 1 otherwise. */
-const doctorCommand = (parsed: Parsed, io: Io) =>
+const doctorCommand = (parsed: Parsed, io: Io, argv: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const bad = onlyFlags(parsed.flags, ["json"])
     if (bad) return yield* Effect.fail(bad)
@@ -556,6 +624,10 @@ const doctorCommand = (parsed: Parsed, io: Io) =>
           detail: existsSync(store.dir) ? resolve(store.dir) : `${resolve(store.dir)} (created now)`
         })
         if (lock.holder !== undefined) {
+          // A running server checks its own store and answers over its admin channel.
+          const dir = store.dir
+          const answered = yield* Effect.promise(() => sendToServer(dir, argv, io))
+          if (answered !== undefined) return answered
           checks.push({
             name: "lock",
             status: "fail",
@@ -571,14 +643,7 @@ const doctorCommand = (parsed: Parsed, io: Io) =>
         checks.push(...(yield* Effect.scoped(databaseChecks(config, store, progressFor(io)))))
       }
     }
-    const healthy = checks.every((c) => c.status !== "fail")
-    if (parsed.flags.get("json") === true) io.out(JSON.stringify({ healthy, store: description, checks }))
-    else {
-      const width = Math.max(...checks.map((c) => c.name.length))
-      for (const c of checks) io.out(`${c.status.padEnd(7)} ${c.name.padEnd(width)}  ${c.detail}`)
-      io.out(healthy ? "healthy" : "NOT healthy: see the checks marked fail")
-    }
-    return healthy ? 0 : 1
+    return printChecks(parsed.flags.get("json") === true, description, checks, io)
   })
 
 // ---------------------------------------------------------------------------------------------------------
@@ -729,13 +794,14 @@ export const runCli = (
       const config = yield* loadConfig.pipe(
         Effect.mapError((e) => (e instanceof ConfigProblem ? e : new ConfigProblem(String(e))))
       )
-      yield* serve(config)
+      yield* serve(config, [], { admin: (service) => adminRunner(config, service) })
       return 0
     }
-    if (command === "keys") return yield* onSharedStores("keys", keysCommand(parsed, io), storesOverride)
-    if (command === "credits") return yield* onSharedStores("credits", creditsCommand(parsed, io), storesOverride)
+    if (command === "keys") return yield* onSharedStores("keys", keysCommand(parsed, io), storesOverride, argv, io)
+    if (command === "credits")
+      return yield* onSharedStores("credits", creditsCommand(parsed, io), storesOverride, argv, io)
     if (command === "migrate") return yield* migrateCommand(parsed, io)
-    if (command === "doctor") return yield* doctorCommand(parsed, io)
+    if (command === "doctor") return yield* doctorCommand(parsed, io, argv)
     if (command === "sources") return yield* sourcesCommand(parsed, io)
     if (command === "ingest") {
       return yield* ingestCommand(parsed, io, progressFor(io)).pipe(

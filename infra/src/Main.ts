@@ -6,8 +6,9 @@ import { type Handler, PipelineObserver } from "@market-data/core"
 import { layerHttpServer, RequestTelemetry } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
+import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
-import { openService } from "./Service.ts"
+import { type OpenedService, openService } from "./Service.ts"
 import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
 
 /** The logger: one JSON (or logfmt) line per event on stdout, at the configured level. */
@@ -24,7 +25,14 @@ export const layerLogging = (config: AppConfig) =>
 export const serve = (
   config: AppConfig,
   handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
-  options: { readonly withPlanes?: boolean } = {}
+  options: {
+    readonly withPlanes?: boolean
+    /**
+     * The commands of the local admin channel (`Admin.ts`), run on this server's stores; served on the embedded
+     * store, where no other process can open them while this one runs.
+     */
+    readonly admin?: (service: OpenedService) => AdminRunner
+  } = {}
 ) =>
   Effect.gen(function* () {
     // Added first, so it runs last: after the server drained and the stores closed (one line, on stdout).
@@ -45,6 +53,9 @@ export const serve = (
       progressive: true,
       ...(options.withPlanes === undefined ? {} : { withPlanes: options.withPlanes })
     })
+    if (config.store._tag === "Embedded" && options.admin !== undefined) {
+      yield* serveAdmin(config.store.dir, options.admin(service))
+    }
     // Health, readiness and metrics, answered before the API (no rate unit, no credit); `/metrics` on its own
     // port when MARKET_DATA_METRICS_PORT is set.
     const telemetry = makeTelemetry(

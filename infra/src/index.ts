@@ -1,4 +1,6 @@
 /** @market-data/infra: configuration, composition root and CLI. */
+
+export * from "./Admin.ts"
 export * from "./AppConfig.ts"
 export * from "./Cli.ts"
 export * from "./Main.ts"
