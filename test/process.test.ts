@@ -8,6 +8,8 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createMarketData } from "@market-data/embedded"
+import { nodeVersionProblem } from "@market-data/infra"
 import { afterAll, describe, expect, it } from "vitest"
 
 const ROOT = join(import.meta.dirname, "..")
@@ -210,4 +212,25 @@ describe("the market-data launcher", () => {
       expect(r.stdout).toContain("market-data <command>")
     }
   )
+})
+
+describe("the embedding path on an unsupported Node", () => {
+  it("createMarketData rejects with one plain sentence naming the Node needed", async () => {
+    const real = process.versions.node
+    Object.defineProperty(process.versions, "node", { value: "20.20.2", configurable: true })
+    try {
+      const error = await createMarketData({ store: "memory" }).then(
+        () => undefined,
+        (e: unknown) => e
+      )
+      expect(error).toBeInstanceOf(Error)
+      expect((error as Error).message).toBe(nodeVersionProblem("20.20.2"))
+      expect((error as Error).message).toMatch(/^market-data needs Node >= 22\.19 .* this is Node 20\.20\.2: /)
+    } finally {
+      Object.defineProperty(process.versions, "node", { value: real, configurable: true })
+    }
+    expect(nodeVersionProblem("22.19.0")).toBeUndefined()
+    expect(nodeVersionProblem("24.21.0")).toBeUndefined()
+    expect(nodeVersionProblem("22.18.9")).toContain("needs Node >= 22.19")
+  })
 })

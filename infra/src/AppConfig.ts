@@ -42,6 +42,16 @@ const normalizeLevel = (s: string): string => {
   return lower === "warning" ? "Warn" : lower.charAt(0).toUpperCase() + lower.slice(1)
 }
 
+/** The oldest Node the service runs on (Effect 4, kysely, undici; Node strips the TypeScript types itself). */
+export const MIN_NODE = { major: 22, minor: 19 } as const
+
+/** One plain sentence when this Node is too old for the service (`version`: default the running one), else undefined. */
+export const nodeVersionProblem = (version: string = process.versions.node): string | undefined => {
+  const [major = 0, minor = 0] = version.split(".").map(Number)
+  if (major > MIN_NODE.major || (major === MIN_NODE.major && minor >= MIN_NODE.minor)) return undefined
+  return `market-data needs Node >= ${MIN_NODE.major}.${MIN_NODE.minor} (Node 24 recommended) and this is Node ${version}: install Node 24, or run your program with the Node 24 that npm ci installs into node_modules (npx node <file>).`
+}
+
 /** Reads and validates the configuration; every failure names the variable. */
 export const loadConfig: Effect.Effect<AppConfig, ConfigProblem> = Effect.suspend(() => readConfig).pipe(
   Effect.catchTag("ConfigError", (e) => Effect.fail(new ConfigProblem(`invalid configuration: ${e.message}`)))

@@ -23,7 +23,14 @@ import {
   type PipelineServices,
   statusOf
 } from "@market-data/core"
-import { type AppConfig, ConfigProblem, layerLogging, openService, type StoreChoice } from "@market-data/infra"
+import {
+  type AppConfig,
+  ConfigProblem,
+  layerLogging,
+  nodeVersionProblem,
+  openService,
+  type StoreChoice
+} from "@market-data/infra"
 import { type Context, Effect, Exit, Scope } from "effect"
 
 /** Where the embedded service keeps its state. */
@@ -161,6 +168,9 @@ const storeChoice = (store: StoreOption | undefined): StoreChoice => {
 
 /** Opens the service in this process. Rejects with a message naming the problem when it cannot start. */
 export const createMarketData = async (options: MarketDataOptions = {}): Promise<MarketDataClient> => {
+  // On a Node too old for the service: one plain sentence, not a failure deep inside the runtime.
+  const tooOld = nodeVersionProblem()
+  if (tooOld !== undefined) throw new Error(tooOld)
   const store = storeChoice(options.store)
   const config: AppConfig = {
     host: "127.0.0.1",
