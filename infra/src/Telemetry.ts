@@ -4,7 +4,9 @@
  * prom-client) and OpenTelemetry traces over OTLP (Effect's own OTLP exporter) when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` is set. None of these routes spends a rate unit or a credit: they are answered
  * before the API. The transports report each request through their ports (`RequestTelemetry` in the HTTP
- * transport, `PipelineObserver` in the core), recorded here with label children cached per label set.
+ * transport, `PipelineObserver` in the core). On the request path a record is a few increments on plain
+ * per-label-set numbers (about 30 ns; prom-client's own `inc`/`observe` hash their labels on every call, about
+ * 1.7 us); prom-client's registry renders them, with its gauges and Node's process metrics, when scraped.
  */
 import * as http from "node:http"
 import {
@@ -20,7 +22,7 @@ import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client"
 
 export const HEALTH_PATH = "/healthz"
 export const READY_PATH = "/readyz"
@@ -94,6 +96,51 @@ export interface Telemetry {
   readonly handler: (serveMetrics: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => boolean
 }
 
+const LATENCY_BUCKETS: ReadonlyArray<number> = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
+]
+
+/** Count and latency of one label set; `buckets[i]` counts answers in bucket i alone (the last: over 10 s). */
+interface RequestStats {
+  readonly labels: Record<string, string>
+  count: number
+  sum: number
+  readonly buckets: Float64Array
+}
+
+interface Sample {
+  readonly metricName?: string
+  readonly labels: Record<string, string>
+  readonly value: number
+}
+
+/** A metric whose samples are computed at scrape time, in the shape prom-client's registry renders. */
+const metricOf = (name: string, help: string, type: "counter" | "histogram", values: () => ReadonlyArray<Sample>) =>
+  ({
+    name,
+    help,
+    type,
+    aggregator: "sum",
+    get: async () => ({ name, help, type, aggregator: "sum", values: values() }),
+    reset: () => {}
+  }) as unknown as Metric<string>
+
+/** Prometheus histogram samples (cumulative `_bucket`s, `_sum`, `_count`) of one label set. */
+const histogramSamples =
+  (name: string) =>
+  (st: RequestStats): Array<Sample> => {
+    const out: Array<Sample> = []
+    let cumulative = 0
+    LATENCY_BUCKETS.forEach((le, i) => {
+      cumulative += st.buckets[i] as number
+      out.push({ metricName: `${name}_bucket`, labels: { ...st.labels, le: String(le) }, value: cumulative })
+    })
+    out.push({ metricName: `${name}_bucket`, labels: { ...st.labels, le: "+Inf" }, value: st.count })
+    out.push({ metricName: `${name}_sum`, labels: st.labels, value: st.sum })
+    out.push({ metricName: `${name}_count`, labels: st.labels, value: st.count })
+    return out
+  }
+
 const json = (res: http.ServerResponse, status: number, body: unknown, head: boolean) => {
   const text = JSON.stringify(body)
   res.writeHead(status, {
@@ -109,37 +156,53 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: "market_data_process_" })
 
-  const requests = new Counter({
-    name: "market_data_requests_total",
-    help: "Requests answered, by operation, transport and HTTP status",
-    labelNames: ["operation", "transport", "status"] as const,
-    registers: [registry]
-  })
-  const latency = new Histogram({
-    name: "market_data_request_duration_seconds",
-    help: "Time to answer a request, by operation, transport and HTTP status",
-    labelNames: ["operation", "transport", "status"] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry]
-  })
-  const credits = new Counter({
-    name: "market_data_credits_charged_total",
-    help: "Credits charged, by operation (a replay or an error charges nothing new)",
-    labelNames: ["operation"] as const,
-    registers: [registry]
-  })
-  const idempotency = new Counter({
-    name: "market_data_idempotency_outcomes_total",
-    help: "Paid requests carrying an Idempotency-Key, by outcome: executed, replayed, conflict, in_progress, rejected, not_stored",
-    labelNames: ["outcome"] as const,
-    registers: [registry]
-  })
-  const refusals = new Counter({
-    name: "market_data_rate_limit_refusals_total",
-    help: "Requests refused 429 rate_limited, by operation",
-    labelNames: ["operation"] as const,
-    registers: [registry]
-  })
+  // Request count and latency: the hot path's metrics, kept in plain per-label-set records (a Map lookup, a
+  // bucket search, three increments; prom-client's own observe hashes the labels on every call) and handed to
+  // the registry as ordinary counter and histogram samples when it is scraped.
+  const stats = new Map<string, RequestStats>()
+  registry.registerMetric(
+    metricOf(
+      "market_data_requests_total",
+      "Requests answered, by operation, transport and HTTP status",
+      "counter",
+      () => [...stats.values()].map((st) => ({ labels: st.labels, value: st.count }))
+    )
+  )
+  registry.registerMetric(
+    metricOf(
+      "market_data_request_duration_seconds",
+      "Time to answer a request, by operation, transport and HTTP status",
+      "histogram",
+      () => [...stats.values()].flatMap(histogramSamples("market_data_request_duration_seconds"))
+    )
+  )
+  // Per-answer counters of the pipeline, kept as plain numbers by label value (cheap on the paid path).
+  const credits = new Map<string, number>()
+  const idempotency = new Map<string, number>()
+  const refusals = new Map<string, number>()
+  const bump = (m: Map<string, number>, label: string, by = 1) => m.set(label, (m.get(label) ?? 0) + by)
+  const counterOf = (name: string, help: string, label: string, m: Map<string, number>) =>
+    registry.registerMetric(
+      metricOf(name, help, "counter", () => [...m].map(([value, n]) => ({ labels: { [label]: value }, value: n })))
+    )
+  counterOf(
+    "market_data_credits_charged_total",
+    "Credits charged, by operation (a replay or an error charges nothing new)",
+    "operation",
+    credits
+  )
+  counterOf(
+    "market_data_idempotency_outcomes_total",
+    "Paid requests carrying an Idempotency-Key, by outcome: executed, replayed, conflict, in_progress, rejected, not_stored",
+    "outcome",
+    idempotency
+  )
+  counterOf(
+    "market_data_rate_limit_refusals_total",
+    "Requests refused 429 rate_limited, by operation",
+    "operation",
+    refusals
+  )
   new Gauge({
     name: "market_data_source_lag_seconds",
     help: "Age of the newest data of each source component (venue or SEC EDGAR), at scrape time",
@@ -191,33 +254,51 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
     }
   })
 
-  // Label children cached per label set: the hot path does one Map lookup, no label hashing.
-  type Children = {
-    readonly count: ReturnType<typeof requests.labels>
-    readonly time: ReturnType<typeof latency.labels>
+  const statsOf = (r: RequestRecord): RequestStats => {
+    const labels = { operation: operationLabel(r.operation), transport: r.transport, status: String(r.status) }
+    const labelKey = `${labels.transport}\u0000${labels.operation}\u0000${labels.status}`
+    const known = stats.get(labelKey)
+    if (known !== undefined) return known
+    const created: RequestStats = { labels, count: 0, sum: 0, buckets: new Float64Array(LATENCY_BUCKETS.length + 1) }
+    stats.set(labelKey, created)
+    return created
   }
-  const children = new Map<string, Children>()
+  // By transport, then the transport's operation name, then status: no key string is built per request.
+  const cache = {
+    http: new Map<string, Map<number, RequestStats>>(),
+    mcp: new Map<string, Map<number, RequestStats>>()
+  }
+  let cached = 0
   const record = (r: RequestRecord) => {
-    const key = `${r.transport}\u0000${r.operation}\u0000${r.status}`
-    let c = children.get(key)
-    if (c === undefined) {
-      const labels = { operation: operationLabel(r.operation), transport: r.transport, status: String(r.status) }
-      c = { count: requests.labels(labels), time: latency.labels(labels) }
-      // Unknown operations share one label set but not one key: cap the cache so a scan cannot grow it.
-      if (children.size < 10_000) children.set(key, c)
+    const byOp = cache[r.transport]
+    let byStatus = byOp.get(r.operation)
+    let st = byStatus?.get(r.status)
+    if (st === undefined) {
+      st = statsOf(r)
+      // Unknown operations share one label set but not one cache entry: cap the cache so a scan cannot grow it.
+      if (cached < 10_000) {
+        cached++
+        if (byStatus === undefined) {
+          byStatus = new Map()
+          byOp.set(r.operation, byStatus)
+        }
+        byStatus.set(r.status, st)
+      }
     }
-    c.count.inc()
-    c.time.observe(r.seconds)
+    st.count++
+    st.sum += r.seconds
+    let b = 0
+    while (b < LATENCY_BUCKETS.length && r.seconds > (LATENCY_BUCKETS[b] as number)) b++
+    st.buckets[b] = (st.buckets[b] as number) + 1
   }
 
   const answered = (request: ApiRequest, answer: Answer) => {
     const o = answer.outcome
     const op = answer.op?.name ?? "unknown"
-    if ((o._tag === "Json" || o._tag === "Failure") && o.creditsCharged > 0)
-      credits.inc({ operation: op }, o.creditsCharged)
-    if (o._tag === "Failure" && o.error.code === "rate_limited") refusals.inc({ operation: op })
+    if ((o._tag === "Json" || o._tag === "Failure") && o.creditsCharged > 0) bump(credits, op, o.creditsCharged)
+    if (o._tag === "Failure" && o.error.code === "rate_limited") bump(refusals, op)
     const idem = idempotencyOutcome(request, answer)
-    if (idem !== undefined) idempotency.inc({ outcome: idem })
+    if (idem !== undefined) bump(idempotency, idem)
   }
 
   const handler = (serveMetrics: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
