@@ -13,6 +13,8 @@
  * the first funding settlement held, whatever the bars' history, because funding needs only settlements and
  * open interest. A year of settlements beside 90 days of bars gives a one-year `pctl_1y`.
  */
+
+import { BaselineWindows, SortedWindow } from "../Percentile.ts"
 import { HOUR_MS } from "./Market.ts"
 import {
   type AssetData,
@@ -22,7 +24,6 @@ import {
   type Measures,
   measuresAt
 } from "./Measures.ts"
-import { BaselineWindows, SortedWindow } from "./Percentile.ts"
 
 /** Cadence of baseline samples. */
 export const BaselineCadenceMs = HOUR_MS

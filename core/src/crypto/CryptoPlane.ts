@@ -10,9 +10,10 @@
  */
 import { Clock, Effect } from "effect"
 import { chargeFor } from "../Billing.ts"
-import { decodeCursor, encodeCursor } from "../Coverage.ts"
+import { decodeCursor, encodeCursor } from "../Cursor.ts"
 import { type ApiError, apiError } from "../Errors.ts"
 import type { CanonicalParams } from "../Params.ts"
+import { BaselineWindows, MinBaselineN, percentileRank, type SortedWindow, sortedFinite } from "../Percentile.ts"
 import type { Handler, HandlerInput } from "../Pipeline.ts"
 import { type DirectoryEntry, type PlaneForAsset, type PlaneOperations, tierServes } from "../Planes.ts"
 import type { RankMetrics } from "../Registry.ts"
@@ -50,7 +51,6 @@ import {
   venueData,
   venueOiAt
 } from "./Measures.ts"
-import { BaselineWindows, MinBaselineN, percentileRank, type SortedWindow, sortedFinite } from "./Percentile.ts"
 import { rangeStartMs, type SeriesRange, summarize } from "./SeriesSummary.ts"
 import { lastBreakOfStructure, StructureBars, StructureRule, sessionLevels, trendState } from "./Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "./Technicals.ts"

@@ -3,12 +3,13 @@
  * their minimum size, the funding bands, the assessment rules with their thresholds and versions, structure,
  * and freshness. Rendered from the constants the code itself uses, so the text cannot drift from the rules.
  */
+
+import { MinBaselineN } from "../Percentile.ts"
 import { AssessmentThresholds, CascadeRule, ExtremeTail, FlowRule, PositioningRule } from "./Assessment.ts"
 import { BaselineCadence } from "./Baselines.ts"
 import { DelayedCadences } from "./Freshness.ts"
 import { FundingBandThresholds } from "./Funding.ts"
 import { DepthBandsPct, MaxSnapshotAgeMs, PrintPrecision } from "./Measures.ts"
-import { MinBaselineN } from "./Percentile.ts"
 import { Sessions, StructureBars, StructureRule, SwingSpan } from "./Structure.ts"
 import { MovingAveragePeriods, WilderPeriod } from "./Technicals.ts"
 

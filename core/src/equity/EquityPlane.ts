@@ -18,11 +18,11 @@
  */
 import { Clock, Effect, Ref } from "effect"
 import { chargeFor } from "../Billing.ts"
-import { decodeCursor, encodeCursor } from "../Coverage.ts"
-import { percentileRank, sortedFinite } from "../crypto/Percentile.ts"
+import { decodeCursor, encodeCursor } from "../Cursor.ts"
 import { adx, atrPct, MovingAveragePeriods, rsi, sma } from "../crypto/Technicals.ts"
 import { type ApiError, apiError } from "../Errors.ts"
 import { isApiError } from "../Params.ts"
+import { percentileRank, sortedFinite } from "../Percentile.ts"
 import type { Handler, HandlerInput, HandlerOutput } from "../Pipeline.ts"
 import type { DirectoryEntry, PlaneForAsset, PlaneOperations } from "../Planes.ts"
 import { type CompanyCoverage, type DailyBar, EquityStore } from "./EquityStore.ts"

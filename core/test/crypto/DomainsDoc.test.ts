@@ -3,8 +3,8 @@ import { AssessmentThresholds, CascadeRule, FlowRule, PositioningRule } from "..
 import { cryptoDomainsDoc } from "../../src/crypto/DomainsDoc.ts"
 import { FundingBands, FundingBandThresholds } from "../../src/crypto/Funding.ts"
 import { PrintPrecision } from "../../src/crypto/Measures.ts"
-import { MinBaselineN } from "../../src/crypto/Percentile.ts"
 import { StructureRule } from "../../src/crypto/Structure.ts"
+import { MinBaselineN } from "../../src/Percentile.ts"
 import { RankMetrics } from "../../src/Registry.ts"
 
 describe("crypto domains documentation", () => {

@@ -1,14 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  lowerBound,
-  MinBaselineN,
-  percentileRank,
-  SortedWindow,
-  sortedFinite,
-  upperBound
-} from "../../src/crypto/Percentile.ts"
-import { hasHistory, readText } from "./support/SharedData.ts"
+import { lowerBound, MinBaselineN, percentileRank, SortedWindow, sortedFinite, upperBound } from "../src/Percentile.ts"
+import { hasHistory, readText } from "./crypto/support/SharedData.ts"
 
 /** Brute force: count below and equal by scanning, no sorting, no binary search. */
 const bruteForce = (value: number, samples: ReadonlyArray<number>): number => {
