@@ -1,0 +1,94 @@
+/**
+ * The frame of every per-asset crypto operation (`perAsset`): the asset, its statuses, state and freshness,
+ * the `unavailable` block, the clocks, and the result memo that serves an unchanged answer again while nothing
+ * it depends on has moved (`validUntilOf`).
+ */
+import { Effect } from "effect"
+import type { ApiError } from "../../Errors.ts"
+import type { CanonicalParams } from "../../Params.ts"
+import type { PlaneForAsset } from "../../Planes.ts"
+import type { CryptoAsset } from "../Assets.ts"
+import type { ResultFreshness } from "../Freshness.ts"
+import { BAR_MS, HOUR_MS, type SourceStatus } from "../Market.ts"
+import { clocks, Gaps, MaxMemoizedResults, nextChangeMs, paramsKey } from "./Result.ts"
+import { type AssetState, assetOf, freshnessFor, OperationComponents, type PlaneState, venuesOf } from "./State.ts"
+
+/**
+ * Until when (exclusive) a per-asset result built at `nowMs` stays the same if nothing is written. The clock
+ * enters a result only through freshness (statuses and `next_update_at` change just after a point of a
+ * source's cadence grid, `newest + k * cadence`), the asset's state (its measure time follows the minute while
+ * the newest bar is forming, and stops at the bar's end) and the session levels (per hour). Conservative:
+ * every source's grid counts, whether the result reads that source or not; a result timed "now" (nothing
+ * delivered yet) is not reused at all.
+ */
+export const validUntilOf = (
+  statuses: ReadonlyArray<SourceStatus>,
+  state: AssetState,
+  fresh: ResultFreshness,
+  nowMs: number
+): number => {
+  if (fresh.asOfMs === nowMs) return nowMs + 1
+  let until = (Math.floor(nowMs / HOUR_MS) + 1) * HOUR_MS
+  if (state.barsEndMs === undefined || state.barsEndMs >= nowMs) {
+    until = Math.min(until, (Math.floor(nowMs / 60_000) + 1) * 60_000)
+  }
+  if (state.barsEndMs !== undefined) until = Math.min(until, nextChangeMs(state.barsEndMs, BAR_MS, nowMs))
+  for (const s of statuses) {
+    if (s.cadenceMs <= 0 || s.newestMs <= 0) return nowMs + 1
+    until = Math.min(until, nextChangeMs(s.newestMs, s.cadenceMs, nowMs))
+  }
+  return until
+}
+
+/** What a per-asset operation builds its body from. */
+export interface OperationContext {
+  readonly asset: CryptoAsset
+  readonly params: CanonicalParams
+  readonly nowMs: number
+  readonly statuses: ReadonlyArray<SourceStatus>
+  readonly state: AssetState
+  readonly gaps: Gaps
+  readonly fresh: ResultFreshness
+}
+
+/** Runs `build` with the asset, its statuses and state, for one per-asset operation `op` of the plane. */
+export const perAsset = (
+  st: PlaneState,
+  op: string,
+  build: (ctx: OperationContext) => Effect.Effect<object, ApiError>
+): PlaneForAsset => {
+  const { store, results, statusesOf, stateOf } = st
+  return (entry, params, input) => {
+    const nowMs = input.nowMs
+    // A result depends on the store's content (its revision), the parameters and the clock only through
+    // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
+    // same answer is served again instead of being rebuilt.
+    const revision = store.revision?.()
+    const memoKey = `${op}\u0000${entry.asset_id}\u0000${paramsKey(params)}`
+    const memo = revision === undefined ? undefined : results.get(memoKey)
+    if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
+      return Effect.succeed(memo.value)
+    }
+    return Effect.gen(function* () {
+      const asset = yield* assetOf(entry)
+      const statuses = yield* statusesOf(asset)
+      const state = yield* stateOf(asset, nowMs, statuses)
+      const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
+      const gaps = new Gaps()
+      const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
+      const components = OperationComponents[op] ?? ["bars"]
+      const venues = venuesOf(asset)
+      if (statuses.some((s) => s.failing && venues.includes(s.venue) && components.includes(s.component))) {
+        gaps.blameFailingSource()
+      }
+      // `body` may refine `next_update_at` (technicals change only when a bar closes).
+      const value = { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
+      // Only when nothing was written meanwhile (a write during the build may or may not be in it).
+      if (revision !== undefined && store.revision?.() === revision) {
+        if (results.size >= MaxMemoizedResults) results.clear()
+        results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
+      }
+      return value
+    })
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * The crypto plane's shared state, created once per plane (`makePlaneState`): the store it reads, every cache
+ * the operations share (baselines, asset states, timeframe states, session levels, the per-asset result memo,
+ * directory entries) and the loading that fills them. Each asset's baselines and current measures are advanced
+ * incrementally: the first request for an asset samples its history once, later ones only the hours since.
+ * The operation families (`Price.ts`, `Funding.ts`, `Flow.ts`, `Liquidity.ts`, `Technicals.ts`, `Structure.ts`,
+ * `Read.ts`, `Series.ts`, `Rank.ts`, `Directory.ts`) read it; `../CryptoPlane.ts` assembles them.
+ */
+import { Clock, Effect } from "effect"
+import { type ApiError, apiError } from "../../Errors.ts"
+import { BaselineWindows, sortedFinite } from "../../Percentile.ts"
+import type { DirectoryEntry } from "../../Planes.ts"
+import { type CryptoAsset, CryptoAssets, cryptoAsset } from "../Assets.ts"
+import { AssetBaselines } from "../Baselines.ts"
+import { type ResultFreshness, resultFreshness, worstStatus } from "../Freshness.ts"
+import {
+  BAR_MS,
+  type Bars,
+  type Component,
+  completeBars,
+  DAY_MS,
+  freshnessOf,
+  HOUR_MS,
+  intervalStartMs,
+  type MarketStore,
+  type Series,
+  type SeriesKind,
+  type SourceStatus,
+  sliceSeries
+} from "../Market.ts"
+import { type AssetData, type MeasureName, type Measures, measuresAt, venueData, venueOiAt } from "../Measures.ts"
+import { lastBreakOfStructure, StructureBars, type sessionLevels, trendState } from "../Structure.ts"
+import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "../Technicals.ts"
+import { roundValue } from "./Result.ts"
+
+/** The components stored as series: what an asset's measures are computed from (its state's cache key). */
+export const SeriesComponents: ReadonlySet<Component> = new Set([
+  "bars",
+  "markIndex",
+  "openInterest",
+  "takerFlow",
+  "bookMetrics",
+  "funding",
+  "liquidations"
+])
+
+/** Source components each operation reads, for its freshness clocks. */
+export const OperationComponents: { readonly [op: string]: ReadonlyArray<Component> } = {
+  read: ["bars", "openInterest", "funding", "takerFlow"],
+  price: ["bars", "books"],
+  funding: ["funding", "fundingState"],
+  open_interest: ["openInterest", "markIndex"],
+  orderflow: ["takerFlow", "openInterest", "markIndex"],
+  liquidations: ["liquidations", "openInterest"],
+  liquidity: ["books", "bookMetrics"],
+  technicals: ["bars"],
+  structure: ["bars"],
+  series: ["bars"],
+  rank: ["bars", "openInterest", "funding", "takerFlow"]
+}
+
+export const venuesCache = new WeakMap<CryptoAsset, ReadonlyArray<string>>()
+/** The venues an asset is listed on, primary first (remembered: the registry is immutable). */
+export const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => {
+  let v = venuesCache.get(a)
+  if (v === undefined) {
+    v = [...new Set(a.listings.map((l) => l.venue))]
+    venuesCache.set(a, v)
+  }
+  return v
+}
+
+/** Whether two status lists (same source, same order) report the same series data. */
+export const sameSeriesStatuses = (a: ReadonlyArray<SourceStatus>, b: ReadonlyArray<SourceStatus>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as SourceStatus
+    const y = b[i] as SourceStatus
+    if (x.venue !== y.venue || x.component !== y.component || x.newestMs !== y.newestMs || x.failing !== y.failing) {
+      return false
+    }
+  }
+  return true
+}
+export const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0]?.venue
+
+/** Technicals and structure of one asset on one timeframe, as of its newest closed bar. */
+export interface TimeframeState {
+  readonly lastBarT: number
+  /** End of the newest closed bar: the cache key. */
+  readonly closedEndMs: number
+  readonly bars: Bars
+  readonly rsi: ReadonlyArray<number>
+  readonly adx: ReadonlyArray<number>
+  readonly plusDi: ReadonlyArray<number>
+  readonly minusDi: ReadonlyArray<number>
+  readonly atrPct: ReadonlyArray<number>
+  /** Sorted 90-day baselines of the three Wilder indicators. */
+  readonly baselines: { readonly rsi: Array<number>; readonly adx: Array<number>; readonly atrPct: Array<number> }
+  /** Last SMA and EMA values by `sma_20` ... `ema_200` (undefined: not enough bars). */
+  readonly movingAverages: ReadonlyMap<string, number | undefined>
+  /** Structure over the last `StructureBars` closed bars. */
+  readonly trend: ReturnType<typeof trendState>
+  readonly bos: ReturnType<typeof lastBreakOfStructure>
+}
+
+/** What one asset's measures are as of one moment, with the baselines they are ranked against. */
+export interface AssetState {
+  readonly asset: CryptoAsset
+  /** The moment the measures describe: the end of the newest primary bar (now when there is none). */
+  readonly atMs: number
+  readonly baselines: AssetBaselines
+  readonly current: Measures
+  /** End of the newest primary 15 m bar (capped at now), when there is one. */
+  readonly primaryNewestMs: number | undefined
+  /** End of the newest primary 15 m bar, not capped (it is in the future while the bar is forming). */
+  readonly barsEndMs: number | undefined
+  /** Each venue's newest open interest (USD), venues with a recent snapshot only. */
+  readonly oiByVenue: ReadonlyArray<{ readonly venue: string; readonly usd: number }>
+}
+
+export const TIMEFRAMES = ["15m", "1h", "4h", "1d"] as const
+export type Timeframe = (typeof TIMEFRAMES)[number]
+
+/** Stored history read for technicals: a year plus warm-up for the 200-bar averages on daily bars. */
+export const TECHNICALS_HISTORY_MS = 420 * DAY_MS
+
+/**
+ * Freshness of `op` for `asset`: its venues' source components, and the asset's own newest bar (a venue
+ * that is live for other assets may have stopped quoting this one). `primaryNewestMs` is the end of the
+ * newest primary 15 m bar (capped at now), when known.
+ */
+export const freshnessFor = (
+  asset: CryptoAsset,
+  op: string,
+  statuses: ReadonlyArray<SourceStatus>,
+  nowMs: number,
+  primaryNewestMs?: number
+): ResultFreshness => {
+  const venues = resultFreshness(statuses, venuesOf(asset), OperationComponents[op] ?? ["bars"], nowMs)
+  if (venues === undefined) return { asOfMs: nowMs, status: "stale", nextUpdateAtMs: nowMs }
+  // Venues that deliver, but nothing for this asset: its source is failing for it.
+  if (primaryNewestMs === undefined) return { ...venues, status: "stale" }
+  const own = freshnessOf({ newestMs: primaryNewestMs, cadenceMs: BAR_MS, failing: false }, nowMs)
+  return {
+    asOfMs: Math.min(venues.asOfMs, primaryNewestMs),
+    status: worstStatus([venues.status, own]),
+    nextUpdateAtMs: venues.nextUpdateAtMs
+  }
+}
+
+/** The asset behind a directory entry (the plane only gets entries it listed). */
+export const assetOf = (entry: DirectoryEntry): Effect.Effect<CryptoAsset, ApiError> => {
+  const a = cryptoAsset(entry.asset_id)
+  return a === undefined
+    ? Effect.fail(apiError("unknown_asset", `no asset ${entry.asset_id}; find canonical IDs with \`resolve\``))
+    : Effect.succeed(a)
+}
+
+/** The 90-day window of measure `m` in an asset's baselines. */
+export const w = (s: AssetState, m: MeasureName) => s.baselines.windows[m]
+
+/** When a memoized answer holds: while the store's revision is `revision` and the clock is in `[fromMs, untilMs)`. */
+interface Validity {
+  readonly revision: number
+  readonly fromMs: number
+  readonly untilMs: number
+}
+
+/** The state one crypto plane shares between its operations. */
+export interface PlaneState {
+  readonly store: MarketStore["Service"]
+  /** Each asset's baselines, with the first bar and funding settlement they were sampled from (infinite: none). */
+  readonly baselines: Map<string, { baselines: AssetBaselines; firstBarMs: number; firstFundingMs: number }>
+  /**
+   * Each asset's state, with what it was computed from (the data's end, its series statuses, and the store's
+   * revision where the store has one, so that no write is hidden by it).
+   */
+  readonly states: Map<
+    string,
+    {
+      readonly at: number
+      readonly revision: number | undefined
+      readonly statuses: ReadonlyArray<SourceStatus>
+      readonly state: AssetState
+    }
+  >
+  /** Technicals and structure by `assetId/timeframe`, as of the newest closed bar. */
+  readonly timeframes: Map<string, TimeframeState>
+  /** Session levels by asset, with the newest bar and hour they were computed at. */
+  readonly sessions: Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>
+  /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
+  readonly results: Map<string, Validity & { readonly value: object }>
+  /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
+  readonly entries: Map<string, Validity & { readonly entry: DirectoryEntry }>
+  /** The asset's series statuses (its venues' sources). */
+  readonly statusesOf: (asset: CryptoAsset) => Effect.Effect<Array<SourceStatus>>
+  /**
+   * The asset's baselines advanced to the current hour and its measures now. The first call samples the
+   * stored history (up to a year); later calls sample only the hours since.
+   */
+  readonly stateOf: (
+    asset: CryptoAsset,
+    nowMs: number,
+    statuses: ReadonlyArray<SourceStatus>
+  ) => Effect.Effect<AssetState>
+  /** Closed bars of `timeframe` and their indicator series, cached per newest closed bar. */
+  readonly timeframeOf: (
+    asset: CryptoAsset,
+    timeframe: Timeframe,
+    nowMs: number
+  ) => Effect.Effect<TimeframeState | undefined>
+}
+
+/** The shared state of one crypto plane over `store`, its caches empty. */
+export const makePlaneState = (store: MarketStore["Service"]): PlaneState => {
+  const baselines: PlaneState["baselines"] = new Map()
+  const states: PlaneState["states"] = new Map()
+  const timeframes: PlaneState["timeframes"] = new Map()
+  const sessions: PlaneState["sessions"] = new Map()
+  const results: PlaneState["results"] = new Map()
+  const entries: PlaneState["entries"] = new Map()
+
+  // -- loading ----------------------------------------------------------------------------------------------
+
+  const byVenue = <K extends SeriesKind>(rows: ReadonlyArray<Series<K>>) => new Map(rows.map((s) => [s.venue, s]))
+
+  /** The asset's series in `[fromMs, toMs)`; funding and open interest from `longFromMs`. */
+  const load = (asset: CryptoAsset, fromMs: number, toMs: number, longFromMs: number) =>
+    Effect.gen(function* () {
+      const q = { assetId: asset.id, fromMs, toMs }
+      const long = { assetId: asset.id, fromMs: longFromMs, toMs }
+      const primary = primaryVenue(asset)
+      const [bars, markIndex, oi, taker, book, funding, liq] = yield* Effect.all([
+        primary === undefined ? Effect.succeed([]) : store.read("bars", { ...q, venue: primary }),
+        store.read("markIndex", q),
+        store.read("openInterest", long),
+        store.read("takerFlow", q),
+        store.read("bookMetrics", q),
+        store.read("funding", long),
+        store.read("liquidations", q)
+      ])
+      const m = {
+        markIndex: byVenue(markIndex),
+        oi: byVenue(oi),
+        taker: byVenue(taker),
+        book: byVenue(book),
+        funding: byVenue(funding),
+        liq: byVenue(liq)
+      }
+      const data: AssetData = {
+        assetId: asset.id,
+        primary: bars[0],
+        venues: venuesOf(asset).map((venue) =>
+          venueData(venue, {
+            markIndex: m.markIndex.get(venue),
+            oi: m.oi.get(venue),
+            taker: m.taker.get(venue),
+            liq: m.liq.get(venue),
+            book: m.book.get(venue),
+            funding: m.funding.get(venue)
+          })
+        )
+      }
+      return data
+    })
+
+  const statusesOf = (asset: CryptoAsset) =>
+    Effect.map(store.status, (all) => {
+      const venues = venuesOf(asset)
+      return all.filter((s) => venues.includes(s.venue))
+    })
+
+  /**
+   * The asset's baselines advanced to the current hour and its measures now. The first call samples the
+   * stored history (up to a year); later calls sample only the hours since.
+   */
+  const stateOf = (asset: CryptoAsset, nowMs: number, statuses: ReadonlyArray<SourceStatus>) =>
+    Effect.gen(function* () {
+      const primary = primaryVenue(asset)
+      const extent =
+        primary === undefined ? undefined : (yield* store.extent("bars", asset.id)).find((e) => e.venue === primary)
+      const firstBarMs = extent?.firstMs
+      // Measures are taken as of the end of the asset's newest bar: they depend on the data alone, and the
+      // baselines only ever sample hours the data fully covers.
+      const dataEnd = extent === undefined ? undefined : Math.min(nowMs, extent.lastMs + BAR_MS)
+      // A feed that writes the bar still forming (live venues) moves the end with the clock: whole minutes
+      // then, so answers within a minute share one computation.
+      const at = dataEnd === undefined || dataEnd >= nowMs ? Math.floor(nowMs / 60_000) * 60_000 : dataEnd
+      const series = statuses.filter((s) => SeriesComponents.has(s.component))
+      const cached = states.get(asset.id)
+      const revision = store.revision?.()
+      if (
+        cached !== undefined &&
+        cached.at === at &&
+        cached.revision === revision &&
+        sameSeriesStatuses(cached.statuses, series)
+      )
+        return cached.state
+      const hour = Math.floor(at / HOUR_MS) * HOUR_MS
+      // Funding baselines start at the first settlement held, however short the bar history (`Baselines.ts`).
+      const venues = venuesOf(asset)
+      const fundingExtents = (yield* store.extent("funding", asset.id)).filter((e) => venues.includes(e.venue))
+      const firstFundingMs = fundingExtents.length === 0 ? undefined : Math.min(...fundingExtents.map((e) => e.firstMs))
+      let entry = baselines.get(asset.id)
+      // History written before what was sampled (a late backfill) restarts the baselines.
+      if (
+        entry !== undefined &&
+        ((firstBarMs ?? Number.POSITIVE_INFINITY) < entry.firstBarMs ||
+          (firstFundingMs ?? Number.POSITIVE_INFINITY) < entry.firstFundingMs)
+      )
+        entry = undefined
+      const b = entry?.baselines ?? new AssetBaselines()
+      const synced = b.syncedHour
+      let data: AssetData
+      const yearStart = hour - BaselineWindows["1y"] + HOUR_MS
+      // The bar-derived measures need the week before their first hour; funding only settlements.
+      const measuresFrom =
+        firstBarMs === undefined
+          ? undefined
+          : Math.max(yearStart, Math.ceil((firstBarMs + 7 * DAY_MS) / HOUR_MS) * HOUR_MS)
+      const fundingFrom =
+        firstFundingMs === undefined ? undefined : Math.max(yearStart, Math.ceil(firstFundingMs / HOUR_MS) * HOUR_MS)
+      if (measuresFrom === undefined && fundingFrom === undefined) {
+        data = yield* load(asset, nowMs - 8 * DAY_MS, nowMs, nowMs - 8 * DAY_MS)
+      } else if (synced === undefined) {
+        const shortFrom =
+          measuresFrom === undefined
+            ? nowMs - 8 * DAY_MS
+            : Math.max(measuresFrom, hour - BaselineWindows["90d"]) - 8 * DAY_MS
+        const firstHour = Math.min(measuresFrom ?? Number.POSITIVE_INFINITY, fundingFrom ?? Number.POSITIVE_INFINITY)
+        data = yield* load(asset, shortFrom, nowMs, Math.min(shortFrom, firstHour - 8 * DAY_MS))
+        if (firstHour <= hour) b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour)
+        if (b.syncedHour !== undefined) {
+          baselines.set(asset.id, {
+            baselines: b,
+            firstBarMs: firstBarMs ?? Number.POSITIVE_INFINITY,
+            firstFundingMs: firstFundingMs ?? Number.POSITIVE_INFINITY
+          })
+        }
+      } else {
+        const from = Math.min(synced, hour) - 8 * DAY_MS
+        data = yield* load(asset, from, nowMs, from)
+        if (synced < hour) b.advance(data, synced + HOUR_MS, hour)
+      }
+      // The loaded series are dropped here: only what the results need is kept.
+      const state: AssetState = {
+        asset,
+        atMs: at,
+        baselines: b,
+        current: measuresAt(data, at),
+        primaryNewestMs: dataEnd,
+        barsEndMs: extent === undefined ? undefined : extent.lastMs + BAR_MS,
+        oiByVenue: data.venues.flatMap((v) => {
+          const usd = venueOiAt(v, at)
+          return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
+        })
+      }
+      states.set(asset.id, { at, revision, statuses: series, state })
+      return state
+    })
+
+  /** Closed bars of `timeframe` and their indicator series, cached per newest closed bar. */
+  const timeframeOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number) =>
+    Effect.gen(function* () {
+      const primary = primaryVenue(asset)
+      if (primary === undefined) return undefined
+      const newest = (yield* store.latest("bars", { assetId: asset.id, venue: primary, n: 1, atMs: nowMs }))[0]
+      if (newest === undefined || newest.t.length === 0) return undefined
+      const newest15mEnd = Math.min(nowMs, (newest.t[0] as number) + BAR_MS)
+      // The newest closed bar ends at the start of the interval holding the newest 15 m bar's end.
+      const closedEnd = intervalStartMs(newest15mEnd, timeframe)
+      const key = `${asset.id}/${timeframe}`
+      const cached = timeframes.get(key)
+      if (cached !== undefined && cached.closedEndMs === closedEnd) return cached
+      const raw = (yield* store.read("bars", {
+        assetId: asset.id,
+        venue: primary,
+        fromMs: closedEnd - TECHNICALS_HISTORY_MS,
+        toMs: closedEnd
+      }))[0]
+      if (raw === undefined || raw.t.length === 0) return undefined
+      // Complete periods only: a first period the stored history joins mid-way is not a bar.
+      const agg = completeBars(raw, timeframe)
+      const closed = agg.t.length
+      if (closed === 0) return undefined
+      const lastBarT = agg.t[closed - 1] as number
+      const bars = sliceSeries(agg, 0, closed)
+      const r = rsi(bars.close)
+      const a = adx(bars)
+      const atr = atrPct(bars)
+      const from = lastBarT - BaselineWindows["90d"]
+      const inWindow = (series: ReadonlyArray<number>) =>
+        sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from))
+      const structureBars = sliceSeries(bars, Math.max(0, bars.t.length - StructureBars), bars.t.length)
+      const state: TimeframeState = {
+        lastBarT,
+        closedEndMs: closedEnd,
+        bars,
+        rsi: r,
+        adx: a.adx,
+        plusDi: a.plusDi,
+        minusDi: a.minusDi,
+        atrPct: atr,
+        baselines: { rsi: inWindow(r), adx: inWindow(a.adx), atrPct: inWindow(atr) },
+        movingAverages: new Map(
+          MovingAveragePeriods.flatMap((p) => [
+            [`sma_${p}`, lastFinite(sma(bars.close, p))] as const,
+            [`ema_${p}`, lastFinite(ema(bars.close, p))] as const
+          ])
+        ),
+        trend: trendState(structureBars),
+        bos: lastBreakOfStructure(structureBars)
+      }
+      timeframes.set(key, state)
+      return state
+    })
+
+  return { store, baselines, states, timeframes, sessions, results, entries, statusesOf, stateOf, timeframeOf }
+}
+
+/** The warm-ups of `CryptoPlane` (`warm`, `warmAsset`) over a plane's state. */
+export const makeWarm = (st: PlaneState) => {
+  const { statusesOf, stateOf, timeframeOf } = st
+  const warmOne = (asset: CryptoAsset, nowMs: number) =>
+    Effect.gen(function* () {
+      if (asset.listings.length === 0) return
+      const statuses = yield* statusesOf(asset)
+      yield* stateOf(asset, nowMs, statuses)
+      yield* timeframeOf(asset, "4h", nowMs)
+    })
+
+  // Between assets the warm-up yields, so requests arriving meanwhile are not held up for all of it.
+  const warm = Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    for (const asset of CryptoAssets) {
+      yield* warmOne(asset, nowMs)
+      yield* Effect.yieldNow
+    }
+  })
+
+  const warmAsset = (assetId: string) =>
+    Effect.gen(function* () {
+      const asset = cryptoAsset(assetId)
+      if (asset !== undefined) yield* warmOne(asset, yield* Clock.currentTimeMillis)
+    })
+
+  return { warm, warmAsset }
+}
