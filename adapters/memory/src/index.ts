@@ -41,6 +41,7 @@ export const memoryStores = (): Layer.Layer<KeyStore | Ledger | RateLimiter | Id
     Layer.succeed(IdempotencyStoreTag)(idempotency.service)
   )
 }
+export * from "./MemoryDirectoryStore.ts"
 export * from "./MemoryEquityStore.ts"
 export * from "./MemoryLeaderLock.ts"
 export * from "./MemoryMarketStore.ts"
