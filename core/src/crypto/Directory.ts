@@ -14,8 +14,8 @@
  *   nor its ID reassigned; an asset listed nowhere any more stays with `alive: false`.
  * - Slugs (`slugFor`): see `SlugRule`.
  */
-import type { Tier } from "../Planes.ts"
-import { type CryptoAsset, CryptoAssets } from "./Assets.ts"
+import type { DirectoryEntry, Tier } from "../Planes.ts"
+import { type CryptoAsset, CryptoAssets, cryptoAsset } from "./Assets.ts"
 import { WellKnownAssets } from "./WellKnownAssets.ts"
 
 // ---------------------------------------------------------------------------------------------------------
@@ -454,8 +454,10 @@ export const mergeDirectory = (
       }
       const others = asset.listings.filter((l) => !(l.venue === observed.venue && l.symbol === observed.symbol))
       const tickers = [observed.base, ticker].filter((t) => t !== asset.symbol && !asset.aliases.includes(t))
-      // A rename seen on a trading listing moves the asset to its new ticker (the old one stays an alias).
-      const symbol = trading && ticker !== observed.base && asset.symbol === observed.base ? ticker : asset.symbol
+      // A trading listing under the new ticker of a rename moves an asset known by the old one to the new ticker
+      // (the old one stays an alias).
+      const symbol =
+        trading && TickerRenames.some((r) => r.from === asset.symbol && r.to === ticker) ? ticker : asset.symbol
       const aliases = [...new Set([...asset.aliases, ...tickers, ...(symbol !== asset.symbol ? [asset.symbol] : [])])]
         .filter((t) => t !== symbol)
         .sort()
@@ -530,6 +532,25 @@ export const directoryTier = (
   const seed = options.seedTier
   if (seed === undefined || seed === "core" || derived === "core" || derived === "discovery_only") return derived
   return seed
+}
+
+/**
+ * The asset as the crypto plane lists it to `resolve` and `coverage`: networks from the hand-written registry
+ * where it knows the asset, former tickers as aliases, `alive` as listed somewhere now. Two assets with one
+ * ticker stay two entries, so `resolve` answers `best: null` with `symbol_collision` warnings.
+ */
+export const toDirectoryEntry = (asset: DirectoryAsset, tier: Tier): DirectoryEntry => {
+  const seed = cryptoAsset(asset.id)
+  return {
+    asset_id: asset.id,
+    plane: "crypto",
+    symbol: asset.symbol,
+    name: asset.name,
+    tier,
+    networks: seed?.networks ?? [],
+    aliases: [...new Set([...(seed?.aliases ?? []), ...asset.aliases])],
+    alive: asset.alive
+  }
 }
 
 /** The ID's slug. */
