@@ -536,7 +536,8 @@ export const directoryTier = (
 
 /**
  * The asset as the crypto plane lists it to `resolve` and `coverage`: networks from the hand-written registry
- * where it knows the asset, former tickers as aliases, `alive` as listed somewhere now. Two assets with one
+ * where it knows the asset; as aliases its former tickers and the venue symbols that quote a bundle of it
+ * (`1000PEPEUSDT`, `kPEPE`), so `resolve` finds those under the asset; `alive` as listed somewhere now. Two assets with one
  * ticker stay two entries, so `resolve` answers `best: null` with `symbol_collision` warnings.
  */
 export const toDirectoryEntry = (asset: DirectoryAsset, tier: Tier): DirectoryEntry => {
@@ -548,7 +549,13 @@ export const toDirectoryEntry = (asset: DirectoryAsset, tier: Tier): DirectoryEn
     name: asset.name,
     tier,
     networks: seed?.networks ?? [],
-    aliases: [...new Set([...(seed?.aliases ?? []), ...asset.aliases])],
+    aliases: [
+      ...new Set([
+        ...(seed?.aliases ?? []),
+        ...asset.aliases,
+        ...asset.listings.filter((l) => l.multiplier !== 1).map((l) => l.symbol)
+      ])
+    ],
     alive: asset.alive
   }
 }

@@ -106,6 +106,10 @@ describe("one asset behind many venue symbols", () => {
       ["okx", "PEPE-USDT-SWAP", 1, "trading"]
     ])
     expect(pepe?.listings.find((l) => l.venue === "okx")?.contractSize).toBe("10000000")
+    // resolve finds the bundle symbols under the asset.
+    const entries = directory.assets.map((a) => toDirectoryEntry(a, "core"))
+    for (const q of ["kPEPE", "1000PEPEUSDT", "1000pepeusdc"])
+      expect(resolveQuery([entries], q, { limit: 5 }).best?.asset_id, q).toBe("crypto:pepe")
   })
 
   it("SATS under 1000SATS (Binance), 10000SATS (Bybit) and SATS (OKX) is one new asset", () => {

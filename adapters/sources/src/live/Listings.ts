@@ -69,7 +69,8 @@ const linear = (
   if (quote === undefined || !DirectoryQuotes.includes(quote))
     return { reason: "unsupported_quote", detail: `margined in ${quote ?? "(none)"}, not USDT or USDC` }
   const split = venueBase === undefined ? undefined : splitMultiplier(venueBase)
-  if (split === undefined) return { reason: "unparsable", detail: `base ${JSON.stringify(venueBase)} is not a ticker` }
+  if (split === undefined)
+    return { reason: "unparsable", detail: `base ${JSON.stringify(venueBase)} is not an ASCII ticker (A-Z, 0-9)` }
   return {
     venue,
     market: "perp",

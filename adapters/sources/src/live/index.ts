@@ -16,6 +16,14 @@ export {
   StreamVenues
 } from "./LiquidationStreams.ts"
 export {
+  ListingParsers,
+  type ParsedListings,
+  parseBinanceListings,
+  parseBybitListings,
+  parseHyperliquidListings,
+  parseOkxListings
+} from "./Listings.ts"
+export {
   type LiveConfig,
   LiveConfigError,
   LiveEnvironment,
