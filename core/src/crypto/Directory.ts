@@ -152,7 +152,7 @@ export const TickerRenames: ReadonlyArray<{
     coingeckoId: "render-token",
     name: "Render",
     tokensPerOld: 1,
-    source: "Render Network: RNDR upgraded to RENDER, 1:1, 2024 (venues renamed the ticker)"
+    source: "Render Network: RNDR upgraded to RENDER 1:1 in 2024; the venues renamed the ticker"
   },
   {
     from: "FTM",
@@ -168,7 +168,7 @@ export const TickerRenames: ReadonlyArray<{
     coingeckoId: "sky",
     name: "Sky",
     tokensPerOld: 24_000,
-    source: "Sky (ex-MakerDAO): MKR upgrades to SKY at 1:24,000, 2024"
+    source: "Sky, formerly MakerDAO: MKR upgrades to SKY at 1:24,000, 2024"
   }
 ]
 

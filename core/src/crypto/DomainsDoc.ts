@@ -7,6 +7,7 @@
 import { MinBaselineN } from "../Percentile.ts"
 import { AssessmentThresholds, CascadeRule, ExtremeTail, FlowRule, PositioningRule } from "./Assessment.ts"
 import { BaselineCadence } from "./Baselines.ts"
+import { directoryDoc } from "./DirectoryDoc.ts"
 import { DelayedCadences } from "./Freshness.ts"
 import { FundingBandThresholds } from "./Funding.ts"
 import { DepthBandsPct, MaxSnapshotAgeMs, PrintPrecision } from "./Measures.ts"
@@ -166,5 +167,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Freshness",
   "",
-  `Each source component (bars, open interest, funding settlements, books, ...) of each venue reports its newest input time and its cadence. A result's \`status\` is the least fresh of the components it reads and of the asset's own newest bar: \`live\` within one cadence, \`delayed\` up to ${DelayedCadences} cadences, \`stale\` beyond or while the source fails. \`as_of\` is the moment the values describe: the end of the asset's newest bar, or its venues' newest input when that is earlier. \`next_update_at\` is the earliest time new input can exist (newest + cadence, never before now); \`technicals\` and \`series\`, computed on closed bars only, cannot change before the bar now forming closes, so theirs is that close. In \`funding\`, \`next_funding_at\` is when the rates next settle.`
+  `Each source component (bars, open interest, funding settlements, books, ...) of each venue reports its newest input time and its cadence. A result's \`status\` is the least fresh of the components it reads and of the asset's own newest bar: \`live\` within one cadence, \`delayed\` up to ${DelayedCadences} cadences, \`stale\` beyond or while the source fails. \`as_of\` is the moment the values describe: the end of the asset's newest bar, or its venues' newest input when that is earlier. \`next_update_at\` is the earliest time new input can exist (newest + cadence, never before now); \`technicals\` and \`series\`, computed on closed bars only, cannot change before the bar now forming closes, so theirs is that close. In \`funding\`, \`next_funding_at\` is when the rates next settle.`,
+  "",
+  directoryDoc
 ].join("\n")

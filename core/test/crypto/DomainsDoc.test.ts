@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { AssessmentThresholds, CascadeRule, FlowRule, PositioningRule } from "../../src/crypto/Assessment.ts"
+import { CORE_MIN_PERP_VENUES, TickerRenames } from "../../src/crypto/Directory.ts"
 import { cryptoDomainsDoc } from "../../src/crypto/DomainsDoc.ts"
 import { FundingBands, FundingBandThresholds } from "../../src/crypto/Funding.ts"
 import { PrintPrecision } from "../../src/crypto/Measures.ts"
@@ -26,5 +27,21 @@ describe("crypto domains documentation", () => {
 
   it("defines every rank metric's measure", () => {
     for (const m of RankMetrics) expect(cryptoDomainsDoc, m).toContain(`\`${m}\``)
+  })
+
+  it("documents the asset directory: listings, multipliers, renames, permanence, the slug and tier rules", () => {
+    for (const text of [
+      "### The asset directory (live mode)",
+      "not yet what `coverage` and `resolve` list",
+      "`1000PEPEUSDT`",
+      "`SHIB1000USDT`",
+      "`BTCDOMUSDT`",
+      "`alive: false`",
+      "`symbol_collision`",
+      "fallback: the ticker in lower case",
+      `at least ${CORE_MIN_PERP_VENUES} venues`
+    ])
+      expect(cryptoDomainsDoc, text).toContain(text)
+    for (const r of TickerRenames) expect(cryptoDomainsDoc).toContain(`\`${r.from}\` to \`${r.to}\``)
   })
 })
