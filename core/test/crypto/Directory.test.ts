@@ -263,6 +263,7 @@ describe("ID permanence", () => {
     listing("bybit", "10000SATSUSDT", "10000SATS"),
     listing("bybit", "NEWAUSDT", "NEWA"),
     listing("bybit", "SHIB1000USDT", "SHIB1000"),
+    listing("hyperliquid", "TON", "TON"),
     listing("okx", "SATS-USDT-SWAP", "SATS"),
     listing("okx", "NEWB-USDT-SWAP", "NEWB"),
     listing("okx", "MOG-USDT-SWAP", "MOG"),
@@ -289,7 +290,20 @@ describe("ID permanence", () => {
   it("an ID, once assigned, keeps its symbols, identity and place; nothing is removed", () => {
     fc.assert(
       fc.property(fc.array(refresh, { minLength: 1, maxLength: 8 }), (steps) => {
-        let directory = seedDirectory(T0)
+        // Another coin under the ticker TON already holds Hyperliquid's TON: it must keep it, though the seed's
+        // Toncoin would win a match by ticker.
+        const seed = seedDirectory(T0)
+        const other = {
+          id: "crypto:ton-other",
+          symbol: "TON",
+          name: "Another TON",
+          aliases: [],
+          slugSource: "fallback" as const,
+          listings: [{ ...listing("hyperliquid", "TON", "TON"), firstSeenMs: T0, lastTradingMs: T0 }],
+          alive: true,
+          firstSeenMs: T0
+        }
+        let directory: AssetDirectory = { ...seed, assets: [...seed.assets, other] }
         const owner = new Map<string, string>()
         const identity = new Map<string, string>()
         const record = (d: AssetDirectory) => {
