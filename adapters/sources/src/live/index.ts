@@ -1,6 +1,7 @@
 /** Live sources: the four venue connectors, the SEC EDGAR fetcher, their scheduler and the entry point. */
 export { makeBinance } from "./Binance.ts"
 export { makeBybit } from "./Bybit.ts"
+export { type ParsedCoinList, parseCoinList } from "./CoinList.ts"
 export { type CryptoFeed, type CryptoFeedOptions, makeCryptoFeed } from "./CryptoFeed.ts"
 export { fetchJson, fetchText, SourceError } from "./Http.ts"
 export { makeHyperliquid } from "./Hyperliquid.ts"
