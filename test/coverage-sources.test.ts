@@ -16,7 +16,8 @@ const SOURCES = [
   "MARKET_DATA_OKX_BASE_URL",
   "MARKET_DATA_HYPERLIQUID_BASE_URL",
   "MARKET_DATA_SEC_BASE_URL",
-  "MARKET_DATA_SEC_ARCHIVES_BASE_URL"
+  "MARKET_DATA_SEC_ARCHIVES_BASE_URL",
+  "MARKET_DATA_PRICES_BASE_URL"
 ]
 const KEY = `mdk_${"Srces".repeat(6)}XY`
 const decodeCoverage = Schema.decodeUnknownSync(Results.single(Results.CoverageResult))

@@ -23,7 +23,14 @@ import { Effect } from "effect"
 import { type Plane, Planes, planeOf } from "./AssetId.ts"
 import { decodeCursor, encodeCursor } from "./Cursor.ts"
 import { cryptoAsset } from "./crypto/Assets.ts"
-import { type Freshness, freshnessOf, lastSuccessOf, SEC_VENUE, type SourceStatus } from "./crypto/Market.ts"
+import {
+  type Freshness,
+  freshnessOf,
+  lastSuccessOf,
+  PRICES_VENUE,
+  SEC_VENUE,
+  type SourceStatus
+} from "./crypto/Market.ts"
 import { apiError } from "./Errors.ts"
 import type { Handler } from "./Pipeline.ts"
 import { type DirectoryEntry, type PlaneOperations, tierServes } from "./Planes.ts"
@@ -65,10 +72,14 @@ export interface ReportsSources {
   readonly sourceStatus?: Effect.Effect<ReadonlyArray<SourceStatus>>
 }
 
-/** The venues whose statuses describe an asset's sources: a crypto asset's listing venues; SEC EDGAR for equities. */
+/**
+ * The venues whose statuses describe an asset's sources: a crypto asset's listing venues; SEC EDGAR and the daily
+ * price connector for equities (a venue with no status recorded, such as the price connector when it is off or in
+ * the simulated mode, shows no row).
+ */
 export const sourceVenuesOf = (entry: Pick<DirectoryEntry, "asset_id" | "plane">): ReadonlyArray<string> =>
   entry.plane === "equity"
-    ? [SEC_VENUE]
+    ? [SEC_VENUE, PRICES_VENUE]
     : [...new Set((cryptoAsset(entry.asset_id)?.listings ?? []).map((l) => l.venue))]
 
 /** One status as a `coverage` source row at `nowMs`. */

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { coverageSource, sourcesOf, sourceVenuesOf } from "../src/Coverage.ts"
 import { cryptoAsset } from "../src/crypto/Assets.ts"
-import { SEC_VENUE, type SourceStatus } from "../src/crypto/Market.ts"
+import { PRICES_VENUE, SEC_VENUE, type SourceStatus } from "../src/crypto/Market.ts"
 import { CoverageRow } from "../src/Results.ts"
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0)
@@ -26,13 +26,14 @@ const status = (venue: string, component: SourceStatus["component"], fields: Par
 })
 
 describe("coverage sources", () => {
-  it("describe a crypto asset by its listing venues and an equity by SEC EDGAR", () => {
+  it("describe a crypto asset by its listing venues and an equity by SEC EDGAR and its daily price source", () => {
     const btcVenues = [...new Set(cryptoAsset("crypto:bitcoin")?.listings.map((l) => l.venue))]
     expect(sourceVenuesOf({ asset_id: "crypto:bitcoin", plane: "crypto" })).toEqual(btcVenues)
     expect(sourceVenuesOf({ asset_id: "crypto:not-an-asset", plane: "crypto" })).toEqual([])
-    expect(sourceVenuesOf({ asset_id: "eq:320193:AAPL", plane: "equity" })).toEqual([SEC_VENUE])
+    expect(sourceVenuesOf({ asset_id: "eq:320193:AAPL", plane: "equity" })).toEqual([SEC_VENUE, PRICES_VENUE])
     const statuses = [
       status("sec", "filings", {}),
+      status("yahoo", "bars", {}),
       status("binance", "funding", {}),
       status("binance", "bars", {}),
       status("nowhere", "bars", {})
@@ -40,7 +41,7 @@ describe("coverage sources", () => {
     const btc = sourcesOf({ asset_id: "crypto:bitcoin", plane: "crypto" }, statuses, NOW)
     expect(btc.map((s) => `${s.venue}/${s.component}`)).toEqual(["binance/bars", "binance/funding"])
     const aapl = sourcesOf({ asset_id: "eq:320193:AAPL", plane: "equity" }, statuses, NOW)
-    expect(aapl.map((s) => `${s.venue}/${s.component}`)).toEqual(["sec/filings"])
+    expect(aapl.map((s) => `${s.venue}/${s.component}`)).toEqual(["sec/filings", "yahoo/bars"])
   })
 
   it("report lag, freshness, last success and the error while failing", () => {

@@ -390,7 +390,9 @@ const openLivePlanes = (
       ),
       Effect.forkScoped
     )
-    const equityPlane = yield* Equity.makeEquityPlane({ source: "sec" }).pipe(
+    // Equity prices in live mode are daily bars (the price connector's, or files loaded with `ingest prices`): while
+    // the market trades the newest is the previous session's close, so price-based answers say `delayed`.
+    const equityPlane = yield* Equity.makeEquityPlane({ source: "sec", dailyCloseDelayed: true }).pipe(
       Effect.provideService(Equity.EquityStore, equity)
     )
     return {
@@ -398,7 +400,7 @@ const openLivePlanes = (
         { ...cryptoPlane, source: "live" },
         { ...equityPlane, source: "live" }
       ],
-      description: `live (${live.venues.length === 0 ? "no crypto venue" : live.venues.join(", ")}, SEC EDGAR)`,
+      description: `live (${live.venues.length === 0 ? "no crypto venue" : live.venues.join(", ")}, SEC EDGAR${live.prices === "off" ? "" : ", daily prices from Yahoo Finance"})`,
       market,
       equity,
       missing: () => (warm ? [] : ["crypto baselines: being computed"])

@@ -94,6 +94,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)("a live instance that does not 
           MARKET_DATA_SEC_13F_FILERS: "",
           MARKET_DATA_SEC_BASE_URL: "http://127.0.0.1:9",
           MARKET_DATA_SEC_ARCHIVES_BASE_URL: "http://127.0.0.1:9",
+          MARKET_DATA_PRICES_BASE_URL: "http://127.0.0.1:9",
           LOG_LEVEL: "warn"
         }
         const config = yield* loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))

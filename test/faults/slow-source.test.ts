@@ -61,6 +61,8 @@ if (unavailable !== undefined) {
           MARKET_DATA_HYPERLIQUID_BASE_URL: sources.hyperliquid.url,
           MARKET_DATA_SEC_BASE_URL: sources.sec.url,
           MARKET_DATA_SEC_ARCHIVES_BASE_URL: sources.sec.url,
+          // The equities' price source is not under test here (and must not be reached outside this machine).
+          MARKET_DATA_PRICES: "off",
           MARKET_DATA_LIVE_BACKFILL_DAYS: "1",
           MARKET_DATA_LIVE_TIMEOUT_MS: String(SOURCE_TIMEOUT_MS),
           MARKET_DATA_RATE_LIMIT_PER_MINUTE: "1000000"

@@ -113,7 +113,7 @@ if (TEST_DATABASE_URL === undefined) {
               config: liveConfig({
                 secUserAgent: "Market Data Tests tests@example.com",
                 venues: ["binance"],
-                baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u },
+                baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u, prices: u },
                 secCiks: [],
                 sec13fFilers: [],
                 jitterMs: 0,

@@ -162,6 +162,12 @@ export type Component = (typeof Components)[number]
 export const SEC_VENUE = "sec"
 
 /**
+ * The `venue` under which the equities' daily price connector records its status (component `bars`): Yahoo
+ * Finance's chart endpoint (see the equity `domains` docs for its terms, format and delay).
+ */
+export const PRICES_VENUE = "yahoo"
+
+/**
  * Status of one component of one venue's feed: the newest input time, the cadence at which new input is
  * expected, and whether fetching it is failing now. Freshness: `live` while `nowMs - newestMs` is within one
  * cadence, `delayed` up to three, `stale` beyond or when `failing`.

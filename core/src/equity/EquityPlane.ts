@@ -7,7 +7,9 @@
  * Freshness (DECISIONS, Freshness `status`):
  * - price-based answers (and any answer with a figure that moves with the price: `profile` with its market cap,
  *   `valuation`, the `read` headline): `closed` outside the US regular session (`next_update_at` = the next open); in session
- *   `live` when the last daily bar is the last closed session, `delayed` when it is 1 to 3 sessions behind;
+ *   `live` when the last daily bar is the last closed session, `delayed` when it is 1 to 3 sessions behind
+ *   (with `dailyCloseDelayed`, as in live mode, `delayed` also when it is the last closed session: the previous
+ *   session's close while the market trades);
  *   `stale` when more than 3 sessions behind (at any hour). `as_of` is the close of the last bar's session.
  * - filings-based answers: `live` when the latest periodic report (10-K, 10-Q, 20-F, 40-F and amendments) is
  *   at most 135 days old (a quarter plus the filing deadline), `delayed` up to 405 days, else `stale`.
@@ -75,6 +77,12 @@ export interface EquityPlaneOptions {
    * reads the store on every call). Per-asset lookups always read the store.
    */
   readonly directoryCacheMs?: number
+  /**
+   * The stored daily bars come from a daily source (the live mode's price connector, or files loaded with
+   * `ingest prices`): during the session the newest price is the previous session's close, so price-based answers
+   * say `delayed` rather than `live` (see `priceFreshness`).
+   */
+  readonly dailyCloseDelayed?: boolean
 }
 
 type Status = "live" | "delayed" | "stale" | "closed"
@@ -152,8 +160,12 @@ const sessionsBetween = (after: string, through: string): number => {
  */
 export const closedBarsThroughMs = (nowMs: number): number => sessionOpenMs(lastClosedSession(nowMs))
 
-/** Freshness of an answer computed from daily bars. */
-export const priceFreshness = (lastBarMs: number, nowMs: number): Freshness => {
+/**
+ * Freshness of an answer computed from daily bars. With `closeIsDelayed` (a daily source that publishes a session's
+ * bar after its close, such as the live price connector), an answer during the session is `delayed` even when it
+ * holds the last closed session: it is the previous session's close while the market trades.
+ */
+export const priceFreshness = (lastBarMs: number, nowMs: number, closeIsDelayed = false): Freshness => {
   const barDate = newYorkDate(lastBarMs)
   const expected = lastClosedSession(nowMs)
   const behind = barDate >= expected ? 0 : sessionsBetween(barDate, expected)
@@ -163,7 +175,7 @@ export const priceFreshness = (lastBarMs: number, nowMs: number): Freshness => {
   const next = open ? sessionCloseMs(today) : nextSessionOpenMs(nowMs)
   if (behind > 3) return { as_of: iso(asOf), status: "stale", next_update_at: iso(next) }
   if (!open) return { as_of: iso(asOf), status: "closed", next_update_at: iso(next) }
-  return { as_of: iso(asOf), status: behind === 0 ? "live" : "delayed", next_update_at: iso(next) }
+  return { as_of: iso(asOf), status: behind === 0 && !closeIsDelayed ? "live" : "delayed", next_update_at: iso(next) }
 }
 
 const MINUTE_MS = 60_000
@@ -407,7 +419,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
     const freshnessOf = (cik: string, loaded: CompanyCoverage, bars: ReadonlyArray<DailyBar>, nowMs: number) =>
       Effect.gen(function* () {
         const last = bars[bars.length - 1]
-        if (last !== undefined) return priceFreshness(last.tMs, nowMs)
+        if (last !== undefined) return priceFreshness(last.tMs, nowMs, options.dailyCloseDelayed === true)
         return filingsFreshness(yield* latestFilings(cik, loaded), nowMs, "periodic")
       })
 
@@ -509,7 +521,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         return withUnavailable(
           {
             asset_id: entry.asset_id,
-            ...priceFreshness(last.tMs, nowMs),
+            ...priceFreshness(last.tMs, nowMs, options.dailyCloseDelayed === true),
             usd: last.c,
             return_24h_pct: ctx.put("return_24h_pct", returnsPct(bars)),
             range_pos_7d_pct: ctx.put("range_pos_7d_pct", rangePos7dPct(bars)),
@@ -939,7 +951,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         const freshness =
           last === undefined
             ? filingsFreshness(yield* latestFilings(t.cik, t.coverage), nowMs, "periodic")
-            : priceFreshness(last.tMs, nowMs)
+            : priceFreshness(last.tMs, nowMs, options.dailyCloseDelayed === true)
         const base = { asset_id: t.assetId, ...freshness, interval, range }
         if (interval !== "1d" && interval !== "1w" && interval !== "1mo") {
           // An empty answer would serve nothing: refused \`not_covered\`, uncharged, like a not-covered \`id\`.

@@ -233,6 +233,19 @@ describe("equity plane: per-asset operations", () => {
       Date.UTC(2026, 10, 21, 12)
     ))
 
+  it("a daily source's last close is delayed while the session runs (dailyCloseDelayed), closed after it", () => {
+    // Monday 2026-11-23 10:00 New York: the last closed session is Friday 2026-11-20.
+    const friday = Date.UTC(2026, 10, 20, 14, 30)
+    expect(priceFreshness(friday, NOW).status).toBe("live")
+    expect(priceFreshness(friday, NOW, true)).toEqual({
+      as_of: "2026-11-20T21:00:00.000Z",
+      status: "delayed",
+      next_update_at: "2026-11-23T21:00:00.000Z"
+    })
+    expect(priceFreshness(friday, Date.UTC(2026, 10, 21, 12), true).status).toBe("closed")
+    expect(priceFreshness(Date.UTC(2026, 10, 10, 14, 30), NOW, true).status).toBe("stale")
+  })
+
   it("price: last close, 24 h return and 7-day range position with percentiles, market cap", () =>
     run(
       Effect.gen(function* () {

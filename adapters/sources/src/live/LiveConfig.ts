@@ -10,6 +10,7 @@ import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
 import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
 import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL, type StreamVenue } from "./LiquidationStreams.ts"
 import { OKX_DEFAULT_BASE_URL } from "./Okx.ts"
+import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
 import { type LiveVenue, LiveVenues } from "./Venue.ts"
 
 export const SEC_DATA_DEFAULT_BASE_URL = "https://data.sec.gov"
@@ -27,6 +28,8 @@ export interface LiveConfig {
     readonly secData: string
     /** www.sec.gov: the Archives (filing documents) and the ticker lists. */
     readonly secArchives: string
+    /** The equities' daily price source (Yahoo Finance's chart endpoint). */
+    readonly prices: string
   }
   /**
    * Websocket base URLs of the venues whose liquidations stream there (`LiquidationStreams.ts`); a venue without
@@ -39,6 +42,10 @@ export interface LiveConfig {
   readonly secCiks: ReadonlyArray<string>
   /** Institutional managers whose 13F-HR reports are ingested (the holders of the covered companies). */
   readonly sec13fFilers: ReadonlyArray<string>
+  /** The equities' daily price connector: `yahoo` (Yahoo Finance's chart endpoint) or `off`. */
+  readonly prices: "yahoo" | "off"
+  /** Requests per minute to the price source (one at a time). */
+  readonly pricesPerMinute: number
   /** Days of 15-minute history fetched at first start. */
   readonly backfillDays: number
   /** Days of funding settlements fetched at first start. */
@@ -65,7 +72,8 @@ const DEFAULT_BASE_URLS: LiveConfig["baseUrls"] = {
   okx: OKX_DEFAULT_BASE_URL,
   hyperliquid: HYPERLIQUID_DEFAULT_BASE_URL,
   secData: SEC_DATA_DEFAULT_BASE_URL,
-  secArchives: SEC_ARCHIVES_DEFAULT_BASE_URL
+  secArchives: SEC_ARCHIVES_DEFAULT_BASE_URL,
+  prices: PRICES_DEFAULT_BASE_URL
 }
 
 const DEFAULT_WS_BASE_URLS: Readonly<Record<StreamVenue, string>> = {
@@ -93,6 +101,8 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   wsBaseUrls: defaultWsBaseUrls(overrides.baseUrls ?? DEFAULT_BASE_URLS),
   secCiks: DEFAULT_SEC_CIKS,
   sec13fFilers: DEFAULT_SEC_13F_FILERS,
+  prices: "yahoo",
+  pricesPerMinute: PRICES_DEFAULT_PER_MINUTE,
   backfillDays: 90,
   fundingBackfillDays: 365,
   requestTimeoutMs: 10_000,
@@ -163,6 +173,13 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           message: "MARKET_DATA_LIVE_BACKFILL_DAYS must be 1 to 400"
         })
       )
+    if (!(Number.isInteger(config.pricesPerMinute) && config.pricesPerMinute >= 1 && config.pricesPerMinute <= 600))
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_PRICES_PER_MINUTE",
+          message: `MARKET_DATA_PRICES_PER_MINUTE must be a whole number from 1 to 600; got ${config.pricesPerMinute}`
+        })
+      )
     if (!(config.requestTimeoutMs >= 100))
       return Effect.fail(
         new LiveConfigError({
@@ -178,7 +195,9 @@ const baseUrlVariable = (key: string): string =>
     ? "MARKET_DATA_SEC_BASE_URL"
     : key === "secArchives"
       ? "MARKET_DATA_SEC_ARCHIVES_BASE_URL"
-      : `MARKET_DATA_${key.toUpperCase()}_BASE_URL`
+      : key === "prices"
+        ? "MARKET_DATA_PRICES_BASE_URL"
+        : `MARKET_DATA_${key.toUpperCase()}_BASE_URL`
 
 const wsBaseUrlVariable = (venue: string): string => `MARKET_DATA_${venue.toUpperCase()}_WS_BASE_URL`
 
@@ -206,6 +225,9 @@ export const LiveEnvironment = [
   ["MARKET_DATA_BYBIT_WS_BASE_URL", BYBIT_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
+  ["MARKET_DATA_PRICES", "yahoo"],
+  ["MARKET_DATA_PRICES_PER_MINUTE", String(PRICES_DEFAULT_PER_MINUTE)],
+  ["MARKET_DATA_PRICES_BASE_URL", PRICES_DEFAULT_BASE_URL],
   ["MARKET_DATA_LIVE_BACKFILL_DAYS", "90"],
   ["MARKET_DATA_LIVE_TIMEOUT_MS", "10000"]
 ] as const
@@ -257,7 +279,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     okx: trimSlash(yield* read("MARKET_DATA_OKX_BASE_URL", OKX_DEFAULT_BASE_URL)),
     hyperliquid: trimSlash(yield* read("MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL)),
     secData: trimSlash(yield* read("MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL)),
-    secArchives: trimSlash(yield* read("MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL))
+    secArchives: trimSlash(yield* read("MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL)),
+    prices: trimSlash(yield* read("MARKET_DATA_PRICES_BASE_URL", PRICES_DEFAULT_BASE_URL))
   }
   // A websocket base URL: set, "off" (no stream), or unset (the default for the REST base URL).
   const wsBaseUrls: Partial<Record<StreamVenue, string>> = { ...defaultWsBaseUrls(baseUrls) }
@@ -266,6 +289,18 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     if (text.toLowerCase() === "off") delete wsBaseUrls[venue]
     else if (text !== "") wsBaseUrls[venue] = trimSlash(text)
   }
+  const prices = (yield* read("MARKET_DATA_PRICES", "yahoo")).trim().toLowerCase()
+  if (prices !== "yahoo" && prices !== "off") {
+    return yield* Effect.fail(
+      new LiveConfigError({
+        variable: "MARKET_DATA_PRICES",
+        message: `MARKET_DATA_PRICES must be yahoo or off; got ${JSON.stringify(prices)}`
+      })
+    )
+  }
+  const pricesPerMinute = yield* Config.Int("MARKET_DATA_PRICES_PER_MINUTE").pipe(
+    Config.withDefault(PRICES_DEFAULT_PER_MINUTE)
+  )
   const backfillDays = yield* Config.Int("MARKET_DATA_LIVE_BACKFILL_DAYS").pipe(Config.withDefault(90))
   const requestTimeoutMs = yield* Config.Int("MARKET_DATA_LIVE_TIMEOUT_MS").pipe(Config.withDefault(10_000))
   const config = liveConfig({
@@ -275,6 +310,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     venues: venueNames,
     baseUrls,
     wsBaseUrls,
+    prices,
+    pricesPerMinute,
     backfillDays,
     requestTimeoutMs
   })

@@ -6,6 +6,7 @@
 import { componentCadenceMs } from "./CryptoFeed.ts"
 import { LiveEnvironment } from "./LiveConfig.ts"
 import { SEC_DOCUMENT_LOOKBACK_DAYS, SEC_POLL_MS } from "./LiveFeeds.ts"
+import { PRICES_BACKFILL_DAYS, PRICES_DEFAULT_PER_MINUTE, PRICES_POLL_MS } from "./PriceFeed.ts"
 import { BACKOFF_BASE_MS } from "./Schedules.ts"
 
 const minutes = (ms: number) => `${ms / 60_000} min`
@@ -13,8 +14,8 @@ const minutes = (ms: number) => `${ms / 60_000} min`
 export const liveSourcesDoc = `# Live sources
 
 With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public REST APIs (and the
-liquidation websockets of two of them) and the equity plane from SEC EDGAR, into the same store the simulated
-feed fills. Every answer says so:
+liquidation websockets of two of them) and the equity plane from SEC EDGAR and a daily price source (Yahoo
+Finance's chart endpoint), into the same store the simulated feed fills. Every answer says so:
 \`X-Data-Source: live\` and \`baseline.source\`.
 
 ## Crypto venues
@@ -112,6 +113,7 @@ Each venue has its own limiter (a token bucket on the service clock), below the 
 | OKX | 10 to 40 requests per 2 s per endpoint (trading statistics 5 per 2 s) | 10 requests per 2 s in all, 4 per 2 s on statistics |
 | Hyperliquid | 1,200 weight per minute per IP | 600 weight per minute (l2Book 2, others 20, candles 1 more per 60) |
 | SEC EDGAR | 10 requests per second | one request per 100 ms |
+| Yahoo Finance chart (daily prices) | none published (unofficial endpoint) | \`MARKET_DATA_PRICES_PER_MINUTE\` (default ${PRICES_DEFAULT_PER_MINUTE}), one at a time |
 
 ## SEC EDGAR
 
@@ -122,6 +124,32 @@ their new 13F-HR reports (primary document and information table, found through 
 listing). Only accessions not yet in the store are fetched; at first start documents reach back
 ${SEC_DOCUMENT_LOOKBACK_DAYS} days. Every request carries \`MARKET_DATA_SEC_USER_AGENT\` (required in live mode: the
 service refuses to start without it).
+
+## Daily prices (equities)
+
+Source: Yahoo Finance's chart endpoint, \`GET /v8/finance/chart/<TICKER>?period1=..&period2=..&interval=1d\`
+(\`MARKET_DATA_PRICES=yahoo\`, the default; \`off\` turns the connector off and leaves prices to
+\`market-data ingest prices\`). It needs no key, but it is unofficial: Yahoo documents no terms for programmatic
+use (its general terms allow personal, non-commercial use; check them before serving others), publishes no rate
+limit, and may change or withdraw it. Stooq's daily CSV, the other keyless candidate, now reportedly wants a key
+and answers scripts with an HTML proof-of-work page, so it is not used.
+
+- What: one daily bar (open, high, low, close, volume) per session for every equity asset (one ticker per CIK:
+  the company's first ticker), prices split-adjusted, not dividend-adjusted, read to the source's \`priceHint\`
+  decimals. Bars are keyed by session open, like \`ingest prices\`, and a repeated bar replaces the stored one.
+- Delay: a session's bar exists once the session has closed; the service stores only closed sessions. While the
+  market trades the newest price is therefore the previous session's close, and price-based answers say
+  \`delayed\` (\`closed\` outside the session, \`stale\` more than 3 sessions behind).
+- Cadence: a pass every ${minutes(PRICES_POLL_MS)} visits every ticker whose newest bar is older than the last
+  closed session (each at most once per session); the others cost no request. A ticker with no bars gets
+  ${PRICES_BACKFILL_DAYS} days of history, the others the days since their newest bar plus a week (corrections
+  replace). Requests are spread at \`MARKET_DATA_PRICES_PER_MINUTE\` (at the default one per second, about
+  10,000 tickers take under three hours). A split new to the service re-reads that ticker's whole stored range.
+- Failures: a 403, 429, 5xx, a timeout, or a 200 answer that is not chart JSON (an HTML consent, CAPTCHA or
+  proof-of-work page) is a source failure: nothing of it is stored, venue \`yahoo\` component \`bars\` turns
+  \`failing\` with the error, and the pass retries with backoff (honouring \`Retry-After\`), resuming where it
+  stopped. An unknown symbol (404 or a chart error) and rows with missing prices are skipped and named in the
+  status \`detail\`.
 
 ## When a source lags or fails
 
@@ -140,8 +168,9 @@ service refuses to start without it).
 - Starting in live mode without network access degrades visibly (every source \`failing\`, every result
   \`stale\`) and never stops the service.
 - Each source component's health is kept: its newest data, when it last succeeded, whether it is failing and
-  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`).
-  \`coverage\` with an \`id\` lists it for the asset's venues (or SEC EDGAR) as \`sources\` (\`last_success_at\`,
+  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`), the
+  daily price connector's as venue \`yahoo\` (\`bars\`, cadence one day). \`coverage\` with an \`id\` lists it
+  for the asset's venues (for an equity: SEC EDGAR and the price source) as \`sources\` (\`last_success_at\`,
   \`lag_seconds\`, \`status\`, \`error\`); the operator's \`market-data sources\` reads it from the database.
 
 ## Configuration

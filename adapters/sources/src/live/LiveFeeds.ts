@@ -17,6 +17,7 @@ import { makeHyperliquid } from "./Hyperliquid.ts"
 import { runLiquidationStream, StreamVenues, streamProtocol } from "./LiquidationStreams.ts"
 import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
 import { makeOkx } from "./Okx.ts"
+import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, runPricePass } from "./PriceFeed.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { makeSecFeed } from "./SecFeed.ts"
 import { type LiveVenue, registryListings, type VenueConnector } from "./Venue.ts"
@@ -62,7 +63,13 @@ export const liquidationStreams = (config: LiveConfig): ReadonlyArray<Effect.Eff
     return [runLiquidationStream(streamProtocol(venue), { baseUrl, symbols, timeoutMs: config.requestTimeoutMs })]
   })
 
-/** Everything the leader runs: the venue feeds, the liquidation streams and the SEC fetcher, concurrently, forever. */
+/** The `User-Agent` the price connector sends (it names the service; no operator contact goes to the source). */
+export const PRICES_USER_AGENT = "service-market-data/1.0 (daily prices)"
+
+/**
+ * Everything the leader runs: the venue feeds, the liquidation streams, the SEC fetcher and the equities' daily
+ * price connector (unless `prices` is `off`), concurrently, forever.
+ */
 export const ingestAll = (deps: {
   readonly market: MarketStore["Service"]
   readonly equity: EquityStore["Service"]
@@ -165,12 +172,38 @@ export const ingestAll = (deps: {
         Effect.asVoid
       )
 
+    const prices = makePriceFeed(
+      deps.equity,
+      {
+        baseUrl: config.baseUrls.prices,
+        timeoutMs: config.requestTimeoutMs,
+        backfillDays: PRICES_BACKFILL_DAYS,
+        userAgent: PRICES_USER_AGENT
+      },
+      makePriceLimiter(config.pricesPerMinute)
+    )
+    const pricesJob = runPricePass(prices, deps.market).pipe(
+      Effect.tap((r) =>
+        r.fetched === 0
+          ? Effect.void
+          : Effect.logInfo(
+              `live prices: ${r.fetched} tickers fetched, ${r.bars} bars written, ${r.upToDate} up to date${r.problems.length > 0 ? `; not loaded: ${r.problems.slice(0, 10).join("; ")}` : ""}`
+            )
+      ),
+      Effect.tapError((e) => Effect.logWarning(`live prices: failing: ${e.kind} ${e.what}: ${e.message}`)),
+      Effect.retry(backoffSchedule(5 * 60_000)),
+      Effect.repeat(pollSchedule(PRICES_POLL_MS, 2 * 60_000, config.jitterMs)),
+      Effect.orDie,
+      Effect.asVoid
+    )
+
     yield* Effect.all(
       [
         ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
         ...liquidationStreams(config).map((stream) => stream.pipe(Effect.provideService(MarketStore, deps.market))),
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
-        secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000)
+        secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000),
+        ...(config.prices === "off" ? [] : [pricesJob])
       ],
       { concurrency: "unbounded", discard: true }
     )
@@ -207,7 +240,7 @@ export const startLiveFeeds = (deps: {
       while (true) {
         if (yield* leader.acquire(LIVE_INGEST_LOCK, holder, leaseMs)) {
           yield* Effect.logInfo(
-            `live feeds: ${holder} leads ingestion (${config.venues.length === 0 ? "no crypto venue" : config.venues.join(", ")}, SEC EDGAR)`
+            `live feeds: ${holder} leads ingestion (${config.venues.length === 0 ? "no crypto venue" : config.venues.join(", ")}, SEC EDGAR${config.prices === "off" ? "" : ", daily prices"})`
           )
           const ended = yield* Effect.exit(Effect.raceFirst(ingest, holdLease))
           if (ended._tag === "Failure") {

@@ -1,4 +1,4 @@
-/** Live sources: the four venue connectors, the SEC EDGAR fetcher, their scheduler and the entry point. */
+/** Live sources: the four venue connectors, the SEC EDGAR fetcher, the equities' daily price connector, their scheduler and the entry point. */
 export { makeBinance } from "./Binance.ts"
 export { makeBybit } from "./Bybit.ts"
 export { type ParsedCoinList, parseCoinList } from "./CoinList.ts"
@@ -37,6 +37,19 @@ export {
 export { liveSourcesDoc } from "./LiveDoc.ts"
 export { ingestAll, liquidationStreams, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
 export { makeOkx } from "./Okx.ts"
+export {
+  type ChartBars,
+  makePriceFeed,
+  makePriceLimiter,
+  PRICES_BARS,
+  PRICES_DEFAULT_BASE_URL,
+  type PriceFeed,
+  type PricePassReport,
+  type PriceTarget,
+  parseYahooChart,
+  priceTargets,
+  runPricePass
+} from "./PriceFeed.ts"
 export { backoffSchedule, pollSchedule } from "./Schedules.ts"
 export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"
 export { type Instrument, type LiveVenue, LiveVenues, type VenueConnector } from "./Venue.ts"

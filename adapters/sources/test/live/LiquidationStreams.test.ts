@@ -433,7 +433,7 @@ describe("liquidation stream configuration", () => {
     const u = "http://127.0.0.1:9"
     const replay = liveConfig({
       secUserAgent: UA,
-      baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u }
+      baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u, prices: u }
     })
     assert.deepStrictEqual(replay.wsBaseUrls, {})
     assert.strictEqual(liquidationStreams(replay).length, 0)

@@ -32,7 +32,7 @@ describe("liquidation streams under the leader lock", () => {
         liveConfig({
           secUserAgent: "Market Data Tests tests@example.com",
           venues: ["bybit"],
-          baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u },
+          baseUrls: { binance: u, bybit: u, okx: u, hyperliquid: u, secData: u, secArchives: u, prices: u },
           wsBaseUrls: { bybit: ws.url },
           secCiks: [],
           sec13fFilers: [],

@@ -18,7 +18,7 @@ const configFor = (url: string, instanceId: string): LiveConfig =>
   liveConfig({
     secUserAgent: "Market Data Tests tests@example.com",
     venues: ["binance", "hyperliquid"],
-    baseUrls: { binance: url, bybit: url, okx: url, hyperliquid: url, secData: url, secArchives: url },
+    baseUrls: { binance: url, bybit: url, okx: url, hyperliquid: url, secData: url, secArchives: url, prices: url },
     secCiks: ["320193"],
     sec13fFilers: [],
     backfillDays: 1,

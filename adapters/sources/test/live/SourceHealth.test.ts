@@ -80,7 +80,8 @@ describe(
               okx: server.url,
               hyperliquid: server.url,
               secData: server.url,
-              secArchives: server.url
+              secArchives: server.url,
+              prices: server.url
             },
             secCiks: ["320193"],
             sec13fFilers: [],
