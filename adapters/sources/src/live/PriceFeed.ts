@@ -212,6 +212,18 @@ export const makePriceFeed = (
   const triedFor = new Map<string, string>()
   /** `cik|split ms` of splits whose whole range was re-fetched by this process. */
   const splitsDone = new Set<string>()
+  /**
+   * CIK -> the newest stored bar's open (null: none), read from the store once per CIK (a one-row read, not the
+   * store-wide coverage count) and kept up to date with what this connector writes.
+   */
+  const newestBar = new Map<string, number | null>()
+  const newestOf = (cik: string) =>
+    Effect.gen(function* () {
+      if (newestBar.has(cik)) return newestBar.get(cik) ?? null
+      const newest = (yield* store.bars(cik, { limit: 1 }))[0]?.tMs ?? null
+      newestBar.set(cik, newest)
+      return newest
+    })
 
   const chart = (ticker: string, fromMs: number, toMs: number) =>
     Effect.andThen(
@@ -292,6 +304,7 @@ export const makePriceFeed = (
       const closed = bars.filter((b) => b.tMs <= throughMs)
       if (closed.length === 0) return 0
       yield* store.putBars(target.cik, closed)
+      newestBar.set(target.cik, Math.max(lastBarMs ?? 0, (closed.at(-1) as DailyBar).tMs))
       return closed.length
     })
 
@@ -306,16 +319,17 @@ export const makePriceFeed = (
       const session = Equity.lastClosedSession(nowMs)
       const throughMs = Equity.closedBarsThroughMs(nowMs)
       const targets = yield* priceTargets(store)
-      const coverage = new Map((yield* store.coverage()).map((c) => [c.cik, c.lastBarMs] as const))
       const problems: Array<string> = []
       let fetched = 0
       let bars = 0
       let upToDate = 0
       for (const target of targets) {
-        const lastBarMs = coverage.has(target.cik)
-          ? (coverage.get(target.cik) ?? null)
-          : ((yield* store.bars(target.cik, { limit: 1 }))[0]?.tMs ?? null)
-        if ((lastBarMs !== null && lastBarMs >= throughMs) || triedFor.get(target.cik) === session) {
+        if (triedFor.get(target.cik) === session) {
+          upToDate++
+          continue
+        }
+        const lastBarMs = yield* newestOf(target.cik)
+        if (lastBarMs !== null && lastBarMs >= throughMs) {
           upToDate++
           continue
         }

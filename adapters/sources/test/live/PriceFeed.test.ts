@@ -288,6 +288,37 @@ describe("price connector against a replay server", () => {
 })
 
 describe("equity answers from the connector's prices", () => {
+  it.effect.skipIf(!sharedPricesPresent)(
+    "the real Yahoo recording replayed: every bar stored, price answers its last close",
+    () =>
+      Effect.gen(function* () {
+        const recorded = sharedText(YAHOO_RECORDING)
+        // Monday 2020-11-09, 10:00 New York: the recording ends with Friday's session.
+        const now = Date.UTC(2020, 10, 9, 15, 0)
+        const { equity, market, feed } = yield* setup((r) =>
+          r.path === chartPath("AAPL") ? { text: recorded } : { status: 404, json: Y.unknownSymbolJson }
+        )
+        yield* TestClock.setTime(now)
+        const report = yield* runPricePass(feed, market)
+        assert.strictEqual(report.bars, 49)
+        const bars = yield* equity.bars("320193", {})
+        assert.lengthOf(bars, 49)
+        const quote = (
+          JSON.parse(recorded) as {
+            chart: { result: Array<{ indicators: { quote: Array<{ close: Array<number> }> } }> }
+          }
+        ).chart.result[0]?.indicators.quote[0]?.close as Array<number>
+        const lastClose = Number((quote.at(-1) as number).toFixed(2))
+        assert.strictEqual(bars.at(-1)?.c, lastClose)
+        const plane = yield* makeEquityPlane({ source: "sec", dailyCloseDelayed: true }).pipe(
+          Effect.provideService(Equity.EquityStore, equity)
+        )
+        const price = dataOf<Record<string, any>>(yield* callPlanes([plane], "price", [["id", AAPL]], now))
+        assert.strictEqual(price.usd, lastClose)
+        assert.strictEqual(price.status, "delayed")
+      }).pipe(Effect.scoped)
+  )
+
   it.effect(
     "price, technicals, valuation and the read headline answer from the bars; delayed while the market trades",
     () =>
