@@ -83,8 +83,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 /**
  * Reads a Yahoo v8 chart answer. A body that is not JSON (an HTML page), or JSON that is not a chart, is `blocked`;
  * a chart naming an error or holding no result is `symbol`. Rows with a missing, non-finite or non-positive price, a
- * high below the open, close or low, or a low above the open or close, or on a day that is not a US trading day,
- * are skipped with their reason.
+ * high below the open, close or low, or a low above the open or close, or dated on a weekend, are skipped with their
+ * reason (a weekday the market calendar has closed is kept, as `ingest prices` keeps it: the source published it).
  */
 export const parseYahooChart = (text: string): Result.Result<ChartBars, ChartProblem> => {
   const head = text.trimStart().slice(0, 200)
@@ -138,8 +138,11 @@ export const parseYahooChart = (text: string): Result.Result<ChartBars, ChartPro
       return
     }
     const date = Equity.newYorkDate(ts * 1000)
-    if (!Equity.isTradingDay(Equity.dayOf(date))) {
-      skipped.push(`${date}: not a US trading day`)
+    // As `ingest prices`: a bar on a weekday the calendar has closed is kept (the source published it); a weekend
+    // date is not a session.
+    const closed = Equity.closedReason(Equity.dayOf(date))
+    if (closed === "Saturday" || closed === "Sunday") {
+      skipped.push(`${date}: a ${closed}, not a US session`)
       return
     }
     const [o, h, l, c] = [price(open[i]), price(high[i]), price(low[i]), price(close[i])] as [

@@ -109,6 +109,20 @@ describe("Yahoo chart parsing", () => {
     assert.strictEqual(bars.at(-1)?.c, Y.closeOf(Y.DAYS.length - 1))
   })
 
+  it("a weekend row is skipped; a weekday the calendar has closed is kept, as ingest prices keeps it", () => {
+    // Thanksgiving 2026 is Thursday the 26th; the 28th is a Saturday.
+    const r = parseYahooChart(
+      JSON.stringify(Y.chartJson({ symbol: "AAPL", days: ["2026-11-25", "2026-11-26", "2026-11-28"], nullRow: -1 }))
+    )
+    assert.isTrue(Result.isSuccess(r))
+    const { bars, skipped } = (r as Result.Success<ChartBars, never>).success
+    assert.deepStrictEqual(
+      bars.map((b) => b.tMs),
+      [Equity.sessionOpenMs("2026-11-25"), Equity.sessionOpenMs("2026-11-26")]
+    )
+    assert.deepStrictEqual(skipped, ["2026-11-28: a Saturday, not a US session"])
+  })
+
   it("an HTML page or JSON that is no chart is a blocked source; a chart error is an unknown symbol", () => {
     const kind = (text: string) => {
       const r = parseYahooChart(text)
