@@ -18,6 +18,7 @@ import {
   type CryptoAsset,
   CryptoAssets,
   DAY_MS,
+  dailyIndexThrough,
   Equity,
   type EquityStore,
   type Handler,
@@ -392,9 +393,12 @@ const openLivePlanes = (
     )
     // Equity prices in live mode are daily bars (the price connector's, or files loaded with `ingest prices`): while
     // the market trades the newest is the previous session's close, so price-based answers say `delayed`.
-    const equityPlane = yield* Equity.makeEquityPlane({ source: "sec", dailyCloseDelayed: true }).pipe(
-      Effect.provideService(Equity.EquityStore, equity)
-    )
+    const equityPlane = yield* Equity.makeEquityPlane({
+      source: "sec",
+      dailyCloseDelayed: true,
+      // `filings_indexed_through`: the daily-index follower's watermark (only days whose filings all went in).
+      filingsIndexedThrough: Effect.map(market.status, dailyIndexThrough)
+    }).pipe(Effect.provideService(Equity.EquityStore, equity))
     return {
       planes: [
         { ...cryptoPlane, source: "live" },

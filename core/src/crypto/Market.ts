@@ -151,10 +151,12 @@ export const Components = [
   "books",
   "fundingState",
   // SEC EDGAR (venue `SEC_VENUE`): one poll of every covered company's submissions, companyfacts, Form 4s and
-  // 13Fs (`filings`), and the ticker list (`tickers`). Not crypto data; kept here so every source's health is
-  // one status model, read and persisted alike.
+  // 13Fs (`filings`), the ticker list (`tickers`), and the daily-index follower (`dailyIndex`: every company's
+  // new filings, day by day; its `newestMs` is the end of the last EDGAR day fully processed). Not crypto data;
+  // kept here so every source's health is one status model, read and persisted alike.
   "filings",
-  "tickers"
+  "tickers",
+  "dailyIndex"
 ] as const
 export type Component = (typeof Components)[number]
 
@@ -166,6 +168,15 @@ export const SEC_VENUE = "sec"
  * Finance's chart endpoint (see the equity `domains` docs for its terms, format and delay).
  */
 export const PRICES_VENUE = "yahoo"
+
+/**
+ * The EDGAR day (`YYYY-MM-DD`) through which the daily-index follower has processed every followed filing, from
+ * its status (`newestMs` = the UTC midnight after that day); undefined before it completed a day.
+ */
+export const dailyIndexThrough = (statuses: ReadonlyArray<SourceStatus>): string | undefined => {
+  const s = statuses.find((x) => x.venue === SEC_VENUE && x.component === "dailyIndex")
+  return s === undefined || s.newestMs <= 0 ? undefined : new Date(s.newestMs - 1).toISOString().slice(0, 10)
+}
 
 /**
  * Status of one component of one venue's feed: the newest input time, the cadence at which new input is

@@ -83,6 +83,12 @@ export interface EquityPlaneOptions {
    * say `delayed` rather than `live` (see `priceFreshness`).
    */
   readonly dailyCloseDelayed?: boolean
+  /**
+   * The EDGAR day through which every followed filing of every company has been processed (live mode's
+   * daily-index watermark), or undefined while none is known. When given and known, the equity `read` answers it
+   * as `filings_indexed_through` instead of the company's latest filing date on file.
+   */
+  readonly filingsIndexedThrough?: Effect.Effect<string | undefined>
 }
 
 type Status = "live" | "delayed" | "stale" | "closed"
@@ -470,6 +476,10 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         }
         const pe = price === null ? null : figure(valuation(book, price, shares).peTtm, "pe_ttm", unavailable)
         const freshness = yield* freshnessOf(cik, loaded.coverage, bars, nowMs)
+        // Live mode: the daily-index watermark (every company's filings processed through that day); otherwise,
+        // and until the follower completed a day, the company's latest filing date on file.
+        const watermark = options.filingsIndexedThrough === undefined ? undefined : yield* options.filingsIndexedThrough
+        const indexedThrough = watermark ?? loaded.coverage.lastFiledAt ?? undefined
         return withUnavailable(
           {
             asset_id: entry.asset_id,
@@ -484,7 +494,7 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
               pe_ttm: pe,
               return_24h_pct: returnPct
             },
-            ...(loaded.coverage.lastFiledAt === null ? {} : { filings_indexed_through: loaded.coverage.lastFiledAt })
+            ...(indexedThrough === undefined ? {} : { filings_indexed_through: indexedThrough })
           },
           unavailable
         )

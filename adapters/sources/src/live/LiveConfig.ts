@@ -46,6 +46,10 @@ export interface LiveConfig {
   readonly prices: "yahoo" | "off"
   /** Requests per minute to the price source (one at a time). */
   readonly pricesPerMinute: number
+  /** Every SEC request of the process shares one limiter at this many requests per second (2 to 10; the SEC's limit is 10). */
+  readonly secMaxRequestsPerSecond: number
+  /** Follow EDGAR's daily index: every company's new Form 4, 13F-HR, 10-K, 10-Q and 8-K filings. */
+  readonly secFollowDailyIndex: boolean
   /** Days of 15-minute history fetched at first start. */
   readonly backfillDays: number
   /** Days of funding settlements fetched at first start. */
@@ -103,6 +107,8 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   sec13fFilers: DEFAULT_SEC_13F_FILERS,
   prices: "yahoo",
   pricesPerMinute: PRICES_DEFAULT_PER_MINUTE,
+  secMaxRequestsPerSecond: 10,
+  secFollowDailyIndex: true,
   backfillDays: 90,
   fundingBackfillDays: 365,
   requestTimeoutMs: 10_000,
@@ -128,6 +134,12 @@ export const validateSecUserAgent = (value: string | undefined): LiveConfigError
     return new LiveConfigError({
       variable: "MARKET_DATA_SEC_USER_AGENT",
       message: `MARKET_DATA_SEC_USER_AGENT must contain a contact e-mail (the SEC asks for one), e.g. "Example Corp ops@example.com"; got ${JSON.stringify(text)}`
+    })
+  // The SEC's form is "Name email": a name besides the address (the SEC answers 403 to an address alone).
+  if (!text.split(/\s+/).some((word) => !word.includes("@") && /[A-Za-z]/.test(word)))
+    return new LiveConfigError({
+      variable: "MARKET_DATA_SEC_USER_AGENT",
+      message: `MARKET_DATA_SEC_USER_AGENT must be of the form "Name email" (a name, then a contact e-mail), e.g. "Example Corp ops@example.com"; got ${JSON.stringify(text)}`
     })
   if (/[\r\n]/.test(text))
     return new LiveConfigError({
@@ -173,6 +185,19 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           message: "MARKET_DATA_LIVE_BACKFILL_DAYS must be 1 to 400"
         })
       )
+    if (
+      !(
+        Number.isInteger(config.secMaxRequestsPerSecond) &&
+        config.secMaxRequestsPerSecond >= 2 &&
+        config.secMaxRequestsPerSecond <= 10
+      )
+    )
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_SEC_MAX_RPS",
+          message: `MARKET_DATA_SEC_MAX_RPS must be a whole number from 2 to 10 (the SEC allows at most 10 requests per second); got ${config.secMaxRequestsPerSecond}`
+        })
+      )
     if (!(Number.isInteger(config.pricesPerMinute) && config.pricesPerMinute >= 1 && config.pricesPerMinute <= 600))
       return Effect.fail(
         new LiveConfigError({
@@ -216,6 +241,8 @@ export const LiveEnvironment = [
   ["MARKET_DATA_SEC_USER_AGENT", "(required in live mode)"],
   ["MARKET_DATA_SEC_CIKS", DEFAULT_SEC_CIKS.join(",")],
   ["MARKET_DATA_SEC_13F_FILERS", DEFAULT_SEC_13F_FILERS.join(",")],
+  ["MARKET_DATA_SEC_MAX_RPS", "10"],
+  ["MARKET_DATA_SEC_DAILY_INDEX", "on"],
   ["MARKET_DATA_LIVE_VENUES", LiveVenues.join(",")],
   ["MARKET_DATA_BINANCE_BASE_URL", BINANCE_DEFAULT_BASE_URL],
   ["MARKET_DATA_BYBIT_BASE_URL", BYBIT_DEFAULT_BASE_URL],
@@ -303,6 +330,15 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
   )
   const backfillDays = yield* Config.Int("MARKET_DATA_LIVE_BACKFILL_DAYS").pipe(Config.withDefault(90))
   const requestTimeoutMs = yield* Config.Int("MARKET_DATA_LIVE_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  const secMaxRequestsPerSecond = yield* Config.Int("MARKET_DATA_SEC_MAX_RPS").pipe(Config.withDefault(10))
+  const dailyIndex = (yield* read("MARKET_DATA_SEC_DAILY_INDEX", "on")).trim().toLowerCase()
+  if (dailyIndex !== "on" && dailyIndex !== "off")
+    return yield* Effect.fail(
+      new LiveConfigError({
+        variable: "MARKET_DATA_SEC_DAILY_INDEX",
+        message: `MARKET_DATA_SEC_DAILY_INDEX must be \`on\` or \`off\`; got ${JSON.stringify(dailyIndex)}`
+      })
+    )
   const config = liveConfig({
     secUserAgent,
     secCiks: ciks,
@@ -313,7 +349,9 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     prices,
     pricesPerMinute,
     backfillDays,
-    requestTimeoutMs
+    requestTimeoutMs,
+    secMaxRequestsPerSecond,
+    secFollowDailyIndex: dailyIndex === "on"
   })
   return yield* validateLiveConfig(config)
 }).pipe(

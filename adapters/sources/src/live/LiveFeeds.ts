@@ -5,7 +5,14 @@
  * instance serves from the shared store either way. Closing the scope stops the feeds and releases the lock.
  */
 
-import { type EquityStore, type LeaderLock, LIVE_INGEST_LOCK, MarketStore, SEC_VENUE } from "@market-data/core"
+import {
+  dailyIndexThrough,
+  type EquityStore,
+  type LeaderLock,
+  LIVE_INGEST_LOCK,
+  MarketStore,
+  SEC_VENUE
+} from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
 import { parseCompanyTickers } from "../sec/index.ts"
 import { makeBinance } from "./Binance.ts"
@@ -19,7 +26,8 @@ import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./Liv
 import { makeOkx } from "./Okx.ts"
 import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, runPricePass } from "./PriceFeed.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
-import { makeSecFeed } from "./SecFeed.ts"
+import { type DailyIndexFollower, makeDailyIndexFollower } from "./SecDailyIndex.ts"
+import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
 import { type LiveVenue, registryListings, type VenueConnector } from "./Venue.ts"
 
 /** How often each covered company's submissions feed is read. */
@@ -36,6 +44,16 @@ export const SEC_DOCUMENT_LOOKBACK_DAYS = 400
  */
 export const SEC_FILINGS: ComponentRef = { venue: SEC_VENUE, component: "filings", cadenceMs: SEC_POLL_MS }
 export const SEC_TICKERS: ComponentRef = { venue: SEC_VENUE, component: "tickers", cadenceMs: SEC_TICKERS_POLL_MS }
+/** How often the daily-index follower looks for a newly published day (EDGAR publishes each day's index that night). */
+export const SEC_DAILY_INDEX_POLL_MS = 30 * 60_000
+/**
+ * The daily-index follower (every company's new filings): `newestMs` is the end of the last day fully processed,
+ * so its lag is about a day when healthy (a day's index appears after the day ends); the cadence is a day.
+ */
+export const SEC_DAILY_INDEX: ComponentRef = { venue: SEC_VENUE, component: "dailyIndex", cadenceMs: 24 * 3_600_000 }
+
+/** The status `newestMs` of a watermark day: the UTC midnight after it. */
+export const dailyIndexNewestMs = (day: string): number => Date.parse(`${day}T00:00:00Z`) + 86_400_000
 
 export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnector => {
   const options = { baseUrl: config.baseUrls[venue], timeoutMs: config.requestTimeoutMs }
@@ -67,6 +85,38 @@ export const liquidationStreams = (config: LiveConfig): ReadonlyArray<Effect.Eff
 export const PRICES_USER_AGENT = "service-market-data/1.0 (daily prices)"
 
 /**
+ * One run of the daily-index follower from the stored watermark (`dailyIndex` status). Progress is recorded
+ * before a failure, so the watermark keeps every day completed; a day that could not be completed (or a
+ * throttling answer) fails the run: the status shows it failing, the job's backoff retries it, and the watermark
+ * stays on the day before it.
+ */
+export const dailyIndexRun = (deps: {
+  readonly market: MarketStore["Service"]
+  readonly follower: DailyIndexFollower
+}): Effect.Effect<void, SourceError> =>
+  Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const watermark = dailyIndexThrough(yield* deps.market.status)
+    const today = new Date(nowMs).toISOString().slice(0, 10)
+    const r = yield* deps.follower.run(watermark, today, nowMs)
+    if (r.days.length > 0 || r.unreadable.length > 0)
+      yield* Effect.logInfo(
+        `live sec daily index: ${r.days.join(", ") || "no day"} processed, through ${r.through ?? "-"}: ${r.filings} filings, ${r.companies} companies${r.unreadable.length > 0 ? `; unreadable: ${r.unreadable.join("; ")}` : ""}`
+      )
+    if (r.through !== undefined)
+      yield* recordSuccess(deps.market, SEC_DAILY_INDEX, {
+        newestMs: dailyIndexNewestMs(r.through),
+        detail: r.unreadable.length === 0 ? undefined : `unreadable: ${r.unreadable.join("; ")}`
+      })
+    if (r.failure !== undefined) {
+      yield* Effect.logWarning(
+        `live sec daily index: the day after ${r.through ?? "the start"} is not complete: ${r.blocking.join("; ") || sourceErrorText(r.failure)}`
+      )
+      return yield* Effect.fail(r.failure)
+    }
+  })
+
+/**
  * Everything the leader runs: the venue feeds, the liquidation streams, the SEC fetcher and the equities' daily
  * price connector (unless `prices` is `off`), concurrently, forever.
  */
@@ -84,14 +134,22 @@ export const ingestAll = (deps: {
         jitterMs: config.jitterMs
       }).pipe(Effect.provideService(MarketStore, deps.market))
     )
-    const sec = makeSecFeed(deps.equity, {
-      dataBaseUrl: config.baseUrls.secData,
-      archivesBaseUrl: config.baseUrls.secArchives,
-      userAgent: config.secUserAgent,
-      ciks: config.secCiks,
-      thirteenFFilers: config.sec13fFilers,
-      timeoutMs: config.requestTimeoutMs,
-      documentLookbackDays: SEC_DOCUMENT_LOOKBACK_DAYS
+    const sec = makeSecFeed(
+      deps.equity,
+      {
+        dataBaseUrl: config.baseUrls.secData,
+        archivesBaseUrl: config.baseUrls.secArchives,
+        userAgent: config.secUserAgent,
+        ciks: config.secCiks,
+        thirteenFFilers: config.sec13fFilers,
+        timeoutMs: config.requestTimeoutMs,
+        documentLookbackDays: SEC_DOCUMENT_LOOKBACK_DAYS
+      },
+      makeSecLimiter(config.secMaxRequestsPerSecond)
+    )
+    const secDailyIndex = dailyIndexRun({
+      market: deps.market,
+      follower: makeDailyIndexFollower(sec, deps.equity, { archivesBaseUrl: config.baseUrls.secArchives })
     })
 
     /** One SEC poll: every company and filer; fails only when every one of them failed (then backs off). */
@@ -203,7 +261,8 @@ export const ingestAll = (deps: {
         ...liquidationStreams(config).map((stream) => stream.pipe(Effect.provideService(MarketStore, deps.market))),
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
         secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000),
-        ...(config.prices === "off" ? [] : [pricesJob])
+        ...(config.prices === "off" ? [] : [pricesJob]),
+        ...(config.secFollowDailyIndex ? [secJob(SEC_DAILY_INDEX, secDailyIndex, SEC_DAILY_INDEX_POLL_MS, 90_000)] : [])
       ],
       { concurrency: "unbounded", discard: true }
     )

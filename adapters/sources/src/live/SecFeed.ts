@@ -44,8 +44,22 @@ export interface SecFeedOptions {
   readonly documentLookbackDays: number
 }
 
-/** The SEC's fair-access limit: 10 requests per second. One request per 100 ms keeps every second at 10 or fewer. */
-export const makeSecLimiter = (): RequestLimiter => makeLimiter({ capacity: 1, windowMs: 100 })
+/** The SEC's fair-access limit: at most 10 requests per second. */
+export const SEC_MAX_REQUESTS_PER_SECOND = 10
+
+/**
+ * One limiter for every SEC request of the process, at most `perSecond` (2 to 10; the SEC's limit is 10, an
+ * operator may go lower with `MARKET_DATA_SEC_MAX_RPS`) in any second **as the SEC's servers count them**: one
+ * request per `1000 / (perSecond - 1)` ms (112 ms at 10). Spacing of `1000 / perSecond` would keep every second
+ * at `perSecond` only at the sender: a request delayed on the way and the ten after it on time arrive as eleven
+ * within a second. With the wider spacing, requests sent one after another (each after the previous answer,
+ * as every SEC job does) can never arrive more than `perSecond` to a second, whatever the delays.
+ */
+export const makeSecLimiter = (perSecond: number = SEC_MAX_REQUESTS_PER_SECOND): RequestLimiter =>
+  makeLimiter({
+    capacity: 1,
+    windowMs: Math.ceil(1000 / (Math.min(SEC_MAX_REQUESTS_PER_SECOND, Math.max(2, Math.floor(perSecond))) - 1))
+  })
 
 /** What one poll of one company or filer did. */
 export interface SecPollReport {
@@ -123,7 +137,7 @@ export const makeSecFeed = (
       return undefined
     })
 
-  const thirteenF = (filerCik: string, filing: Filing) =>
+  const thirteenF = (filerCik: string, filing: Pick<Filing, "accession" | "filedAt">) =>
     Effect.gen(function* () {
       const folder = archiveFolder(filerCik, filing.accession)
       const listing = yield* get(`${folder}/index.json`)
@@ -168,7 +182,14 @@ export const makeSecFeed = (
   })
 
   /** One poll of one covered company: submissions, new filings, facts if needed, new Form 4s, own 13Fs. */
-  const pollCompany = (cik: string, nowMs: number): Effect.Effect<SecPollReport, SourceError> =>
+  const pollCompany = (
+    cik: string,
+    nowMs: number,
+    poll: {
+      /** False: submissions, older pages and facts only; the caller fetches the documents (the daily index). */
+      readonly documents?: boolean
+    } = {}
+  ): Effect.Effect<SecPollReport, SourceError> =>
     Effect.gen(function* () {
       const feed = yield* submissions(cik)
       const problems: Array<string> = []
@@ -201,6 +222,8 @@ export const makeSecFeed = (
         facts = yield* store.putFacts(cik, cf.facts)
       }
 
+      if (poll.documents === false)
+        return { cik, newFilings: fresh.length, facts, ownershipReports: 0, holdingsReports: 0, problems }
       const haveOwnership = new Set((yield* store.ownershipReports(cik)).map((r) => r.accession))
       const ownershipFilings = all.filter(
         (f) =>
@@ -251,7 +274,7 @@ export const makeSecFeed = (
       return { cik, newFilings: 0, facts: 0, ownershipReports: 0, holdingsReports, problems }
     })
 
-  return { pollCompany, pollFiler, limiter }
+  return { pollCompany, pollFiler, limiter, get, archiveFolder, thirteenF, parsed }
 }
 
 export type SecFeed = ReturnType<typeof makeSecFeed>

@@ -51,5 +51,6 @@ export {
   runPricePass
 } from "./PriceFeed.ts"
 export { backoffSchedule, pollSchedule } from "./Schedules.ts"
+export { type DailyIndexFollower, FOLLOWED_FORMS, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"
 export { type Instrument, type LiveVenue, LiveVenues, type VenueConnector } from "./Venue.ts"

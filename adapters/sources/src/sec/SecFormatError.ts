@@ -10,6 +10,8 @@ export type SecFormat =
   | "13f_primary_document"
   | "company_tickers"
   | "company_tickers_exchange"
+  | "daily_form_index"
+  | "directory_listing"
 
 /**
  * A document that is not what its SEC format promises: not JSON/XML, a missing or mistyped field, a value that

@@ -1,0 +1,88 @@
+/**
+ * EDGAR's daily indexes and folder listings.
+ *
+ * - The daily **form** index (`Archives/edgar/daily-index/<year>/QTR<q>/form.<YYYYMMDD>.idx`): a few header
+ *   lines, a column header `Form Type   Company Name   CIK   Date Filed  File Name`, a `-----` rule, then one
+ *   fixed-width row per filing and filer (a Form 4 is listed under its issuer and under each reporting owner, with
+ *   the same file name). Form types and company names contain spaces, so the form is read by the header's column
+ *   and the CIK, date and file name from the end of the row. The accession is the file name's stem.
+ * - A folder listing (`.../index.json`, for a filing's folder or a daily-index quarter):
+ *   `{"directory": {"item": [{"name", ...}]}}`; only the names are read.
+ */
+import { Result } from "effect"
+import { SecFormatError } from "./SecFormatError.ts"
+
+export interface DailyIndexEntry {
+  readonly form: string
+  readonly companyName: string
+  /** Without leading zeros. */
+  readonly cik: string
+  /** `YYYY-MM-DD`. */
+  readonly dateFiled: string
+  /** `edgar/data/<cik>/<accession>.txt`. */
+  readonly fileName: string
+  readonly accession: string
+}
+
+const ROW_TAIL = /\s(\d{1,10})\s+(\d{8})\s+(edgar\/data\/\d+\/(\d{10}-\d{2}-\d{6})\.txt)\s*$/
+
+/** Parses a daily form index (`form.YYYYMMDD.idx`); a row that is not a filing row fails the whole file. */
+export const parseDailyFormIndex = (text: string): Result.Result<ReadonlyArray<DailyIndexEntry>, SecFormatError> => {
+  const fail = (message: string) => Result.fail(new SecFormatError({ format: "daily_form_index", message }))
+  const lines = text.split(/\r?\n/)
+  const headerAt = lines.findIndex((l) => l.startsWith("Form Type") && l.includes("Company Name"))
+  if (headerAt < 0) return fail("no `Form Type  Company Name ...` column header")
+  const header = lines[headerAt] as string
+  const nameCol = header.indexOf("Company Name")
+  if (!/^-{10,}\s*$/.test(lines[headerAt + 1] ?? ""))
+    return fail(`line ${headerAt + 2}: no \`-----\` rule under the header`)
+  const out: Array<DailyIndexEntry> = []
+  for (let i = headerAt + 2; i < lines.length; i++) {
+    const line = lines[i] as string
+    if (line.trim() === "") continue
+    const m = ROW_TAIL.exec(line)
+    const form = line.slice(0, nameCol).trim()
+    if (m === null || form === "" || m.index < nameCol)
+      return fail(`line ${i + 1}: not a filing row: ${JSON.stringify(line.slice(0, 120))}`)
+    const [, cik, ymd, fileName, accession] = m as unknown as [string, string, string, string, string]
+    out.push({
+      form,
+      companyName: line.slice(nameCol, m.index).trim(),
+      cik: String(Number(cik)),
+      dateFiled: `${ymd.slice(0, 4)}-${ymd.slice(4, 6)}-${ymd.slice(6, 8)}`,
+      fileName,
+      accession
+    })
+  }
+  return Result.succeed(out)
+}
+
+/** The names in a folder listing (`index.json`). */
+export const parseDirectoryListing = (text: string): Result.Result<ReadonlyArray<string>, SecFormatError> => {
+  try {
+    const items = (JSON.parse(text) as { directory?: { item?: unknown } }).directory?.item
+    if (!Array.isArray(items)) throw new Error("no directory.item array")
+    return Result.succeed(
+      items.map((i) => {
+        const name = (i as { name?: unknown } | null)?.name
+        if (typeof name !== "string") throw new Error("an item without a name")
+        return name
+      })
+    )
+  } catch (e) {
+    return Result.fail(
+      new SecFormatError({ format: "directory_listing", message: e instanceof Error ? e.message : String(e) })
+    )
+  }
+}
+
+/** The days (`YYYY-MM-DD`, ascending) whose form index a daily-index quarter listing names. */
+export const dailyIndexDays = (names: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [
+    ...new Set(
+      names.flatMap((n) => {
+        const m = /^form\.(\d{4})(\d{2})(\d{2})\.idx$/.exec(n)
+        return m === null ? [] : [`${m[1]}-${m[2]}-${m[3]}`]
+      })
+    )
+  ].sort()
