@@ -117,6 +117,22 @@ export const dailyIndexRun = (deps: {
   })
 
 /**
+ * One run of a SEC job until it succeeds: each failed run marks its component failing (with the error, so
+ * `sources` shows it) before the backoff (2 s, 4 s, ... capped at the cadence or 5 minutes, never sooner than
+ * the source's `Retry-After`) runs it again.
+ */
+export const retriedRun = (
+  market: MarketStore["Service"],
+  component: ComponentRef,
+  run: Effect.Effect<void, SourceError>,
+  cadenceMs: number
+): Effect.Effect<void, SourceError> =>
+  run.pipe(
+    Effect.tapError((e) => recordFailure(market, component, sourceErrorText(e))),
+    Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * 60_000)))
+  )
+
+/**
  * Everything the leader runs: the venue feeds, the liquidation streams, the SEC fetcher and the equities' daily
  * price connector (unless `prices` is `off`), concurrently, forever.
  */
@@ -222,9 +238,7 @@ export const ingestAll = (deps: {
       cadenceMs: number,
       offsetMs: number
     ) =>
-      run.pipe(
-        Effect.tapError((e) => recordFailure(deps.market, component, sourceErrorText(e))),
-        Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * 60_000))),
+      retriedRun(deps.market, component, run, cadenceMs).pipe(
         Effect.repeat(pollSchedule(cadenceMs, offsetMs, config.jitterMs)),
         Effect.orDie,
         Effect.asVoid

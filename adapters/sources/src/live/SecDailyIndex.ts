@@ -202,12 +202,12 @@ export const makeDailyIndexFollower = (
         const first = rows[0] as DailyIndexEntry
         if (done.has(accession)) continue
         if (OWNERSHIP.has(first.form)) {
-          const report = yield* step(accession, ownership(first.cik, accession, day))
+          const report = yield* step(accession, ownership(first.cik, accession, first.dateFiled))
           if (report === undefined) continue
           yield* store.putOwnershipReports([report])
           companies.add(report.issuerCik)
         } else if (THIRTEEN_F.has(first.form)) {
-          const report = yield* step(accession, feed.thirteenF(first.cik, { accession, filedAt: day }))
+          const report = yield* step(accession, feed.thirteenF(first.cik, { accession, filedAt: first.dateFiled }))
           if (report === undefined) continue
           yield* store.putHoldingsReports([report])
         } else {

@@ -24,32 +24,38 @@ import * as S from "./fixtures/Sec.ts"
 const UA = "Market Data Tests tests@example.com"
 
 describe("SEC request limiter", () => {
-  it.effect("at most 10 requests in any second: one per 100 ms on the Clock", () =>
-    Effect.gen(function* () {
-      const limiter = makeSecLimiter()
-      const times: Array<number> = []
-      const fiber = yield* Effect.forkChild(
-        Effect.forEach(
-          Array.from({ length: 25 }, (_, i) => i),
-          () =>
-            Effect.andThen(
-              limiter.take(1),
-              Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => times.push(t)))
-            ),
-          { concurrency: "unbounded" }
+  it.effect(
+    "at most 10 requests in any second: one per 112 ms on the Clock (1000 / (10 - 1), see makeSecLimiter)",
+    () =>
+      Effect.gen(function* () {
+        const limiter = makeSecLimiter()
+        const times: Array<number> = []
+        const fiber = yield* Effect.forkChild(
+          Effect.forEach(
+            Array.from({ length: 25 }, (_, i) => i),
+            () =>
+              Effect.andThen(
+                limiter.take(1),
+                Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => times.push(t)))
+              ),
+            { concurrency: "unbounded" }
+          )
         )
-      )
-      yield* TestClock.adjust("1 millis")
-      assert.lengthOf(times, 1, "the first goes at once")
-      yield* TestClock.adjust("999 millis")
-      assert.lengthOf(times, 11, "ten more in the first second: at 0.1 s, 0.2 s, ... 1.0 s")
-      yield* TestClock.adjust("2 seconds")
-      yield* Fiber.join(fiber)
-      assert.lengthOf(times, 25)
-      for (let i = 0; i + 10 < times.length; i++) {
-        assert.isAtLeast((times[i + 10] as number) - (times[i] as number), 1000, `requests ${i} and ${i + 10}`)
-      }
-    })
+        yield* TestClock.adjust("1 millis")
+        assert.lengthOf(times, 1, "the first goes at once")
+        yield* TestClock.adjust("999 millis")
+        assert.lengthOf(times, 9, "eight more in the first second: at 0.112 s, 0.224 s, ... 0.896 s")
+        yield* TestClock.adjust("2 seconds")
+        yield* Fiber.join(fiber)
+        assert.lengthOf(times, 25)
+        // Any ten consecutive requests span at least a second (9 x 112 ms): the SEC counts
+        // no more than ten in a second even when the first of eleven was delayed on its way.
+        for (let i = 0; i + 9 < times.length; i++) {
+          assert.isAtLeast((times[i + 9] as number) - (times[i] as number), 1000, `requests ${i} and ${i + 9}`)
+        }
+        const lower = makeSecLimiter(5)
+        assert.strictEqual(lower.windowMs, 250, "MARKET_DATA_SEC_MAX_RPS=5: one per 1000 / 4 ms")
+      })
   )
 })
 
