@@ -5,7 +5,7 @@
  */
 import { componentCadenceMs } from "./CryptoFeed.ts"
 import { LiveEnvironment } from "./LiveConfig.ts"
-import { SEC_DOCUMENT_LOOKBACK_DAYS, SEC_POLL_MS } from "./LiveFeeds.ts"
+import { SEC_DAILY_INDEX_POLL_MS, SEC_DOCUMENT_LOOKBACK_DAYS, SEC_POLL_MS } from "./LiveFeeds.ts"
 import { PRICES_BACKFILL_DAYS, PRICES_DEFAULT_PER_MINUTE, PRICES_POLL_MS } from "./PriceFeed.ts"
 import { BACKOFF_BASE_MS } from "./Schedules.ts"
 
@@ -112,7 +112,7 @@ Each venue has its own limiter (a token bucket on the service clock), below the 
 | Bybit | 600 requests per 5 s per IP | 50 requests per 5 s |
 | OKX | 10 to 40 requests per 2 s per endpoint (trading statistics 5 per 2 s) | 10 requests per 2 s in all, 4 per 2 s on statistics |
 | Hyperliquid | 1,200 weight per minute per IP | 600 weight per minute (l2Book 2, others 20, candles 1 more per 60) |
-| SEC EDGAR | 10 requests per second | one request per 100 ms |
+| SEC EDGAR | 10 requests per second (with a \`Name email\` User-Agent) | one request per 112 ms for every SEC request of the service (\`MARKET_DATA_SEC_MAX_RPS\`, 2 to 10: one per 1000 / (N - 1) ms, so the SEC never counts more than N in a second, even when a request is delayed on its way) |
 | Yahoo Finance chart (daily prices) | none published (unofficial endpoint) | \`MARKET_DATA_PRICES_PER_MINUTE\` (default ${PRICES_DEFAULT_PER_MINUTE}), one at a time |
 
 ## SEC EDGAR
@@ -122,8 +122,20 @@ once, at first ingestion), companyfacts at first and whenever a new XBRL filing 
 4/A filed about the company (the raw XML of the filing). Institutional managers (\`MARKET_DATA_SEC_13F_FILERS\`):
 their new 13F-HR reports (primary document and information table, found through the filing's folder
 listing). Only accessions not yet in the store are fetched; at first start documents reach back
-${SEC_DOCUMENT_LOOKBACK_DAYS} days. Every request carries \`MARKET_DATA_SEC_USER_AGENT\` (required in live mode: the
-service refuses to start without it).
+${SEC_DOCUMENT_LOOKBACK_DAYS} days. Every request carries \`MARKET_DATA_SEC_USER_AGENT\` (required in live mode, of the
+form \`Name email\`: the service refuses to start without it).
+
+Every company (\`MARKET_DATA_SEC_DAILY_INDEX\`, on by default): EDGAR's daily form index, looked for every
+${minutes(SEC_DAILY_INDEX_POLL_MS)} (a day's index is published after the day ends). For each day after the watermark, in order:
+new Form 4, 13F-HR, 10-K, 10-Q and 8-K filings (and amendments), deduplicated by accession, are fetched (a Form 4
+through its folder's \`index.json\` and its XML; a 13F-HR's primary document and information table), then the
+companies that filed (a Form 4's issuer, a 10-K/10-Q/8-K's filer) get their submissions and, on a new XBRL
+filing, their companyfacts. The watermark (component \`dailyIndex\`, the equity \`read\`'s
+\`filings_indexed_through\`) moves only to a day whose filings all went in; a failed fetch stops the run and leaves
+it on the day before; a throttling answer (429, 503, 403 "Request Rate Threshold Exceeded"; a 403 S3
+\`AccessDenied\` is EDGAR's "no such file") fails the run so the job backs off. A document still missing after
+three runs, or unreadable, is given up and named in the status \`detail\`. The first start begins at the newest
+published day.
 
 ## Daily prices (equities)
 
@@ -168,7 +180,7 @@ and answers scripts with an HTML proof-of-work page, so it is not used.
 - Starting in live mode without network access degrades visibly (every source \`failing\`, every result
   \`stale\`) and never stops the service.
 - Each source component's health is kept: its newest data, when it last succeeded, whether it is failing and
-  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`), the
+  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`, \`dailyIndex\`), the
   daily price connector's as venue \`yahoo\` (\`bars\`, cadence one day). \`coverage\` with an \`id\` lists it
   for the asset's venues (for an equity: SEC EDGAR and the price source) as \`sources\` (\`last_success_at\`,
   \`lag_seconds\`, \`status\`, \`error\`); the operator's \`market-data sources\` reads it from the database.

@@ -17,8 +17,10 @@
  * folder>`, a 13F filing's folder listing at `.../<accession without dashes>/index.json` (naming its primary
  * document and information table).
  *
- * Every request carries the `User-Agent` from `MARKET_DATA_SEC_USER_AGENT` and passes one limiter: at most one
- * request per 100 ms, so never more than 10 per second (the SEC's fair-access limit).
+ * Every request carries the `User-Agent` from `MARKET_DATA_SEC_USER_AGENT` and passes one limiter shared by every
+ * SEC job (`makeSecLimiter`): never more than 10 per second as the SEC counts them (its fair-access limit).
+ * `pollCompany(cik, now, { documents: false })` refreshes submissions and facts only (the daily-index follower,
+ * `SecDailyIndex.ts`, fetches the documents itself).
  */
 import type { EquityStore, Filing } from "@market-data/core"
 import { Effect, Result } from "effect"
