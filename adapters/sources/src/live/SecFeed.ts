@@ -219,9 +219,18 @@ export const makeSecFeed = (
       let facts = 0
       const coverage = (yield* store.coverage(cik))[0]
       if ((coverage?.facts ?? 0) === 0 || fresh.some((f) => f.isXbrl)) {
-        const text = yield* get(`${options.dataBaseUrl}/api/xbrl/companyfacts/CIK${paddedCik(cik)}.json`)
-        const cf = yield* parsed(`companyfacts CIK${paddedCik(cik)}`, parseCompanyFacts(text))
-        facts = yield* store.putFacts(cik, cf.facts)
+        // A company that never filed XBRL has no companyfacts: EDGAR answers 404, which is no facts, not a failure.
+        const neverXbrl = !all.some((f) => f.isXbrl)
+        const text = yield* get(`${options.dataBaseUrl}/api/xbrl/companyfacts/CIK${paddedCik(cik)}.json`).pipe(
+          Effect.catchIf(
+            (e) => neverXbrl && e.kind === "status" && e.status === 404,
+            () => Effect.succeed(undefined)
+          )
+        )
+        if (text !== undefined) {
+          const cf = yield* parsed(`companyfacts CIK${paddedCik(cik)}`, parseCompanyFacts(text))
+          facts = yield* store.putFacts(cik, cf.facts)
+        }
       }
 
       if (poll.documents === false)

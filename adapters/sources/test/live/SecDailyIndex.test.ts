@@ -427,6 +427,32 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect("an issuer that never filed XBRL (companyfacts 404) completes its day, with no facts", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(NOW)
+      yield* pumpClock()
+      const edgar = makeEdgar()
+      const server = yield* fakeServer(edgar.route)
+      const { equity, market, run } = setUp(server.url)
+      edgar.filingRows.push({
+        accession: F4_DAY1,
+        filed: "2026-11-20",
+        accepted: "2026-11-20T21:04:00.000Z",
+        form: "4",
+        primaryDocument: "xslF345X05/wf-form4_167114.xml"
+      })
+      edgar.overrides.set(`/api/xbrl/companyfacts/CIK000${SNOW}.json`, () => ({
+        status: 404,
+        text: "<Error><Code>NoSuchKey</Code></Error>"
+      }))
+      edgar.days.set("2026-11-20", formIndexText("2026-11-20", [row("4", F4_DAY1)]))
+      yield* run
+      assert.strictEqual(dailyIndexThrough(yield* market.status), "2026-11-20")
+      assert.lengthOf(yield* equity.facts(SNOW), 0)
+      assert.lengthOf(yield* equity.ownershipReports(SNOW), 1)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("at the server, never more than 10 requests in any second, also when some are delayed on the way", () =>
     Effect.gen(function* () {
       const edgar = makeEdgar()
