@@ -16,12 +16,12 @@ import {
   operation,
   planeHandlers
 } from "@market-data/core"
-import { Effect, Fiber, Result } from "effect"
+import { ConfigProvider, Effect, Fiber, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryEquityStore } from "../../../memory/src/MemoryEquityStore.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { recordSuccess } from "../../src/live/Health.ts"
-import { validateSecUserAgent } from "../../src/live/LiveConfig.ts"
+import { loadLiveConfig, validateSecUserAgent } from "../../src/live/LiveConfig.ts"
 import { dailyIndexNewestMs, dailyIndexRun, retriedRun, SEC_DAILY_INDEX } from "../../src/live/LiveFeeds.ts"
 import { isMissing, isThrottled, MISSING_STRIKES, makeDailyIndexFollower } from "../../src/live/SecDailyIndex.ts"
 import { makeSecFeed, makeSecLimiter } from "../../src/live/SecFeed.ts"
@@ -124,6 +124,36 @@ describe("daily form index", () => {
     assert.include(validateSecUserAgent("ops@example.com")?.message ?? "", "Name email")
     assert.isUndefined(validateSecUserAgent("Example Corp ops@example.com"))
   })
+
+  it.effect("MARKET_DATA_SEC_MAX_RPS (2 to 10) and MARKET_DATA_SEC_DAILY_INDEX (on/off) are read and checked", () =>
+    Effect.gen(function* () {
+      const load = (env: Record<string, string>) =>
+        loadLiveConfig.pipe(
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: UA, ...env })))
+        )
+      const defaults = yield* load({})
+      assert.deepStrictEqual([defaults.secMaxRequestsPerSecond, defaults.secFollowDailyIndex], [10, true])
+      const lower = yield* load({ MARKET_DATA_SEC_MAX_RPS: "4", MARKET_DATA_SEC_DAILY_INDEX: "off" })
+      assert.deepStrictEqual([lower.secMaxRequestsPerSecond, lower.secFollowDailyIndex], [4, false])
+      for (const bad of ["11", "1", "0"])
+        assert.strictEqual(
+          (yield* Effect.flip(load({ MARKET_DATA_SEC_MAX_RPS: bad }))).variable,
+          "MARKET_DATA_SEC_MAX_RPS"
+        )
+      assert.strictEqual(
+        (yield* Effect.flip(load({ MARKET_DATA_SEC_DAILY_INDEX: "maybe" }))).variable,
+        "MARKET_DATA_SEC_DAILY_INDEX"
+      )
+      const noName = yield* Effect.flip(
+        loadLiveConfig.pipe(
+          Effect.provide(
+            ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "ops@example.com" }))
+          )
+        )
+      )
+      assert.strictEqual(noName.variable, "MARKET_DATA_SEC_USER_AGENT")
+    })
+  )
 
   const recorded = sharedSecPresent ? it : it.skip
   recorded(
