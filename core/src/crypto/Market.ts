@@ -152,11 +152,13 @@ export const Components = [
   "fundingState",
   // SEC EDGAR (venue `SEC_VENUE`): one poll of every covered company's submissions, companyfacts, Form 4s and
   // 13Fs (`filings`), the ticker list (`tickers`), and the daily-index follower (`dailyIndex`: every company's
-  // new filings, day by day; its `newestMs` is the end of the last EDGAR day fully processed). Not crypto data;
-  // kept here so every source's health is one status model, read and persisted alike.
+  // new filings, day by day; its `newestMs` is the end of the last EDGAR day fully processed), and the
+  // latest-filings feed (`latestFilings`: the same filings minutes after acceptance). Not crypto data; kept here
+  // so every source's health is one status model, read and persisted alike.
   "filings",
   "tickers",
-  "dailyIndex"
+  "dailyIndex",
+  "latestFilings"
 ] as const
 export type Component = (typeof Components)[number]
 

@@ -48,7 +48,7 @@ export interface LiveConfig {
   readonly pricesPerMinute: number
   /** Every SEC request of the process shares one limiter at this many requests per second (2 to 10; the SEC's limit is 10). */
   readonly secMaxRequestsPerSecond: number
-  /** Follow EDGAR's daily index: every company's new Form 4, 13F-HR, 10-K, 10-Q and 8-K filings. */
+  /** Follow every company's new Form 4, 13F-HR, 10-K, 10-Q and 8-K filings (EDGAR's latest-filings feed and daily index). */
   readonly secFollowDailyIndex: boolean
   /** Days of 15-minute history fetched at first start. */
   readonly backfillDays: number

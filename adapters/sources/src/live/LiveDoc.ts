@@ -5,7 +5,7 @@
  */
 import { componentCadenceMs } from "./CryptoFeed.ts"
 import { LiveEnvironment } from "./LiveConfig.ts"
-import { SEC_DAILY_INDEX_POLL_MS, SEC_DOCUMENT_LOOKBACK_DAYS, SEC_POLL_MS } from "./LiveFeeds.ts"
+import { SEC_DAILY_INDEX_POLL_MS, SEC_DOCUMENT_LOOKBACK_DAYS, SEC_LATEST_POLL_MS, SEC_POLL_MS } from "./LiveFeeds.ts"
 import { PRICES_BACKFILL_DAYS, PRICES_DEFAULT_PER_MINUTE, PRICES_POLL_MS } from "./PriceFeed.ts"
 import { BACKOFF_BASE_MS } from "./Schedules.ts"
 
@@ -135,7 +135,10 @@ filing, their companyfacts. The watermark (component \`dailyIndex\`, the equity 
 it on the day before; a throttling answer (429, 503, 403 "Request Rate Threshold Exceeded"; a 403 S3
 \`AccessDenied\` is EDGAR's "no such file") fails the run so the job backs off. A document still missing after
 three runs, or unreadable, is given up and named in the status \`detail\`. The first start begins at the newest
-published day.
+published day. Between indexes, the latest-filings feed (\`cgi-bin/browse-edgar?action=getcurrent&output=atom&count=100\`,
+every ${minutes(SEC_LATEST_POLL_MS)}; one entry per filing and role, deduplicated by accession) is processed the same
+way (component \`latestFilings\`), so a filing shows within minutes; it never moves the watermark, and what it
+stored the day's index does not fetch again.
 
 ## Daily prices (equities)
 
@@ -180,7 +183,7 @@ and answers scripts with an HTML proof-of-work page, so it is not used.
 - Starting in live mode without network access degrades visibly (every source \`failing\`, every result
   \`stale\`) and never stops the service.
 - Each source component's health is kept: its newest data, when it last succeeded, whether it is failing and
-  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`, \`dailyIndex\`), the
+  the last error text (until the next success); SEC EDGAR's as venue \`sec\` (\`filings\`, \`tickers\`, \`dailyIndex\`, \`latestFilings\`), the
   daily price connector's as venue \`yahoo\` (\`bars\`, cadence one day). \`coverage\` with an \`id\` lists it
   for the asset's venues (for an equity: SEC EDGAR and the price source) as \`sources\` (\`last_success_at\`,
   \`lag_seconds\`, \`status\`, \`error\`); the operator's \`market-data sources\` reads it from the database.

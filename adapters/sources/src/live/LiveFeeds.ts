@@ -52,6 +52,11 @@ export const SEC_DAILY_INDEX_POLL_MS = 30 * 60_000
  */
 export const SEC_DAILY_INDEX: ComponentRef = { venue: SEC_VENUE, component: "dailyIndex", cadenceMs: 24 * 3_600_000 }
 
+/** How often the latest-filings feed is read (its 100 newest entries). */
+export const SEC_LATEST_POLL_MS = 2 * 60_000
+/** The latest-filings feed follower: `newestMs` is the start of its last complete poll. */
+export const SEC_LATEST: ComponentRef = { venue: SEC_VENUE, component: "latestFilings", cadenceMs: SEC_LATEST_POLL_MS }
+
 /** The status `newestMs` of a watermark day: the UTC midnight after it. */
 export const dailyIndexNewestMs = (day: string): number => Date.parse(`${day}T00:00:00Z`) + 86_400_000
 
@@ -117,6 +122,29 @@ export const dailyIndexRun = (deps: {
   })
 
 /**
+ * One poll of the latest-filings feed: new followed filings stored, their companies refreshed; a fetch that failed
+ * (or a throttling answer) fails the poll, so the status shows it and the job backs off. Its status `newestMs` is
+ * the poll's start when every filing in the feed was handled.
+ */
+export const latestFilingsRun = (deps: {
+  readonly market: MarketStore["Service"]
+  readonly follower: DailyIndexFollower
+}): Effect.Effect<void, SourceError> =>
+  Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const r = yield* deps.follower.latest(nowMs)
+    if (r.filings > 0 || r.unreadable.length > 0)
+      yield* Effect.logInfo(
+        `live sec latest filings: ${r.filings} new filings${r.unreadable.length > 0 ? `; unreadable: ${r.unreadable.join("; ")}` : ""}`
+      )
+    if (r.firstError !== undefined) return yield* Effect.fail(r.firstError)
+    yield* recordSuccess(deps.market, SEC_LATEST, {
+      newestMs: nowMs,
+      detail: r.unreadable.length === 0 ? undefined : `unreadable: ${r.unreadable.join("; ")}`
+    })
+  })
+
+/**
  * One run of a SEC job until it succeeds: each failed run marks its component failing (with the error, so
  * `sources` shows it) before the backoff (2 s, 4 s, ... capped at the cadence or 5 minutes, never sooner than
  * the source's `Retry-After`) runs it again.
@@ -163,10 +191,9 @@ export const ingestAll = (deps: {
       },
       makeSecLimiter(config.secMaxRequestsPerSecond)
     )
-    const secDailyIndex = dailyIndexRun({
-      market: deps.market,
-      follower: makeDailyIndexFollower(sec, deps.equity, { archivesBaseUrl: config.baseUrls.secArchives })
-    })
+    const follower = makeDailyIndexFollower(sec, deps.equity, { archivesBaseUrl: config.baseUrls.secArchives })
+    const secDailyIndex = dailyIndexRun({ market: deps.market, follower })
+    const secLatest = latestFilingsRun({ market: deps.market, follower })
 
     /** One SEC poll: every company and filer; fails only when every one of them failed (then backs off). */
     const secPoll = Effect.gen(function* () {
@@ -276,7 +303,12 @@ export const ingestAll = (deps: {
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
         secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000),
         ...(config.prices === "off" ? [] : [pricesJob]),
-        ...(config.secFollowDailyIndex ? [secJob(SEC_DAILY_INDEX, secDailyIndex, SEC_DAILY_INDEX_POLL_MS, 90_000)] : [])
+        ...(config.secFollowDailyIndex
+          ? [
+              secJob(SEC_DAILY_INDEX, secDailyIndex, SEC_DAILY_INDEX_POLL_MS, 90_000),
+              secJob(SEC_LATEST, secLatest, SEC_LATEST_POLL_MS, 20_000)
+            ]
+          : [])
       ],
       { concurrency: "unbounded", discard: true }
     )

@@ -1,5 +1,5 @@
 /**
- * Live EDGAR for every company: the daily-index follower. EDGAR publishes, for each business day, a form index of
+ * Live EDGAR for every company: the daily-index follower (and, between indexes, the latest-filings feed: `latest`). EDGAR publishes, for each business day, a form index of
  * every filing accepted that day (`Archives/edgar/daily-index/<year>/QTR<q>/form.<YYYYMMDD>.idx`, listed in the
  * quarter folder's `index.json`). The follower reads each day after its watermark, in order, and for the followed
  * forms (`FOLLOWED_FORMS`: Form 4, 13F-HR, 10-K, 10-Q, 8-K and their amendments), deduplicated by accession:
@@ -29,6 +29,7 @@ import {
   dailyIndexDays,
   parseDailyFormIndex,
   parseDirectoryListing,
+  parseLatestFilingsAtom,
   parseOwnershipDocument
 } from "../sec/index.ts"
 import { SourceError } from "./Http.ts"
@@ -48,6 +49,9 @@ export const FOLLOWED_FORMS: ReadonlySet<string> = new Set([
 ])
 const OWNERSHIP = new Set(["4", "4/A"])
 const THIRTEEN_F = new Set(["13F-HR", "13F-HR/A"])
+
+/** How many handled accessions each follower remembers. */
+const STORED_MEMORY = 20_000
 
 /** Runs on which a document answered "missing" before the follower gives it up as unreadable. */
 export const MISSING_STRIKES = 3
@@ -160,11 +164,27 @@ export const makeDailyIndexFollower = (
    * Processes one day; fails only on a throttling answer (or an unreadable form index). `complete` is false when a
    * fetch failed otherwise (the day is retried next run).
    */
-  const processDay = (day: string, nowMs: number) =>
+  /**
+   * Accessions whose documents this process stored (by either follower), with the companies they make refresh: the
+   * daily index does not fetch again what the latest-filings feed already stored (bounded: the oldest are dropped).
+   */
+  const stored = new Map<string, ReadonlyArray<string>>()
+  const remember = (accession: string, companies: ReadonlyArray<string>) => {
+    stored.set(accession, companies)
+    if (stored.size > STORED_MEMORY) stored.delete(stored.keys().next().value as string)
+  }
+
+  /**
+   * Processes followed filings (`entries`, any number of rows per accession): documents first, then the
+   * companies that filed. `done` holds accessions and companies already handled (kept by the caller across
+   * retries); fails only on a throttling answer.
+   */
+  const processEntries = (
+    entries: ReadonlyArray<DailyIndexEntry>,
+    state: { readonly done: Set<string>; readonly companies: Set<string> },
+    nowMs: number
+  ) =>
     Effect.gen(function* () {
-      const entries = yield* formIndex(day)
-      const state = dayState.get(day) ?? { done: new Set<string>(), companies: new Set<string>() }
-      dayState.set(day, state)
       const { done, companies } = state
       const byAccession = new Map<string, Array<DailyIndexEntry>>()
       for (const e of entries) {
@@ -201,15 +221,20 @@ export const makeDailyIndexFollower = (
       for (const [accession, rows] of byAccession) {
         const first = rows[0] as DailyIndexEntry
         if (done.has(accession)) continue
-        if (OWNERSHIP.has(first.form)) {
+        const known = stored.get(accession)
+        if (known !== undefined) {
+          for (const cik of known) companies.add(cik)
+        } else if (OWNERSHIP.has(first.form)) {
           const report = yield* step(accession, ownership(first.cik, accession, first.dateFiled))
           if (report === undefined) continue
           yield* store.putOwnershipReports([report])
           companies.add(report.issuerCik)
+          remember(accession, [report.issuerCik])
         } else if (THIRTEEN_F.has(first.form)) {
           const report = yield* step(accession, feed.thirteenF(first.cik, { accession, filedAt: first.dateFiled }))
           if (report === undefined) continue
           yield* store.putHoldingsReports([report])
+          remember(accession, [])
         } else {
           for (const r of rows) companies.add(r.cik)
         }
@@ -223,9 +248,38 @@ export const makeDailyIndexFollower = (
         const polled = yield* step(key, feed.pollCompany(cik, nowMs, { documents: false }))
         if (polled !== undefined) done.add(key)
       }
-      const complete = blocking.length === 0
+      return { filings, blocking, unreadable, firstError }
+    })
+
+  const processDay = (day: string, nowMs: number) =>
+    Effect.gen(function* () {
+      const entries = yield* formIndex(day)
+      const state = dayState.get(day) ?? { done: new Set<string>(), companies: new Set<string>() }
+      dayState.set(day, state)
+      const r = yield* processEntries(entries, state, nowMs)
+      const complete = r.blocking.length === 0
       if (complete) dayState.delete(day)
-      return { complete, filings, companies: companies.size, blocking, unreadable, firstError }
+      return { ...r, complete, companies: state.companies.size }
+    })
+
+  /**
+   * One poll of the latest-filings feed (`cgi-bin/browse-edgar?action=getcurrent&output=atom&count=100`, every
+   * form, newest first): its followed filings not yet handled are processed as a day's are, so a filing reaches
+   * `events` minutes after EDGAR accepts it. It never moves the watermark (only the daily index does), and a
+   * filing missed here (more than 100 entries between polls, a failed fetch) is taken by that day's index.
+   */
+  const latestDone = new Set<string>()
+  const latest = (nowMs: number) =>
+    Effect.gen(function* () {
+      const body = yield* feed.get(
+        `${options.archivesBaseUrl}/cgi-bin/browse-edgar?action=getcurrent&output=atom&count=100`
+      )
+      const entries = yield* feed.parsed("latest filings feed", parseLatestFilingsAtom(body))
+      // Accessions are handled once; companies are refreshed on every poll that names a new filing of theirs.
+      const r = yield* processEntries(entries, { done: latestDone, companies: new Set<string>() }, nowMs)
+      for (const key of [...latestDone].filter((k) => k.startsWith("CIK "))) latestDone.delete(key)
+      while (latestDone.size > STORED_MEMORY) latestDone.delete(latestDone.values().next().value as string)
+      return r
     })
 
   /**
@@ -271,7 +325,7 @@ export const makeDailyIndexFollower = (
       return { through, days: processed, filings, companies, blocking, unreadable, failure }
     })
 
-  return { run }
+  return { run, latest }
 }
 
 export type DailyIndexFollower = ReturnType<typeof makeDailyIndexFollower>

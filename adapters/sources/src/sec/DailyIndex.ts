@@ -87,3 +87,40 @@ export const dailyIndexDays = (names: ReadonlyArray<string>): ReadonlyArray<stri
       })
     )
   ].sort()
+
+const ENTRY = /<entry>([\s\S]*?)<\/entry>/g
+
+/**
+ * The latest-filings Atom feed (`cgi-bin/browse-edgar?action=getcurrent&output=atom`, served as ISO-8859-1): one
+ * `<entry>` per filing and role (`<title>4 - Name (0001234567) (Issuer)</title>`; a Form 4 comes once as its
+ * issuer's and once per reporting owner), the form in `<category term>`, the accession in `<id>`
+ * (`...accession-number=0001234567-25-000004`) and the filing date in the summary (`Filed: YYYY-MM-DD`). Read as
+ * the daily index's rows (`fileName` empty): form, CIK, date and accession are ASCII; names outside ASCII may be
+ * garbled by the ISO-8859-1 encoding and are informative only. An entry missing any of them fails the feed.
+ */
+export const parseLatestFilingsAtom = (text: string): Result.Result<ReadonlyArray<DailyIndexEntry>, SecFormatError> => {
+  const fail = (message: string) => Result.fail(new SecFormatError({ format: "latest_filings_feed", message }))
+  if (!/<feed[\s>]/.test(text)) return fail("not an Atom feed (no <feed>)")
+  const out: Array<DailyIndexEntry> = []
+  let n = 0
+  for (const m of text.matchAll(ENTRY)) {
+    n++
+    const body = m[1] as string
+    const title = /<title>([\s\S]*?)<\/title>/.exec(body)?.[1]?.trim() ?? ""
+    const who = /^(.*?) - (.*) \((\d{1,10})\) \(([^)]*)\)$/.exec(title)
+    const form = /<category[^>]*\bterm="([^"]+)"/.exec(body)?.[1]
+    const accession = /accession-number=(\d{10}-\d{2}-\d{6})/.exec(body)?.[1]
+    const filed = /Filed:(?:&lt;\/b&gt;|<\/b>)?\s*(\d{4}-\d{2}-\d{2})/.exec(body)?.[1]
+    if (who === null || form === undefined || accession === undefined || filed === undefined)
+      return fail(`entry ${n}: no form, CIK, accession or filing date in ${JSON.stringify(title.slice(0, 120))}`)
+    out.push({
+      form,
+      companyName: who[2] as string,
+      cik: String(Number(who[3])),
+      dateFiled: filed,
+      fileName: "",
+      accession
+    })
+  }
+  return Result.succeed(out)
+}

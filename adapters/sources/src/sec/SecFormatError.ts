@@ -12,6 +12,7 @@ export type SecFormat =
   | "company_tickers_exchange"
   | "daily_form_index"
   | "directory_listing"
+  | "latest_filings_feed"
 
 /**
  * A document that is not what its SEC format promises: not JSON/XML, a missing or mistyped field, a value that

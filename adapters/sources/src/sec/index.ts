@@ -1,6 +1,12 @@
 /** Parsers for the SEC's own formats, producing the core's equity model with every filed figure exact. */
 export { type CompanyFacts, parseCompanyFacts } from "./CompanyFacts.ts"
-export { type DailyIndexEntry, dailyIndexDays, parseDailyFormIndex, parseDirectoryListing } from "./DailyIndex.ts"
+export {
+  type DailyIndexEntry,
+  dailyIndexDays,
+  parseDailyFormIndex,
+  parseDirectoryListing,
+  parseLatestFilingsAtom
+} from "./DailyIndex.ts"
 export { detectSecFormat } from "./Detect.ts"
 export { type FilingReference, parseOwnershipDocument, parseOwnershipDocuments, supersedeAmendments } from "./Form4.ts"
 export { newYorkToUtcMs } from "./NewYorkTime.ts"

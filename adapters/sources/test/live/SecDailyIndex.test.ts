@@ -22,10 +22,21 @@ import { makeMemoryEquityStore } from "../../../memory/src/MemoryEquityStore.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { recordSuccess } from "../../src/live/Health.ts"
 import { loadLiveConfig, validateSecUserAgent } from "../../src/live/LiveConfig.ts"
-import { dailyIndexNewestMs, dailyIndexRun, retriedRun, SEC_DAILY_INDEX } from "../../src/live/LiveFeeds.ts"
+import {
+  dailyIndexNewestMs,
+  dailyIndexRun,
+  latestFilingsRun,
+  retriedRun,
+  SEC_DAILY_INDEX
+} from "../../src/live/LiveFeeds.ts"
 import { isMissing, isThrottled, MISSING_STRIKES, makeDailyIndexFollower } from "../../src/live/SecDailyIndex.ts"
 import { makeSecFeed, makeSecLimiter } from "../../src/live/SecFeed.ts"
-import { dailyIndexDays, parseDailyFormIndex, parseDirectoryListing } from "../../src/sec/index.ts"
+import {
+  dailyIndexDays,
+  parseDailyFormIndex,
+  parseDirectoryListing,
+  parseLatestFilingsAtom
+} from "../../src/sec/index.ts"
 import {
   eventually,
   type FakeRequest,
@@ -68,6 +79,36 @@ const formIndexText = (
         `${r.form.padEnd(12)}${r.name.padEnd(62)}${r.cik.padEnd(12)}${day.replaceAll("-", "").padEnd(12)}${`edgar/data/${r.cik}/${r.accession}.txt`.padEnd(52)}`
     ),
     ""
+  ].join("\n")
+
+/** The latest-filings Atom feed in EDGAR's shape: one entry per filing and role. */
+const atomText = (
+  entries: ReadonlyArray<{
+    readonly form: string
+    readonly name: string
+    readonly cik: string
+    readonly role: string
+    readonly accession: string
+    readonly filed: string
+  }>
+) =>
+  [
+    '<?xml version="1.0" encoding="ISO-8859-1" ?>',
+    '<feed xmlns="http://www.w3.org/2005/Atom">',
+    "<title>Latest Filings</title>",
+    ...entries.map((e) =>
+      [
+        "<entry>",
+        `<title>${e.form} - ${e.name} (${e.cik.padStart(10, "0")}) (${e.role})</title>`,
+        `<link rel="alternate" type="text/html" href="https://www.sec.gov/Archives/edgar/data/${e.cik}/${e.accession.replaceAll("-", "")}/${e.accession}-index.htm"/>`,
+        `<summary type="html">\n &lt;b&gt;Filed:&lt;/b&gt; ${e.filed} &lt;b&gt;AccNo:&lt;/b&gt; ${e.accession} &lt;b&gt;Size:&lt;/b&gt; 10 KB\n</summary>`,
+        `<updated>${e.filed}T16:02:43-05:00</updated>`,
+        `<category scheme="https://www.sec.gov/" label="form type" term="${e.form}"/>`,
+        `<id>urn:tag:sec.gov,2008:accession-number=${e.accession}</id>`,
+        "</entry>"
+      ].join("\n")
+    ),
+    "</feed>"
   ].join("\n")
 
 describe("daily form index", () => {
@@ -171,6 +212,25 @@ describe("daily form index", () => {
       // A Form 4 is listed under its issuer and its reporting owners: fewer accessions than rows.
       const form4 = r.success.filter((e) => e.form === "4")
       assert.isBelow(new Set(form4.map((e) => e.accession)).size, form4.length)
+      const atom = parseLatestFilingsAtom(sharedText("sec/index/getcurrent_atom_all_count100_2025-12-12.xml"))
+      assert.isTrue(Result.isSuccess(atom))
+      if (Result.isSuccess(atom)) {
+        assert.lengthOf(atom.success, 100)
+        assert.strictEqual(new Set(atom.success.map((e) => e.accession)).size, 50, "one entry per role")
+        assert.deepStrictEqual(
+          atom.success.filter((e) => e.accession === "0002063236-25-000004").map((e) => [e.form, e.cik, e.dateFiled]),
+          [
+            ["4", "2063236", "2025-12-12"],
+            ["4", "1673743", "2025-12-12"]
+          ]
+        )
+      }
+      const type4 = parseLatestFilingsAtom(sharedText("sec/index/getcurrent_atom_type4_count100_2025-12-12.xml"))
+      assert.isTrue(Result.isSuccess(type4) && type4.success.every((e) => e.form === "4" || e.form === "4/A"))
+      const unavailable = parseLatestFilingsAtom(
+        sharedText("sec/index/getcurrent_type4_start5100_503_file_unavailable_2025-12-12.html")
+      )
+      assert.isTrue(Result.isFailure(unavailable), "the 503 page is not a feed")
       const listing = parseDirectoryListing(sharedText("sec/index/filing_index_0001213900-24-004875.json"))
       assert.isTrue(Result.isSuccess(listing) && listing.success.includes("0001213900-24-004875.txt"))
     }
@@ -200,6 +260,7 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
     const days = new Map<string, string>()
     const filingRows: Array<S.Row> = []
     const overrides = new Map<string, () => Reply>()
+    const latestFeed = { text: atomText([]) }
     const route = (r: FakeRequest): Reply => {
       const override = overrides.get(r.path)
       if (override !== undefined) return override()
@@ -229,12 +290,14 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
           return { text: form4Xml, headers: { "Content-Type": "application/xml" } }
         return { status: 403, text: accessDenied }
       }
+      if (r.path === "/cgi-bin/browse-edgar" && r.query.get("action") === "getcurrent")
+        return { text: latestFeed.text, headers: { "Content-Type": "application/atom+xml; charset=ISO-8859-1" } }
       if (r.path === `/submissions/CIK000${SNOW}.json`)
         return { json: S.submissions(SNOW, "Snowflake Inc.", ["SNOW"], filingRows) }
       if (r.path === `/api/xbrl/companyfacts/CIK000${SNOW}.json`) return { json: S.snowflakeCompanyFacts }
       return notFound
     }
-    return { days, filingRows, overrides, route }
+    return { days, filingRows, overrides, latestFeed, route }
   }
 
   const setUp = (url: string, perSecond?: number) => {
@@ -255,7 +318,7 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
     )
     const follower = makeDailyIndexFollower(feed, equity, { archivesBaseUrl: url })
     const run = dailyIndexRun({ market, follower })
-    return { equity, market, follower, run }
+    return { equity, market, follower, run, latest: latestFilingsRun({ market, follower }) }
   }
 
   const NOW = Date.parse("2026-11-24T15:00:00Z")
@@ -455,6 +518,70 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
       const status = (yield* market.status).find((s) => s.component === "dailyIndex")
       assert.include(status?.detail ?? "", F4_DAY2)
     }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "the latest-filings feed: a Form 4 shows in `events` minutes after acceptance; the night's index does not fetch it again",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(NOW)
+        yield* pumpClock()
+        const edgar = makeEdgar()
+        const server = yield* fakeServer(edgar.route)
+        const { equity, market, run, latest } = setUp(server.url)
+        yield* recordSuccess(market, SEC_DAILY_INDEX, { newestMs: dailyIndexNewestMs("2026-11-23") })
+        edgar.filingRows.push({
+          accession: F4_DAY1,
+          filed: "2026-11-24",
+          accepted: "2026-11-24T14:04:00.000Z",
+          form: "4",
+          primaryDocument: "xslF345X05/wf-form4_167114.xml"
+        })
+        edgar.latestFeed.text = atomText([
+          {
+            form: "4",
+            name: "Scarpelli Michael",
+            cik: OWNER,
+            role: "Reporting",
+            accession: F4_DAY1,
+            filed: "2026-11-24"
+          },
+          { form: "4", name: "Snowflake Inc.", cik: SNOW, role: "Issuer", accession: F4_DAY1, filed: "2026-11-24" },
+          {
+            form: "S-1",
+            name: "Someone Else Corp",
+            cik: "9999999",
+            role: "Filer",
+            accession: "0009999999-26-000001",
+            filed: "2026-11-24"
+          }
+        ])
+        yield* latest
+        const events = yield* call(equity, market, "events", [["id", `eq:${SNOW}:SNOW`]])
+        assert.isTrue(
+          events.events.some((e: any) => e.type === "insider"),
+          "the Form 4's transactions"
+        )
+        assert.isTrue(events.events.some((e: any) => e.type === "filings" && e.accession === F4_DAY1))
+        const status = (yield* market.status).find((s) => s.component === "latestFilings")
+        assert.deepStrictEqual([status?.failing, status?.newestMs], [false, NOW])
+        // The feed does not move the watermark: only a processed day does.
+        assert.strictEqual(dailyIndexThrough(yield* market.status), "2026-11-23")
+        const document = (q: FakeRequest) => q.path.includes(F4_DAY1.replaceAll("-", ""))
+        assert.strictEqual(server.requests.filter(document).length, 2)
+        // A second poll of the same feed fetches nothing but the feed.
+        const before = server.requests.length
+        yield* latest
+        assert.deepStrictEqual(
+          server.requests.slice(before).map((q) => q.path),
+          ["/cgi-bin/browse-edgar"]
+        )
+        // That night's index lists it: the company is refreshed, the document not fetched again.
+        edgar.days.set("2026-11-24", formIndexText("2026-11-24", [row("4", F4_DAY1)]))
+        yield* run
+        assert.strictEqual(dailyIndexThrough(yield* market.status), "2026-11-24")
+        assert.strictEqual(server.requests.filter(document).length, 2)
+      }).pipe(Effect.scoped)
   )
 
   it.effect("an issuer that never filed XBRL (companyfacts 404) completes its day, with no facts", () =>
