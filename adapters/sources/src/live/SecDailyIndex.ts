@@ -161,10 +161,6 @@ export const makeDailyIndexFollower = (
     })
 
   /**
-   * Processes one day; fails only on a throttling answer (or an unreadable form index). `complete` is false when a
-   * fetch failed otherwise (the day is retried next run).
-   */
-  /**
    * Accessions whose documents this process stored (by either follower), with the companies they make refresh: the
    * daily index does not fetch again what the latest-filings feed already stored (bounded: the oldest are dropped).
    */
@@ -251,6 +247,10 @@ export const makeDailyIndexFollower = (
       return { filings, blocking, unreadable, firstError }
     })
 
+  /**
+   * Processes one day; fails only on a throttling answer (or an unreadable form index). `complete` is false when a
+   * fetch failed otherwise (the day is retried next run).
+   */
   const processDay = (day: string, nowMs: number) =>
     Effect.gen(function* () {
       const entries = yield* formIndex(day)
