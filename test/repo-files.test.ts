@@ -376,6 +376,9 @@ describe("compose.yaml", () => {
     const upstreams = /reverse_proxy\s+([^{\n]+)\{/.exec(caddyfile)?.[1]?.trim().split(/\s+/)
     expect(upstreams).toEqual(instances.map(([name]) => `${name}:${env(services[name]!).PORT}`))
     expect(caddyfile).toMatch(/health_uri\s+\/readyz/)
+    // Metrics stay inside the network: on a port of their own, and refused at the public one.
+    for (const [name, s] of instances) expect(env(s).MARKET_DATA_METRICS_PORT, name).toMatch(/^\d+$/)
+    expect(caddyfile).toMatch(/respond\s+\/metrics\s+404/)
   })
 
   it("pins every image and takes each variable it interpolates from .env.example", () => {
