@@ -142,6 +142,16 @@ const configVariables = (): Array<string> => {
   const names = new Set<string>()
   for (const m of sources.matchAll(/(?:Config\.[A-Za-z]+|read)\(\s*"([A-Z][A-Z0-9_]+)"/g)) names.add(m[1] as string)
   for (const m of sources.matchAll(/\[\s*"(MARKET_DATA_[A-Z0-9_]+)",/g)) names.add(m[1] as string)
+  // Variables read straight from the environment by the server's own code (not the clients in `bin/` folders).
+  const serverCode = [
+    "infra/src",
+    ...workspaces()
+      .filter((w) => w.startsWith("adapters/"))
+      .map((w) => `${w}/src`)
+  ]
+  for (const file of serverCode.flatMap(walk).filter((f) => f.endsWith(".ts"))) {
+    for (const m of read(file).matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1] as string)
+  }
   return [...names].sort()
 }
 
