@@ -26,6 +26,7 @@ import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
 import { IngestUsage, ingestCommand } from "./Ingest.ts"
 import { serve } from "./Main.ts"
 import { migrations, migrator, pendingMigrations } from "./Migrate.ts"
+import type { ProgressFactory } from "./Progress.ts"
 import { layerPlatform, type OpenedService } from "./Service.ts"
 import { lockDataDir, openStores, redactUrl } from "./Stores.ts"
 
@@ -66,13 +67,7 @@ export interface Io {
   readonly progress?: ProgressFactory
 }
 
-/** Progress of one piece of long work made of named steps. */
-export interface Progress {
-  readonly stepDone: (name: string, ms: number) => void
-  readonly stop: () => void
-}
-
-export type ProgressFactory = (title: string, total: number) => Progress
+export type { Progress, ProgressFactory } from "./Progress.ts"
 
 /** One plain line per finished step: for logs, pipes and CI. */
 export const lineProgress =

@@ -65,7 +65,7 @@ import {
 } from "@market-data/sources"
 import { Effect, References, Result } from "effect"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
-import type { ProgressFactory } from "./Cli.ts"
+import type { ProgressFactory } from "./Progress.ts"
 import { openStores } from "./Stores.ts"
 
 /** Bad usage of `ingest` (exit 2). */

@@ -10,11 +10,19 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { gzip } from "node:zlib"
-import { apiError, BASE_PATH, DocsSections, Handlers, Operations, renderDocs, Settings } from "@market-data/core"
+import {
+  type ApiError,
+  apiError,
+  BASE_PATH,
+  DocsSections,
+  Handlers,
+  Operations,
+  renderDocs,
+  Settings
+} from "@market-data/core"
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
-import { errorResponse } from "./HttpApp.ts"
 import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
 
 // ---------------------------------------------------------------------------------------------------------
@@ -600,11 +608,13 @@ const respond = (asset: Asset, request: HttpServerRequest.HttpServerRequest, hea
 
 /**
  * Answers `GET`/`HEAD` on the docs page and its assets (with `ETag`/`If-None-Match` and gzip); other
- * methods are `405 method_not_allowed` with `Allow: GET, HEAD`.
+ * methods are `405 method_not_allowed` with `Allow: GET, HEAD`, answered by the transport's `errorResponse`
+ * (passed in, so this module does not import the HTTP app that mounts it).
  */
 export const docsPage = (
   request: HttpServerRequest.HttpServerRequest,
-  path: string
+  path: string,
+  errorResponse: (error: ApiError) => HttpServerResponse.HttpServerResponse
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, Handlers | Settings> =>
   Effect.gen(function* () {
     const method = request.method.toUpperCase()

@@ -458,7 +458,7 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
     if (isDocsPagePath(path)) {
       log.op = "docs_page"
       const method = request.method.toUpperCase()
-      if (method !== "GET" && method !== "HEAD") return yield* docsPage(request, path)
+      if (method !== "GET" && method !== "HEAD") return yield* docsPage(request, path, errorResponse)
       // A keyless request: the presented key is checked and the caller spends a rate unit (`admitKeyless`).
       const admitted = yield* admitKeyless({
         authorization: rawHeaders.length > 0 ? rawHeaderValues(rawHeaders, "authorization") : headerList(request),
@@ -467,7 +467,7 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
       log.key_id = admitted.keyId
       const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)
       if (admitted.refusal !== undefined) return errorResponse(admitted.refusal, headers)
-      return HttpServerResponse.setHeaders(yield* docsPage(request, path), headers)
+      return HttpServerResponse.setHeaders(yield* docsPage(request, path, errorResponse), headers)
     }
     const wire = yield* apiRoute(
       {
