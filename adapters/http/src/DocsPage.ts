@@ -23,12 +23,13 @@ import {
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerResponse } from "effect/http"
+import MarkdownIt from "markdown-it"
 import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
 
 // ---------------------------------------------------------------------------------------------------------
-// Markdown: the subset the docs sections use (ATX headings, paragraphs, GitHub tables, ordered and unordered
-// lists with indented continuation, fenced code blocks, block quotes, inline code, links, bold, emphasis).
-// Every character of the source reaches the page escaped; the only tags are the ones emitted here.
+// Markdown, rendered by markdown-it (CommonMark with GitHub tables). Raw HTML in the source is not passed
+// through (shown as text), links go only to web, mail or relative targets, images are not rendered, and
+// headings get unique anchors.
 // ---------------------------------------------------------------------------------------------------------
 
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
@@ -36,116 +37,12 @@ const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "
 /** Escapes text for an HTML text node or a double- or single-quoted attribute value. */
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string)
 
-const PUNCTUATION = /[!-/:-@[-`{-~]/
-
 /** Link targets allowed in the page: web, mail, or relative to this server. Anything else stays text. */
-const safeHref = (href: string): string | undefined => {
+const safeHref = (href: string): boolean => {
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href)
-  if (scheme === null) return [...href].some((ch) => ch <= " ") ? undefined : href
-  return ["http", "https", "mailto"].includes((scheme[1] as string).toLowerCase()) ? href : undefined
+  if (scheme === null) return ![...href].some((ch) => ch <= " ")
+  return ["http", "https", "mailto"].includes((scheme[1] as string).toLowerCase())
 }
-
-/** Index of the backtick run of exactly `n` that closes a code span opened before `from`, or -1. */
-const closingBackticks = (s: string, from: number, n: number): number => {
-  for (let i = from; i < s.length; ) {
-    if (s[i] !== "`") {
-      i++
-      continue
-    }
-    let j = i
-    while (s[j] === "`") j++
-    if (j - i === n) return i
-    i = j
-  }
-  return -1
-}
-
-/** Renders inline markdown: code spans, backslash escapes, links, `**strong**`, `*emphasis*`. */
-export const renderInline = (s: string): string => {
-  let out = ""
-  let i = 0
-  while (i < s.length) {
-    const c = s[i] as string
-    if (c === "\\" && i + 1 < s.length && PUNCTUATION.test(s[i + 1] as string)) {
-      out += escapeHtml(s[i + 1] as string)
-      i += 2
-      continue
-    }
-    if (c === "`") {
-      let n = 0
-      while (s[i + n] === "`") n++
-      const close = closingBackticks(s, i + n, n)
-      if (close < 0) {
-        out += "`".repeat(n)
-        i += n
-        continue
-      }
-      let code = s.slice(i + n, close).replace(/\n/g, " ")
-      if (code.length > 2 && code.startsWith(" ") && code.endsWith(" ") && code.trim() !== "") code = code.slice(1, -1)
-      out += `<code>${escapeHtml(code)}</code>`
-      i = close + n
-      continue
-    }
-    if (c === "*" && s[i + 1] === "*") {
-      const close = s.indexOf("**", i + 2)
-      if (close > i + 2 && s[i + 2] !== " " && s[close - 1] !== " ") {
-        out += `<strong>${renderInline(s.slice(i + 2, close))}</strong>`
-        i = close + 2
-        continue
-      }
-    } else if (c === "*") {
-      const close = s.indexOf("*", i + 1)
-      if (close > i + 1 && s[i + 1] !== " " && s[close - 1] !== " " && s[close + 1] !== "*") {
-        out += `<em>${renderInline(s.slice(i + 1, close))}</em>`
-        i = close + 1
-        continue
-      }
-    }
-    if (c === "[") {
-      const link = /^\[((?:[^\]\\]|\\.)+)\]\(([^()\s]*)\)/.exec(s.slice(i))
-      const href = link === null ? undefined : safeHref(link[2] as string)
-      if (link !== null && href !== undefined) {
-        out += `<a href="${escapeHtml(href)}">${renderInline(link[1] as string)}</a>`
-        i += link[0].length
-        continue
-      }
-    }
-    out += escapeHtml(c)
-    i++
-  }
-  return out
-}
-
-/** Cells of a table row; `\|` is a literal pipe (also inside code spans, as in GitHub tables). */
-const tableCells = (line: string): Array<string> => {
-  let row = line.trim()
-  if (row.startsWith("|")) row = row.slice(1)
-  if (row.endsWith("|") && !row.endsWith("\\|")) row = row.slice(0, -1)
-  const cells: Array<string> = []
-  let cell = ""
-  for (let i = 0; i < row.length; i++) {
-    if (row[i] === "\\" && row[i + 1] === "|") {
-      cell += "|"
-      i++
-    } else if (row[i] === "|") {
-      cells.push(cell.trim())
-      cell = ""
-    } else cell += row[i]
-  }
-  cells.push(cell.trim())
-  return cells
-}
-
-const isTableSeparator = (line: string | undefined): boolean =>
-  line !== undefined && /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(line)
-
-const HEADING = /^(#{1,6})[ \t]+(.*?)[ \t#]*$/
-const FENCE = /^[ ]{0,3}(`{3,}|~{3,})[ \t]*([\w+-]*)/
-const LIST_ITEM = /^([ ]{0,3})([-*+]|\d{1,9}[.)])[ \t]+/
-const QUOTE = /^[ ]{0,3}>[ ]?/
-
-const startsBlock = (line: string): boolean =>
-  HEADING.test(line) || FENCE.test(line) || LIST_ITEM.test(line) || QUOTE.test(line)
 
 /** Turns heading text into an anchor slug. */
 const slugOf = (text: string): string =>
@@ -162,141 +59,33 @@ interface RenderOptions {
   readonly ids: Set<string>
 }
 
-const headingId = (text: string, options: RenderOptions): string => {
-  const base = `${options.idPrefix}${slugOf(text)}`
-  let id = base
-  for (let n = 2; options.ids.has(id); n++) id = `${base}-${n}`
-  options.ids.add(id)
-  return id
-}
-
-const renderBlocks = (lines: ReadonlyArray<string>, options: RenderOptions): string => {
-  const out: Array<string> = []
-  let i = 0
-  while (i < lines.length) {
-    const line = lines[i] as string
-    if (line.trim() === "") {
-      i++
-      continue
-    }
-    const fence = FENCE.exec(line)
-    if (fence !== null) {
-      const marker = fence[1] as string
-      const body: Array<string> = []
-      i++
-      while (i < lines.length && !(lines[i] as string).trim().startsWith(marker)) body.push(lines[i++] as string)
-      i++
-      const lang = fence[2] === "" ? "" : ` class="language-${escapeHtml(fence[2] as string)}"`
-      out.push(`<pre><code${lang}>${escapeHtml(body.join("\n"))}</code></pre>`)
-      continue
-    }
-    const heading = HEADING.exec(line)
-    if (heading !== null) {
-      const level = (heading[1] as string).length
-      const text = heading[2] as string
-      out.push(`<h${level} id="${escapeHtml(headingId(text, options))}">${renderInline(text)}</h${level}>`)
-      i++
-      continue
-    }
-    if (line.trimStart().startsWith("|") && isTableSeparator(lines[i + 1])) {
-      const head = tableCells(line)
-      const aligns = tableCells(lines[i + 1] as string).map((c) =>
-        c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : c.startsWith(":") ? "left" : ""
-      )
-      const cell = (tag: string, text: string, k: number) => {
-        const align = aligns[k] ? ` style="text-align:${aligns[k]}"` : ""
-        return `<${tag}${align}>${renderInline(text)}</${tag}>`
-      }
-      const rows: Array<string> = []
-      i += 2
-      while (i < lines.length && (lines[i] as string).trimStart().startsWith("|")) {
-        const cells = tableCells(lines[i++] as string)
-        rows.push(`<tr>${head.map((_, k) => cell("td", cells[k] ?? "", k)).join("")}</tr>`)
-      }
-      out.push(
-        `<div class="table-wrap"><table><thead><tr>${head.map((h, k) => cell("th", h, k)).join("")}</tr></thead>` +
-          `<tbody>${rows.join("")}</tbody></table></div>`
-      )
-      continue
-    }
-    if (QUOTE.test(line)) {
-      const body: Array<string> = []
-      while (i < lines.length && QUOTE.test(lines[i] as string)) body.push((lines[i++] as string).replace(QUOTE, ""))
-      out.push(`<blockquote>${renderBlocks(body, options)}</blockquote>`)
-      continue
-    }
-    const item = LIST_ITEM.exec(line)
-    if (item !== null) {
-      const ordered = /\d/.test(item[2] as string)
-      const start = ordered ? Number.parseInt(item[2] as string, 10) : 1
-      const items: Array<Array<string>> = []
-      let loose = false
-      while (i < lines.length) {
-        const m = LIST_ITEM.exec(lines[i] as string)
-        if (m === null || /\d/.test(m[2] as string) !== ordered) break
-        const indent = m[0].length
-        const body = [(lines[i] as string).slice(indent)]
-        i++
-        // The item's content: lines indented at least as far as its text, and blank lines between them.
-        while (i < lines.length) {
-          const next = lines[i] as string
-          if (next.trim() === "") {
-            let j = i
-            while (j < lines.length && (lines[j] as string).trim() === "") j++
-            const after = lines[j]
-            if (after !== undefined && after.length - after.trimStart().length >= indent) {
-              body.push(...lines.slice(i, j).map(() => ""))
-              loose = true
-              i = j
-              continue
-            }
-            break
-          }
-          if (next.length - next.trimStart().length >= indent) body.push(next.slice(indent))
-          else if (!startsBlock(next) && !next.trimStart().startsWith("|")) body.push(next.trim())
-          else break
-          i++
-        }
-        items.push(body)
-        // The list goes on with the next item of its kind; a blank line between items makes it loose.
-        let j = i
-        while (j < lines.length && (lines[j] as string).trim() === "") j++
-        const following = lines[j] === undefined ? null : LIST_ITEM.exec(lines[j] as string)
-        if (following === null || /\d/.test(following[2] as string) !== ordered) break
-        if (j > i) loose = true
-        i = j
-      }
-      const rendered = items.map((item) => {
-        const blocks = renderBlocks(item, options)
-        return loose ? blocks : blocks.replace(/^<p>([\s\S]*?)<\/p>/, "$1")
-      })
-      const tag = ordered ? "ol" : "ul"
-      const startAttr = ordered && start !== 1 ? ` start="${start}"` : ""
-      out.push(`<${tag}${startAttr}>${rendered.map((r) => `<li>${r}</li>`).join("")}</${tag}>`)
-      continue
-    }
-    const paragraph: Array<string> = []
-    while (i < lines.length) {
-      const next = lines[i] as string
-      if (next.trim() === "" || startsBlock(next)) break
-      if (next.trimStart().startsWith("|") && isTableSeparator(lines[i + 1])) break
-      paragraph.push(next.trim())
-      i++
-    }
-    out.push(`<p>${renderInline(paragraph.join("\n"))}</p>`)
+const markdown = (() => {
+  const md = new MarkdownIt({ html: false, linkify: false, typographer: false })
+  md.validateLink = safeHref
+  // No images: the page loads nothing the docs text names (`![alt](url)` stays a link after a "!").
+  md.disable("image")
+  // Tables scroll sideways inside a wrapper instead of widening the page.
+  md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n'
+  md.renderer.rules.table_close = () => "</table></div>\n"
+  // Heading anchors: the render's options (`env`) carry the prefix and the IDs the page already uses.
+  md.renderer.rules.heading_open = (tokens, idx, options, renderEnv, self) => {
+    const env = renderEnv as unknown as RenderOptions
+    const base = `${env.idPrefix}${slugOf(tokens[idx + 1]?.content ?? "")}`
+    let id = base
+    for (let n = 2; env.ids.has(id); n++) id = `${base}-${n}`
+    env.ids.add(id)
+    tokens[idx]?.attrSet("id", id)
+    return self.renderToken(tokens, idx, options)
   }
-  return out.join("\n")
-}
+  return md
+})()
 
 /**
  * Renders markdown to HTML. Raw HTML in the source is not passed through: it is shown as text. Heading
  * anchors are `idPrefix` + a slug of the heading, unique among `ids` (shared by the sections of one page).
  */
-export const markdownToHtml = (markdown: string, options: Partial<RenderOptions> = {}): string =>
-  renderBlocks(markdown.replace(/\r\n?/g, "\n").replace(/\t/g, "    ").split("\n"), {
-    idPrefix: options.idPrefix ?? "",
-    ids: options.ids ?? new Set()
-  })
+export const markdownToHtml = (source: string, options: Partial<RenderOptions> = {}): string =>
+  markdown.render(source, { idPrefix: options.idPrefix ?? "", ids: options.ids ?? new Set() } satisfies RenderOptions)
 
 // ---------------------------------------------------------------------------------------------------------
 // The page and its assets.
