@@ -32,8 +32,15 @@ afterAll(() => md?.close())
 
 describe("the live feed with no network", () => {
   it("serves stale, live-sourced answers naming the failing source, and keeps serving", async () => {
-    // Let the first polls fail.
-    await new Promise((r) => setTimeout(r, 3_000))
+    // Wait (polling, bounded) until the first polls have failed and the price says so.
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const r = await md.call("price", { id: "crypto:bitcoin" })
+      const data = (r.body as { data?: { status?: string; unavailable?: Record<string, { reason: string }> } }).data
+      if (data?.status === "stale" && data.unavailable?.usd?.reason === "source_down") break
+      if (Date.now() > deadline) throw new Error(`the price never went stale: ${JSON.stringify(r.body)}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     for (let i = 0; i < 3; i++) {
       const r = await md.call("price", { id: "crypto:bitcoin" })
       expect(r.status).toBe(200)

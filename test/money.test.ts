@@ -81,17 +81,19 @@ describe("money over HTTP", () => {
   it("20 concurrent identical requests with one key over HTTP: one execution, 19 answered 409 with Retry-After: 1", async () => {
     const { key } = await server.newKey(100, 1000)
     const before = await Effect.runPromise(plane.executions)
+    let answered = 0
     const pending = Array.from({ length: 20 }, () =>
-      get("/api/v1/price?id=crypto:slow", key, { "Idempotency-Key": "same" }).then(async (r) => ({
-        status: r.status,
-        retryAfter: r.headers.get("retry-after"),
-        body: await r.text()
-      }))
+      get("/api/v1/price?id=crypto:slow", key, { "Idempotency-Key": "same" }).then(async (r) => {
+        const result = { status: r.status, retryAfter: r.headers.get("retry-after"), body: await r.text() }
+        answered++
+        return result
+      })
     )
-    // Let all 20 reach the pipeline before the slow asset answers.
-    for (let i = 0; i < 100 && (await Effect.runPromise(plane.executions)) === before; i++)
-      await new Promise((r) => setTimeout(r, 10))
-    await new Promise((r) => setTimeout(r, 200))
+    // The slow asset holds the one execution until released: wait (polling, bounded) until the other 19 have
+    // been answered, then release it. No fixed sleep: the order is fixed by events, not by timing.
+    const deadline = Date.now() + 30_000
+    while (answered < 19 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    expect(answered, "the 19 duplicates are answered while the first is in progress").toBe(19)
     await Effect.runPromise(plane.release)
     const results = await Promise.all(pending)
     expect(results.filter((r) => r.status === 409 && r.retryAfter === "1").length).toBe(19)

@@ -108,22 +108,27 @@ describe("simulated crypto backfill", () => {
             assert.isAbove((yield* store.extent("bookMetrics", a.id)).length, 0)
           }
         }
-        // Reading 90 days of 15-minute bars on every venue of 20 core assets is fast.
+        // Reading 90 days of 15-minute bars on every venue of 20 core assets answers exactly the window, as
+        // columns (typed arrays sliced from the store, no row objects). How long it takes is reported, not
+        // asserted: a wall-clock bound fails on a loaded machine (the store's speed is `npm run bench`'s job).
         const core = priced.filter((a) => a.tier === "core").slice(0, 20)
+        const fromMs = report.toMs - 90 * DAY_MS
         const started = performance.now()
         let rows = 0
         for (const a of core) {
-          for (const s of yield* store.read("bars", {
-            assetId: a.id,
-            fromMs: report.toMs - 90 * DAY_MS,
-            toMs: report.toMs
-          })) {
+          const series = yield* store.read("bars", { assetId: a.id, fromMs, toMs: report.toMs })
+          assert.isAtLeast(series.length, 3, a.id)
+          for (const s of series) {
+            assert.instanceOf(s.t, Float64Array, `${a.id} ${s.venue}`)
+            // Every bar of the window, oldest first, and none outside it.
+            assert.strictEqual(s.t[0], fromMs, `${a.id} ${s.venue}`)
+            assert.strictEqual(s.t[s.t.length - 1], report.toMs - BAR_MS, `${a.id} ${s.venue}`)
+            assert.strictEqual(s.t.length, (report.toMs - fromMs) / BAR_MS, `${a.id} ${s.venue}`)
             rows += s.t.length
           }
         }
-        const readMs = performance.now() - started
+        console.info(`read ${rows} bars of 20 core assets: ${(performance.now() - started).toFixed(1)} ms`)
         assert.isAtLeast(rows, 20 * 3 * 90 * 96)
-        assert.isBelow(readMs, 250)
       }),
     60_000
   )
