@@ -1,10 +1,15 @@
 import { configDefaults, defineConfig } from "vitest/config"
+import { e2eFiles } from "./vitest.e2e.config.ts"
 
+/**
+ * `npm test`: the unit and contract suites (in-process: in-memory stores, PGlite, server PostgreSQL when
+ * TEST_DATABASE_URL is set). The suites that start processes, browsers or tarballs run in `npm run test:e2e`
+ * (vitest.e2e.config.ts); the fault suite in `npm run test:faults` (vitest.faults.config.ts).
+ */
 export default defineConfig({
   test: {
     include: ["core/test/**/*.test.ts", "adapters/*/test/**/*.test.ts", "infra/test/**/*.test.ts", "test/**/*.test.ts"],
-    // The fault suite runs on its own: `npm run test:faults` (vitest.faults.config.ts).
-    exclude: [...configDefaults.exclude, "test/faults/**"],
+    exclude: [...configDefaults.exclude, "test/faults/**", ...e2eFiles],
     testTimeout: 60_000,
     hookTimeout: 60_000
   }

@@ -1,0 +1,34 @@
+import { defineConfig } from "vitest/config"
+
+/**
+ * The end-to-end suites (`npm run test:e2e`): each starts real processes or external programs, so none belongs
+ * in the fast `npm test` (vitest.config.ts excludes exactly this list, so every test runs in one of the scripts).
+ */
+export const e2eFiles = [
+  // Packs the workspaces with npm and installs the tarballs into a scratch project.
+  "test/pack.test.ts",
+  // Runs every example program as a child process against a served test plane.
+  "test/examples.test.ts",
+  // Runs the official MCP conformance runner (a child process) against a server.
+  "test/mcp-conformance.test.ts",
+  // Drives Chromium headless over the docs page (skipped, with a message, when Chromium is absent).
+  "test/docs-page-browser.test.ts",
+  // Starts the stdio bridge as a host would (a child process per client).
+  "test/mcp-stdio-bridge.test.ts",
+  // Starts the service as a child process (the `serve` CLI) and ingests into it.
+  "test/decimal-transport.test.ts",
+  // Starts `serve --live` as a child process with the network sources unreachable.
+  "test/live-offline.test.ts",
+  // Server PostgreSQL proofs across processes (several service processes on one database).
+  "test/postgres-proofs.test.ts"
+]
+
+export default defineConfig({
+  test: {
+    include: e2eFiles,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Each file starts processes of its own; two at a time on a 2-core machine.
+    maxWorkers: 2
+  }
+})
