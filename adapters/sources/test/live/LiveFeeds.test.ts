@@ -55,13 +55,24 @@ describe("startLiveFeeds", () => {
   it.live("one of two instances ingests; the other takes over when the leader stops", () =>
     Effect.gen(function* () {
       const server = yield* fakeServer(() => ({ status: 503, text: "down for maintenance" }))
-      const lock = makeMemoryLeaderLock()
+      const inner = makeMemoryLeaderLock()
+      // Counts b's attempts to take the lock: the test waits on them instead of on time.
+      let bAttempts = 0
+      const lock: typeof inner = {
+        ...inner,
+        acquire: (name, holder, leaseMs) =>
+          Effect.suspend(() => {
+            if (holder === "b") bAttempts++
+            return inner.acquire(name, holder, leaseMs)
+          })
+      }
       const a = yield* instance(configFor(server.url, "a"), lock)
       const b = yield* instance(configFor(server.url, "b"), lock)
 
-      // a came first and leads: its store shows the (failing) sources, b's shows nothing.
+      // a came first and leads: its store shows the (failing) sources, b's shows nothing after b has been
+      // refused the lock three times (an attempt every lease / 3).
       assert.isTrue(yield* eventually(() => Effect.map(a.statuses(), (n) => n > 0)))
-      yield* realPause(300)
+      assert.isTrue(yield* eventually(() => bAttempts >= 3), "b keeps contending")
       assert.strictEqual(yield* b.statuses(), 0, "b does not ingest while a leads")
       const failing = yield* a.market.status
       assert.isTrue(failing.every((s) => s.failing && s.source === "live"))
