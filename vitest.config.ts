@@ -11,6 +11,9 @@ export default defineConfig({
     include: ["core/test/**/*.test.ts", "adapters/*/test/**/*.test.ts", "infra/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: [...configDefaults.exclude, "test/faults/**", ...e2eFiles],
     testTimeout: 60_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    // Both cores: vitest's default is one worker fewer than the cores, which on a 2-core machine runs the files
+    // one at a time while the main process mostly waits. (Suites on server PostgreSQL each use their own schema.)
+    maxWorkers: 2
   }
 })

@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 /**
- * The end-to-end suites (`npm run test:e2e`): each starts real processes or external programs, so none belongs
- * in the fast `npm test` (vitest.config.ts excludes exactly this list, so every test runs in one of the scripts).
+ * The end-to-end suites (`npm run test:e2e`): those that start processes or external programs, and the slow
+ * in-process ones, so that `npm test` stays fast. vitest.config.ts excludes exactly this list, so every test
+ * runs in one of the scripts (test/suites.test.ts checks it).
  */
 export const e2eFiles = [
   // Packs the workspaces with npm and installs the tarballs into a scratch project.
@@ -20,7 +21,16 @@ export const e2eFiles = [
   // Starts `serve --live` as a child process with the network sources unreachable.
   "test/live-offline.test.ts",
   // Server PostgreSQL proofs across processes (several service processes on one database).
-  "test/postgres-proofs.test.ts"
+  "test/postgres-proofs.test.ts",
+  // `serve` started and stopped as a child process, besides the CLI's commands on embedded PGlite stores.
+  "infra/test/Cli.test.ts",
+  // The slow in-process suites (each opens many PGlite databases or generates whole simulated markets; together
+  // about two thirds of the unit run's time): ingest on hand-made and on the real SEC files, the embedded
+  // library on PGlite, the progressive start compared with the blocking one.
+  "infra/test/Ingest.test.ts",
+  "test/ingest-sec.test.ts",
+  "adapters/inprocess/test/Embedded.test.ts",
+  "infra/test/ProgressivePlanes.test.ts"
 ]
 
 export default defineConfig({
