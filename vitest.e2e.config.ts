@@ -24,6 +24,11 @@ export const e2eFiles = [
   "test/postgres-proofs.test.ts",
   // `serve` started and stopped as a child process, besides the CLI's commands on embedded PGlite stores.
   "infra/test/Cli.test.ts",
+  // Service processes started and signalled: `npm start` and the bin under signals, the admin channel of a
+  // running server, health, readiness and metrics of a server process.
+  "test/process.test.ts",
+  "test/admin.test.ts",
+  "test/telemetry.test.ts",
   // The slow in-process suites (each opens many PGlite databases or generates whole simulated markets; together
   // about two thirds of the unit run's time): ingest on hand-made and on the real SEC files, the embedded
   // library on PGlite, the progressive start compared with the blocking one.
