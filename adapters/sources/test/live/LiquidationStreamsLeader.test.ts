@@ -39,7 +39,10 @@ describe("liquidation streams under the leader lock", () => {
           backfillDays: 1,
           requestTimeoutMs: 1_000,
           jitterMs: 0,
-          leaderLeaseMs: 300,
+          // Long enough that a stall of the loaded test machine (renewals every lease / 3) does not lapse the
+          // leader's lease and let the other instance stream too; short enough that the takeover after the
+          // leader's release (at the other's next attempt, lease / 3) stays well within `eventually`.
+          leaderLeaseMs: 3_000,
           instanceId
         })
       const lock = makeMemoryLeaderLock()
