@@ -109,9 +109,15 @@ describe("routing and methods", () => {
     await expectError(await get("/elsewhere"), 404, "unknown_operation")
   })
 
-  it("answers 405 with Allow for other methods", async () => {
-    for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+  it("answers 405 with Allow for other methods (a paid operation is GET only: no HEAD)", async () => {
+    for (const method of ["POST", "PUT", "DELETE", "PATCH", "HEAD"]) {
       const res = await fetch(`${server.base}/api/v1/price?id=crypto:bitcoin`, { method, headers: auth() })
+      expect(res.status).toBe(405)
+      expect(res.headers.get("allow")).toBe("GET")
+      if (method !== "HEAD") await expectError(res, 405, "method_not_allowed")
+    }
+    for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+      const res = await fetch(`${server.base}/api/v1/usage`, { method, headers: auth() })
       expect(res.headers.get("allow")).toBe("GET, HEAD, OPTIONS")
       await expectError(res, 405, "method_not_allowed")
     }

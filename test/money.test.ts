@@ -44,6 +44,47 @@ describe("money over HTTP", () => {
     expect(await res.text()).toBe("")
   })
 
+  it("answers 304 at zero credits to a key with no credits left; a stale ETag is 402", async () => {
+    const { key } = await server.newKey(1)
+    const first = await get("/api/v1/read?id=crypto:bitcoin", key)
+    expect(first.status).toBe(200)
+    const etag = first.headers.get("etag") as string
+    for (const extra of [{}, { "Idempotency-Key": "conditional-1" }]) {
+      const res = await get("/api/v1/read?id=crypto:bitcoin", key, { "If-None-Match": etag, ...extra })
+      expect(res.status).toBe(304)
+      expect(res.headers.get("x-credits-charged")).toBe("0")
+      const stale = await get("/api/v1/read?id=crypto:bitcoin", key, { "If-None-Match": '"stale"', ...extra })
+      expect(stale.status).toBe(402)
+      expect(stale.headers.get("x-credits-charged")).toBe("0")
+    }
+    const usage = (await (await get("/api/v1/usage", key)).json()) as { data: { credits_remaining: number } }
+    expect(usage.data.credits_remaining).toBe(0)
+  })
+
+  it("refuses HEAD on a paid operation with 405 and Allow: GET, before anything runs or is billed", async () => {
+    const { key } = await server.newKey(10)
+    const before = await Effect.runPromise(plane.executions)
+    for (const path of ["/api/v1/price?id=crypto:bitcoin", "/api/v1/read?id=crypto:bitcoin"]) {
+      const res = await fetch(`${server.base}${path}`, { method: "HEAD", headers: { Authorization: `Bearer ${key}` } })
+      expect(res.status).toBe(405)
+      expect(res.headers.get("allow")).toBe("GET")
+      expect(res.headers.get("x-credits-charged")).toBeNull()
+      expect(await res.text()).toBe("")
+    }
+    expect(await Effect.runPromise(plane.executions)).toBe(before)
+    const usage = await get("/api/v1/usage", key)
+    expect(((await usage.json()) as { data: { credits_remaining: number } }).data.credits_remaining).toBe(10)
+    // No rate unit was spent either: usage is the key's first counted request.
+    expect(usage.headers.get("ratelimit")).toMatch(/^"default";r=59;/)
+    // A free operation still answers HEAD, without a body.
+    const free = await fetch(`${server.base}/api/v1/usage`, {
+      method: "HEAD",
+      headers: { Authorization: `Bearer ${key}` }
+    })
+    expect(free.status).toBe(200)
+    expect(await free.text()).toBe("")
+  })
+
   it("replays byte for byte with Idempotent-Replayed and the original charge, charging once", async () => {
     const { key } = await server.newKey(10)
     const headers = { "Idempotency-Key": "order-42" }

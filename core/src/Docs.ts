@@ -165,7 +165,7 @@ const index = (ctx: DocsContext): string =>
         ["index", "this page"],
         ["quickstart", "a first call in three steps"],
         ["domains", "every operation, what it returns, the value sets of states and levels"],
-        ["access", "keys, rate limit, idempotency keys, conditional requests, CORS"],
+        ["access", "keys, rate limit, idempotency keys, conditional requests, methods, CORS"],
         ["grammar", "canonical IDs, parameters, lists, defaults, cross-parameter rules, envelopes, pagination"],
         ["refusals", "when an asset is refused instead of answered"],
         ["resolve", "turning symbols and names into canonical IDs"],
@@ -324,7 +324,11 @@ const access = (ctx: DocsContext): string =>
     "",
     "## Conditional requests",
     "",
-    `${code("read")} and the domain operations answer a strong ${code("ETag")} computed from the content. Send it back as ${code("If-None-Match")} (one tag, a list, or ${code("*")}): if the data has not changed the answer is ${code("304")} with no body and zero credits (it still spends a rate unit). Per-asset answers carry ${code("Cache-Control: private, max-age=<seconds until next_update_at>")}. MCP has no conditional requests.`,
+    `${code("read")} and the domain operations answer a strong ${code("ETag")} computed from the content. Send it back as ${code("If-None-Match")} (one tag, a list, or ${code("*")}): if the data has not changed the answer is ${code("304")} with no body and zero credits (it still spends a rate unit). The ETag is compared before any credit is held, so an unchanged answer is ${code("304")} whatever the key's balance, also a key with no credits left; a changed one needs the credits for its body (${code("402 insufficient_credits")} otherwise). Per-asset answers carry ${code("Cache-Control: private, max-age=<seconds until next_update_at>")}. MCP has no conditional requests.`,
+    "",
+    "## Methods",
+    "",
+    `Paid operations answer ${code("GET")} only: ${code("HEAD")} on a paid operation is ${code("405 method_not_allowed")} with ${code("Allow: GET")}, refused before anything runs (no credit, no rate unit), because it would pay for a body it never receives. Free operations, the root and the OpenAPI document answer ${code("HEAD")} as ${code("GET")} without the body.`,
     "",
     "## CORS",
     "",
@@ -454,7 +458,7 @@ const pricing = (): string =>
     "",
     `Before it runs, a request holds the most it can cost: a batch holds the price of every requested asset (so a batch of ${code("funding")} holds 3 per asset and a batch of equity ${code("read")} 5 per asset, more than the "up to ten" of the price-1 operations), ${code("rank")} holds one credit per row of its ${code("limit")}. When the answer is in hand the hold settles to what was delivered and the rest returns: refused assets and rows not returned cost nothing. If the balance cannot cover the hold the answer is ${code("402 insufficient_credits")} and nothing runs. The balance never goes below zero, also under concurrent requests.`,
     "",
-    `Every answer of a paid operation carries ${code("X-Credits-Charged")}. Errors, ${code("304")} answers, refused assets (also an answer that would be empty, every figure ${code("not_covered")}: refused, not delivered empty) and idempotent replays charge nothing new (a replay reports the original charge). A hold not settled within ${HOLD_LEASE_MS / 1000} s (a crash) is released. Over MCP the charge is ${code("_meta.credits_charged")}.`
+    `Every answer of a paid operation carries ${code("X-Credits-Charged")}. Errors, ${code("304")} answers, refused assets (also an answer that would be empty, every figure ${code("not_covered")}: refused, not delivered empty) and idempotent replays charge nothing new (a replay reports the original charge). A conditional request is compared before anything is held, so its ${code("304")} needs no balance at all. ${code("HEAD")} on a paid operation is never billed: it is refused ${code("405")} with ${code("Allow: GET")}. A hold not settled within ${HOLD_LEASE_MS / 1000} s (a crash) is released. Over MCP the charge is ${code("_meta.credits_charged")}.`
   ].join("\n")
 
 const examples = (ctx: DocsContext): string =>
@@ -497,6 +501,7 @@ const changelog = (ctx: DocsContext): string => {
     "",
     "Changes within v1 (additive):",
     "",
+    `- Nothing billed without a body: ${code("HEAD")} on a paid operation is ${code("405 method_not_allowed")} with ${code("Allow: GET")} (it was charged in full and answered no body), and the ${code("Allow")} of any refused method on a paid operation is ${code("GET")}; a conditional ${code("read")} on unchanged data is ${code("304")} at zero credits whatever the balance (a key with no credits left got ${code("402")}, because credits were held before the ETag was compared). See ${code("docs?section=access")}.`,
     `- Equity daily prices in live mode: a price connector fetches daily bars for every equity asset from Yahoo Finance's chart endpoint (keyless, unofficial; ${code("MARKET_DATA_PRICES")}, ${code("MARKET_DATA_PRICES_PER_MINUTE")}), so ${code("price")}, ${code("technicals")}, ${code("valuation")} and the equity ${code("read")} headline answer for those tickers; in live mode an equity's price during the session is the previous session's close and says ${code('status: "delayed"')} (it said ${code("live")}); ${code("coverage")} ${code("sources")} for an equity also lists the price source (venue ${code("yahoo")}, component ${code("bars")}). ${code("ingest prices")} is unchanged. See ${code("docs?section=domains")}.`,
     `- Live EDGAR for every company: live mode follows EDGAR's latest-filings feed (minutes) and daily form index (the backstop, and the watermark) and ingests every company's new Form 4, 13F-HR, 10-K, 10-Q and 8-K filings (refreshing the filers' submissions and companyfacts), within one shared SEC limiter (at most 10 requests per second as the SEC counts them; ${code("MARKET_DATA_SEC_MAX_RPS")} lower, ${code("MARKET_DATA_SEC_DAILY_INDEX=off")} to follow only ${code("MARKET_DATA_SEC_CIKS")}). In live mode the equity ${code("read")}'s ${code("filings_indexed_through")} is the last day whose filings were all processed (it was the company's latest filing date, which could run ahead of a day with a failed fetch). ${code("MARKET_DATA_SEC_USER_AGENT")} must be of the form ${code("Name email")} (an address alone is refused at start). The follower's health shows in ${code("sources")} (venue ${code("sec")}, components ${code("dailyIndex")} and ${code("latestFilings")}). See ${code("docs?section=domains")}.`,
     `- Crypto numbers: the cross-venue funding aggregate returns equal inputs exactly (one venue aggregates to its own rate, so its ${code("pctl")} equals the venue's ${code("rate_pctl")}); funding baselines are sampled from the settlement history held, so ${code("pctl_1y")} covers a year of settlements beside 90 days of bars; every crypto percentile carries its sample count (${code("n")}, ${code("n_1y")}, ${code("rate_pctl_n")}); 4 h and 1 d technicals and series count complete periods only (a history that began mid-period no longer moves ${code("ema_200")}, ${code("ema_50")} or ${code("adx_14")}); figures are rounded to the documented precision (percentages and rates at most 12 decimals: ${code("venue_spread_8h_pct")} prints 0 where venues agree). See ${code("docs?section=domains")}.`,

@@ -91,7 +91,7 @@ export const ErrorCatalog: { readonly [C in ErrorCode]: ErrorCatalogEntry } = {
   method_not_allowed: {
     status: 405,
     retryable: false,
-    when: "Operations answer `GET` (and `HEAD`, `OPTIONS`). The `Allow` header lists the methods."
+    when: "Operations answer `GET` (and `OPTIONS`; free operations also `HEAD`). A paid operation refuses `HEAD` (it would be billed for a body it never gets) with `Allow: GET`, before anything runs: no credit, no rate unit. The `Allow` header lists the methods."
   },
   idempotency_conflict: {
     status: 409,

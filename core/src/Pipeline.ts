@@ -11,6 +11,9 @@
  * path instead: authenticate -> decode -> execute -> (rate unit + charge, one atomic step) -> answer. It
  * never serves beyond the balance (the charge refuses), and spends one write instead of three.
  *
+ * A conditional request (`If-None-Match` on a conditional operation) executes and compares its ETag before any
+ * hold or charge on either path, so an unchanged answer is a free `304` whatever the key's balance.
+ *
  * Transports turn their wire format into an `ApiRequest` and an `Answer` back into their wire format; nothing
  * else. Every failure becomes an answer; the pipeline itself never fails.
  */
@@ -212,6 +215,18 @@ export const ifNoneMatchMatches = (header: string | undefined, etag: string): bo
   if (value === "*") return true
   return value.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)
 }
+
+/**
+ * Whether a paid request compares its ETag before it holds or charges anything: a conditional operation asked
+ * with `If-None-Match`. Its `304` costs nothing, so the balance must not stand in its way.
+ */
+const comparesFirst = (op: OperationSpec, ifNoneMatch: string | undefined): boolean =>
+  op.conditional && ifNoneMatch !== undefined
+
+/** What running a handler gave: its output, or the error to answer. */
+type Executed =
+  | { readonly _tag: "Output"; readonly out: HandlerOutput }
+  | { readonly _tag: "Error"; readonly error: ApiError }
 
 /** Runs a handler, turning a defect into `internal_error`. */
 const execute = (handler: Handler, input: HandlerInput) =>
@@ -558,6 +573,21 @@ const attempt = Effect.fnUntraced(function* (
     return o
   }
 
+  // A conditional request runs before any hold and compares its ETag: `304` holds and charges nothing, so it is
+  // answered whatever the balance. Otherwise what it produced is held for and settled as usual.
+  let early: Executed | undefined
+  if (comparesFirst(op, request.ifNoneMatch)) {
+    early = yield* execute(handler, input).pipe(Effect.onInterrupt(() => abandon))
+    if (early._tag === "Output" && early.out._tag === "Json") {
+      const ready = yield* prepare(op, early.out, request.ifNoneMatch)
+      if (ready.notModified !== undefined) {
+        // Nothing stored: a later replay without If-None-Match needs the body.
+        yield* abandon
+        return ready.notModified
+      }
+    }
+  }
+
   const amount = holdFor(op, input.params)
   const hold = yield* ledger.hold(keyId, amount, nowMs)
   if (hold !== undefined) held.hold = hold
@@ -572,7 +602,7 @@ const attempt = Effect.fnUntraced(function* (
     token === undefined
       ? undefined
       : (answer: StoredAnswer): SettleReceipt => ({ keyId, idempotencyKey: idemKey as string, token, answer })
-  return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch).pipe(
+  return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch, early).pipe(
     // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
     Effect.onInterrupt(() => Effect.andThen(ledger.release(hold), abandon))
   )
@@ -586,10 +616,11 @@ const settleAfter = Effect.fnUntraced(function* (
   abandon: Effect.Effect<void>,
   keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
   receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
-  ifNoneMatch: string | undefined
+  ifNoneMatch: string | undefined,
+  early: Executed | undefined
 ) {
   const ledger = yield* Ledger
-  const run = yield* execute(handler, input)
+  const run = early ?? (yield* execute(handler, input))
   if (run._tag === "Error" || run.out._tag === "Markdown") {
     yield* ledger.release(hold)
     const o = fail(run._tag === "Error" ? run.error : internalError())
@@ -636,9 +667,13 @@ const meteredPath = Effect.fnUntraced(function* (
   const keyId = principal.key.id
   const amount = holdFor(op, params)
   if (ledger.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
-  let available = ledger.hint(keyId).available
-  if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
-  if (available < amount) return undefined
+  // A conditional request is compared first whatever the balance: an unchanged `read` is a free 304 even for
+  // a key that could not pay for the body (a changed one is then refused by the charge below, never served).
+  if (!comparesFirst(op, ifNoneMatch)) {
+    let available = ledger.hint(keyId).available
+    if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
+    if (available < amount) return undefined
+  }
 
   // The handler sees the window as last known; the unit is spent with the charge.
   const provisional: RateWindow = { limit: meter.limit, remaining: meter.limit, resetAtMs: nowMs, allowed: true }

@@ -28,7 +28,10 @@ const setup = (
     )
     const ctx = yield* Layer.build(layer)
     const key = yield* createKey({ credits }).pipe(Effect.provide(ctx))
-    const call = (req: { operation: string; query?: string } & Partial<Omit<ApiRequest, "operation" | "params">>) =>
+    const callIn = (
+      context: Context.Context<never>,
+      req: { operation: string; query?: string } & Partial<Omit<ApiRequest, "operation" | "params">>
+    ) =>
       handle({
         authorization: [`Bearer ${key.key}`],
         client: "test",
@@ -40,10 +43,12 @@ const setup = (
             const i = p.indexOf("=")
             return [p.slice(0, i), p.slice(i + 1)] as const
           })
-      }).pipe(Effect.provide(ctx))
+      }).pipe(Effect.provide(context as typeof ctx))
+    const call = (req: { operation: string; query?: string } & Partial<Omit<ApiRequest, "operation" | "params">>) =>
+      callIn(ctx, req)
     const ledger = Context.get(ctx, Ledger)
     const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => ledger.balance(key.record.id, ms))
-    return { plane, ctx, key, call, balance, ledger }
+    return { plane, ctx, key, call, callIn, balance, ledger }
   })
 
 const code = (a: Answer): string | undefined => (a.outcome._tag === "Failure" ? a.outcome.error.code : undefined)
@@ -346,6 +351,80 @@ describe("conditional requests", () => {
       assert.strictEqual(yield* t.balance, 98)
       // 304s still spend rate units: 6 requests so far.
       assert.strictEqual(miss.rate?.remaining, 1000 - 6)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("an unchanged read is 304 at zero credits whatever the balance; a changed one is 402", () =>
+    Effect.gen(function* () {
+      // One credit: the first read spends it, leaving a key that cannot pay for another body.
+      const t = yield* setup(1)
+      const first = yield* t.call({ operation: "read", query: "id=crypto:bitcoin" })
+      const etag = first.outcome._tag === "Json" ? (first.outcome.etag as string) : ""
+      assert.strictEqual(yield* t.balance, 0)
+      // Without an Idempotency-Key (the metered path) and with one (begin, then hold and settle).
+      const variants = [{}, { idempotencyKey: ["k-current"] }]
+      for (const extra of variants) {
+        const same = yield* t.call({ operation: "read", query: "id=crypto:bitcoin", ifNoneMatch: etag, ...extra })
+        assert.strictEqual(same.outcome._tag, "NotModified", JSON.stringify(extra))
+        assert.strictEqual(charged(same.outcome), 0)
+      }
+      const stale = [{}, { idempotencyKey: ["k-stale"] }]
+      for (const extra of stale) {
+        const changed = yield* t.call({ operation: "read", query: "id=crypto:bitcoin", ifNoneMatch: '"old"', ...extra })
+        assert.strictEqual(code(changed), "insufficient_credits", JSON.stringify(extra))
+        assert.strictEqual(charged(changed.outcome), 0)
+      }
+      assert.strictEqual(yield* t.balance, 0)
+      const entries = yield* t.ledger.entries(t.key.record.id)
+      assert.deepStrictEqual(
+        entries.map((e) => [e.kind, e.amount]),
+        [
+          ["grant", 1],
+          ["charge", 1]
+        ]
+      )
+      // The 304 under an Idempotency-Key stored nothing: the same key later (after a top-up) serves the body.
+      yield* t.ledger.grant(t.key.record.id, 1, "top-up", 0)
+      const body = yield* t.call({ operation: "read", query: "id=crypto:bitcoin", idempotencyKey: ["k-current"] })
+      assert.strictEqual(body.outcome._tag, "Json")
+      assert.strictEqual(yield* t.balance, 0)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("the ETag is compared before any credit is held", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(100)
+      const first = yield* t.call({ operation: "read", query: "id=crypto:bitcoin" })
+      const etag = first.outcome._tag === "Json" ? (first.outcome.etag as string) : ""
+      let holds = 0
+      const counted = Context.add(t.ctx, Ledger, {
+        ...t.ledger,
+        hold: (keyId, amount, nowMs) =>
+          Effect.suspend(() => {
+            holds += 1
+            return t.ledger.hold(keyId, amount, nowMs)
+          })
+      })
+      const same = yield* t.callIn(counted, {
+        operation: "read",
+        query: "id=crypto:bitcoin",
+        ifNoneMatch: etag,
+        idempotencyKey: ["k1"]
+      })
+      assert.strictEqual(same.outcome._tag, "NotModified")
+      assert.strictEqual(holds, 0)
+      // A changed one holds once and is charged once, from the one execution.
+      const executions = yield* t.plane.executions
+      const changed = yield* t.callIn(counted, {
+        operation: "read",
+        query: "id=crypto:bitcoin",
+        ifNoneMatch: '"old"',
+        idempotencyKey: ["k2"]
+      })
+      assert.strictEqual(changed.outcome._tag, "Json")
+      assert.strictEqual(holds, 1)
+      assert.strictEqual((yield* t.plane.executions) - executions, 1)
+      assert.strictEqual(yield* t.balance, 98)
     }).pipe(Effect.scoped)
   )
 

@@ -16,6 +16,7 @@ import {
   Handlers,
   handle,
   type Outcome,
+  operation,
   type PipelineServices,
   type RateWindow,
   secondsUntilReset
@@ -34,6 +35,8 @@ export const MAX_URL_BYTES = 8192
 export const MAX_HEADER_BYTES = 16 * 1024
 
 export const ALLOWED_METHODS = "GET, HEAD, OPTIONS"
+/** The `Allow` header of a refused method on a paid operation: `HEAD` is never billed, so it is refused. */
+export const PAID_ALLOWED_METHODS = "GET"
 
 const EXPOSED = [
   "ETag",
@@ -80,7 +83,7 @@ const jsonWire = (status: number, body: unknown, headers: Record<string, string>
 export const errorWire = (error: ApiError, headers: Record<string, string> = {}): WireResponse => {
   const extra: Record<string, string> = { "cache-control": "no-store", ...headers }
   if (error.code === "unauthenticated") extra["www-authenticate"] = 'Bearer realm="market-data"'
-  if (error.code === "method_not_allowed") extra.allow = ALLOWED_METHODS
+  if (error.code === "method_not_allowed") extra.allow ??= ALLOWED_METHODS
   if (error.retryAfterSeconds !== undefined) extra["retry-after"] = String(error.retryAfterSeconds)
   return jsonWire(httpStatus(error.code), error.toBody(), extra)
 }
@@ -337,8 +340,16 @@ export const apiRoute = (
   log.op = target.kind === "op" ? target.name : target.kind
 
   if (method === "OPTIONS") return Effect.succeed({ status: 204, headers: PREFLIGHT })
-  if (method !== "GET" && method !== "HEAD") {
-    return Effect.succeed(errorWire(apiError("method_not_allowed", `${method} is not allowed; use GET`)))
+  // A paid operation is GET only: a HEAD would be billed for a body it never receives, so it is refused before
+  // anything runs (no key check, no rate unit, no credit), as any other method is. Free routes keep HEAD.
+  const paidOp = target.kind === "op" && operation(target.name)?.auth === "paid"
+  if (method !== "GET" && (method !== "HEAD" || paidOp)) {
+    return Effect.succeed(
+      errorWire(
+        apiError("method_not_allowed", `${method} is not allowed${paidOp ? " on a paid operation" : ""}; use GET`),
+        paidOp ? { allow: PAID_ALLOWED_METHODS } : {}
+      )
+    )
   }
   const ifNoneMatchValues = rawHeaderValues(request.rawHeaders, "if-none-match")
   const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined

@@ -1,0 +1,104 @@
+/**
+ * A conditional `read` on unchanged data is `304` at zero credits whatever the key's balance, on PGlite and
+ * server PostgreSQL, through the real pipeline and the real stores, with and without an Idempotency-Key: the
+ * ETag is compared before any credit is held (no `md_hold`, no `md_meter_charge` for a 304), and a changed
+ * `read` by a key that cannot pay is `402`, never served. Statements are counted with a kysely plugin.
+ */
+import { createKey, Handlers, handle, Ledger, Settings } from "@market-data/core"
+import { Context, Effect, Layer } from "effect"
+import * as Digest from "effect/crypto/Digest"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import type { KyselyPlugin, RootOperationNode } from "kysely"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeTestPlane } from "../../../core/test/support/TestPlane.ts"
+import { layerPgStores } from "../src/PgStores.ts"
+import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
+
+/** The function a raw statement calls (`md_hold`, ...), else the statement's kind. */
+const statementOf = (node: RootOperationNode): string => {
+  if (node.kind !== "RawNode") return node.kind
+  const text = node.sqlFragments.join("$")
+  return /\bmd_[a-z_]+/.exec(text)?.[0] ?? text.replace(/\s+/g, " ").trim().slice(0, 40)
+}
+
+const suite = (name: string, open: () => Promise<TestDatabase>) =>
+  describe(`${name}: conditional reads`, () => {
+    let t: TestDatabase
+    beforeAll(async () => {
+      t = await open()
+    }, 120_000)
+    afterAll(() => t?.drop())
+
+    it("an unchanged read is 304 at zero credits with no hold for a key without credits; a changed one is 402", async () => {
+      await t.truncate()
+      const statements: Array<string> = []
+      const counting: KyselyPlugin = {
+        transformQuery: ({ node }) => {
+          statements.push(statementOf(node))
+          return node
+        },
+        transformResult: async ({ result }) => result
+      }
+      const database = { ...t.database, db: t.database.db.withPlugin(counting) }
+      const plane = await Effect.runPromise(makeTestPlane())
+      const built = await Effect.runPromise(
+        Layer.build(
+          Layer.mergeAll(
+            layerPgStores(database),
+            Layer.succeed(Settings)({ rateLimitPerMinute: 1000 }),
+            Digest.layerWebCrypto,
+            SecureRandom.layerWebCrypto,
+            Layer.succeed(Handlers)(plane.handlers)
+          )
+        ).pipe(Effect.scoped)
+      )
+      // One credit: the first read spends it.
+      const key = await Effect.runPromise(createKey({ credits: 1 }).pipe(Effect.provide(built)))
+      const ledger = Context.get(built, Ledger)
+      const call = (extra: { ifNoneMatch?: string; idempotencyKey?: Array<string> }) =>
+        Effect.runPromise(
+          handle({
+            operation: "read",
+            params: [["id", "crypto:bitcoin"]],
+            authorization: [`Bearer ${key.key}`],
+            client: "test",
+            ...extra
+          }).pipe(Effect.provide(built))
+        )
+      const first = await call({})
+      expect(first.outcome._tag).toBe("Json")
+      const etag = first.outcome._tag === "Json" ? (first.outcome.etag as string) : ""
+      expect(etag).toMatch(/^"[0-9a-f]{40}"$/)
+      expect(await Effect.runPromise(ledger.balance(key.record.id, Date.now()))).toBe(0)
+
+      for (const extra of [{}, { idempotencyKey: ["current"] }]) {
+        statements.length = 0
+        const same = await call({ ifNoneMatch: etag, ...extra })
+        expect(same.outcome._tag, JSON.stringify(extra)).toBe("NotModified")
+        expect(statements.filter((s) => ["md_hold", "md_settle", "md_meter_charge"].includes(s))).toEqual([])
+      }
+      for (const extra of [{}, { idempotencyKey: ["stale"] }]) {
+        const changed = await call({ ifNoneMatch: '"old"', ...extra })
+        expect(changed.outcome._tag === "Failure" && changed.outcome.error.code, JSON.stringify(extra)).toBe(
+          "insufficient_credits"
+        )
+        expect(changed.outcome._tag === "Failure" && changed.outcome.creditsCharged).toBe(0)
+      }
+      // Money stays exact: one grant, one charge, balance 0, no live hold.
+      expect(await Effect.runPromise(ledger.balance(key.record.id, Date.now()))).toBe(0)
+      const entries = await Effect.runPromise(ledger.entries(key.record.id))
+      expect(entries.map((e) => [e.kind, e.amount])).toEqual([
+        ["grant", 1],
+        ["charge", 1]
+      ])
+    }, 60_000)
+  })
+
+suite("PGlite", () => pgliteTestDatabase())
+
+if (TEST_DATABASE_URL === undefined) {
+  console.warn("PostgreSQL conditional-read tests SKIPPED: set TEST_DATABASE_URL=postgres://... to run them")
+  describe.skip("PostgreSQL: conditional reads (skipped: TEST_DATABASE_URL is not set)", () => {})
+} else {
+  suite("PostgreSQL", () => postgresTestDatabase(TEST_DATABASE_URL as string))
+}
