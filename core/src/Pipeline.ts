@@ -172,11 +172,38 @@ export const statusOf = (o: Outcome): number => {
   }
 }
 
+/** The header naming a paid answer's charge (HTTP's `X-Credits-Charged`), lower-case as stored with an answer. */
+export const CREDITS_CHARGED_HEADER = "x-credits-charged"
+
+/**
+ * The credits an outcome charged, as every transport reports them (HTTP `X-Credits-Charged`, MCP
+ * `_meta.credits_charged`, the in-process result): a replay reports its original charge from the stored answer;
+ * `304` and markdown charge nothing.
+ */
+export const creditsChargedOf = (o: Outcome): number => {
+  switch (o._tag) {
+    case "Json":
+    case "Failure":
+      return o.creditsCharged
+    case "Replay":
+      return Number(o.answer.headers[CREDITS_CHARGED_HEADER] ?? 0)
+    default:
+      return 0
+  }
+}
+
+/**
+ * The `X-Credits-Charged` value a transport adds to an answer: every answer of a paid operation carries it,
+ * except a replay, whose stored headers already carry the original charge. Undefined otherwise.
+ */
+export const creditsHeaderOf = (answer: Answer): string | undefined =>
+  answer.op?.auth === "paid" && answer.outcome._tag !== "Replay" ? String(creditsChargedOf(answer.outcome)) : undefined
+
 /** The transport-neutral stored form of a JSON or failure outcome. */
 export const storedAnswerOf = (o: Outcome & { readonly _tag: "Json" | "Failure" }): StoredAnswer => {
   const headers: Record<string, string> = {
     "content-type": "application/json",
-    "x-credits-charged": String(o.creditsCharged)
+    [CREDITS_CHARGED_HEADER]: String(o.creditsCharged)
   }
   if (o._tag === "Json") {
     if (o.etag !== undefined) headers.etag = o.etag

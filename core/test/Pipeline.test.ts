@@ -10,7 +10,17 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
 import { Ledger } from "../src/Ledger.ts"
-import { type Answer, type ApiRequest, Handlers, handle, type Outcome, Settings, statusOf } from "../src/Pipeline.ts"
+import {
+  type Answer,
+  type ApiRequest,
+  creditsChargedOf,
+  creditsHeaderOf,
+  Handlers,
+  handle,
+  type Outcome,
+  Settings,
+  statusOf
+} from "../src/Pipeline.ts"
 import { makeTestPlane } from "./support/TestPlane.ts"
 
 const setup = (
@@ -329,6 +339,31 @@ describe("idempotency", () => {
         const a = yield* t.call({ operation: "price", query: "id=crypto:bitcoin", idempotencyKey: values })
         assert.strictEqual(code(a), expected, JSON.stringify(values))
       }
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("credits reported", () => {
+  it.effect("every transport reads a charge the same way: replays report the original, 304 nothing", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(100)
+      const first = yield* t.call({ operation: "funding", query: "id=crypto:bitcoin", idempotencyKey: ["c"] })
+      assert.strictEqual(creditsChargedOf(first.outcome), 3)
+      assert.strictEqual(creditsHeaderOf(first), "3")
+      const replay = yield* t.call({ operation: "funding", query: "id=crypto:bitcoin", idempotencyKey: ["c"] })
+      assert.strictEqual(replay.outcome._tag, "Replay")
+      assert.strictEqual(creditsChargedOf(replay.outcome), 3)
+      // The replay's stored headers carry the charge already: no second header.
+      assert.strictEqual(creditsHeaderOf(replay), undefined)
+      const read = yield* t.call({ operation: "read", query: "id=crypto:bitcoin" })
+      const etag = read.outcome._tag === "Json" ? (read.outcome.etag as string) : ""
+      const same = yield* t.call({ operation: "read", query: "id=crypto:bitcoin", ifNoneMatch: etag })
+      assert.strictEqual(creditsChargedOf(same.outcome), 0)
+      assert.strictEqual(creditsHeaderOf(same), "0")
+      const refused = yield* t.call({ operation: "price", query: "id=crypto:nope" })
+      assert.strictEqual(creditsHeaderOf(refused), "0")
+      // Free operations carry no credit header.
+      assert.strictEqual(creditsHeaderOf(yield* t.call({ operation: "usage" })), undefined)
     }).pipe(Effect.scoped)
   )
 })

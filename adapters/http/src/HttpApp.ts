@@ -11,11 +11,13 @@ import {
   admitKeyless,
   apiError,
   BASE_PATH,
+  CREDITS_CHARGED_HEADER,
+  creditsChargedOf,
+  creditsHeaderOf,
   ErrorCatalog,
   type ErrorCode,
   Handlers,
   handle,
-  type Outcome,
   operation,
   type PipelineServices,
   type RateWindow,
@@ -180,7 +182,8 @@ const documentsOf = (handlers: ReadonlyMap<string, unknown>) => {
 export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined): WireResponse => {
   const headers: Record<string, string> = rateLimitHeaders(answer.rate, answer.nowMs)
   const o = answer.outcome
-  if (answer.op?.auth === "paid" && o._tag !== "Replay") headers["x-credits-charged"] = String(creditsOf(o))
+  const credits = creditsHeaderOf(answer)
+  if (credits !== undefined) headers[CREDITS_CHARGED_HEADER] = credits
   const cache = (maxAge: number | undefined) =>
     maxAge === undefined ? "private, no-store" : `private, max-age=${maxAge}`
   switch (o._tag) {
@@ -228,18 +231,6 @@ export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined
 /** Encodes a pipeline answer as an Effect HTTP response. */
 export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined) =>
   toHttpResponse(encodeAnswerWire(answer, ifNoneMatch))
-
-const creditsOf = (o: Outcome): number => {
-  switch (o._tag) {
-    case "Json":
-    case "Failure":
-      return o.creditsCharged
-    case "Replay":
-      return Number(o.answer.headers["x-credits-charged"] ?? 0)
-    default:
-      return 0
-  }
-}
 
 /** What the request log line records. */
 interface LogFields {
@@ -393,7 +384,7 @@ export const apiRoute = (
           )
         )
       log.key_id = answer.keyId
-      log.credits = answer.op.auth === "paid" ? creditsOf(answer.outcome) : undefined
+      log.credits = answer.op.auth === "paid" ? creditsChargedOf(answer.outcome) : undefined
       return encodeAnswerWire(answer, ifNoneMatch)
     }
   )

@@ -15,6 +15,7 @@
 import {
   type Answer,
   type ApiRequest,
+  creditsChargedOf,
   ErrorCatalog,
   type ErrorCode,
   handle,
@@ -294,7 +295,7 @@ const resultOf = (answer: Answer): CallResult => {
         status,
         text: o.answer.body,
         body: JSON.parse(o.answer.body),
-        creditsCharged: Number(o.answer.headers["x-credits-charged"] ?? 0),
+        creditsCharged: creditsChargedOf(o),
         etag: o.answer.headers.etag,
         replayed: true,
         maxAgeSeconds: undefined,

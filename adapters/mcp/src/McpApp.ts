@@ -14,6 +14,7 @@ import {
   type Answer,
   type ApiError,
   admitKeyless,
+  creditsChargedOf,
   ErrorCatalog,
   KEYLESS_MCP_CONCURRENCY,
   MCP_MAX_BATCH_ANSWER_BYTES,
@@ -36,7 +37,7 @@ import {
 } from "./JsonRpc.ts"
 import { type CallContext, type Dispatched, dispatch, SUPPORTED_PROTOCOL_VERSIONS } from "./Methods.ts"
 import { originAllowed } from "./Origins.ts"
-import { chargeOf, errorResult } from "./ToolResult.ts"
+import { errorResult } from "./ToolResult.ts"
 import { CATALOG_VERSION_HEADER, catalogVersion } from "./Tools.ts"
 
 /** Where the MCP endpoint is mounted. */
@@ -267,7 +268,7 @@ export const mcpEndpoint = (
       ...rateHeaders,
       ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) })
     }
-    const credits = answers.length === 0 ? undefined : answers.reduce((n, a) => n + chargeOf(a), 0)
+    const credits = answers.length === 0 ? undefined : answers.reduce((n, a) => n + creditsChargedOf(a.outcome), 0)
     const exchange = (response: HttpServerResponse.HttpServerResponse): McpExchange => ({
       response,
       op: logName(messages, batch),
@@ -398,7 +399,7 @@ const runMessages = (
         // not run. The first answer is always delivered, and so is a tool call that already charged credits
         // (never charged unseen).
         capped = true
-        if (out.answer === undefined || chargeOf(out.answer) === 0) {
+        if (out.answer === undefined || creditsChargedOf(out.answer.outcome) === 0) {
           responses.push(capErrorText((message as { readonly id: RequestId | null }).id))
           continue
         }

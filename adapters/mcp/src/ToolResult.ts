@@ -3,7 +3,7 @@
  * `structuredContent`, its compact text in `content`, the charge in `_meta.credits_charged` and, for data
  * answers, the source that fed them in `_meta.data_source` (HTTP's `X-Data-Source`).
  */
-import { type Answer, type ApiError, apiError } from "@market-data/core"
+import { type Answer, type ApiError, apiError, creditsChargedOf } from "@market-data/core"
 
 /** A tool result: the envelope in `structuredContent`, its compact text in `content`, the charge in `_meta`. */
 export interface ToolResult {
@@ -23,19 +23,6 @@ export const errorResult = (error: ApiError, credits: number): ToolResult => {
       credits_charged: credits,
       ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds })
     }
-  }
-}
-
-export const chargeOf = (answer: Answer): number => {
-  const o = answer.outcome
-  switch (o._tag) {
-    case "Json":
-    case "Failure":
-      return o.creditsCharged
-    case "Replay":
-      return Number(o.answer.headers["x-credits-charged"] ?? 0)
-    default:
-      return 0
   }
 }
 
@@ -70,7 +57,7 @@ export const toolResult = (answer: Answer): ToolResult => {
         structuredContent: JSON.parse(o.answer.body),
         isError: o.answer.status >= 400,
         _meta: {
-          credits_charged: chargeOf(answer),
+          credits_charged: creditsChargedOf(o),
           ...(dataSource === undefined ? {} : { data_source: dataSource }),
           idempotent_replayed: true
         }
