@@ -1,12 +1,15 @@
 /**
  * Keys, the credit ledger, idempotency records and rate-limit buckets.
  *
- * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core.
+ * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The functions
+ * whose definition is still current are imported from their modules (`@market-data/postgres`, `src/sql/`), whose
+ * text is exactly what this migration ran; `md_settle`, replaced since, keeps its frozen copy here.
  *
  * Times are epoch milliseconds (`bigint`) so that the clock the service runs on (including the test clock)
  * is the only clock: the database never reads its own. The money operations are PL/pgSQL functions so each
  * is one round trip and one transaction, serialized per key by a row lock on `ledger_accounts`.
  */
+import { MD_AVAILABLE, MD_GRANT, MD_HOLD, MD_RATE_CONSUME } from "@market-data/postgres"
 import { type Kysely, sql } from "kysely"
 
 const UP: ReadonlyArray<string> = [
@@ -66,38 +69,9 @@ const UP: ReadonlyArray<string> = [
       count integer not null,
       primary key (scope, start_ms)
     )`,
-  `create function md_available(p_key text, p_now bigint) returns bigint language sql stable as $$
-      select coalesce((select booked from ledger_accounts where key_id = p_key), 0)
-           - coalesce((select sum(amount) from ledger_holds
-                        where key_id = p_key and state = 'active' and expires_at_ms > p_now), 0)
-    $$`,
-  `create function md_grant(p_key text, p_amount bigint, p_reason text, p_now bigint) returns bigint
-    language plpgsql as $$
-    begin
-      insert into ledger_accounts (key_id, booked) values (p_key, p_amount)
-        on conflict (key_id) do update set booked = ledger_accounts.booked + excluded.booked;
-      insert into ledger_entries (key_id, kind, amount, reason, at_ms) values (p_key, 'grant', p_amount, p_reason, p_now);
-      return md_available(p_key, p_now);
-    end $$`,
-  `create function md_hold(p_id text, p_key text, p_amount bigint, p_now bigint, p_expires bigint) returns boolean
-    language plpgsql as $$
-    declare
-      v_booked bigint;
-      v_held bigint;
-    begin
-      select booked into v_booked from ledger_accounts where key_id = p_key for update;
-      if not found then
-        v_booked := 0;
-      end if;
-      -- A fresh snapshot after the lock: every hold committed before it is counted.
-      select coalesce(sum(amount), 0) into v_held from ledger_holds
-        where key_id = p_key and state = 'active' and expires_at_ms > p_now;
-      if v_booked - v_held < p_amount then
-        return false;
-      end if;
-      insert into ledger_holds (id, key_id, amount, expires_at_ms) values (p_id, p_key, p_amount, p_expires);
-      return true;
-    end $$`,
+  MD_AVAILABLE,
+  MD_GRANT,
+  MD_HOLD,
   `create function md_settle(
       p_id text, p_charge bigint, p_reason text, p_now bigint,
       -- optional receipt: the idempotency record completed in the same transaction
@@ -147,28 +121,7 @@ const UP: ReadonlyArray<string> = [
       end if;
       return 'settled';
     end $$`,
-  `create function md_rate_consume(p_scope text, p_limit integer, p_now bigint, p_bucket bigint, p_since bigint)
-    returns table (allowed boolean, used bigint, oldest bigint)
-    language plpgsql as $$
-    declare
-      v_used bigint;
-      v_oldest bigint;
-    begin
-      perform 1 from rate_limit_scopes where scope = p_scope for update;
-      if not found then
-        insert into rate_limit_scopes (scope) values (p_scope) on conflict do nothing;
-        perform 1 from rate_limit_scopes where scope = p_scope for update;
-      end if;
-      select coalesce(sum(count), 0), min(start_ms) into v_used, v_oldest
-        from rate_limit_buckets where scope = p_scope and start_ms > p_since and count > 0;
-      if v_used >= p_limit then
-        return query select false, v_used, v_oldest;
-        return;
-      end if;
-      insert into rate_limit_buckets (scope, start_ms, count) values (p_scope, p_bucket, 1)
-        on conflict (scope, start_ms) do update set count = rate_limit_buckets.count + 1;
-      return query select true, v_used + 1, coalesce(v_oldest, p_bucket);
-    end $$`
+  MD_RATE_CONSUME
 ]
 
 const DOWN: ReadonlyArray<string> = [

