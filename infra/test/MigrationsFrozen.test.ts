@@ -3,7 +3,7 @@
  * `down`, whether its text is written in the migration or imported from a function module
  * (`adapters/postgres/src/sql/`). The statements are captured without a database (kysely's dummy driver) and
  * compared, by SHA-256, with what each migration ran when it shipped. Editing a function module whose text a
- * migration imports fails here: a changed function is a new migration (see the README, "Storage").
+ * migration imports fails here: a changed function is a new migration (see docs/storage.md).
  */
 import { createHash } from "node:crypto"
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from "kysely"

@@ -3,7 +3,7 @@
  *
  * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_HOLD = `create function md_hold(p_id text, p_key text, p_amount bigint, p_now bigint, p_expires bigint) returns boolean
     language plpgsql as $$

@@ -4,7 +4,7 @@
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0001_metered_charge` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_METER_CHARGE = `create function md_meter_charge(
     p_key text, p_required bigint, p_charge bigint, p_reason text, p_now bigint,

@@ -4,7 +4,7 @@
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0400_rate_begin` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_RATE_BEGIN = `create function md_rate_begin(
     p_scope text, p_limit integer, p_now bigint, p_bucket bigint, p_since bigint,

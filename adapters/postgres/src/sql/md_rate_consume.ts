@@ -3,7 +3,7 @@
  *
  * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_RATE_CONSUME = `create function md_rate_consume(p_scope text, p_limit integer, p_now bigint, p_bucket bigint, p_since bigint)
     returns table (allowed boolean, used bigint, oldest bigint)

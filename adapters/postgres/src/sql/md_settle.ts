@@ -4,7 +4,7 @@
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0002_settle_owner` created it (it replaced the one `2026-11-22T0001_accounts` created, which keeps its own frozen copy);
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see the README, "Storage").
+ * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_SETTLE = `create or replace function md_settle(
     p_id text, p_charge bigint, p_reason text, p_now bigint,
