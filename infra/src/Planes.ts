@@ -572,6 +572,8 @@ export const cachedEquityReads = (store: EquityStore["Service"]): EquityStore["S
         )
         return range.limit === undefined ? within : within.slice(Math.max(0, within.length - range.limit))
       }),
-    coverage: (cik) => cached(`coverage|${cik ?? "*"}`, store.coverage(cik))
+    coverage: (cik) => cached(`coverage|${cik ?? "*"}`, store.coverage(cik)),
+    issuers: cached("issuers", store.issuers),
+    issuer: (cik) => cached(`issuer|${cik}`, store.issuer(cik))
   }
 }

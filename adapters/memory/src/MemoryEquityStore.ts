@@ -12,6 +12,9 @@ import {
   type FilerReport,
   type Filing,
   type HoldingsReport,
+  type Issuer,
+  type IssuerNames,
+  issuerCompany,
   issuerNameKey,
   type OwnershipReport,
   type TickerEntry
@@ -43,9 +46,36 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
 
   const cusipsOf = (cik: string) => [...securities].filter(([, c]) => c === cik).map(([cusip]) => cusip)
 
-  const holdingsOf = (cik: string): CompanyHoldings => {
+  /** What names each CIK without a company row: its ticker rows, its Form 4 reports (`issuerCompany`). */
+  const namesByCik = (): Map<string, IssuerNames> => {
+    const out = new Map<string, { listed: Array<TickerEntry>; form4: IssuerNames["form4"]; newest: string }>()
+    const at = (cik: string) => {
+      let n = out.get(cik)
+      if (n === undefined) {
+        n = { listed: [], form4: undefined, newest: "" }
+        out.set(cik, n)
+      }
+      return n
+    }
+    for (const t of tickers.values()) at(t.cik).listed.push(t)
+    const reports = [...ownership.values()].sort(
+      (a, b) => byString(a.filedAt, b.filedAt) || byString(a.accession, b.accession)
+    )
+    for (const r of reports) {
+      const n = at(r.issuerCik)
+      n.form4 = { name: r.issuerName, tickers: [...(n.form4?.tickers ?? []), r.issuerTicker] }
+    }
+    return new Map([...out].map(([cik, n]) => [cik, { listed: n.listed, form4: n.form4 }]))
+  }
+
+  const NO_NAMES: IssuerNames = { listed: [], form4: undefined }
+
+  const issuerOf = (cik: string, names: Map<string, IssuerNames>) =>
+    issuerCompany(cik, companies.get(cik), names.get(cik) ?? NO_NAMES)
+
+  const holdingsOf = (cik: string, known?: Company): CompanyHoldings => {
     const cusips = new Set(cusipsOf(cik))
-    const nameKey = issuerNameKey(companies.get(cik)?.name ?? "")
+    const nameKey = issuerNameKey((known ?? issuerOf(cik, namesByCik()))?.name ?? "")
     const matches = (cusip: string, issuer: string) =>
       cusips.size > 0 ? cusips.has(cusip.toUpperCase()) : nameKey.length > 0 && issuerNameKey(issuer) === nameKey
     const rows: Array<CompanyHoldings["holdings"][number]> = []
@@ -69,6 +99,22 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
       }))
       .sort((a, b) => byString(a.accession, b.accession))
     return { reports, holdings: rows }
+  }
+
+  const coverageOf = (cik: string, known: Company): CompanyCoverage => {
+    const f = [...(facts.get(cik)?.values() ?? [])]
+    const fl = [...(filings.get(cik)?.values() ?? [])]
+    const b = [...(bars.get(cik)?.keys() ?? [])]
+    const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
+    return {
+      cik,
+      facts: f.length,
+      filings: fl.length,
+      lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
+      bars: b.length,
+      lastBarMs: b.length === 0 ? null : Math.max(...b),
+      hasHolders: holdingsOf(cik, known).holdings.length > 0
+    }
   }
 
   return {
@@ -172,22 +218,22 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
         [...companies.keys()]
           .filter((cik) => only === undefined || cik === only)
           .sort(byString)
-          .map((cik): CompanyCoverage => {
-            const f = [...(facts.get(cik)?.values() ?? [])]
-            const fl = [...(filings.get(cik)?.values() ?? [])]
-            const b = [...(bars.get(cik)?.keys() ?? [])]
-            const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
-            return {
-              cik,
-              facts: f.length,
-              filings: fl.length,
-              lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
-              bars: b.length,
-              lastBarMs: b.length === 0 ? null : Math.max(...b),
-              hasHolders: holdingsOf(cik).holdings.length > 0
-            }
-          })
-      )
+          .map((cik) => coverageOf(cik, companies.get(cik) as Company))
+      ),
+    issuers: Effect.sync(() => {
+      const names = namesByCik()
+      const out: Array<Issuer> = []
+      for (const cik of [...new Set([...companies.keys(), ...names.keys()])].sort(byString)) {
+        const company = issuerOf(cik, names)
+        if (company !== undefined) out.push({ company, coverage: coverageOf(cik, company) })
+      }
+      return out
+    }),
+    issuer: (cik) =>
+      Effect.sync(() => {
+        const company = issuerOf(cik, namesByCik())
+        return company === undefined ? undefined : { company, coverage: coverageOf(cik, company) }
+      })
   }
 }
 

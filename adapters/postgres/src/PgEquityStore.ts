@@ -14,9 +14,13 @@ import {
   type Filing,
   type Holding,
   type InsiderTransaction,
+  type Issuer,
+  type IssuerNames,
+  issuerCompany,
   issuerNameKey,
   type OwnershipReport,
-  type ReportingOwner
+  type ReportingOwner,
+  type TickerEntry
 } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import { type Kysely, sql } from "kysely"
@@ -246,6 +250,62 @@ const barFromRow = (r: BarsTable): DailyBar => ({ tMs: num(r.t_ms), o: r.o, h: r
 export const makePgEquityStore = (database: Database): EquityStore["Service"] => {
   const db = database.db as unknown as Kysely<EquityTables>
 
+  /** What names the CIKs (all, or the one given) beside their company rows: ticker rows and Form 4 issuers. */
+  const namesOf = (only?: string) =>
+    Effect.gen(function* () {
+      const listed = yield* query("equity.issuers.tickers", () => {
+        let q = db.selectFrom("equity_tickers").selectAll()
+        if (only !== undefined) q = q.where("cik", "=", only)
+        return q.execute()
+      })
+      // The newest report per issuer and ticker: as many rows as issuers (and their tickers), not reports.
+      const form4 = yield* query("equity.issuers.form4", () => {
+        let q = db
+          .selectFrom("equity_ownership_reports")
+          .select(["issuer_cik", "issuer_ticker", "issuer_name", "filed_at", "accession"])
+          .distinctOn(["issuer_cik", "issuer_ticker"])
+        if (only !== undefined) q = q.where("issuer_cik", "=", only)
+        return q
+          .orderBy("issuer_cik")
+          .orderBy("issuer_ticker")
+          .orderBy(sql`filed_at collate "C" desc`)
+          .orderBy(sql`accession collate "C" desc`)
+          .execute()
+      })
+      const out = new Map<string, { listed: Array<TickerEntry>; form4: IssuerNames["form4"]; newest: string }>()
+      const at = (cik: string) => {
+        let n = out.get(cik)
+        if (n === undefined) {
+          n = { listed: [], form4: undefined, newest: "" }
+          out.set(cik, n)
+        }
+        return n
+      }
+      for (const t of listed)
+        at(t.cik).listed.push({ cik: t.cik, ticker: t.ticker, name: t.name, exchange: t.exchange })
+      for (const r of form4) {
+        const n = at(r.issuer_cik)
+        const stamp = `${r.filed_at}|${r.accession}`
+        const newer = stamp > n.newest
+        if (newer) n.newest = stamp
+        n.form4 = {
+          name: newer || n.form4 === undefined ? r.issuer_name : n.form4.name,
+          tickers: [...(n.form4?.tickers ?? []), r.issuer_ticker]
+        }
+      }
+      return new Map([...out].map(([cik, n]): [string, IssuerNames] => [cik, { listed: n.listed, form4: n.form4 }]))
+    })
+
+  /** The company the CIK is listed as (`issuerCompany`), or undefined when nothing names it. */
+  const knownCompany = (cik: string) =>
+    Effect.gen(function* () {
+      const stored = yield* query("equity.company", () =>
+        db.selectFrom("equity_companies").selectAll().where("cik", "=", cik).executeTakeFirst()
+      )
+      const names = (yield* namesOf(cik)).get(cik) ?? { listed: [], form4: undefined }
+      return issuerCompany(cik, stored === undefined ? undefined : companyFromRow(stored), names)
+    })
+
   /** The company's CUSIPs, or (without any) the normalized issuer name its 13F rows are matched by. */
   const matchOf = (cik: string) =>
     Effect.gen(function* () {
@@ -253,9 +313,7 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
         db.selectFrom("equity_securities").select("cusip").where("cik", "=", cik).execute()
       )
       if (cusips.length > 0) return { cusips: cusips.map((c) => c.cusip), key: undefined }
-      const company = yield* query("equity.company", () =>
-        db.selectFrom("equity_companies").select("name").where("cik", "=", cik).executeTakeFirst()
-      )
+      const company = yield* knownCompany(cik)
       const key = company === undefined ? "" : issuerNameKey(company.name)
       return { cusips: [] as Array<string>, key: key.length > 0 ? key : undefined }
     })
@@ -310,6 +368,115 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
           .filter((r) => known.has(r.accession))
           .map((r) => ({ accession: r.accession, holding: holdingFromRow(r) }))
       }
+    })
+
+  /**
+   * What is held for each of the given companies (by CIK): for the one named by `only`, or for all of them with
+   * one grouped query per table, filtered by no list of CIKs (listing every issuer reads no company's rows).
+   */
+  const coverageOf = (
+    companies: ReadonlyArray<{ readonly cik: string; readonly name: string }>,
+    only: string | undefined
+  ): Effect.Effect<ReadonlyArray<CompanyCoverage>> =>
+    Effect.gen(function* () {
+      if (companies.length === 0) return []
+      const facts = yield* query("equity.coverage.facts", () =>
+        db
+          .selectFrom("equity_facts")
+          .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed)`.as("last")])
+          .$if(only !== undefined, (q) => q.where("cik", "=", only as string))
+          .groupBy("cik")
+          .execute()
+      )
+      const filings = yield* query("equity.coverage.filings", () =>
+        db
+          .selectFrom("equity_filings")
+          .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed_at)`.as("last")])
+          .$if(only !== undefined, (q) => q.where("cik", "=", only as string))
+          .groupBy("cik")
+          .execute()
+      )
+      const bars = yield* query("equity.coverage.bars", () =>
+        db
+          .selectFrom("equity_bars")
+          .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(t_ms)`.as("last")])
+          .$if(only !== undefined, (q) => q.where("cik", "=", only as string))
+          .groupBy("cik")
+          .execute()
+      )
+      const byCusip = yield* query("equity.coverage.holders", () =>
+        db
+          .selectFrom("equity_securities as s")
+          .select("s.cik")
+          .distinct()
+          .$if(only !== undefined, (q) => q.where("s.cik", "=", only as string))
+          .where(({ exists, selectFrom }) =>
+            exists(
+              selectFrom("equity_holdings as h")
+                .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
+                .select(sql`1`.as("one"))
+                .where(sql<boolean>`upper(h.cusip) = s.cusip`)
+            )
+          )
+          .execute()
+      )
+      const withCusips = yield* query("equity.coverage.securities", () =>
+        db
+          .selectFrom("equity_securities")
+          .select("cik")
+          .distinct()
+          .$if(only !== undefined, (q) => q.where("cik", "=", only as string))
+          .execute()
+      )
+      const hasCusips = new Set(withCusips.map((r) => r.cik))
+      const nameKeys = [
+        ...new Set(
+          companies
+            .filter((c) => !hasCusips.has(c.cik))
+            .map((c) => issuerNameKey(c.name))
+            .filter((k) => k.length > 0)
+        )
+      ]
+      const byName =
+        nameKeys.length === 0
+          ? []
+          : yield* query("equity.coverage.names", () =>
+              db
+                .selectFrom("equity_holdings as h")
+                .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
+                .select("h.issuer_key")
+                .distinct()
+                .where("h.issuer_key", "in", nameKeys)
+                .execute()
+            )
+      const held = new Set([...byCusip.map((r) => r.cik)])
+      const heldNames = new Set(byName.map((r) => r.issuer_key))
+      const index = <R extends { cik: string }>(rows: ReadonlyArray<R>) => new Map(rows.map((r) => [r.cik, r]))
+      const f = index(facts)
+      const fl = index(filings)
+      const b = index(bars)
+      return companies.map((c): CompanyCoverage => {
+        const lastFact = f.get(c.cik)?.last ?? null
+        const lastFiling = fl.get(c.cik)?.last ?? null
+        const lastFiledAt =
+          lastFact === null
+            ? lastFiling
+            : lastFiling === null
+              ? lastFact
+              : lastFact > lastFiling
+                ? lastFact
+                : lastFiling
+        const lastBar = b.get(c.cik)?.last ?? null
+        return {
+          cik: c.cik,
+          facts: num(f.get(c.cik)?.n ?? 0),
+          filings: num(fl.get(c.cik)?.n ?? 0),
+          lastFiledAt,
+          bars: num(b.get(c.cik)?.n ?? 0),
+          lastBarMs: lastBar === null ? null : num(lastBar),
+          hasHolders: hasCusips.has(c.cik) ? held.has(c.cik) : heldNames.has(issuerNameKey(c.name))
+        }
+      })
     })
 
   return {
@@ -608,96 +775,28 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
           if (only !== undefined) q = q.where("cik", "=", only)
           return q.orderBy(sql`cik collate "C"`).execute()
         })
-        if (companies.length === 0) return []
-        const ciks = companies.map((c) => c.cik)
-        const facts = yield* query("equity.coverage.facts", () =>
-          db
-            .selectFrom("equity_facts")
-            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed)`.as("last")])
-            .where("cik", "in", ciks)
-            .groupBy("cik")
-            .execute()
-        )
-        const filings = yield* query("equity.coverage.filings", () =>
-          db
-            .selectFrom("equity_filings")
-            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(filed_at)`.as("last")])
-            .where("cik", "in", ciks)
-            .groupBy("cik")
-            .execute()
-        )
-        const bars = yield* query("equity.coverage.bars", () =>
-          db
-            .selectFrom("equity_bars")
-            .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(t_ms)`.as("last")])
-            .where("cik", "in", ciks)
-            .groupBy("cik")
-            .execute()
-        )
-        const byCusip = yield* query("equity.coverage.holders", () =>
-          db
-            .selectFrom("equity_securities as s")
-            .select("s.cik")
-            .distinct()
-            .where("s.cik", "in", ciks)
-            .where(({ exists, selectFrom }) =>
-              exists(
-                selectFrom("equity_holdings as h")
-                  .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
-                  .select(sql`1`.as("one"))
-                  .where(sql<boolean>`upper(h.cusip) = s.cusip`)
-              )
-            )
-            .execute()
-        )
-        const withCusips = yield* query("equity.coverage.securities", () =>
-          db.selectFrom("equity_securities").select("cik").distinct().where("cik", "in", ciks).execute()
-        )
-        const hasCusips = new Set(withCusips.map((r) => r.cik))
-        const nameKeys = companies
-          .filter((c) => !hasCusips.has(c.cik))
-          .map((c) => issuerNameKey(c.name))
-          .filter((k) => k.length > 0)
-        const byName =
-          nameKeys.length === 0
-            ? []
-            : yield* query("equity.coverage.names", () =>
-                db
-                  .selectFrom("equity_holdings as h")
-                  .innerJoin("equity_holdings_reports as r", "r.accession", "h.accession")
-                  .select("h.issuer_key")
-                  .distinct()
-                  .where("h.issuer_key", "in", nameKeys)
-                  .execute()
-              )
-        const held = new Set([...byCusip.map((r) => r.cik)])
-        const heldNames = new Set(byName.map((r) => r.issuer_key))
-        const index = <R extends { cik: string }>(rows: ReadonlyArray<R>) => new Map(rows.map((r) => [r.cik, r]))
-        const f = index(facts)
-        const fl = index(filings)
-        const b = index(bars)
-        return companies.map((c): CompanyCoverage => {
-          const lastFact = f.get(c.cik)?.last ?? null
-          const lastFiling = fl.get(c.cik)?.last ?? null
-          const lastFiledAt =
-            lastFact === null
-              ? lastFiling
-              : lastFiling === null
-                ? lastFact
-                : lastFact > lastFiling
-                  ? lastFact
-                  : lastFiling
-          const lastBar = b.get(c.cik)?.last ?? null
-          return {
-            cik: c.cik,
-            facts: num(f.get(c.cik)?.n ?? 0),
-            filings: num(fl.get(c.cik)?.n ?? 0),
-            lastFiledAt,
-            bars: num(b.get(c.cik)?.n ?? 0),
-            lastBarMs: lastBar === null ? null : num(lastBar),
-            hasHolders: hasCusips.has(c.cik) ? held.has(c.cik) : heldNames.has(issuerNameKey(c.name))
-          }
-        })
+        return yield* coverageOf(companies, only)
+      }),
+
+    issuers: Effect.gen(function* () {
+      const stored = yield* query("equity.companies", () => db.selectFrom("equity_companies").selectAll().execute())
+      const byCik = new Map(stored.map((r) => [r.cik, companyFromRow(r)]))
+      const names = yield* namesOf()
+      const known: Array<Company> = []
+      for (const cik of [...new Set([...byCik.keys(), ...names.keys()])].sort(byString)) {
+        const company = issuerCompany(cik, byCik.get(cik), names.get(cik) ?? { listed: [], form4: undefined })
+        if (company !== undefined) known.push(company)
+      }
+      const coverage = new Map((yield* coverageOf(known, undefined)).map((c) => [c.cik, c]))
+      return known.map((company): Issuer => ({ company, coverage: coverage.get(company.cik) as CompanyCoverage }))
+    }),
+
+    issuer: (cik) =>
+      Effect.gen(function* () {
+        const company = yield* knownCompany(cik)
+        if (company === undefined) return undefined
+        const coverage = (yield* coverageOf([company], cik))[0] as CompanyCoverage
+        return { company, coverage }
       })
   }
 }
@@ -706,6 +805,8 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
  * One row per key, as the memory twin keeps them: the first of a batch where the store ignores repeats
  * (`do nothing`), the last where a repeat replaces (`keep: "last"`, the upserted tables).
  */
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
 const dedupeBy = <A>(xs: ReadonlyArray<A>, key: (a: A) => string, keep: "first" | "last" = "first"): Array<A> => {
   const seen = new Map<string, A>()
   for (const x of xs) if (keep === "last" || !seen.has(key(x))) seen.set(key(x), x)

@@ -337,52 +337,41 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
       alive: aliveOf(coverage, nowMs)
     })
 
-    // The directory's snapshot of companies and what is held for them, reused for `directoryCacheMs`: counting
-    // every company's facts is a scan of the largest table, and `resolve` and `coverage` read the directory on
-    // every call. `alive` is recomputed from the snapshot on each read.
+    // The directory's snapshot of the issuers and what is held for them, reused for `directoryCacheMs`: every
+    // company of the ticker list is an asset (about 10,000), and `resolve` and `coverage` read the directory on
+    // every call. The store lists them from counts per table, never from a company's rows. `alive` is
+    // recomputed from the snapshot on each read.
     const cacheMs = options.directoryCacheMs ?? 60_000
     const snapshot = yield* Ref.make<
-      | { readonly atMs: number; readonly rows: ReadonlyArray<readonly [Company, CompanyCoverage | undefined]> }
-      | undefined
+      { readonly atMs: number; readonly rows: ReadonlyArray<readonly [Company, CompanyCoverage]> } | undefined
     >(undefined)
 
     const directory = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
       let snap = yield* Ref.get(snapshot)
       if (snap === undefined || nowMs - snap.atMs >= cacheMs || nowMs < snap.atMs) {
-        const companies = yield* store.companies
-        const coverage = new Map((yield* store.coverage()).map((c) => [c.cik, c]))
-        snap = { atMs: nowMs, rows: companies.map((c) => [c, coverage.get(c.cik)] as const) }
+        const issuers = yield* store.issuers
+        snap = { atMs: nowMs, rows: issuers.map((i) => [i.company, i.coverage] as const) }
         yield* Ref.set(snapshot, snap)
       }
       const out: Array<DirectoryEntry> = []
       for (const [company, c] of snap.rows) {
-        const ticker = company.tickers[0]
-        if (c === undefined || ticker === undefined || parseEquityId(`eq:${company.cik}:${ticker}`) === undefined) {
-          continue
-        }
+        const ticker = company.tickers.find((t) => parseEquityId(`eq:${company.cik}:${t}`) !== undefined)
+        if (ticker === undefined) continue
         out.push(entryOf(company, c, ticker, nowMs))
       }
       return out
     })
 
-    const load = (cik: string): Effect.Effect<Loaded | undefined> =>
-      Effect.gen(function* () {
-        const company = yield* store.company(cik)
-        if (company === undefined) return undefined
-        const coverage = (yield* store.coverage(cik))[0]
-        return coverage === undefined ? undefined : { company, coverage }
-      })
+    /** The issuer (`EquityStore.issuer`): a stored company, or one the ticker list or a Form 4 names. */
+    const load = (cik: string): Effect.Effect<Loaded | undefined> => store.issuer(cik)
 
     const lookup = (assetId: string) =>
       Effect.gen(function* () {
         const id = parseEquityId(assetId)
         if (id === undefined) return undefined
         const loaded = yield* load(id.cik)
-        if (loaded === undefined) return undefined
-        let tickers = loaded.company.tickers
-        if (tickers.length === 0) tickers = (yield* store.tickers).filter((t) => t.cik === id.cik).map((t) => t.ticker)
-        if (!tickers.includes(id.ticker)) return undefined
+        if (loaded === undefined || !loaded.company.tickers.includes(id.ticker)) return undefined
         const nowMs = yield* Clock.currentTimeMillis
         return entryOf(loaded.company, loaded.coverage, id.ticker, nowMs)
       })
@@ -795,7 +784,15 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         const freshness = filingsFreshness(yield* latestFilings(t.cik, t.coverage), nowMs, "periodic")
         const unavailable: Unavailable =
           table.periods.length === 0
-            ? { financials: { reason: "no_data", detail: `no ${kind} periods filed for ${statements.join(", ")}` } }
+            ? {
+                financials: {
+                  reason: "no_data",
+                  detail:
+                    t.coverage.facts === 0
+                      ? "no XBRL facts of this company are on file (its companyfacts is not ingested yet)"
+                      : `no ${kind} periods filed for ${statements.join(", ")}`
+                }
+              }
             : {}
         return answer(
           input,

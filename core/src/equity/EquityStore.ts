@@ -10,6 +10,10 @@ import { Context, type Effect } from "effect"
 import type { CompanyHolding, FilerReport } from "./Holders.ts"
 import type { Company, Fact, Filing, HoldingsReport, OwnershipReport, TickerEntry } from "./Model.ts"
 
+const EQUITY_TICKER = /^[A-Z0-9.-]+$/
+/** What Form 4 filers write in `issuerTradingSymbol` when the issuer has no listed security. */
+const NOT_TICKERS = new Set(["NONE", "NA", "N.A.", "-", "."])
+
 /** One daily bar. `tMs` is the session's open (09:30 New York) in epoch milliseconds. */
 export interface DailyBar {
   readonly tMs: number
@@ -37,6 +41,63 @@ export interface CompanyCoverage {
 export interface CompanyHoldings {
   readonly reports: ReadonlyArray<FilerReport>
   readonly holdings: ReadonlyArray<CompanyHolding>
+}
+
+/**
+ * An issuer the store knows, as the directory lists it: its company (the stored one, or one made from what names
+ * it) and what is held for it.
+ */
+export interface Issuer {
+  readonly company: Company
+  readonly coverage: CompanyCoverage
+}
+
+/** What names an issuer that has no company row: its ticker rows, or (without any) its Form 4 reports. */
+export interface IssuerNames {
+  /** Ticker rows of the CIK, by ticker. */
+  readonly listed: ReadonlyArray<TickerEntry>
+  /** From the issuer's Form 4 reports: the newest report's issuer name and the tickers they give. */
+  readonly form4: { readonly name: string; readonly tickers: ReadonlyArray<string> } | undefined
+}
+
+/**
+ * The company an issuer is listed as, by the rule every store follows (DECISIONS, "Whole-market start-up": a
+ * ticker is an asset as soon as the ticker list is read):
+ * - a stored company (a submissions feed or companyfacts) is itself; without tickers of its own (companyfacts
+ *   names none) it takes its ticker rows', then its Form 4 reports';
+ * - a CIK known only from ticker rows is a company named as its first row (by ticker) names it, trading under
+ *   every listed ticker, on the listed exchanges;
+ * - a CIK known only as a Form 4 issuer is a company named as its newest report names it, trading under the
+ *   tickers the reports give (upper-cased; what is no ticker, such as "NONE", "N/A" or an empty symbol, is left
+ *   out, and an issuer with no ticker left has no ID to be reached by).
+ * Nothing else is made up: SIC, fiscal year end and former names stay unknown until a submissions feed is in.
+ * Undefined when nothing names the CIK.
+ */
+export const issuerCompany = (cik: string, stored: Company | undefined, names: IssuerNames): Company | undefined => {
+  const listed = [...names.listed].sort((a, b) => (a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0))
+  const form4Tickers = [
+    ...new Set(
+      (names.form4?.tickers ?? [])
+        .map((t) => t.trim().toUpperCase())
+        .filter((t) => EQUITY_TICKER.test(t) && !NOT_TICKERS.has(t))
+    )
+  ].sort()
+  const tickers =
+    listed.length > 0
+      ? { tickers: listed.map((t) => t.ticker), exchanges: listed.map((t) => t.exchange ?? "") }
+      : { tickers: form4Tickers, exchanges: form4Tickers.map(() => "") }
+  if (stored !== undefined) return stored.tickers.length > 0 ? stored : { ...stored, ...tickers }
+  const name = listed[0]?.name ?? names.form4?.name
+  if (name === undefined) return undefined
+  return {
+    cik,
+    name,
+    ...tickers,
+    sic: null,
+    sicDescription: null,
+    fiscalYearEnd: null,
+    formerNames: []
+  }
 }
 
 export class EquityStore extends Context.Service<
@@ -82,5 +143,13 @@ export class EquityStore extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<DailyBar>>
     /** What is held for each company (all companies by CIK, or the one named). */
     readonly coverage: (cik?: string) => Effect.Effect<ReadonlyArray<CompanyCoverage>>
+    /**
+     * Every issuer the store knows, by CIK: the stored companies, every CIK of the ticker rows, and every Form 4
+     * issuer, each as `issuerCompany` makes it, with its coverage. What the directory lists: it reads counts and
+     * latest dates per table (one grouped query each), never a company's filings.
+     */
+    readonly issuers: Effect.Effect<ReadonlyArray<Issuer>>
+    /** One issuer (as in `issuers`), or undefined when nothing in the store names the CIK. */
+    readonly issuer: (cik: string) => Effect.Effect<Issuer | undefined>
   }
 >()("market-data/core/EquityStore") {}
