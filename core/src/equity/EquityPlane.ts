@@ -355,10 +355,11 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         yield* Ref.set(snapshot, snap)
       }
       const out: Array<DirectoryEntry> = []
+      // Every ticker is an asset (`eq:<cik>:<ticker>`), the company's other tickers among its aliases.
       for (const [company, c] of snap.rows) {
-        const ticker = company.tickers.find((t) => parseEquityId(`eq:${company.cik}:${t}`) !== undefined)
-        if (ticker === undefined) continue
-        out.push(entryOf(company, c, ticker, nowMs))
+        for (const ticker of new Set(company.tickers)) {
+          if (parseEquityId(`eq:${company.cik}:${ticker}`) !== undefined) out.push(entryOf(company, c, ticker, nowMs))
+        }
       }
       return out
     })

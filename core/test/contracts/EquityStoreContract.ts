@@ -310,6 +310,79 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
         })
       ))
 
+    it("lists every issuer: stored companies, CIKs only ticker rows name, Form 4 issuers; a listed issuer's 13F rows by its listed name", () =>
+      run(
+        Effect.gen(function* () {
+          const store = yield* EquityStore
+          // 1: a stored company; 4: stored from companyfacts (no tickers), listed; 2, 3: listed only (3 twice);
+          // 5: only a Form 4 names it (its symbol lower-case); 6: a Form 4 issuer with no ticker ("NONE").
+          yield* store.putCompany(company("1", "Alpha Corp", ["ALP"]))
+          yield* store.putCompany({ ...company("4", "Delta Co", []), exchanges: [], sic: null })
+          yield* store.putTickers([
+            { cik: "2", ticker: "BET", name: "Beta Holdings Inc", exchange: "NYSE" },
+            { cik: "3", ticker: "GAM-B", name: "Gamma Group", exchange: "Nasdaq" },
+            { cik: "3", ticker: "GAM-A", name: "Gamma Group", exchange: "Nasdaq" },
+            { cik: "4", ticker: "DEL", name: "Delta", exchange: null }
+          ])
+          const form4 = (accession: string, cik: string, name: string, ticker: string, filedAt: string) => ({
+            ...ownership(accession, "4", filedAt, "10"),
+            issuerCik: cik,
+            issuerName: name,
+            issuerTicker: ticker
+          })
+          yield* store.putOwnershipReports([
+            form4("0000000900-24-000011", "5", "Epsilon Old Name", "eps", "2024-03-01"),
+            form4("0000000900-24-000012", "5", "Epsilon Inc", "EPS", "2024-06-01"),
+            form4("0000000900-24-000013", "6", "Zeta Private LLC", "NONE", "2024-06-01"),
+            form4("0000000900-24-000014", "2", "BETA HOLDINGS INC", "BET", "2024-06-01")
+          ])
+          yield* store.putHoldingsReports([
+            report("5001", "0005001-24-000001", "2024-09-30", [holding("000000BB2", "BETA HOLDINGS INC", "9", "90")])
+          ])
+          const listed = (
+            cik: string,
+            name: string,
+            tickers: ReadonlyArray<string>,
+            exchanges: ReadonlyArray<string>
+          ) => ({
+            cik,
+            name,
+            tickers,
+            exchanges,
+            sic: null,
+            sicDescription: null,
+            fiscalYearEnd: null,
+            formerNames: []
+          })
+          const none = { facts: 0, filings: 0, lastFiledAt: null, bars: 0, lastBarMs: null }
+          const all = yield* store.issuers
+          expect(all.map((i) => i.company)).toEqual([
+            company("1", "Alpha Corp", ["ALP"]),
+            listed("2", "Beta Holdings Inc", ["BET"], ["NYSE"]),
+            listed("3", "Gamma Group", ["GAM-A", "GAM-B"], ["Nasdaq", "Nasdaq"]),
+            { ...company("4", "Delta Co", ["DEL"]), exchanges: [""], sic: null },
+            listed("5", "Epsilon Inc", ["EPS"], [""]),
+            listed("6", "Zeta Private LLC", [], [])
+          ])
+          expect(all.map((i) => i.coverage)).toEqual([
+            { cik: "1", ...none, hasHolders: false },
+            // Beta has no company row and no CUSIP: its 13F row is tied by the name the ticker list gives.
+            { cik: "2", ...none, hasHolders: true },
+            { cik: "3", ...none, hasHolders: false },
+            { cik: "4", ...none, hasHolders: false },
+            { cik: "5", ...none, hasHolders: false },
+            { cik: "6", ...none, hasHolders: false }
+          ])
+          expect(yield* store.issuer("2")).toEqual(all[1])
+          expect(yield* store.issuer("5")).toEqual(all[4])
+          expect(yield* store.issuer("7")).toBeUndefined()
+          expect((yield* store.holdings("2")).holdings.map((h) => h.holding.shares)).toEqual(["9"])
+          // The stored companies and coverage are what was stored, as before.
+          expect((yield* store.companies).map((c) => c.cik)).toEqual(["1", "4"])
+          expect((yield* store.coverage()).map((c) => c.cik)).toEqual(["1", "4"])
+        })
+      ))
+
     it("reports coverage per company: counts, latest filing date and bar, holders", () =>
       run(
         Effect.gen(function* () {
