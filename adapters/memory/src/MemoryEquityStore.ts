@@ -101,7 +101,31 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
     return { reports, holdings: rows }
   }
 
-  const coverageOf = (cik: string, known: Company): CompanyCoverage => {
+  /** Who holds what, once for a whole listing: the CUSIPs by CIK, the CUSIPs and issuer names 13F rows give. */
+  const holdingIndex = () => {
+    const cusipsByCik = new Map<string, Array<string>>()
+    for (const [cusip, cik] of securities) cusipsByCik.set(cik, [...(cusipsByCik.get(cik) ?? []), cusip])
+    const heldCusips = new Set<string>()
+    const heldNames = new Set<string>()
+    for (const r of holdings.values()) {
+      for (const h of r.holdings) {
+        heldCusips.add(h.cusip.toUpperCase())
+        heldNames.add(issuerNameKey(h.nameOfIssuer))
+      }
+    }
+    return (cik: string, known: Company): boolean => {
+      const cusips = cusipsByCik.get(cik) ?? []
+      if (cusips.length > 0) return cusips.some((c) => heldCusips.has(c))
+      const key = issuerNameKey(known.name)
+      return key.length > 0 && heldNames.has(key)
+    }
+  }
+
+  const coverageOf = (
+    cik: string,
+    known: Company,
+    held: (cik: string, known: Company) => boolean = (c, k) => holdingsOf(c, k).holdings.length > 0
+  ): CompanyCoverage => {
     const f = [...(facts.get(cik)?.values() ?? [])]
     const fl = [...(filings.get(cik)?.values() ?? [])]
     const b = [...(bars.get(cik)?.keys() ?? [])]
@@ -113,7 +137,7 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
       lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
       bars: b.length,
       lastBarMs: b.length === 0 ? null : Math.max(...b),
-      hasHolders: holdingsOf(cik, known).holdings.length > 0
+      hasHolders: held(cik, known)
     }
   }
 
@@ -222,10 +246,11 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
       ),
     issuers: Effect.sync(() => {
       const names = namesByCik()
+      const held = holdingIndex()
       const out: Array<Issuer> = []
       for (const cik of [...new Set([...companies.keys(), ...names.keys()])].sort(byString)) {
         const company = issuerOf(cik, names)
-        if (company !== undefined) out.push({ company, coverage: coverageOf(cik, company) })
+        if (company !== undefined) out.push({ company, coverage: coverageOf(cik, company, held) })
       }
       return out
     }),

@@ -321,6 +321,8 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         ? priceFreshness(c.lastBarMs, nowMs).status !== "stale"
         : c.lastFiledAt !== null && nowMs - Date.parse(`${c.lastFiledAt}T00:00:00Z`) <= 400 * DAY_MS
 
+    const cikOf = (entry: DirectoryEntry) => (parseEquityId(entry.asset_id) as { cik: string }).cik
+
     const entryOf = (company: Company, coverage: CompanyCoverage, ticker: string, nowMs: number): DirectoryEntry => ({
       asset_id: `eq:${company.cik}:${ticker}`,
       plane: "equity",
@@ -342,26 +344,45 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
     // every call. The store lists them from counts per table, never from a company's rows. `alive` is
     // recomputed from the snapshot on each read.
     const cacheMs = options.directoryCacheMs ?? 60_000
+    // The entries are kept with the snapshot and an entry object is replaced only when its `alive` changes:
+    // `resolve` keeps its normalized text per entry object, so about 10,000 fresh objects per call would have it
+    // normalize every name and alias again on every query.
     const snapshot = yield* Ref.make<
-      { readonly atMs: number; readonly rows: ReadonlyArray<readonly [Company, CompanyCoverage]> } | undefined
+      | {
+          readonly atMs: number
+          readonly entries: ReadonlyArray<DirectoryEntry>
+          /** Each entry's company coverage, aligned with `entries`. */
+          readonly coverages: ReadonlyArray<CompanyCoverage>
+        }
+      | undefined
     >(undefined)
 
     const directory = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
-      let snap = yield* Ref.get(snapshot)
+      const snap = yield* Ref.get(snapshot)
       if (snap === undefined || nowMs - snap.atMs >= cacheMs || nowMs < snap.atMs) {
-        const issuers = yield* store.issuers
-        snap = { atMs: nowMs, rows: issuers.map((i) => [i.company, i.coverage] as const) }
-        yield* Ref.set(snapshot, snap)
-      }
-      const out: Array<DirectoryEntry> = []
-      // Every ticker is an asset (`eq:<cik>:<ticker>`), the company's other tickers among its aliases.
-      for (const [company, c] of snap.rows) {
-        for (const ticker of new Set(company.tickers)) {
-          if (parseEquityId(`eq:${company.cik}:${ticker}`) !== undefined) out.push(entryOf(company, c, ticker, nowMs))
+        const entries: Array<DirectoryEntry> = []
+        const coverages: Array<CompanyCoverage> = []
+        // Every ticker is an asset (`eq:<cik>:<ticker>`), the company's other tickers among its aliases.
+        for (const { company, coverage } of yield* store.issuers) {
+          for (const ticker of new Set(company.tickers)) {
+            if (parseEquityId(`eq:${company.cik}:${ticker}`) === undefined) continue
+            entries.push(entryOf(company, coverage, ticker, nowMs))
+            coverages.push(coverage)
+          }
         }
+        yield* Ref.set(snapshot, { atMs: nowMs, entries, coverages })
+        return entries
       }
-      return out
+      let changed = false
+      const entries = snap.entries.map((e, i) => {
+        const alive = aliveOf(snap.coverages[i] as CompanyCoverage, nowMs)
+        if (alive === e.alive) return e
+        changed = true
+        return { ...e, alive }
+      })
+      if (changed) yield* Ref.set(snapshot, { ...snap, entries })
+      return entries
     })
 
     /** The issuer (`EquityStore.issuer`): a stored company, or one the ticker list or a Form 4 names. */
@@ -377,7 +398,6 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         return entryOf(loaded.company, loaded.coverage, id.ticker, nowMs)
       })
 
-    const cikOf = (entry: DirectoryEntry) => (parseEquityId(entry.asset_id) as { cik: string }).cik
 
     const bookOf = (cik: string) =>
       Effect.map(store.facts(cik, FACT_CONCEPTS), (facts) => ({ facts, book: new FactBook(facts) }))
