@@ -20,7 +20,9 @@ describe("equity documentation", () => {
       "A Form 4/A replaces the Form 4 it amends",
       "over the 90 days ending today",
       "`change_shares` compares with the filer's report for the previous quarter",
-      "dei:EntityCommonStockSharesOutstanding"
+      "dei:EntityCommonStockSharesOutstanding",
+      "Every company of the SEC's ticker list",
+      "never `unknown_asset`"
     ]) {
       expect(EquityDoc).toContain(phrase)
     }
