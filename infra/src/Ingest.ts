@@ -34,7 +34,8 @@
  * or one-off closure) is kept, with a warning: the source published it. The rows are
  * the company `--id eq:<cik>:<ticker>` names or, without `--id`, each row's company is named by an `id`
  * (`eq:<cik>:<ticker>`) or `ticker` (or `symbol`) column, so one file can carry several companies. The company
- * must be in the store already (its submissions or companyfacts ingested) and trade under that ticker. Once it
+ * must be known to the store already (the ticker list, its submissions or companyfacts, or a Form 4 naming it
+ * ingested) and trade under that ticker. Once it
  * has prices its tier becomes `full`.
  */
 import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
@@ -864,17 +865,18 @@ const resolveCompany = (
               ...(yield* store.tickers).filter((t) => t.ticker === name).map((t) => t.cik)
             ])
           ]
+    // A company of the ticker list (or one a Form 4 names) is an asset before any of its filings is in.
     const known: Array<Company> = []
     for (const cik of candidates) {
-      const company = yield* store.company(cik)
-      if (company !== undefined) known.push(company)
+      const issuer = yield* store.issuer(cik)
+      if (issuer !== undefined) known.push(issuer.company)
     }
     if (known.length === 0) {
       return {
         problem:
           byId === undefined
-            ? `no company in the store trades as ${name}: ingest its submissions (or companyfacts) first`
-            : `the store has no company with CIK ${byId.cik}: ingest its submissions (or companyfacts) first`
+            ? `no company in the store trades as ${name}: ingest the ticker list (or its submissions or companyfacts) first`
+            : `the store has no company with CIK ${byId.cik}: ingest the ticker list (or its submissions or companyfacts) first`
       }
     }
     if (known.length > 1) {
@@ -983,12 +985,12 @@ const ingestPriceFile = (
     }
     let written = 0
     for (const [cik, rows] of byCik) {
-      const before = (yield* store.coverage(cik))[0]?.bars ?? 0
+      const before = (yield* store.issuer(cik))?.coverage.bars ?? 0
       yield* store.putBars(
         cik,
         rows.map((r) => r.bar).sort((a, b) => a.tMs - b.tMs)
       )
-      written += ((yield* store.coverage(cik))[0]?.bars ?? 0) - before
+      written += ((yield* store.issuer(cik))?.coverage.bars ?? 0) - before
     }
     counts.bars += written
     return {

@@ -290,7 +290,7 @@ describe("market-data ingest prices", () => {
     expect(several.written.bars).toBe(2)
     expect(several.rows.refusedByReason).toEqual({ unknown_company: 1, repeated_date: 1 })
     expect(several.results[0].reason).toBe(
-      "2 bad rows not loaded (line 3: no company in the store trades as OTHR: ingest its submissions (or companyfacts) first; line 5: DECI 2024-01-09 repeats line 4)"
+      "2 bad rows not loaded (line 3: no company in the store trades as OTHR: ingest the ticker list (or its submissions or companyfacts) first; line 5: DECI 2024-01-09 repeats line 4)"
     )
     // With --id, a row naming another company is a bad row, not loaded under the wrong one.
     expect(await cli.run("ingest", "prices", keyed, "--id", FIXTURE_ID, "--json")).toBe(1)
@@ -299,6 +299,17 @@ describe("market-data ingest prices", () => {
     expect(await cli.run("ingest", "prices", csv, "--json")).toBe(1)
     expect(cli.json().results[0].reason).toContain("the CSV names no company")
     expect((await withStore(data, (store) => store.coverage(FIXTURE_CIK)))[0]).toMatchObject({ bars: 5 })
+
+    // Once the ticker list is in, OTHR (a company only the list names) takes prices: it is an asset already.
+    expect(await cli.run("ingest", "sec", files.tickers)).toBe(0)
+    expect(await cli.run("ingest", "prices", keyed, "--json")).toBe(1)
+    const listed = cli.json()
+    expect(listed.written.bars, JSON.stringify(listed.results[0])).toBe(1)
+    expect(listed.rows.refusedByReason).toEqual({ repeated_date: 1 })
+    expect((await withStore(data, (store) => store.issuer("9990779")))?.coverage).toMatchObject({
+      bars: 1,
+      lastBarMs: Date.parse("2024-01-08T14:30:00.000Z")
+    })
   }, 120_000)
 })
 
