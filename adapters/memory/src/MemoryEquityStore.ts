@@ -47,7 +47,7 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
   const cusipsOf = (cik: string) => [...securities].filter(([, c]) => c === cik).map(([cusip]) => cusip)
 
   /** What names each CIK without a company row: its ticker rows, its Form 4 reports (`issuerCompany`). */
-  const namesByCik = (): Map<string, IssuerNames> => {
+  const namesByCik = (only?: string): Map<string, IssuerNames> => {
     const out = new Map<string, { listed: Array<TickerEntry>; form4: IssuerNames["form4"]; newest: string }>()
     const at = (cik: string) => {
       let n = out.get(cik)
@@ -57,10 +57,10 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
       }
       return n
     }
-    for (const t of tickers.values()) at(t.cik).listed.push(t)
-    const reports = [...ownership.values()].sort(
-      (a, b) => byString(a.filedAt, b.filedAt) || byString(a.accession, b.accession)
-    )
+    for (const t of tickers.values()) if (only === undefined || t.cik === only) at(t.cik).listed.push(t)
+    const reports = [...ownership.values()]
+      .filter((r) => only === undefined || r.issuerCik === only)
+      .sort((a, b) => byString(a.filedAt, b.filedAt) || byString(a.accession, b.accession))
     for (const r of reports) {
       const n = at(r.issuerCik)
       n.form4 = { name: r.issuerName, tickers: [...(n.form4?.tickers ?? []), r.issuerTicker] }
@@ -75,7 +75,7 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
 
   const holdingsOf = (cik: string, known?: Company): CompanyHoldings => {
     const cusips = new Set(cusipsOf(cik))
-    const nameKey = issuerNameKey((known ?? issuerOf(cik, namesByCik()))?.name ?? "")
+    const nameKey = issuerNameKey((known ?? issuerOf(cik, namesByCik(cik)))?.name ?? "")
     const matches = (cusip: string, issuer: string) =>
       cusips.size > 0 ? cusips.has(cusip.toUpperCase()) : nameKey.length > 0 && issuerNameKey(issuer) === nameKey
     const rows: Array<CompanyHoldings["holdings"][number]> = []
@@ -256,7 +256,7 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
     }),
     issuer: (cik) =>
       Effect.sync(() => {
-        const company = issuerOf(cik, namesByCik())
+        const company = issuerOf(cik, namesByCik(cik))
         return company === undefined ? undefined : { company, coverage: coverageOf(cik, company) }
       })
   }

@@ -258,16 +258,22 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
         if (only !== undefined) q = q.where("cik", "=", only)
         return q.execute()
       })
-      // The newest report per issuer and ticker: as many rows as issuers (and their tickers), not reports.
+      // The newest report per issuer and ticker (as many rows as issuers and their tickers, not reports), of the
+      // issuers no ticker row names: a listed company is named and traded as the list says (`issuerCompany`).
       const form4 = yield* query("equity.issuers.form4", () => {
         let q = db
-          .selectFrom("equity_ownership_reports")
-          .select(["issuer_cik", "issuer_ticker", "issuer_name", "filed_at", "accession"])
-          .distinctOn(["issuer_cik", "issuer_ticker"])
-        if (only !== undefined) q = q.where("issuer_cik", "=", only)
+          .selectFrom("equity_ownership_reports as o")
+          .select(["o.issuer_cik", "o.issuer_ticker", "o.issuer_name", "o.filed_at", "o.accession"])
+          .distinctOn(["o.issuer_cik", "o.issuer_ticker"])
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(selectFrom("equity_tickers as t").select(sql`1`.as("one")).whereRef("t.cik", "=", "o.issuer_cik"))
+            )
+          )
+        if (only !== undefined) q = q.where("o.issuer_cik", "=", only)
         return q
-          .orderBy("issuer_cik")
-          .orderBy("issuer_ticker")
+          .orderBy("o.issuer_cik")
+          .orderBy("o.issuer_ticker")
           .orderBy(sql`filed_at collate "C" desc`)
           .orderBy(sql`accession collate "C" desc`)
           .execute()
