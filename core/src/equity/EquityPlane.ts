@@ -398,7 +398,6 @@ export const makeEquityPlane = (options: EquityPlaneOptions = {}): Effect.Effect
         return entryOf(loaded.company, loaded.coverage, id.ticker, nowMs)
       })
 
-
     const bookOf = (cik: string) =>
       Effect.map(store.facts(cik, FACT_CONCEPTS), (facts) => ({ facts, book: new FactBook(facts) }))
 
