@@ -34,6 +34,9 @@ export const e2eFiles = [
   // library on PGlite, the progressive start compared with the blocking one.
   "infra/test/Ingest.test.ts",
   "test/ingest-sec.test.ts",
+  "test/ingest-listed.test.ts",
+  // Every company of the SEC's real ticker list (9,441) on memory, PGlite and PostgreSQL.
+  "adapters/postgres/test/EquityUniverseReal.test.ts",
   "adapters/inprocess/test/Embedded.test.ts",
   "infra/test/ProgressivePlanes.test.ts"
 ]
