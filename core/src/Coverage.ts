@@ -77,10 +77,10 @@ export interface ReportsSources {
  * price connector for equities (a venue with no status recorded, such as the price connector when it is off or in
  * the simulated mode, shows no row).
  */
-export const sourceVenuesOf = (entry: Pick<DirectoryEntry, "asset_id" | "plane">): ReadonlyArray<string> =>
+export const sourceVenuesOf = (entry: Pick<DirectoryEntry, "asset_id" | "plane" | "venues">): ReadonlyArray<string> =>
   entry.plane === "equity"
     ? [SEC_VENUE, PRICES_VENUE]
-    : [...new Set((cryptoAsset(entry.asset_id)?.listings ?? []).map((l) => l.venue))]
+    : (entry.venues ?? [...new Set((cryptoAsset(entry.asset_id)?.listings ?? []).map((l) => l.venue))])
 
 /** One status as a `coverage` source row at `nowMs`. */
 export const coverageSource = (s: SourceStatus, nowMs: number): CoverageSource => {
@@ -99,7 +99,7 @@ export const coverageSource = (s: SourceStatus, nowMs: number): CoverageSource =
 
 /** The source rows of an asset: the statuses of its venues (sorted by venue, then component). */
 export const sourcesOf = (
-  entry: Pick<DirectoryEntry, "asset_id" | "plane">,
+  entry: Pick<DirectoryEntry, "asset_id" | "plane" | "venues">,
   statuses: ReadonlyArray<SourceStatus>,
   nowMs: number
 ): ReadonlyArray<CoverageSource> => {

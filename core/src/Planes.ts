@@ -100,6 +100,11 @@ export interface DirectoryEntry {
   readonly aliases: ReadonlyArray<string>
   /** Whether the asset has live (fresh) data now. */
   readonly alive: boolean
+  /**
+   * The venues feeding a crypto asset, where the plane's universe is not the hand-written registry (live mode's
+   * asset directory): `coverage` reports their source statuses. Not part of any answer.
+   */
+  readonly venues?: ReadonlyArray<string>
 }
 
 /** What one plane supplies. */

@@ -41,6 +41,11 @@ export interface Listing {
   readonly symbol: string
   /** Perpetuals: the settlement interval (ms). */
   readonly fundingIntervalMs?: number
+  /**
+   * Base tokens one unit of the venue's price and quantity stands for (`1000PEPEUSDT`, `kPEPE`: 1000), where the
+   * asset directory (`Directory.ts`) read it from the venue's list; undefined: from the symbol (`Venue.ts`).
+   */
+  readonly tokensPerUnit?: number
 }
 
 export interface CryptoAsset {

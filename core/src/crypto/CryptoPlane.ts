@@ -33,6 +33,7 @@ import { makeSeries } from "./plane/Series.ts"
 import { makePlaneState, makeWarm } from "./plane/State.ts"
 import { makeStructure, makeStructureOf } from "./plane/Structure.ts"
 import { makeTechnicals } from "./plane/Technicals.ts"
+import { makeUniverseRef, staticUniverse, type UniverseRef } from "./Universe.ts"
 
 export { quoteOf } from "./plane/Price.ts"
 
@@ -54,33 +55,42 @@ export interface CryptoPlane extends PlaneOperations {
  * Builds the crypto plane over the market store in context. Results are computed on demand and cached per
  * asset; the Clock gives "now" where the pipeline does not.
  */
-export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.gen(function* () {
-  const st = makePlaneState(yield* MarketStore)
-  const { openInterest, orderflow, liquidations } = makeFlow(st)
-  const structureOf = makeStructureOf(st)
-  const { directory, lookup } = makeDirectory(st)
-  const { warm, warmAsset } = makeWarm(st)
-  const plane: CryptoPlane = {
-    plane: "crypto",
-    perAsset: new Map<string, PlaneForAsset>([
-      ["read", makeRead(st, structureOf)],
-      ["price", makePrice(st)],
-      ["funding", makeFunding(st)],
-      ["open_interest", openInterest],
-      ["orderflow", orderflow],
-      ["liquidations", liquidations],
-      ["liquidity", makeLiquidity(st)],
-      ["technicals", makeTechnicals(st)],
-      ["structure", makeStructure(st, structureOf)]
-    ]),
-    calls: new Map<string, Handler>([
-      ["series", makeSeries(st)],
-      ["rank", makeRank(st)]
-    ]),
-    directory,
-    lookup,
-    warm,
-    warmAsset
-  }
-  return plane
-})
+export const makeCryptoPlane: Effect.Effect<CryptoPlane, never, MarketStore> = Effect.suspend(() =>
+  makeCryptoPlaneOver(makeUniverseRef(staticUniverse))
+)
+
+/**
+ * The crypto plane over the universe in `universe` (live mode: the asset directory, replaced after each listing
+ * refresh; `makeCryptoPlane` serves the hand-written registry).
+ */
+export const makeCryptoPlaneOver = (universe: UniverseRef): Effect.Effect<CryptoPlane, never, MarketStore> =>
+  Effect.gen(function* () {
+    const st = makePlaneState(yield* MarketStore, universe)
+    const { openInterest, orderflow, liquidations } = makeFlow(st)
+    const structureOf = makeStructureOf(st)
+    const { directory, lookup } = makeDirectory(st)
+    const { warm, warmAsset } = makeWarm(st)
+    const plane: CryptoPlane = {
+      plane: "crypto",
+      perAsset: new Map<string, PlaneForAsset>([
+        ["read", makeRead(st, structureOf)],
+        ["price", makePrice(st)],
+        ["funding", makeFunding(st)],
+        ["open_interest", openInterest],
+        ["orderflow", orderflow],
+        ["liquidations", liquidations],
+        ["liquidity", makeLiquidity(st)],
+        ["technicals", makeTechnicals(st)],
+        ["structure", makeStructure(st, structureOf)]
+      ]),
+      calls: new Map<string, Handler>([
+        ["series", makeSeries(st)],
+        ["rank", makeRank(st)]
+      ]),
+      directory,
+      lookup,
+      warm,
+      warmAsset
+    }
+    return plane
+  })

@@ -39,6 +39,8 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
   const read = <A>(path: string, weight: number, reader: (body: unknown) => A) =>
     Effect.flatMap(get(path, weight), (body) => decode("binance", `GET ${path}`, body, reader))
 
+  const instrumentList = get("/fapi/v1/exchangeInfo", 1)
+
   const listings = Effect.gen(function* () {
     const perps = yield* read("/fapi/v1/exchangeInfo", 1, (body) =>
       arr(obj(body, "$").symbols, "$.symbols")
@@ -209,6 +211,7 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
     venue: "binance",
     limiter,
     listings,
+    instrumentList,
     bars,
     fundingHistory,
     tickers,

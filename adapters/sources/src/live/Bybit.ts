@@ -51,6 +51,25 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
       return yield* decode("bybit", `GET ${path}`, envelope, (e) => reader(obj(obj(e, "$").result, "$.result")))
     })
 
+  /** Every page of the linear instruments, joined as one answer's `result.list`. */
+  const instrumentList = Effect.gen(function* () {
+    const list: Array<unknown> = []
+    let cursor = ""
+    for (let page = 0; page < 20; page++) {
+      const r = yield* result(
+        `/v5/market/instruments-info?category=linear&limit=1000${cursor === "" ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+        (res) => ({
+          rows: arr(res.list, "$.result.list"),
+          next: typeof res.nextPageCursor === "string" ? res.nextPageCursor : ""
+        })
+      )
+      list.push(...r.rows)
+      if (r.next === "" || r.rows.length === 0) break
+      cursor = r.next
+    }
+    return { result: { list } } as unknown
+  })
+
   const listings = Effect.gen(function* () {
     const out = new Map<string, VenueListing>()
     let cursor = ""
@@ -223,6 +242,7 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
     venue: "bybit",
     limiter,
     listings,
+    instrumentList,
     bars,
     fundingHistory,
     tickers,

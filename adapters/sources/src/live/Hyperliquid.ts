@@ -65,6 +65,8 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
   const universe = (meta: unknown, path: string) =>
     arr(obj(meta, path).universe, `${path}.universe`).map((u, n) => obj(u, `${path}.universe[${n}]`))
 
+  const instrumentList = info({ type: "meta" }, 20, (body): unknown => body)
+
   const listings = info({ type: "meta" }, 20, (body) => {
     const out = new Map<string, VenueListing>()
     for (const u of universe(body, "$")) {
@@ -245,6 +247,7 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     venue: "hyperliquid",
     limiter,
     listings,
+    instrumentList,
     bars,
     fundingHistory,
     tickers,

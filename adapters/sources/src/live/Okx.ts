@@ -67,6 +67,8 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
       return yield* decode("okx", `GET ${path}`, envelope, (e) => reader(arr(obj(e, "$").data, "$.data")))
     })
 
+  const instrumentList = data("/api/v5/public/instruments?instType=SWAP", (rows): unknown => ({ data: rows }))
+
   const listings = data("/api/v5/public/instruments?instType=SWAP", (rows) => {
     const out = new Map<string, VenueListing>()
     rows.forEach((e, n) => {
@@ -305,6 +307,7 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
     venue: "okx",
     limiter,
     listings,
+    instrumentList,
     bars,
     fundingHistory,
     tickers,

@@ -115,6 +115,11 @@ export interface VenueConnector {
   readonly limiter: RequestLimiter
   /** The venue's live perpetuals, by venue symbol. */
   readonly listings: Effect.Effect<ReadonlyMap<string, VenueListing>, SourceError>
+  /**
+   * The venue's whole instrument list as its endpoint answers it (every page joined), for the asset directory's
+   * listing parsers (`Listings.ts`); fetched through the same limiter, timeout and error kinds.
+   */
+  readonly instrumentList?: Effect.Effect<unknown, SourceError>
   /** Closed 15-minute bars opening in `[fromMs, toMs)`, oldest first; one page (the caller pages on). */
   readonly bars: (i: Instrument, fromMs: number, toMs: number) => Effect.Effect<Page<BarRow>, SourceError>
   /** Funding settlements in `[fromMs, toMs)`, oldest first; one page. */

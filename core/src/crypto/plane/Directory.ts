@@ -1,11 +1,13 @@
 /**
- * The crypto directory: every registered asset with its tier and whether it is alive (its venues' bar feeds and
- * its own newest primary bar live now), for `resolve` and `coverage`; one asset's entry is remembered while
- * nothing that can change `alive` has happened.
+ * The crypto directory: every asset of the plane's universe (`../Universe.ts`: the registry, or live mode's
+ * asset directory) with its tier and whether it is alive (listed somewhere now, its venues' bar feeds and its
+ * own newest primary bar live now), for `resolve` and `coverage`. One asset's entry, and the whole list, are
+ * remembered while nothing that can change `alive` has happened (same universe, same store revision, before the
+ * next point of a source's cadence grid), so a directory of a thousand assets costs a lookup per request.
  */
 import { Clock, Effect } from "effect"
 import type { DirectoryEntry } from "../../Planes.ts"
-import { type CryptoAsset, CryptoAssets, cryptoAsset, directoryEntryOf } from "../Assets.ts"
+import type { CryptoAsset } from "../Assets.ts"
 import { BAR_MS, type SourceStatus } from "../Market.ts"
 import { MaxMemoizedResults, nextChangeMs } from "./Result.ts"
 import { freshnessFor, type PlaneState, primaryVenue } from "./State.ts"
@@ -17,7 +19,20 @@ export const makeDirectory = (
   readonly directory: Effect.Effect<ReadonlyArray<DirectoryEntry>>
   readonly lookup: (assetId: string) => Effect.Effect<DirectoryEntry | undefined>
 } => {
-  const { store, entries } = st
+  const { store, entries, universe } = st
+  /** The whole list while its entries hold (`entries` validity, per universe version). */
+  let list:
+    | {
+        readonly version: number
+        readonly revision: number
+        readonly fromMs: number
+        readonly untilMs: number
+        readonly entries: ReadonlyArray<DirectoryEntry>
+      }
+    | undefined
+  /** The entry of `asset` in universe `u` with `alive` as of now: listed there, and its data live. */
+  const entryOf = (base: DirectoryEntry, alive: boolean): DirectoryEntry =>
+    base.alive === alive ? base : { ...base, alive }
   const aliveOf = (asset: CryptoAsset, statuses: ReadonlyArray<SourceStatus>, nowMs: number) =>
     Effect.gen(function* () {
       const primary = primaryVenue(asset)
@@ -30,28 +45,59 @@ export const makeDirectory = (
 
   const directory = Effect.gen(function* () {
     const nowMs = yield* Clock.currentTimeMillis
-    const statuses = yield* store.status
-    return yield* Effect.forEach(CryptoAssets, (a) =>
-      Effect.map(aliveOf(a, statuses, nowMs), (alive) => directoryEntryOf(a, alive))
+    const u = universe.get()
+    const revision = store.revision?.()
+    if (
+      list !== undefined &&
+      revision !== undefined &&
+      list.version === u.version &&
+      list.revision === revision &&
+      nowMs >= list.fromMs &&
+      nowMs < list.untilMs
     )
+      return list.entries
+    const out: Array<DirectoryEntry> = []
+    let untilMs = Number.POSITIVE_INFINITY
+    for (const a of u.assets) {
+      const entry = yield* lookupAt(a.id, nowMs)
+      if (entry === undefined) continue
+      out.push(entry)
+      const known = entries.get(a.id)
+      untilMs = known !== undefined && known.revision === revision ? Math.min(untilMs, known.untilMs) : nowMs + 1
+    }
+    if (revision !== undefined && store.revision?.() === revision)
+      list = { version: u.version, revision, fromMs: nowMs, untilMs, entries: out }
+    return out
   })
 
   const lookup = (assetId: string): Effect.Effect<DirectoryEntry | undefined> =>
-    Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
-      const revision = store.revision?.()
-      const known = revision === undefined ? undefined : entries.get(assetId)
-      if (known !== undefined && known.revision === revision && nowMs >= known.fromMs && nowMs < known.untilMs) {
-        return Effect.succeed(known.entry)
-      }
-      return lookupNow(assetId, nowMs, revision)
-    })
+    Effect.flatMap(Clock.currentTimeMillis, (nowMs) => lookupAt(assetId, nowMs))
 
-  const lookupNow = (assetId: string, nowMs: number, revision: number | undefined) =>
+  const lookupAt = (assetId: string, nowMs: number): Effect.Effect<DirectoryEntry | undefined> => {
+    const u = universe.get()
+    const revision = store.revision?.()
+    const known = revision === undefined ? undefined : entries.get(assetId)
+    if (
+      known !== undefined &&
+      known.revision === revision &&
+      known.version === u.version &&
+      nowMs >= known.fromMs &&
+      nowMs < known.untilMs
+    ) {
+      return Effect.succeed(known.entry)
+    }
+    return lookupNow(assetId, nowMs, revision, u.version)
+  }
+
+  const lookupNow = (assetId: string, nowMs: number, revision: number | undefined, version: number) =>
     Effect.gen(function* () {
-      const a = cryptoAsset(assetId)
-      if (a === undefined) return undefined
+      const u = universe.get()
+      const a = u.byId.get(assetId)
+      const base = u.entries.get(assetId)
+      if (a === undefined || base === undefined) return undefined
       const statuses = yield* store.status
-      const entry = directoryEntryOf(a, yield* aliveOf(a, statuses, nowMs))
+      // Listed nowhere now (the directory says so): not alive, whatever data it left behind.
+      const entry = entryOf(base, base.alive && (yield* aliveOf(a, statuses, nowMs)))
       if (revision !== undefined && store.revision?.() === revision) {
         const primary = primaryVenue(a)
         const extent =
@@ -65,7 +111,7 @@ export const makeDirectory = (
               : Math.min(untilMs, nextChangeMs(st.newestMs, st.cadenceMs, nowMs))
         }
         if (entries.size >= MaxMemoizedResults) entries.clear()
-        entries.set(assetId, { revision, fromMs: nowMs, untilMs, entry })
+        entries.set(assetId, { revision, version, fromMs: nowMs, untilMs, entry })
       }
       return entry
     })

@@ -70,7 +70,7 @@ export const perAsset = (
       return Effect.succeed(memo.value)
     }
     return Effect.gen(function* () {
-      const asset = yield* assetOf(entry)
+      const asset = yield* assetOf(st, entry)
       const statuses = yield* statusesOf(asset)
       const state = yield* stateOf(asset, nowMs, statuses)
       const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)

@@ -10,7 +10,6 @@ import { MinBaselineN, percentileRank } from "../../Percentile.ts"
 import type { Handler, HandlerInput } from "../../Pipeline.ts"
 import type { RankMetrics } from "../../Registry.ts"
 import { isExtreme } from "../Assessment.ts"
-import { CryptoAssets } from "../Assets.ts"
 import type { MeasureName } from "../Measures.ts"
 import { iso, roundFigure } from "./Result.ts"
 import { freshnessFor, type PlaneState, venuesOf, w } from "./State.ts"
@@ -52,7 +51,7 @@ export const makeRank = (st: PlaneState): Handler => {
         }
         after = { score, id: pos.slice(cut + 1) }
       }
-      const universe = CryptoAssets.filter((a) => a.tier === "core")
+      const universe = st.universe.get().core
       const all = yield* store.status
       const excluded: Record<string, number> = {}
       const rows: Array<{ asset_id: string; symbol: string; score: number; extreme_metrics: Array<string> }> = []

@@ -7,7 +7,6 @@ import { chargeFor } from "../../Billing.ts"
 import { decodeCursor, encodeCursor } from "../../Cursor.ts"
 import { apiError } from "../../Errors.ts"
 import type { Handler, HandlerInput } from "../../Pipeline.ts"
-import { cryptoAsset } from "../Assets.ts"
 import { BAR_MS, type Bars, completeBars, type Interval, intervalEndMs, sliceSeries } from "../Market.ts"
 import { rangeStartMs, type SeriesRange, summarize } from "../SeriesSummary.ts"
 import { clocks, Gaps, iso, roundRatio, roundValue } from "./Result.ts"
@@ -19,7 +18,7 @@ export const makeSeries = (st: PlaneState): Handler => {
   const series: Handler = (input: HandlerInput) =>
     Effect.gen(function* () {
       const params = input.params
-      const asset = cryptoAsset(String(params.id))
+      const asset = st.universe.get().byId.get(String(params.id))
       if (asset === undefined)
         return yield* Effect.fail(apiError("unknown_asset", `no asset ${String(params.id)}`, { param: "id" }))
       const nowMs = input.nowMs

@@ -10,7 +10,7 @@ import { Clock, Effect } from "effect"
 import { type ApiError, apiError } from "../../Errors.ts"
 import { BaselineWindows, sortedFinite } from "../../Percentile.ts"
 import type { DirectoryEntry } from "../../Planes.ts"
-import { type CryptoAsset, CryptoAssets, cryptoAsset } from "../Assets.ts"
+import type { CryptoAsset } from "../Assets.ts"
 import { AssetBaselines } from "../Baselines.ts"
 import { type ResultFreshness, resultFreshness, worstStatus } from "../Freshness.ts"
 import {
@@ -31,6 +31,7 @@ import {
 import { type AssetData, type MeasureName, type Measures, measuresAt, venueData, venueOiAt } from "../Measures.ts"
 import { lastBreakOfStructure, StructureBars, type sessionLevels, trendState } from "../Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "../Technicals.ts"
+import { staticUniverse, type UniverseRef } from "../Universe.ts"
 import { roundValue } from "./Result.ts"
 
 /** The components stored as series: what an asset's measures are computed from (its state's cache key). */
@@ -149,9 +150,9 @@ export const freshnessFor = (
   }
 }
 
-/** The asset behind a directory entry (the plane only gets entries it listed). */
-export const assetOf = (entry: DirectoryEntry): Effect.Effect<CryptoAsset, ApiError> => {
-  const a = cryptoAsset(entry.asset_id)
+/** The asset behind a directory entry in the plane's current universe (the plane only gets entries it listed). */
+export const assetOf = (st: PlaneState, entry: DirectoryEntry): Effect.Effect<CryptoAsset, ApiError> => {
+  const a = st.universe.get().byId.get(entry.asset_id)
   return a === undefined
     ? Effect.fail(apiError("unknown_asset", `no asset ${entry.asset_id}; find canonical IDs with \`resolve\``))
     : Effect.succeed(a)
@@ -170,6 +171,8 @@ interface Validity {
 /** The state one crypto plane shares between its operations. */
 export interface PlaneState {
   readonly store: MarketStore["Service"]
+  /** The assets the plane serves (`../Universe.ts`): the registry, or live mode's asset directory. */
+  readonly universe: UniverseRef
   /** Each asset's baselines, with the first bar and funding settlement they were sampled from (infinite: none). */
   readonly baselines: Map<string, { baselines: AssetBaselines; firstBarMs: number; firstFundingMs: number }>
   /**
@@ -192,7 +195,7 @@ export interface PlaneState {
   /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
   readonly results: Map<string, Validity & { readonly value: object }>
   /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
-  readonly entries: Map<string, Validity & { readonly entry: DirectoryEntry }>
+  readonly entries: Map<string, Validity & { readonly version: number; readonly entry: DirectoryEntry }>
   /** The asset's series statuses (its venues' sources). */
   readonly statusesOf: (asset: CryptoAsset) => Effect.Effect<Array<SourceStatus>>
   /**
@@ -212,8 +215,11 @@ export interface PlaneState {
   ) => Effect.Effect<TimeframeState | undefined>
 }
 
-/** The shared state of one crypto plane over `store`, its caches empty. */
-export const makePlaneState = (store: MarketStore["Service"]): PlaneState => {
+/** The shared state of one crypto plane over `store` and `universe` (default: the registry), its caches empty. */
+export const makePlaneState = (
+  store: MarketStore["Service"],
+  universe: UniverseRef = { get: () => staticUniverse, set: () => undefined }
+): PlaneState => {
   const baselines: PlaneState["baselines"] = new Map()
   const states: PlaneState["states"] = new Map()
   const timeframes: PlaneState["timeframes"] = new Map()
@@ -416,7 +422,19 @@ export const makePlaneState = (store: MarketStore["Service"]): PlaneState => {
       return state
     })
 
-  return { store, baselines, states, timeframes, sessions, results, entries, statusesOf, stateOf, timeframeOf }
+  return {
+    store,
+    universe,
+    baselines,
+    states,
+    timeframes,
+    sessions,
+    results,
+    entries,
+    statusesOf,
+    stateOf,
+    timeframeOf
+  }
 }
 
 /** The warm-ups of `CryptoPlane` (`warm`, `warmAsset`) over a plane's state. */
@@ -433,7 +451,7 @@ export const makeWarm = (st: PlaneState) => {
   // Between assets the warm-up yields, so requests arriving meanwhile are not held up for all of it.
   const warm = Effect.gen(function* () {
     const nowMs = yield* Clock.currentTimeMillis
-    for (const asset of CryptoAssets) {
+    for (const asset of st.universe.get().assets) {
       yield* warmOne(asset, nowMs)
       yield* Effect.yieldNow
     }
@@ -441,7 +459,7 @@ export const makeWarm = (st: PlaneState) => {
 
   const warmAsset = (assetId: string) =>
     Effect.gen(function* () {
-      const asset = cryptoAsset(assetId)
+      const asset = st.universe.get().byId.get(assetId)
       if (asset !== undefined) yield* warmOne(asset, yield* Clock.currentTimeMillis)
     })
 

@@ -1,0 +1,191 @@
+/**
+ * The crypto plane's universe: the assets it serves, indexed once per version so every request reads maps and
+ * precomputed lists (by ID, the core tier, each asset's directory entry without `alive`), never a scan.
+ *
+ * - The simulated default serves the hand-written registry (`staticUniverse`, `Assets.ts`) as written.
+ * - Live mode serves the asset directory (`universeOfDirectory`, `Directory.ts`): every asset the venues list,
+ *   with the listings that trade now, its tier by `directoryTier` (a perpetual on two venues with history enough
+ *   for its baselines is `core`), and `alive` only while some listing trades. The registry's assets keep their
+ *   names, networks and supplies (seed metadata). A new universe is built after each listing refresh (and as
+ *   history fills in, which can move an asset into `core`); the plane reads whichever is current
+ *   (`UniverseRef`).
+ */
+
+import { MinBaselineN } from "../Percentile.ts"
+import type { DirectoryEntry } from "../Planes.ts"
+import { type CryptoAsset, CryptoAssets, CryptoVenues, cryptoAsset, directoryEntryOf, type Listing } from "./Assets.ts"
+import {
+  type AssetDirectory,
+  type DirectoryAsset,
+  type DirectoryListing,
+  directoryTier,
+  toDirectoryEntry
+} from "./Directory.ts"
+import { HOUR_MS } from "./Market.ts"
+
+export interface CryptoUniverse {
+  /** Changes with every universe built: caches keyed by it never serve a previous universe. */
+  readonly version: number
+  /** Every asset, by ID. */
+  readonly assets: ReadonlyArray<CryptoAsset>
+  readonly byId: ReadonlyMap<string, CryptoAsset>
+  /** The `core` tier, by ID (what `rank` scans). */
+  readonly core: ReadonlyArray<CryptoAsset>
+  /** Each asset's directory entry as of this universe, `alive` meaning "listed somewhere now". */
+  readonly entries: ReadonlyMap<string, DirectoryEntry>
+  /** Whether the universe is the asset directory (live mode), not the hand-written registry. */
+  readonly fromDirectory: boolean
+}
+
+/** The plane's current universe; live mode replaces it after each listing refresh. */
+export interface UniverseRef {
+  readonly get: () => CryptoUniverse
+  readonly set: (universe: CryptoUniverse) => void
+}
+
+export const makeUniverseRef = (initial: CryptoUniverse): UniverseRef => {
+  let current = initial
+  return {
+    get: () => current,
+    set: (u) => {
+      current = u
+    }
+  }
+}
+
+let versions = 0
+
+const index = (
+  assets: ReadonlyArray<CryptoAsset>,
+  entries: ReadonlyMap<string, DirectoryEntry>,
+  fromDirectory: boolean
+): CryptoUniverse => ({
+  version: ++versions,
+  assets,
+  byId: new Map(assets.map((a) => [a.id, a])),
+  core: assets.filter((a) => a.tier === "core"),
+  entries,
+  fromDirectory
+})
+
+/** The hand-written registry as the universe (the simulated default). */
+export const staticUniverse: CryptoUniverse = index(
+  CryptoAssets,
+  new Map(CryptoAssets.map((a) => [a.id, directoryEntryOf(a, true)])),
+  false
+)
+
+/** Venues in the order a directory asset's listings are tried as its primary (after the registry's own primary). */
+const VENUE_ORDER = new Map(CryptoVenues.map((v, i) => [v.id, i]))
+const QUOTE_ORDER: Readonly<Record<string, number>> = { USDT: 0, USDC: 1 }
+
+/**
+ * One listing per venue: the registry's symbol there if it still trades, else USDT before USDC, a perpetual
+ * before spot, no bundle before a bundle, then the shorter symbol. (The feed writes one series per asset and
+ * venue, so two symbols of one asset on one venue would write over each other.)
+ */
+const oneListingPerVenue = (
+  trading: ReadonlyArray<DirectoryListing>,
+  seed: CryptoAsset | undefined
+): Array<DirectoryListing> => {
+  const best = new Map<string, DirectoryListing>()
+  const rankOf = (l: DirectoryListing) => [
+    seed?.listings.some((s) => s.venue === l.venue && s.symbol === l.symbol) === true ? 0 : 1,
+    l.market === "perp" ? 0 : 1,
+    QUOTE_ORDER[l.quote] ?? 2,
+    l.multiplier === 1 ? 0 : 1,
+    l.symbol.length
+  ]
+  const better = (a: DirectoryListing, b: DirectoryListing) => {
+    const ra = rankOf(a)
+    const rb = rankOf(b)
+    for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return (ra[i] as number) < (rb[i] as number)
+    return a.symbol < b.symbol
+  }
+  for (const l of trading) {
+    const held = best.get(l.venue)
+    if (held === undefined || better(l, held)) best.set(l.venue, l)
+  }
+  return [...best.values()]
+}
+
+/** The asset a directory asset is served as: its trading listings (registry primary first), seed metadata. */
+export const assetOfDirectory = (
+  d: DirectoryAsset,
+  historyReady: (assetId: string, primaryVenue: string | undefined) => boolean
+): { readonly asset: CryptoAsset; readonly entry: DirectoryEntry } => {
+  const seed = cryptoAsset(d.id)
+  const chosen = oneListingPerVenue(
+    d.listings.filter((l) => l.status === "trading"),
+    seed
+  )
+  const seedVenueRank = (venue: string) => {
+    const i = seed?.listings.findIndex((l) => l.venue === venue) ?? -1
+    return i < 0 ? Number.POSITIVE_INFINITY : i
+  }
+  chosen.sort(
+    (a, b) =>
+      seedVenueRank(a.venue) - seedVenueRank(b.venue) ||
+      (a.market === b.market ? 0 : a.market === "perp" ? -1 : 1) ||
+      (VENUE_ORDER.get(a.venue) ?? 99) - (VENUE_ORDER.get(b.venue) ?? 99)
+  )
+  const listings: Array<Listing> = chosen.map((l) => {
+    const seedListing = seed?.listings.find((s) => s.venue === l.venue && s.symbol === l.symbol)
+    const funding = seedListing?.fundingIntervalMs ?? CryptoVenues.find((v) => v.id === l.venue)?.fundingIntervalMs
+    return {
+      venue: l.venue,
+      market: l.market,
+      symbol: l.symbol,
+      ...(l.market === "perp" && funding !== undefined ? { fundingIntervalMs: funding } : {}),
+      tokensPerUnit: l.multiplier
+    }
+  })
+  const tier = directoryTier(
+    { listings: chosen },
+    {
+      historyReady: historyReady(d.id, listings[0]?.venue),
+      ...(seed === undefined ? {} : { seedTier: seed.tier })
+    }
+  ) as CryptoAsset["tier"]
+  const asset: CryptoAsset = {
+    id: d.id,
+    symbol: d.symbol,
+    name: d.name,
+    tier,
+    networks: seed?.networks ?? [],
+    contracts: seed?.contracts ?? {},
+    aliases: seed?.aliases ?? d.aliases,
+    circulatingSupply: seed?.circulatingSupply,
+    listings
+  }
+  const entry: DirectoryEntry = {
+    ...toDirectoryEntry(d, tier),
+    venues: [...new Set(listings.map((l) => l.venue))]
+  }
+  return { asset, entry }
+}
+
+/**
+ * Hours of primary bars an asset needs before it counts as having history for its baselines: the week the
+ * bar-derived measures look back over, then `MinBaselineN` hourly samples (`Baselines.ts`).
+ */
+export const HISTORY_READY_MS = 7 * 24 * HOUR_MS + MinBaselineN * HOUR_MS
+
+/** Whether a primary bar history `[firstMs, lastMs]` is enough for the baselines. */
+export const historyReadyOf = (extent: { readonly firstMs: number; readonly lastMs: number } | undefined): boolean =>
+  extent !== undefined && extent.lastMs - extent.firstMs >= HISTORY_READY_MS
+
+/** The asset directory as the universe (live mode). */
+export const universeOfDirectory = (
+  directory: AssetDirectory,
+  historyReady: (assetId: string, primaryVenue: string | undefined) => boolean
+): CryptoUniverse => {
+  const assets: Array<CryptoAsset> = []
+  const entries = new Map<string, DirectoryEntry>()
+  for (const d of directory.assets) {
+    const { asset, entry } = assetOfDirectory(d, historyReady)
+    assets.push(asset)
+    entries.set(asset.id, entry)
+  }
+  return index(assets, entries, true)
+}
