@@ -13,25 +13,30 @@
  * configuration names, independently.
  */
 import {
+  type AssetDirectory,
   apiError,
   type CompanyHoldings,
   type CryptoAsset,
-  CryptoAssets,
   DAY_MS,
   dailyIndexThrough,
   Equity,
   type EquityStore,
   type Handler,
+  historyReadyOf,
   type LeaderLock,
   type MarketStore,
   MarketStore as MarketStoreTag,
   makeCryptoPlane,
+  makeCryptoPlaneOver,
+  makeUniverseRef,
   type PlaneForAsset,
   type PlaneOperations,
-  pricedAssets
+  pricedAssets,
+  universeOfDirectory
 } from "@market-data/core"
 import {
   type MemoryMarketStore,
+  makeMemoryDirectoryStore,
   makeMemoryEquityStore,
   makeMemoryLeaderLock,
   makeMemoryMarketStore,
@@ -40,6 +45,7 @@ import {
 } from "@market-data/memory"
 import {
   type Database,
+  makePgDirectoryStore,
   makePgEquityStore,
   makePgLeaderLock,
   makePgMarketStore,
@@ -352,18 +358,33 @@ const openLivePlanes = (
     const hot = makeMemoryMarketStore()
     let market: MarketStore["Service"] = hot
     let equity: EquityStore["Service"] = makeMemoryEquityStore()
+    // The crypto universe is the stored asset directory (the registry's assets and listings until the first
+    // listing refresh), rebuilt after each refresh and every minute (tiers follow the history as it fills in).
+    const directoryStore = database === undefined ? makeMemoryDirectoryStore() : makePgDirectoryStore(database)
+    const universeOf = (directory: AssetDirectory) =>
+      Effect.map(
+        Effect.forEach(directory.assets, (a) => Effect.map(market.extent("bars", a.id), (e) => [a.id, e] as const)),
+        (extents) => {
+          const byId = new Map(extents)
+          return universeOfDirectory(directory, (id, venue) =>
+            historyReadyOf(byId.get(id)?.find((e) => e.venue === venue))
+          )
+        }
+      )
+    const stored = yield* directoryStore.load
+    const universe = makeUniverseRef(universeOfDirectory(stored, () => false))
+    const ids = () => universe.get().assets.map((a) => a.id)
     if (database !== undefined) {
       const persistent = makePgMarketStore(database)
       market = makeWriteThroughMarketStore(hot, persistent)
       equity = makePgEquityStore(database)
       const nowMs = yield* Clock.currentTimeMillis
-      const ids = CryptoAssets.map((a) => a.id)
-      const rows = yield* warmMarketStore(hot, persistent, ids, nowMs - LIVE_WARM_DAYS * DAY_MS, nowMs + DAY_MS)
+      const rows = yield* warmMarketStore(hot, persistent, ids(), nowMs - LIVE_WARM_DAYS * DAY_MS, nowMs + DAY_MS)
       yield* Effect.logInfo("live market: warmed from the database").pipe(Effect.annotateLogs({ rows }))
       // Only the leader ingests; every instance serves. So each one re-reads the recent data (and the sources'
       // statuses) from the database every minute: an instance that does not lead stays as fresh as the leader.
       yield* Clock.currentTimeMillis.pipe(
-        Effect.flatMap((now) => warmMarketStore(hot, persistent, ids, now - LIVE_REFRESH_MS, now + DAY_MS)),
+        Effect.flatMap((now) => warmMarketStore(hot, persistent, ids(), now - LIVE_REFRESH_MS, now + DAY_MS)),
         Effect.catchCause((cause) => Effect.logWarning("live market: refresh from the database failed", cause)),
         Effect.repeat(Schedule.spaced(LIVE_REFRESH_EVERY)),
         Effect.delay(LIVE_REFRESH_EVERY),
@@ -379,9 +400,26 @@ const openLivePlanes = (
         : config.store._tag === "Embedded"
           ? pgliteLeaderLock
           : makeMemoryLeaderLock()
-    yield* startLiveFeeds({ market, equity, config: live, leader }).pipe(Effect.mapError(problem))
+    universe.set(yield* universeOf(stored))
+    yield* directoryStore.load.pipe(
+      Effect.flatMap(universeOf),
+      Effect.tap((u) => Effect.sync(() => universe.set(u))),
+      Effect.catchCause((cause) => Effect.logWarning("live directory: reload from the store failed", cause)),
+      Effect.repeat(Schedule.spaced(LIVE_REFRESH_EVERY)),
+      Effect.delay(LIVE_REFRESH_EVERY),
+      Effect.forkScoped
+    )
+    const directory = {
+      store: directoryStore,
+      universe: () => universe.get().assets,
+      update: (next: AssetDirectory) =>
+        Effect.map(universeOf(next), (u) => {
+          universe.set(u)
+        })
+    }
+    yield* startLiveFeeds({ market, equity, config: live, leader, directory }).pipe(Effect.mapError(problem))
 
-    const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
+    const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStoreTag, market))
     let warm = false
     yield* cryptoPlane.warm.pipe(
       Effect.tap(() =>

@@ -158,7 +158,10 @@ export const Components = [
   "filings",
   "tickers",
   "dailyIndex",
-  "latestFilings"
+  "latestFilings",
+  // The asset directory's listing job (live mode): each venue's instrument list, and the public coin list
+  // (venue `coingecko`); `detail` names the instruments it skipped.
+  "listings"
 ] as const
 export type Component = (typeof Components)[number]
 

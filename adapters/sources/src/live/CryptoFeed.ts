@@ -30,6 +30,7 @@ import {
   BAR_MS,
   bookMetricsOf,
   type Component,
+  type CryptoAsset,
   CryptoVenues,
   HOUR_MS,
   MarketStore,
@@ -50,6 +51,11 @@ export interface CryptoFeedOptions {
   readonly assetIds?: ReadonlyArray<string>
   /** Random delay added to each poll (ms). */
   readonly jitterMs: number
+  /**
+   * The assets whose listings the feed ingests, read at each listings refresh: live mode's asset directory
+   * universe (`UniverseRef`). Default: the hand-written registry.
+   */
+  readonly universe?: () => ReadonlyArray<CryptoAsset>
 }
 
 const DAY_MS = 24 * HOUR_MS
@@ -183,7 +189,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     // -- listings --------------------------------------------------------------------------------------------
     const refreshListings: Effect.Effect<void, SourceError> = Effect.gen(function* () {
       const listed = yield* connector.listings
-      const next = instrumentsOf(venue, listed, options.assetIds)
+      const next = instrumentsOf(venue, listed, options.assetIds, options.universe?.())
       instruments = next.instruments
       missing = next.missing
       if (missing.length > 0) yield* Effect.logWarning(`live ${venue}: not listed now: ${missing.join(", ")}`)

@@ -62,7 +62,14 @@ export interface LiveConfig {
   readonly leaderLeaseMs: number
   /** This instance's name in the leader lock. */
   readonly instanceId: string
+  /** How often the asset directory's listing job reads the venues' instrument lists (ms; default one hour). */
+  readonly listingsEveryMs: number
+  /** The public coin list (CoinGecko `coins/list` shape) that names new assets, or `off` (the bundled coins only). */
+  readonly coinListUrl: string
 }
+
+/** CoinGecko's public coin list: every coin's ID, ticker and name. */
+export const COIN_LIST_DEFAULT_URL = "https://api.coingecko.com/api/v3/coins/list"
 
 /** A live-mode configuration problem, naming the variable. */
 export class LiveConfigError extends Data.TaggedError("LiveConfigError")<{
@@ -115,6 +122,8 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   jitterMs: 2_000,
   leaderLeaseMs: 30_000,
   instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+  listingsEveryMs: 3_600_000,
+  coinListUrl: COIN_LIST_DEFAULT_URL,
   ...overrides
 })
 
@@ -178,6 +187,26 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           new LiveConfigError({ variable: "MARKET_DATA_SEC_CIKS", message: `not a CIK: ${JSON.stringify(cik)}` })
         )
     }
+    if (
+      !(
+        Number.isInteger(config.listingsEveryMs) &&
+        config.listingsEveryMs >= 60_000 &&
+        config.listingsEveryMs <= 86_400_000
+      )
+    )
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_LIVE_LISTINGS_MINUTES",
+          message: `MARKET_DATA_LIVE_LISTINGS_MINUTES must be a whole number of minutes from 1 to 1440; got ${config.listingsEveryMs / 60_000}`
+        })
+      )
+    if (config.coinListUrl !== "off" && !/^https?:\/\/[^\s]+$/.test(config.coinListUrl))
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_COIN_LIST_URL",
+          message: `MARKET_DATA_COIN_LIST_URL must be an http(s) URL or "off"; got ${JSON.stringify(config.coinListUrl)}`
+        })
+      )
     if (!(config.backfillDays >= 1 && config.backfillDays <= 400))
       return Effect.fail(
         new LiveConfigError({
@@ -339,7 +368,11 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
         message: `MARKET_DATA_SEC_DAILY_INDEX must be \`on\` or \`off\`; got ${JSON.stringify(dailyIndex)}`
       })
     )
+  const listingsMinutes = yield* Config.Int("MARKET_DATA_LIVE_LISTINGS_MINUTES").pipe(Config.withDefault(60))
+  const coinListUrl = (yield* read("MARKET_DATA_COIN_LIST_URL", COIN_LIST_DEFAULT_URL)).trim()
   const config = liveConfig({
+    listingsEveryMs: listingsMinutes * 60_000,
+    coinListUrl: coinListUrl.toLowerCase() === "off" ? "off" : coinListUrl,
     secUserAgent,
     secCiks: ciks,
     sec13fFilers: filers,

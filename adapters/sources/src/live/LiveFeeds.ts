@@ -6,6 +6,9 @@
  */
 
 import {
+  type AssetDirectory,
+  AssetDirectoryStore,
+  type CryptoAsset,
   dailyIndexThrough,
   type EquityStore,
   type LeaderLock,
@@ -18,6 +21,7 @@ import { parseCompanyTickers } from "../sec/index.ts"
 import { makeBinance } from "./Binance.ts"
 import { makeBybit } from "./Bybit.ts"
 import { makeCryptoFeed } from "./CryptoFeed.ts"
+import { makeDirectoryJob } from "./DirectoryJob.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchText, SourceError } from "./Http.ts"
 import { makeHyperliquid } from "./Hyperliquid.ts"
@@ -161,23 +165,72 @@ export const retriedRun = (
   )
 
 /**
+ * The asset directory in live mode: where it is stored, the crypto universe the feeds ingest (built from it),
+ * and what to do with each refreshed directory (rebuild that universe).
+ */
+export interface LiveDirectory {
+  readonly store: AssetDirectoryStore["Service"]
+  readonly universe: () => ReadonlyArray<CryptoAsset>
+  readonly update: (directory: AssetDirectory) => Effect.Effect<void>
+}
+
+/**
  * Everything the leader runs: the venue feeds, the liquidation streams, the SEC fetcher and the equities' daily
- * price connector (unless `prices` is `off`), concurrently, forever.
+ * price connector (unless `prices` is `off`), concurrently, forever; with a `directory`, also the listing job
+ * (`DirectoryJob.ts`), and the venue feeds ingest the directory's listings instead of the hand-written registry.
  */
 export const ingestAll = (deps: {
   readonly market: MarketStore["Service"]
   readonly equity: EquityStore["Service"]
   readonly config: LiveConfig
+  readonly directory?: LiveDirectory | undefined
 }): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { config } = deps
-    const feeds = yield* Effect.forEach(config.venues, (venue) =>
-      makeCryptoFeed(makeConnector(venue, config), {
+    const connectors = config.venues.map((venue) => makeConnector(venue, config))
+    const feeds = yield* Effect.forEach(connectors, (connector) =>
+      makeCryptoFeed(connector, {
         backfillDays: config.backfillDays,
         fundingBackfillDays: config.fundingBackfillDays,
-        jitterMs: config.jitterMs
+        jitterMs: config.jitterMs,
+        ...(deps.directory === undefined ? {} : { universe: deps.directory.universe })
       }).pipe(Effect.provideService(MarketStore, deps.market))
     )
+    const directory = deps.directory
+    const listingJob =
+      directory === undefined
+        ? []
+        : [
+            yield* makeDirectoryJob({
+              connectors,
+              coinListUrl: config.coinListUrl,
+              timeoutMs: config.requestTimeoutMs,
+              everyMs: config.listingsEveryMs,
+              jitterMs: config.jitterMs,
+              onDirectory: (next, report) =>
+                Effect.gen(function* () {
+                  yield* directory.update(next)
+                  // The feeds take the new instrument lists at once; a new (or returning) listing gets its bulk
+                  // quote first and its history behind it, in the background of the listing job.
+                  const grew = report.merge.added.length + report.merge.relisted.length > 0
+                  yield* Effect.forEach(
+                    feeds,
+                    (f) =>
+                      Effect.gen(function* () {
+                        yield* Effect.ignore(f.once.listings)
+                        if (!grew) return
+                        yield* Effect.ignore(f.once.tickers)
+                        yield* Effect.ignore(f.once.bars)
+                        yield* Effect.ignore(f.once.funding)
+                      }).pipe(Effect.provideService(MarketStore, deps.market)),
+                    { concurrency: "unbounded", discard: true }
+                  ).pipe(Effect.forkChild)
+                })
+            }).pipe(
+              Effect.provideService(MarketStore, deps.market),
+              Effect.provideService(AssetDirectoryStore, directory.store)
+            )
+          ]
     const sec = makeSecFeed(
       deps.equity,
       {
@@ -298,6 +351,7 @@ export const ingestAll = (deps: {
 
     yield* Effect.all(
       [
+        ...listingJob.map((job) => job.run),
         ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
         ...liquidationStreams(config).map((stream) => stream.pipe(Effect.provideService(MarketStore, deps.market))),
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
@@ -325,13 +379,14 @@ export const startLiveFeeds = (deps: {
   readonly equity: EquityStore["Service"]
   readonly config: LiveConfig
   readonly leader: LeaderLock["Service"]
+  readonly directory?: LiveDirectory | undefined
 }): Effect.Effect<void, LiveConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     const config = yield* validateLiveConfig(deps.config)
     const { leader } = deps
     const leaseMs = config.leaderLeaseMs
     const holder = config.instanceId
-    const ingest = ingestAll({ market: deps.market, equity: deps.equity, config })
+    const ingest = ingestAll({ market: deps.market, equity: deps.equity, config, directory: deps.directory })
 
     /** Completes when the lease is lost (a renewal answers false). */
     const holdLease = Effect.gen(function* () {

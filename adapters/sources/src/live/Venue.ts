@@ -11,7 +11,7 @@
  * contracts of `ctVal x ctMult` base tokens each (`tokensPerContract`, from its instruments list).
  */
 import type { BookSnapshot, FundingState } from "@market-data/core"
-import { CryptoAssets, type Listing } from "@market-data/core"
+import { type CryptoAsset, CryptoAssets, type Listing } from "@market-data/core"
 import type { Effect } from "effect"
 import type { SourceError } from "./Http.ts"
 import type { RequestLimiter } from "./Limiter.ts"
@@ -176,9 +176,19 @@ export const registryListings = (
   venue: LiveVenue,
   assetIds?: ReadonlyArray<string>
 ): ReadonlyArray<{ readonly assetId: string; readonly listing: Listing }> =>
-  CryptoAssets.filter((a) => assetIds === undefined || assetIds.includes(a.id)).flatMap((a) =>
-    a.listings.filter((l) => l.venue === venue && l.market === "perp").map((listing) => ({ assetId: a.id, listing }))
-  )
+  perpListingsOf(CryptoAssets, venue, assetIds)
+
+/** The perpetual listings on `venue` of `assets` (the registry, or live mode's directory universe). */
+export const perpListingsOf = (
+  assets: ReadonlyArray<CryptoAsset>,
+  venue: LiveVenue,
+  assetIds?: ReadonlyArray<string>
+): ReadonlyArray<{ readonly assetId: string; readonly listing: Listing }> =>
+  assets
+    .filter((a) => assetIds === undefined || assetIds.includes(a.id))
+    .flatMap((a) =>
+      a.listings.filter((l) => l.venue === venue && l.market === "perp").map((listing) => ({ assetId: a.id, listing }))
+    )
 
 /** The canonical asset of a venue symbol, or undefined. */
 export const assetOfSymbol = (venue: LiveVenue, symbol: string): string | undefined =>
@@ -191,11 +201,12 @@ export const assetOfSymbol = (venue: LiveVenue, symbol: string): string | undefi
 export const instrumentsOf = (
   venue: LiveVenue,
   listed: ReadonlyMap<string, VenueListing>,
-  assetIds?: ReadonlyArray<string>
+  assetIds?: ReadonlyArray<string>,
+  universe: ReadonlyArray<CryptoAsset> = CryptoAssets
 ): { readonly instruments: ReadonlyArray<Instrument>; readonly missing: ReadonlyArray<string> } => {
   const instruments: Array<Instrument> = []
   const missing: Array<string> = []
-  for (const { assetId, listing } of registryListings(venue, assetIds)) {
+  for (const { assetId, listing } of perpListingsOf(universe, venue, assetIds)) {
     const v = listed.get(listing.symbol)
     if (v === undefined) {
       missing.push(listing.symbol)
@@ -205,7 +216,7 @@ export const instrumentsOf = (
       assetId,
       venue,
       symbol: listing.symbol,
-      tokensPerUnit: tokensPerUnitOf(venue, listing.symbol),
+      tokensPerUnit: listing.tokensPerUnit ?? tokensPerUnitOf(venue, listing.symbol),
       tokensPerContract: v.tokensPerContract ?? 1,
       fundingIntervalMs: v.fundingIntervalMs ?? listing.fundingIntervalMs ?? 8 * 3_600_000
     })

@@ -3,6 +3,14 @@ export { makeBinance } from "./Binance.ts"
 export { makeBybit } from "./Bybit.ts"
 export { type ParsedCoinList, parseCoinList } from "./CoinList.ts"
 export { type CryptoFeed, type CryptoFeedOptions, makeCryptoFeed } from "./CryptoFeed.ts"
+export {
+  COIN_LIST_MAX_AGE_MS,
+  COIN_LIST_VENUE,
+  type DirectoryJob,
+  type DirectoryJobOptions,
+  makeDirectoryJob,
+  skippedDetail
+} from "./DirectoryJob.ts"
 export { type ListingSource, type RefreshReport, refreshDirectory, type VenueRefresh } from "./DirectoryRefresh.ts"
 export { fetchJson, fetchText, SourceError } from "./Http.ts"
 export { makeHyperliquid } from "./Hyperliquid.ts"
@@ -26,6 +34,7 @@ export {
   parseOkxListings
 } from "./Listings.ts"
 export {
+  COIN_LIST_DEFAULT_URL,
   type LiveConfig,
   LiveConfigError,
   LiveEnvironment,
@@ -35,7 +44,7 @@ export {
   validateSecUserAgent
 } from "./LiveConfig.ts"
 export { liveSourcesDoc } from "./LiveDoc.ts"
-export { ingestAll, liquidationStreams, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
+export { ingestAll, type LiveDirectory, liquidationStreams, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
 export { makeOkx } from "./Okx.ts"
 export {
   type ChartBars,
