@@ -14,9 +14,11 @@
  *
  * `sources` (one-asset form only, additive; present when the plane reports source statuses): the health of
  * each source component feeding the asset, `[{source, venue, component, last_success_at, lag_seconds, status,
- * error?}]`: for a crypto asset every component of each venue listing it, for an equity SEC EDGAR (venue
- * `sec`). `lag_seconds` is the age of the component's newest data, `status` its freshness (`live` within one
- * cadence, `delayed` up to three, `stale` beyond or while failing), `error` the last fetch error while it fails.
+ * error?, detail?}]`: for a crypto asset every component of each venue listing it (in live mode also the
+ * venue's `listings`), for an equity SEC EDGAR (venue `sec`). `lag_seconds` is the age of the component's newest
+ * data, `status` its freshness (`live` within one cadence, `delayed` up to three, `stale` beyond or while
+ * failing), `error` the last fetch error while it fails, `detail` what its last good run left out (the
+ * instruments a listing skipped, with their reasons).
  * Browse rows stay small and carry no `sources`.
  */
 import { Effect } from "effect"
@@ -62,6 +64,11 @@ export interface CoverageSource {
   readonly status: Freshness
   /** The last fetch error, while it is failing. */
   readonly error?: string
+  /**
+   * While it succeeds: what its last run left out (a listing's skipped instruments with their reasons, the
+   * instruments a venue had no data for).
+   */
+  readonly detail?: string
 }
 
 /**
@@ -93,7 +100,8 @@ export const coverageSource = (s: SourceStatus, nowMs: number): CoverageSource =
     last_success_at: lastSuccess === undefined ? null : new Date(lastSuccess).toISOString(),
     lag_seconds: s.newestMs > 0 ? Math.max(0, Math.round((nowMs - s.newestMs) / 1000)) : null,
     status: freshnessOf(s, nowMs),
-    ...(error === undefined ? {} : { error })
+    ...(error === undefined ? {} : { error }),
+    ...(!s.failing && s.detail !== undefined ? { detail: s.detail } : {})
   }
 }
 

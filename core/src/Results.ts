@@ -339,7 +339,8 @@ export const CoverageSource = Schema.Struct({
   last_success_at: nullable(Timestamp),
   lag_seconds: nullable(Num),
   status: Schema.Literals(["live", "delayed", "stale"]),
-  error: opt(Str)
+  error: opt(Str),
+  detail: opt(Str)
 })
 
 export const CoverageRow = Schema.Struct({

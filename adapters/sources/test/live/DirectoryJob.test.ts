@@ -1,0 +1,461 @@
+/**
+ * The listing job against local replay servers of the four venues, each listing at least 300 instruments (built
+ * here from the venues' recorded shapes: the bundled well-known tickers, then made-up ones), and the crypto plane
+ * serving the directory it keeps (live mode's universe): `coverage` lists every instrument's asset, `resolve`
+ * finds multiplier symbols under their asset and answers a shared ticker with `best: null`, a listing added
+ * between two refreshes appears without a restart, a removed one becomes `alive: false`, a failed refresh keeps
+ * the last directory, unreadable symbols are named in the venue's `listings` source detail, and `rank` scans the
+ * directory's whole core tier.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import {
+  type AssetDirectory,
+  AssetDirectoryStore,
+  HISTORY_READY_MS,
+  historyReadyOf,
+  MarketStore,
+  makeCryptoPlaneOver,
+  makeUniverseRef,
+  type PlaneOperations,
+  universeOfDirectory,
+  WellKnownAssets
+} from "@market-data/core"
+import { Effect } from "effect"
+import type { ReportsSources } from "../../../../core/src/Coverage.ts"
+import { coverageHandler } from "../../../../core/src/Coverage.ts"
+import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
+import type { Handler, HandlerOutput } from "../../../../core/src/Pipeline.ts"
+import { planeHandlers } from "../../../../core/src/Planes.ts"
+import { operation } from "../../../../core/src/Registry.ts"
+import { resolveHandler } from "../../../../core/src/Resolve.ts"
+import { makeMemoryDirectoryStore } from "../../../memory/src/MemoryDirectoryStore.ts"
+import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
+import { makeDirectoryJob, skippedDetail } from "../../src/live/DirectoryJob.ts"
+import { liveConfig } from "../../src/live/LiveConfig.ts"
+import { makeConnector } from "../../src/live/LiveFeeds.ts"
+import { type FakeRequest, fakeServer, notFound, type Reply } from "./FakeServer.ts"
+
+const BAR_MS = 15 * 60_000
+const SPECIAL = new Set(["SHIB", "PEPE", "MOG", "SATS", "USDT", "USDC", "TON"])
+
+/** 200 real tickers (the bundled well-known coins), then made-up ones (`QZAA`, `QZAB`, ...) up to 330. */
+const BASES: ReadonlyArray<string> = (() => {
+  const real = [...new Set(WellKnownAssets.map(([, s]) => s.toUpperCase()))].filter(
+    (s) => /^[A-Z][A-Z0-9]*[A-Z]$/.test(s) && !SPECIAL.has(s)
+  )
+  const made: Array<string> = []
+  for (let i = 0; made.length < 130; i++)
+    made.push(`QZ${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`)
+  return [...real.slice(0, 200), ...made]
+})()
+
+/** What the replay servers list now; tests change it between refreshes. */
+interface Lists {
+  bases: Array<string>
+  /** Listing endpoints answer 503. */
+  down: ReadonlySet<string>
+}
+
+const binance = (bases: ReadonlyArray<string>) => ({
+  timezone: "UTC",
+  symbols: [
+    ...bases.map((b) => ({
+      symbol: `${b}USDT`,
+      contractType: "PERPETUAL",
+      status: "TRADING",
+      baseAsset: b,
+      quoteAsset: "USDT",
+      marginAsset: "USDT",
+      underlyingType: "COIN"
+    })),
+    ...[
+      ["1000SHIBUSDT", "1000SHIB"],
+      ["1000PEPEUSDT", "1000PEPE"],
+      ["1000000MOGUSDT", "1000000MOG"],
+      ["1000SATSUSDT", "1000SATS"],
+      ["TONUSDT", "TON"],
+      ["币安人生USDT", "币安人生"]
+    ].map(([symbol, baseAsset]) => ({
+      symbol,
+      contractType: "PERPETUAL",
+      status: "TRADING",
+      baseAsset,
+      quoteAsset: "USDT",
+      marginAsset: "USDT",
+      underlyingType: "COIN"
+    })),
+    { symbol: "BTCDOMUSDT", contractType: "PERPETUAL", status: "TRADING", underlyingType: "INDEX" },
+    { symbol: "BTCUSDT_261226", contractType: "CURRENT_QUARTER", status: "TRADING", baseAsset: "BTC" }
+  ]
+})
+const bybit = (bases: ReadonlyArray<string>) => ({
+  retCode: 0,
+  retMsg: "OK",
+  result: {
+    category: "linear",
+    nextPageCursor: "",
+    list: [
+      ...[...bases.map((b) => [`${b}USDT`, b]), ["SHIB1000USDT", "SHIB1000"], ["1000PEPEUSDT", "1000PEPE"]].map(
+        ([symbol, baseCoin]) => ({
+          symbol,
+          contractType: "LinearPerpetual",
+          status: "Trading",
+          baseCoin,
+          quoteCoin: "USDT",
+          settleCoin: "USDT",
+          fundingInterval: 480
+        })
+      ),
+      { symbol: "BTCUSD", contractType: "InversePerpetual", status: "Trading", baseCoin: "BTC", settleCoin: "BTC" }
+    ]
+  }
+})
+const okx = (bases: ReadonlyArray<string>) => ({
+  code: "0",
+  msg: "",
+  data: [...bases, "SHIB", "PEPE", "TON"].map((b) => ({
+    instId: `${b}-USDT-SWAP`,
+    instType: "SWAP",
+    ctType: "linear",
+    settleCcy: "USDT",
+    state: "live",
+    ctVal: "1",
+    ctMult: "1"
+  }))
+})
+const hyperliquid = (bases: ReadonlyArray<string>) => ({
+  universe: [...bases, "kSHIB", "kPEPE"].map((name) => ({ name, szDecimals: 1, maxLeverage: 10 }))
+})
+const coinList = [
+  ...WellKnownAssets.map(([id, symbol, name]) => ({ id, symbol, name })),
+  { id: "mog-coin", symbol: "mog", name: "Mog Coin" },
+  { id: "newcoin-protocol", symbol: "newc", name: "NewCoin Protocol" }
+]
+
+const route =
+  (lists: Lists) =>
+  (r: FakeRequest): Reply => {
+    const venue =
+      r.path === "/fapi/v1/exchangeInfo"
+        ? "binance"
+        : r.path === "/v5/market/instruments-info"
+          ? "bybit"
+          : r.path === "/api/v5/public/instruments"
+            ? "okx"
+            : r.path === "/info" && (r.body as { type?: string } | undefined)?.type === "meta"
+              ? "hyperliquid"
+              : r.path === "/coins/list"
+                ? "coingecko"
+                : undefined
+    if (venue === undefined) return notFound
+    if (lists.down.has(venue)) return { status: 503, text: "maintenance" }
+    switch (venue) {
+      case "binance":
+        return { json: binance(lists.bases) }
+      case "bybit":
+        return { json: bybit(lists.bases) }
+      case "okx":
+        return { json: okx(lists.bases) }
+      case "hyperliquid":
+        return { json: hyperliquid(lists.bases) }
+      default:
+        return { json: coinList }
+    }
+  }
+
+/** Calls a discovery or plane operation as the pipeline would after authentication. */
+const call = (handler: Handler, name: string, params: ReadonlyArray<readonly [string, string]>) =>
+  Effect.suspend(() => {
+    const op = operation(name)
+    if (op === undefined) return assert.fail(`no operation ${name}`)
+    const decoded = decodeParams(op, params)
+    if (isApiError(decoded)) return assert.fail(decoded.message)
+    const nowMs = Date.now()
+    return handler({
+      op,
+      params: decoded,
+      principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+      rate: { limit: 60, remaining: 59, resetAtMs: nowMs, allowed: true },
+      nowMs
+    })
+  })
+const dataOf = <A>(out: HandlerOutput): A => (out as { readonly body: { readonly data: A } }).body.data
+
+interface Row {
+  readonly asset_id: string
+  readonly symbol: string
+  readonly tier: string
+  readonly alive: boolean
+  readonly sources?: ReadonlyArray<{
+    venue: string
+    component: string
+    status: string
+    detail?: string
+    error?: string
+  }>
+}
+interface Resolved {
+  readonly best: { readonly asset_id: string } | null
+  readonly matches: ReadonlyArray<{ readonly asset_id: string; readonly warnings: ReadonlyArray<{ code: string }> }>
+}
+
+/** A fake world, the job over it, and the plane serving the directory it keeps. */
+const setUp = Effect.gen(function* () {
+  const lists: Lists = { bases: [...BASES], down: new Set() }
+  const server = yield* fakeServer(route(lists))
+  const config = liveConfig({
+    secUserAgent: "Market Data Tests tests@example.com",
+    baseUrls: {
+      binance: server.url,
+      bybit: server.url,
+      okx: server.url,
+      hyperliquid: server.url,
+      secData: server.url,
+      secArchives: server.url,
+      prices: server.url
+    },
+    requestTimeoutMs: 2_000,
+    jitterMs: 0
+  })
+  const market = makeMemoryMarketStore()
+  const directoryStore = makeMemoryDirectoryStore()
+  // History counts as ready, so the tier rule's other half (perpetuals on two venues) decides `core`.
+  const universeOf = (d: AssetDirectory) => universeOfDirectory(d, () => true)
+  const universe = makeUniverseRef(universeOf(yield* directoryStore.load))
+  const job = yield* makeDirectoryJob({
+    connectors: config.venues.map((v) => makeConnector(v, config)),
+    coinListUrl: `${server.url}/coins/list`,
+    timeoutMs: 2_000,
+    everyMs: 3_600_000,
+    jitterMs: 0,
+    onDirectory: (d) => Effect.sync(() => universe.set(universeOf(d)))
+  }).pipe(Effect.provideService(MarketStore, market), Effect.provideService(AssetDirectoryStore, directoryStore))
+  const plane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStore, market))
+  const planes: ReadonlyArray<PlaneOperations & ReportsSources> = [
+    { ...plane, source: "live", sourceStatus: market.status }
+  ]
+  const coverage = coverageHandler(planes)
+  const resolve = resolveHandler(planes)
+  const rank = planeHandlers(planes).get("rank") as Handler
+  const browse = Effect.gen(function* () {
+    const rows: Array<Row> = []
+    let cursor: string | undefined
+    do {
+      const params: Array<readonly [string, string]> = [
+        ["plane", "crypto"],
+        ["limit", "500"]
+      ]
+      if (cursor !== undefined) params.push(["cursor", cursor])
+      const page = dataOf<{ rows: Array<Row>; next_cursor: string | null }>(yield* call(coverage, "coverage", params))
+      rows.push(...page.rows)
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
+    return rows
+  })
+  return {
+    lists,
+    server,
+    market,
+    directoryStore,
+    universe,
+    job,
+    browse,
+    one: (id: string) => Effect.map(call(coverage, "coverage", [["id", id]]), dataOf<Row>),
+    resolve: (q: string) => Effect.map(call(resolve, "resolve", [["q", q]]), dataOf<Resolved>),
+    rank: Effect.map(
+      call(rank, "rank", [["limit", "50"]]),
+      dataOf<{ coverage: { scanned: number; excluded: number; excluded_by_reason: Record<string, number> } }>
+    )
+  }
+})
+
+describe("the listing job and the directory as the crypto universe (live mode)", () => {
+  it("each replay server lists at least 300 instruments", () => {
+    assert.isAtLeast(binance(BASES).symbols.length, 300)
+    assert.isAtLeast(bybit(BASES).result.list.length, 300)
+    assert.isAtLeast(okx(BASES).data.length, 300)
+    assert.isAtLeast(hyperliquid(BASES).universe.length, 300)
+  })
+
+  it.live(
+    "coverage lists every instrument's asset; resolve finds multiplier symbols; a shared ticker is contested",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* setUp
+        const report = yield* w.job.once
+        assert.deepStrictEqual(
+          report.venues.map((v) => [v.venue, v.ok]),
+          [
+            ["binance", true],
+            ["bybit", true],
+            ["okx", true],
+            ["hyperliquid", true]
+          ]
+        )
+        const rows = yield* w.browse
+        const ids = new Set(rows.map((r) => r.asset_id))
+        // Every listed instrument's asset is listed by coverage, alive or not (no data is fed here).
+        const directory = yield* w.directoryStore.load
+        const holder = new Map<string, string>()
+        for (const a of directory.assets) for (const l of a.listings) holder.set(`${l.venue} ${l.symbol}`, a.id)
+        for (const s of binance(BASES).symbols.filter(
+          (x) => x.contractType === "PERPETUAL" && x.symbol !== "BTCDOMUSDT" && x.symbol !== "币安人生USDT"
+        )) {
+          const id = holder.get(`binance ${s.symbol}`)
+          assert.isDefined(id, s.symbol)
+          assert.isTrue(ids.has(id as string), `${s.symbol} -> ${id} in coverage`)
+        }
+        for (const h of hyperliquid(BASES).universe)
+          assert.isTrue(ids.has(holder.get(`hyperliquid ${h.name}`) as string), h.name)
+        assert.isAtLeast(rows.length, 330)
+
+        // Multiplier symbols across venues are one asset, found by resolve under any of its venue symbols.
+        for (const q of ["1000SHIBUSDT", "SHIB1000USDT", "kSHIB", "SHIB"]) {
+          const r = yield* w.resolve(q)
+          assert.strictEqual(r.best?.asset_id, "crypto:shiba-inu", q)
+        }
+        assert.strictEqual((yield* w.resolve("1000000MOGUSDT")).best?.asset_id, "crypto:mog-coin")
+        assert.strictEqual((yield* w.resolve("kPEPE")).best?.asset_id, "crypto:pepe")
+        // Toncoin (perpetuals) and Tokamak Network (on-chain) share TON: no best, a warning on each.
+        const ton = yield* w.resolve("TON")
+        assert.isNull(ton.best)
+        assert.includeMembers(
+          ton.matches.map((m) => m.asset_id),
+          ["crypto:toncoin", "crypto:tokamak-network"]
+        )
+        for (const m of ton.matches.filter(
+          (x) => x.asset_id === "crypto:toncoin" || x.asset_id === "crypto:tokamak-network"
+        ))
+          assert.include(
+            m.warnings.map((x) => x.code),
+            "symbol_collision"
+          )
+
+        // The symbol nobody can parse is named in Binance's listings status, which coverage shows for its assets.
+        const btc = yield* w.one("crypto:bitcoin")
+        const listings = btc.sources?.find((s) => s.venue === "binance" && s.component === "listings")
+        assert.isDefined(listings)
+        assert.strictEqual(listings?.status, "live")
+        assert.include(listings?.detail ?? "", "币安人生USDT")
+        assert.include(listings?.detail ?? "", "unparsable")
+
+        // rank scans the directory's whole core tier (perpetuals on two venues), not the registry's.
+        const core = w.universe.get().core.length
+        assert.isAbove(core, 300)
+        const ranked = yield* w.rank
+        assert.strictEqual(ranked.coverage.scanned, core)
+        assert.strictEqual(ranked.coverage.excluded, core)
+        assert.strictEqual(ranked.coverage.excluded_by_reason.no_data, core)
+      })
+  )
+
+  it.live(
+    "a listing added between refreshes appears without a restart; one removed everywhere becomes alive: false",
+    () =>
+      Effect.gen(function* () {
+        const w = yield* setUp
+        yield* w.job.once
+        // QZAB trades and has live bars on its primary venue: alive.
+        const gone = "crypto:qzab"
+        const nowMs = Date.now()
+        const slot = Math.floor(nowMs / BAR_MS) * BAR_MS
+        const times = [slot - 2 * BAR_MS, slot - BAR_MS, slot]
+        yield* w.market.write([
+          {
+            kind: "bars",
+            assetId: gone,
+            venue: "binance",
+            t: times,
+            open: times.map(() => 1),
+            high: times.map(() => 1.1),
+            low: times.map(() => 0.9),
+            close: times.map(() => 1),
+            volume: times.map(() => 100)
+          }
+        ])
+        yield* w.market.putStatus(
+          ["binance", "bybit", "okx", "hyperliquid"].map((venue) => ({
+            source: "live" as const,
+            venue,
+            component: "bars" as const,
+            newestMs: nowMs,
+            cadenceMs: BAR_MS,
+            checkedMs: nowMs,
+            failing: false,
+            lastSuccessMs: nowMs
+          }))
+        )
+        assert.strictEqual((yield* w.one(gone)).alive, true)
+        assert.isNull((yield* w.resolve("NEWC")).best)
+
+        w.lists.bases = [...BASES.filter((b) => b !== "QZAB"), "NEWC"]
+        const second = yield* w.job.once
+        assert.deepStrictEqual(second.merge.added, ["crypto:newcoin-protocol"])
+        assert.deepStrictEqual(second.merge.delisted, [gone])
+
+        const added = yield* w.one("crypto:newcoin-protocol")
+        assert.strictEqual(added.symbol, "NEWC")
+        assert.strictEqual(added.tier, "core")
+        assert.strictEqual((yield* w.resolve("NEWC")).best?.asset_id, "crypto:newcoin-protocol")
+
+        // Delisted everywhere: still resolvable, alive: false though its old bars are fresh, discovery only.
+        const removed = yield* w.one(gone)
+        assert.strictEqual(removed.alive, false)
+        assert.strictEqual(removed.tier, "discovery_only")
+        assert.strictEqual((yield* w.resolve("QZAB")).best?.asset_id, gone)
+        const deadRows = (yield* w.browse).filter((r) => !r.alive).map((r) => r.asset_id)
+        assert.include(deadRows, gone)
+      })
+  )
+
+  it.live("a failed refresh keeps the last directory; a failing venue keeps its listings and says so", () =>
+    Effect.gen(function* () {
+      const w = yield* setUp
+      yield* w.job.once
+      const before = (yield* w.browse).map((r) => [r.asset_id, r.tier, r.alive])
+      const coreBefore = w.universe.get().core.length
+
+      // Every venue down: the refresh fails (and is retried by the job), nothing is delisted.
+      w.lists.down = new Set(["binance", "bybit", "okx", "hyperliquid"])
+      w.lists.bases = []
+      const failed = yield* Effect.flip(w.job.once)
+      assert.strictEqual(failed.kind, "status")
+      assert.deepStrictEqual(
+        (yield* w.browse).map((r) => [r.asset_id, r.tier, r.alive]),
+        before
+      )
+      assert.strictEqual(w.universe.get().core.length, coreBefore)
+      const status = (yield* w.one("crypto:bitcoin")).sources?.find(
+        (s) => s.venue === "okx" && s.component === "listings"
+      )
+      assert.strictEqual(status?.status, "stale")
+      assert.include(status?.error ?? "", "503")
+
+      // Only OKX down, the others list nothing more than before: OKX's listings stay trading.
+      w.lists.down = new Set(["okx"])
+      w.lists.bases = [...BASES]
+      yield* w.job.once
+      const directory = yield* w.directoryStore.load
+      const sol = directory.assets.find((a) => a.id === "crypto:solana")
+      assert.strictEqual(sol?.listings.find((l) => l.venue === "okx")?.status, "trading")
+    })
+  )
+
+  it("skipped instruments: the unreadable ones first, by name", () => {
+    const detail = skippedDetail([
+      { venue: "binance", symbol: "BTCDOMUSDT", reason: "index", detail: "underlyingType INDEX" },
+      { venue: "binance", symbol: "币安人生USDT", reason: "unparsable", detail: "base is not an ASCII ticker" }
+    ])
+    assert.strictEqual(
+      detail,
+      "skipped 2: unparsable 1: 币安人生USDT (base is not an ASCII ticker); index 1: BTCDOMUSDT"
+    )
+    assert.isUndefined(skippedDetail([]))
+  })
+
+  it("history is ready for the tier rule after a week and the baselines' minimum of hourly samples", () => {
+    assert.isFalse(historyReadyOf(undefined))
+    assert.isFalse(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS - 1 }))
+    assert.isTrue(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS }))
+  })
+})
