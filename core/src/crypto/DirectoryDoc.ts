@@ -9,6 +9,7 @@ import {
   MultiplierSuffixes,
   TickerRenames
 } from "./Directory.ts"
+import { HISTORY_READY_MS } from "./Universe.ts"
 import { WellKnownAssets } from "./WellKnownAssets.ts"
 
 const code = (s: string) => `\`${s}\``
@@ -16,7 +17,7 @@ const code = (s: string) => `\`${s}\``
 export const directoryDoc: string = [
   "### The asset directory (live mode)",
   "",
-  "This is the directory live mode will use to cover every perpetual of the venues; it is built and stored, and not yet what `coverage` and `resolve` list (they list the hand-written registry, which becomes the directory's seed: names, supplies and networks of the assets it knows).",
+  "In live mode the directory is the crypto universe: `coverage` (browse and by `id`, with `alive`), `resolve` and `rank` list what it holds, kept in the store and refreshed from the venues at start and then every hour (`MARKET_DATA_LIVE_LISTINGS_MINUTES`). The hand-written registry is its seed: names, supplies and networks of the assets it knows, and the whole directory before the first refresh (or with no network). A new listing is served at once: its asset appears in `coverage` and `resolve`, its quote follows within seconds from the venues' bulk endpoints, its history behind it (until its baselines are there its answers say so). A refresh that fails keeps the last good directory; each venue's `listings` source (in `coverage?id=...` `sources`) reports the failure, or on success names in `detail` every instrument it skipped, with the reason. The simulated default still serves the hand-written registry.",
   "",
   `**Listings.** The venues' own instrument lists (Binance USD-M ${code("exchangeInfo")}, Bybit v5 ${code("instruments-info")} linear, OKX v5 ${code("instruments")} SWAP, Hyperliquid ${code("meta")}) are read whole. Every linear perpetual margined in ${DirectoryQuotes.join(" or ")} becomes a listing of one canonical asset. Everything else is skipped and named with its reason: ${["inverse", "not_perpetual", "not_trading", "index", "not_crypto", "unsupported_quote", "unparsable"].map(code).join(", ")} (coin-margined contracts, quarterlies, settling and pre-open contracts, index contracts such as ${code("BTCDOMUSDT")}, commodity and equity contracts, other quotes, and symbols that are not an ASCII ticker). A listing Hyperliquid marks delisted stays known as delisted.`,
   "",
@@ -30,5 +31,5 @@ export const directoryDoc: string = [
   "",
   `**Collisions.** Two different coins with one ticker are two assets (${code("TON")}: Toncoin and Tokamak Network); ${code("resolve")} then answers ${code("best: null")} with ${code("symbol_collision")} warnings instead of picking one.`,
   "",
-  `**Tiers.** ${code("core")}: perpetuals trading on at least ${CORE_MIN_PERP_VENUES} venues and history enough for the baselines (the minimum sample count above); ${code("listed_token")}: a perpetual or spot market on one venue, or several before the history is there; ${code("contract_token")}: on-chain pools only; ${code("discovery_only")}: listed nowhere now. An asset of the hand-written registry keeps the tier written there unless the rule makes it ${code("core")}.`
+  `**Tiers** (applied in live mode, recomputed after each refresh and every minute as history fills in). ${code("core")}: perpetuals trading on at least ${CORE_MIN_PERP_VENUES} venues and history enough for the baselines: ${HISTORY_READY_MS / 3_600_000} hours of 15-minute bars on its primary venue (the week the measures look back over, then the minimum sample count above); ${code("listed_token")}: a perpetual or spot market on one venue, or several before the history is there; ${code("contract_token")}: on-chain pools only; ${code("discovery_only")}: listed nowhere now (${code("alive: false")}). An asset of the hand-written registry keeps the tier written there unless the rule makes it ${code("core")}. ${code("rank")} scans the whole ${code("core")} tier; its ${code("coverage")} block counts the assets scanned and why the others were excluded (${code("no_data")} before the first quote, ${code("source_stale")}, ${code("insufficient_history")}). ${code("alive")} is true while the asset is listed somewhere and its primary venue's bars are live. A venue listing two symbols of one asset (${code("BTCUSDT")} and ${code("BTCUSDC")}, or a plain and a bundle symbol) is fed from one: USDT before USDC, the plain symbol before a bundle.`
 ].join("\n")

@@ -32,7 +32,9 @@ describe("crypto domains documentation", () => {
   it("documents the asset directory: listings, multipliers, renames, permanence, the slug and tier rules", () => {
     for (const text of [
       "### The asset directory (live mode)",
-      "not yet what `coverage` and `resolve` list",
+      "In live mode the directory is the crypto universe",
+      "names in `detail` every instrument it skipped",
+      "`rank` scans the whole `core` tier",
       "`1000PEPEUSDT`",
       "`SHIB1000USDT`",
       "`BTCDOMUSDT`",

@@ -96,11 +96,18 @@ is set too, and \`off\` turns a stream off.
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
 | Binance and Bybit liquidations | as they happen, over a websocket; written every 2 s, status renewed every minute |
-| instruments (listings) | every hour |
+| instruments (listings): the asset directory | at start, then every hour (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 60); status component \`listings\` |
+| the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`) |
 
 At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
 settlements for a year, open-interest history and taker volume for up to 30 days (what the venues keep). Later
 polls fetch only what is newer than the store holds.
+
+The crypto universe in live mode is the asset directory (see \`docs?section=domains\`, "The asset directory"):
+every linear USDT/USDC perpetual the venues list. A listing the hourly job finds new is taken by the feeds at
+once: its bulk quote (premium index / tickers) first, then its bars and funding backfilled behind it, without a
+restart. A listing job that fails keeps the last good directory (no venue's listings are delisted by a failed
+fetch); its \`listings\` status says so, and on success its \`detail\` names every instrument it skipped.
 
 ### Request limits
 
