@@ -21,6 +21,7 @@ import {
   WellKnownAssets
 } from "@market-data/core"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import type { ReportsSources } from "../../../../core/src/Coverage.ts"
 import { coverageHandler } from "../../../../core/src/Coverage.ts"
 import { decodeParams, isApiError } from "../../../../core/src/Params.ts"
@@ -30,10 +31,13 @@ import { operation } from "../../../../core/src/Registry.ts"
 import { resolveHandler } from "../../../../core/src/Resolve.ts"
 import { makeMemoryDirectoryStore } from "../../../memory/src/MemoryDirectoryStore.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
+import { makeBinance } from "../../src/live/Binance.ts"
+import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { makeDirectoryJob, skippedDetail } from "../../src/live/DirectoryJob.ts"
 import { liveConfig } from "../../src/live/LiveConfig.ts"
 import { makeConnector } from "../../src/live/LiveFeeds.ts"
 import { type FakeRequest, fakeServer, notFound, type Reply } from "./FakeServer.ts"
+import * as F from "./fixtures/Binance.ts"
 
 const BAR_MS = 15 * 60_000
 const SPECIAL = new Set(["SHIB", "PEPE", "MOG", "SATS", "USDT", "USDC", "TON"])
@@ -458,4 +462,85 @@ describe("the listing job and the directory as the crypto universe (live mode)",
     assert.isFalse(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS - 1 }))
     assert.isTrue(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS }))
   })
+})
+
+describe("the venue feeds follow the directory (live mode)", () => {
+  it.effect(
+    "a listing the job adds is ingested without a restart, priced per token by the directory's multiplier",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(F.NOW_MS)
+        let listed = false
+        const NEW = "1000000NEWCUSDT"
+        const symbols = () => [
+          ...F.exchangeInfo.symbols.map((x) => ({
+            ...x,
+            quoteAsset: "USDT",
+            marginAsset: "USDT",
+            underlyingType: "COIN"
+          })),
+          ...(listed
+            ? [
+                {
+                  symbol: NEW,
+                  contractType: "PERPETUAL",
+                  status: "TRADING",
+                  baseAsset: "1000000NEWC",
+                  quoteAsset: "USDT",
+                  marginAsset: "USDT",
+                  underlyingType: "COIN"
+                }
+              ]
+            : [])
+        ]
+        const t = Date.parse("2026-11-20T11:45:00.000Z")
+        const server = yield* fakeServer((r) =>
+          r.path === "/fapi/v1/exchangeInfo"
+            ? { json: { ...F.exchangeInfo, symbols: symbols() } }
+            : r.path === "/fapi/v1/klines" && r.query.get("symbol") === NEW
+              ? {
+                  json: listed
+                    ? [[t, "2.5", "2.6", "2.4", "2.55", "40", t + BAR_MS - 1, "100", 10, "20", "50", "0"]]
+                    : []
+                }
+              : F.binanceRoute(r)
+        )
+        const market = makeMemoryMarketStore()
+        const directoryStore = makeMemoryDirectoryStore()
+        const universe = makeUniverseRef(universeOfDirectory(yield* directoryStore.load, () => false))
+        const connector = makeBinance({ baseUrl: server.url, timeoutMs: 5_000 })
+        const job = yield* makeDirectoryJob({
+          connectors: [connector],
+          coinListUrl: "off",
+          timeoutMs: 5_000,
+          everyMs: 3_600_000,
+          jitterMs: 0,
+          onDirectory: (d) => Effect.sync(() => universe.set(universeOfDirectory(d, () => false)))
+        }).pipe(Effect.provideService(MarketStore, market), Effect.provideService(AssetDirectoryStore, directoryStore))
+        const feed = yield* makeCryptoFeed(connector, {
+          backfillDays: 1,
+          fundingBackfillDays: 2,
+          jitterMs: 0,
+          universe: () => universe.get().assets
+        }).pipe(Effect.provideService(MarketStore, market))
+        const barsOf = (assetId: string) =>
+          market.read("bars", { assetId, fromMs: 0, toMs: F.NOW_MS + 3_600_000, venue: "binance" })
+
+        yield* job.once
+        yield* feed.once.listings.pipe(Effect.provideService(MarketStore, market))
+        yield* feed.once.bars.pipe(Effect.provideService(MarketStore, market))
+        assert.lengthOf(yield* barsOf("crypto:newc"), 0)
+
+        listed = true
+        const report = yield* job.once
+        assert.deepStrictEqual(report.merge.added, ["crypto:newc"])
+        yield* feed.once.listings.pipe(Effect.provideService(MarketStore, market))
+        yield* feed.once.bars.pipe(Effect.provideService(MarketStore, market))
+        const [bars] = yield* barsOf("crypto:newc")
+        assert.deepStrictEqual([...(bars?.t ?? [])], [t])
+        // One venue unit is a million tokens: the price per token is 2.55 / 1,000,000, the volume 40 million.
+        assert.closeTo(bars?.close[0] as number, 2.55e-6, 1e-15)
+        assert.strictEqual(bars?.volume[0], 40_000_000)
+      }).pipe(Effect.scoped)
+  )
 })
