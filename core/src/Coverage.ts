@@ -154,14 +154,17 @@ export const browsePage = (
   after: string | undefined,
   limit: number
 ): { readonly rows: ReadonlyArray<CoverageRow>; readonly resumeAfter: string | undefined } => {
-  const matching = entries
-    .filter(
-      (e) =>
-        (filter.tier === undefined || e.tier === filter.tier) &&
-        (filter.alive === undefined || e.alive === filter.alive)
-    )
-    .filter((e) => after === undefined || e.asset_id > after)
-    .sort((a, b) => (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0))
+  const matching = entries.filter(
+    (e) =>
+      (filter.tier === undefined || e.tier === filter.tier) &&
+      (filter.alive === undefined || e.alive === filter.alive) &&
+      (after === undefined || e.asset_id > after)
+  )
+  // Directories usually come sorted by ID already (the asset directory is): sort only when they are not.
+  let sorted = true
+  for (let i = 1; i < matching.length && sorted; i++)
+    sorted = (matching[i - 1] as DirectoryEntry).asset_id < (matching[i] as DirectoryEntry).asset_id
+  if (!sorted) matching.sort((a, b) => (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0))
   const page = matching.slice(0, limit)
   const last = page.at(-1)
   return {

@@ -286,6 +286,9 @@ describe("the listing job and the directory as the crypto universe (live mode)",
     () =>
       Effect.gen(function* () {
         const w = yield* setUp
+        // Before the first refresh: the seed's core tier (the memoized scan must not outlive the universe).
+        const seedCore = w.universe.get().core.length
+        assert.strictEqual((yield* w.rank).coverage.scanned, seedCore)
         const report = yield* w.job.once
         assert.deepStrictEqual(
           report.venues.map((v) => [v.venue, v.ok]),

@@ -10,8 +10,9 @@ import { MinBaselineN, percentileRank } from "../../Percentile.ts"
 import type { Handler, HandlerInput } from "../../Pipeline.ts"
 import type { RankMetrics } from "../../Registry.ts"
 import { isExtreme } from "../Assessment.ts"
+import { BAR_MS, type SourceStatus } from "../Market.ts"
 import type { MeasureName } from "../Measures.ts"
-import { iso, roundFigure } from "./Result.ts"
+import { iso, nextChangeMs, roundFigure } from "./Result.ts"
 import { freshnessFor, type PlaneState, venuesOf, w } from "./State.ts"
 
 /** The measure and baseline behind each rank metric (`extreme_count` counts the others' tails). */
@@ -26,48 +27,85 @@ export const RankMeasures: { readonly [M in Exclude<(typeof RankMetrics)[number]
   liq_imbalance_24h: "liq_imbalance_24h"
 }
 
+interface RankRow {
+  readonly asset_id: string
+  readonly symbol: string
+  readonly score: number
+  readonly extreme_metrics: Array<string>
+}
+
+/** One scan of the core tier for one metric, and the pages' sort orders of it once computed. */
+interface Scan {
+  readonly version: number
+  readonly revision: number
+  readonly fromMs: number
+  readonly untilMs: number
+  readonly scanned: number
+  readonly rows: ReadonlyArray<RankRow>
+  readonly excluded: Readonly<Record<string, number>>
+  readonly newest: number
+  readonly nextUpdate: number
+  readonly freshest: "live" | "delayed" | "stale"
+  readonly sorted: { top?: ReadonlyArray<RankRow>; bottom?: ReadonlyArray<RankRow> }
+}
+
 /** The `rank` handler over a plane's state. */
 export const makeRank = (st: PlaneState): Handler => {
   const { store, stateOf } = st
-  const rank: Handler = (input: HandlerInput) =>
+
+  /**
+   * The scan of the whole core tier for one metric, remembered while nothing it depends on can have changed:
+   * the same universe and store revision, and before the next minute (measures follow the minute while a bar
+   * forms) or the next point of any status's or asset's freshness grid. A directory of a thousand core assets
+   * then costs one scan per change, not one per request.
+   */
+  const scans = new Map<string, Scan>()
+  const scanOf = (metric: (typeof RankMetrics)[number], nowMs: number) =>
     Effect.gen(function* () {
-      const params = input.params
-      const metric = (
-        typeof params.metric === "string" ? params.metric : "extreme_count"
-      ) as (typeof RankMetrics)[number]
-      const direction = params.direction === "bottom" ? "bottom" : "top"
-      const limit = typeof params.limit === "number" ? params.limit : 10
-      const nowMs = input.nowMs
-      let after: { score: number; id: string } | undefined
-      if (typeof params.cursor === "string") {
-        const pos = decodeCursor(input.op.name, params, params.cursor)
-        if (typeof pos !== "string") return yield* Effect.fail(pos)
-        const cut = pos.indexOf("|")
-        const score = Number(pos.slice(0, cut))
-        if (cut < 0 || !Number.isFinite(score)) {
-          return yield* Effect.fail(
-            apiError("invalid_cursor", "`cursor` is not a cursor this service issued", { param: "cursor" })
-          )
-        }
-        after = { score, id: pos.slice(cut + 1) }
-      }
-      const universe = st.universe.get().core
+      const u = st.universe.get()
+      const revision = store.revision?.()
+      const known = scans.get(metric)
+      if (
+        known !== undefined &&
+        revision !== undefined &&
+        known.version === u.version &&
+        known.revision === revision &&
+        nowMs >= known.fromMs &&
+        nowMs < known.untilMs
+      )
+        return known
+      const universe = u.core
       const all = yield* store.status
+      // Assets mostly share one venue set: their statuses are filtered once per set.
+      const byVenues = new Map<ReadonlyArray<string>, Array<SourceStatus>>()
       const excluded: Record<string, number> = {}
-      const rows: Array<{ asset_id: string; symbol: string; score: number; extreme_metrics: Array<string> }> = []
+      const rows: Array<RankRow> = []
       let newest = 0
       let nextUpdate = Number.POSITIVE_INFINITY
       /** The freshest status among the scanned assets with data (`stale` when none has any). */
       let freshest: "live" | "delayed" | "stale" = "stale"
+      let untilMs = (Math.floor(nowMs / 60_000) + 1) * 60_000
+      for (const s of all)
+        if (s.cadenceMs > 0 && s.newestMs > 0) untilMs = Math.min(untilMs, nextChangeMs(s.newestMs, s.cadenceMs, nowMs))
       for (const asset of universe) {
         const venues = venuesOf(asset)
-        const statuses = all.filter((s) => venues.includes(s.venue))
+        let statuses = byVenues.get(venues)
+        if (statuses === undefined) {
+          statuses = all.filter((s) => venues.includes(s.venue))
+          byVenues.set(venues, statuses)
+        }
         const s = yield* stateOf(asset, nowMs, statuses)
         const own = s.primaryNewestMs
         if (own === undefined || !Number.isFinite(s.current.price)) {
           excluded.no_data = (excluded.no_data ?? 0) + 1
           continue
         }
+        // Its own bars' freshness: fixed while the newest bar is forming (its data runs to now), then on the
+        // bar grid from the bar's end.
+        untilMs = Math.min(
+          untilMs,
+          own < nowMs ? nextChangeMs(own, BAR_MS, nowMs) : Math.max(nowMs, s.barsEndMs ?? nowMs) + 1
+        )
         const fresh = freshnessFor(asset, "rank", statuses, nowMs, own)
         nextUpdate = Math.min(nextUpdate, fresh.nextUpdateAtMs)
         if (fresh.status === "live" || (fresh.status === "delayed" && freshest === "stale")) freshest = fresh.status
@@ -99,22 +137,65 @@ export const makeRank = (st: PlaneState): Handler => {
         }
         rows.push({ asset_id: asset.id, symbol: asset.symbol, score, extreme_metrics: extremes })
       }
+      const scan: Scan = {
+        version: u.version,
+        revision: revision ?? -1,
+        fromMs: nowMs,
+        untilMs,
+        scanned: universe.length,
+        rows,
+        excluded,
+        newest,
+        nextUpdate,
+        freshest,
+        sorted: {}
+      }
+      if (revision !== undefined && store.revision?.() === revision) scans.set(metric, scan)
+      return scan
+    })
+  const rank: Handler = (input: HandlerInput) =>
+    Effect.gen(function* () {
+      const params = input.params
+      const metric = (
+        typeof params.metric === "string" ? params.metric : "extreme_count"
+      ) as (typeof RankMetrics)[number]
+      const direction = params.direction === "bottom" ? "bottom" : "top"
+      const limit = typeof params.limit === "number" ? params.limit : 10
+      const nowMs = input.nowMs
+      let after: { score: number; id: string } | undefined
+      if (typeof params.cursor === "string") {
+        const pos = decodeCursor(input.op.name, params, params.cursor)
+        if (typeof pos !== "string") return yield* Effect.fail(pos)
+        const cut = pos.indexOf("|")
+        const score = Number(pos.slice(0, cut))
+        if (cut < 0 || !Number.isFinite(score)) {
+          return yield* Effect.fail(
+            apiError("invalid_cursor", "`cursor` is not a cursor this service issued", { param: "cursor" })
+          )
+        }
+        after = { score, id: pos.slice(cut + 1) }
+      }
+      const scan = yield* scanOf(metric, nowMs)
+      const { rows, excluded, newest, nextUpdate, freshest, scanned } = scan
       const sign = direction === "top" ? -1 : 1
-      rows.sort(
-        (a, b) => sign * (a.score - b.score) || (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0)
-      )
+      const sorted =
+        scan.sorted[direction] ??
+        [...rows].sort(
+          (a, b) => sign * (a.score - b.score) || (a.asset_id < b.asset_id ? -1 : a.asset_id > b.asset_id ? 1 : 0)
+        )
+      scan.sorted[direction] = sorted
       const startAt =
         after === undefined
           ? 0
-          : rows.findIndex((r) => {
+          : sorted.findIndex((r) => {
               const cmp = sign * (r.score - (after as { score: number }).score)
               return cmp > 0 || (cmp === 0 && r.asset_id > (after as { id: string }).id)
             })
-      const from = startAt < 0 ? rows.length : startAt
-      const page = rows.slice(from, from + limit)
+      const from = startAt < 0 ? sorted.length : startAt
+      const page = sorted.slice(from, from + limit)
       const lastRow = page[page.length - 1]
       const next_cursor =
-        from + limit < rows.length && lastRow !== undefined
+        from + limit < sorted.length && lastRow !== undefined
           ? encodeCursor(input.op.name, params, `${lastRow.score}|${lastRow.asset_id}`)
           : null
       const excludedCount = Object.values(excluded).reduce((a, b) => a + b, 0)
@@ -131,7 +212,7 @@ export const makeRank = (st: PlaneState): Handler => {
             direction,
             rows: page,
             coverage: {
-              scanned: universe.length,
+              scanned,
               ranked: rows.length,
               excluded: excludedCount,
               excluded_by_reason: excluded
