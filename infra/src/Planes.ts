@@ -22,7 +22,6 @@ import {
   Equity,
   type EquityStore,
   type Handler,
-  historyReadyOf,
   type LeaderLock,
   type MarketStore,
   MarketStore as MarketStoreTag,
@@ -359,20 +358,16 @@ const openLivePlanes = (
     let market: MarketStore["Service"] = hot
     let equity: EquityStore["Service"] = makeMemoryEquityStore()
     // The crypto universe is the stored asset directory (the registry's assets and listings until the first
-    // listing refresh), rebuilt after each refresh and every minute (tiers follow the history as it fills in).
+    // listing refresh), rebuilt after each refresh and, on every instance, from the store every minute.
     const directoryStore = database === undefined ? makeMemoryDirectoryStore() : makePgDirectoryStore(database)
-    const universeOf = (directory: AssetDirectory) =>
-      Effect.map(
-        Effect.forEach(directory.assets, (a) => Effect.map(market.extent("bars", a.id), (e) => [a.id, e] as const)),
-        (extents) => {
-          const byId = new Map(extents)
-          return universeOfDirectory(directory, (id, venue) =>
-            historyReadyOf(byId.get(id)?.find((e) => e.venue === venue))
-          )
-        }
-      )
+    const setFrom = (directory: AssetDirectory) =>
+      Effect.sync(() => {
+        loadedMs = directory.updatedMs
+        universe.set(universeOfDirectory(directory))
+      })
     const stored = yield* directoryStore.load
-    const universe = makeUniverseRef(universeOfDirectory(stored, () => false))
+    let loadedMs = stored.updatedMs
+    const universe = makeUniverseRef(universeOfDirectory(stored))
     const ids = () => universe.get().assets.map((a) => a.id)
     if (database !== undefined) {
       const persistent = makePgMarketStore(database)
@@ -400,10 +395,9 @@ const openLivePlanes = (
         : config.store._tag === "Embedded"
           ? pgliteLeaderLock
           : makeMemoryLeaderLock()
-    universe.set(yield* universeOf(stored))
     yield* directoryStore.load.pipe(
-      Effect.flatMap(universeOf),
-      Effect.tap((u) => Effect.sync(() => universe.set(u))),
+      // Rebuilt only when the store holds a newer refresh (the leader's own update already set it).
+      Effect.flatMap((d) => (d.updatedMs === loadedMs ? Effect.void : Effect.asVoid(setFrom(d)))),
       Effect.catchCause((cause) => Effect.logWarning("live directory: reload from the store failed", cause)),
       Effect.repeat(Schedule.spaced(LIVE_REFRESH_EVERY)),
       Effect.delay(LIVE_REFRESH_EVERY),
@@ -412,10 +406,7 @@ const openLivePlanes = (
     const directory = {
       store: directoryStore,
       universe: () => universe.get().assets,
-      update: (next: AssetDirectory) =>
-        Effect.map(universeOf(next), (u) => {
-          universe.set(u)
-        })
+      update: (next: AssetDirectory) => Effect.asVoid(setFrom(next))
     }
     yield* startLiveFeeds({ market, equity, config: live, leader, directory }).pipe(Effect.mapError(problem))
 

@@ -4,14 +4,13 @@
  *
  * - The simulated default serves the hand-written registry (`staticUniverse`, `Assets.ts`) as written.
  * - Live mode serves the asset directory (`universeOfDirectory`, `Directory.ts`): every asset the venues list,
- *   with the listings that trade now, its tier by `directoryTier` (a perpetual on two venues with history enough
- *   for its baselines is `core`), and `alive` only while some listing trades. The registry's assets keep their
- *   names, networks and supplies (seed metadata). A new universe is built after each listing refresh (and as
- *   history fills in, which can move an asset into `core`); the plane reads whichever is current
- *   (`UniverseRef`).
+ *   with the listings that trade now, its tier by `directoryTier` (a perpetual on two venues is `core`; the
+ *   history its baselines need is applied per answer and by `rank`), and `alive` only while some listing trades.
+ *   The registry's assets keep their names, networks and supplies (seed metadata). A new universe is built after
+ *   each listing refresh (and each minute from the store, for instances that do not run the job); the plane
+ *   reads whichever is current (`UniverseRef`).
  */
 
-import { MinBaselineN } from "../Percentile.ts"
 import type { DirectoryEntry } from "../Planes.ts"
 import { type CryptoAsset, CryptoAssets, CryptoVenues, cryptoAsset, directoryEntryOf, type Listing } from "./Assets.ts"
 import {
@@ -21,7 +20,6 @@ import {
   directoryTier,
   toDirectoryEntry
 } from "./Directory.ts"
-import { HOUR_MS } from "./Market.ts"
 
 export interface CryptoUniverse {
   /** Changes with every universe built: caches keyed by it never serve a previous universe. */
@@ -111,8 +109,7 @@ const oneListingPerVenue = (
 
 /** The asset a directory asset is served as: its trading listings (registry primary first), seed metadata. */
 export const assetOfDirectory = (
-  d: DirectoryAsset,
-  historyReady: (assetId: string, primaryVenue: string | undefined) => boolean
+  d: DirectoryAsset
 ): { readonly asset: CryptoAsset; readonly entry: DirectoryEntry } => {
   const seed = cryptoAsset(d.id)
   const chosen = oneListingPerVenue(
@@ -143,7 +140,11 @@ export const assetOfDirectory = (
   const tier = directoryTier(
     { listings: chosen },
     {
-      historyReady: historyReady(d.id, listings[0]?.venue),
+      // The rule's other half, history enough for the baselines, is applied where the history is read: until an
+      // asset's baselines hold `MinBaselineN` samples its percentiles are `insufficient_history` and `rank`
+      // excludes it under that reason. Its tier does not wait for it, so a new perpetual is served at once
+      // (DECISIONS "Whole-market start-up and growth": usable with its quote, history behind it).
+      historyReady: true,
       ...(seed === undefined ? {} : { seedTier: seed.tier })
     }
   ) as CryptoAsset["tier"]
@@ -165,25 +166,12 @@ export const assetOfDirectory = (
   return { asset, entry }
 }
 
-/**
- * Hours of primary bars an asset needs before it counts as having history for its baselines: the week the
- * bar-derived measures look back over, then `MinBaselineN` hourly samples (`Baselines.ts`).
- */
-export const HISTORY_READY_MS = 7 * 24 * HOUR_MS + MinBaselineN * HOUR_MS
-
-/** Whether a primary bar history `[firstMs, lastMs]` is enough for the baselines. */
-export const historyReadyOf = (extent: { readonly firstMs: number; readonly lastMs: number } | undefined): boolean =>
-  extent !== undefined && extent.lastMs - extent.firstMs >= HISTORY_READY_MS
-
 /** The asset directory as the universe (live mode). */
-export const universeOfDirectory = (
-  directory: AssetDirectory,
-  historyReady: (assetId: string, primaryVenue: string | undefined) => boolean
-): CryptoUniverse => {
+export const universeOfDirectory = (directory: AssetDirectory): CryptoUniverse => {
   const assets: Array<CryptoAsset> = []
   const entries = new Map<string, DirectoryEntry>()
   for (const d of directory.assets) {
-    const { asset, entry } = assetOfDirectory(d, historyReady)
+    const { asset, entry } = assetOfDirectory(d)
     assets.push(asset)
     entries.set(asset.id, entry)
   }

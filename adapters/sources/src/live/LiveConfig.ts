@@ -105,6 +105,14 @@ export const defaultWsBaseUrls = (baseUrls: LiveConfig["baseUrls"]): LiveConfig[
   return out
 }
 
+/**
+ * The default coin list: CoinGecko's while the venues are the public ones; none (`off`: the bundled well-known
+ * coins name new assets) when a venue's base URL points elsewhere (a replay server or a proxy), so the service
+ * never reaches a public source its operator did not point it at.
+ */
+export const defaultCoinListUrl = (baseUrls: LiveConfig["baseUrls"]): string =>
+  LiveVenues.every((v) => baseUrls[v] === DEFAULT_BASE_URLS[v]) ? COIN_LIST_DEFAULT_URL : "off"
+
 /** A configuration with defaults for everything but the SEC user agent. */
 export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAgent: string }): LiveConfig => ({
   venues: LiveVenues,
@@ -123,7 +131,7 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   leaderLeaseMs: 30_000,
   instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   listingsEveryMs: 3_600_000,
-  coinListUrl: COIN_LIST_DEFAULT_URL,
+  coinListUrl: defaultCoinListUrl(overrides.baseUrls ?? DEFAULT_BASE_URLS),
   ...overrides
 })
 
@@ -369,7 +377,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
       })
     )
   const listingsMinutes = yield* Config.Int("MARKET_DATA_LIVE_LISTINGS_MINUTES").pipe(Config.withDefault(60))
-  const coinListUrl = (yield* read("MARKET_DATA_COIN_LIST_URL", COIN_LIST_DEFAULT_URL)).trim()
+  const coinListUrl = (yield* read("MARKET_DATA_COIN_LIST_URL", defaultCoinListUrl(baseUrls))).trim()
   const config = liveConfig({
     listingsEveryMs: listingsMinutes * 60_000,
     coinListUrl: coinListUrl.toLowerCase() === "off" ? "off" : coinListUrl,

@@ -97,7 +97,7 @@ is set too, and \`off\` turns a stream off.
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
 | Binance and Bybit liquidations | as they happen, over a websocket; written every 2 s, status renewed every minute |
 | instruments (listings): the asset directory | at start, then every hour (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 60); status component \`listings\` |
-| the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`) |
+| the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`; off by default when a venue's base URL is not the public one) |
 
 At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
 settlements for a year, open-interest history and taker volume for up to 30 days (what the venues keep). Later

@@ -11,8 +11,6 @@ import { assert, describe, it } from "@effect/vitest"
 import {
   type AssetDirectory,
   AssetDirectoryStore,
-  HISTORY_READY_MS,
-  historyReadyOf,
   MarketStore,
   makeCryptoPlaneOver,
   makeUniverseRef,
@@ -34,7 +32,7 @@ import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { makeBinance } from "../../src/live/Binance.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { makeDirectoryJob, skippedDetail } from "../../src/live/DirectoryJob.ts"
-import { liveConfig } from "../../src/live/LiveConfig.ts"
+import { COIN_LIST_DEFAULT_URL, liveConfig } from "../../src/live/LiveConfig.ts"
 import { makeConnector } from "../../src/live/LiveFeeds.ts"
 import { type FakeRequest, fakeServer, notFound, type Reply } from "./FakeServer.ts"
 import * as F from "./fixtures/Binance.ts"
@@ -223,8 +221,7 @@ const setUp = Effect.gen(function* () {
   })
   const market = makeMemoryMarketStore()
   const directoryStore = makeMemoryDirectoryStore()
-  // History counts as ready, so the tier rule's other half (perpetuals on two venues) decides `core`.
-  const universeOf = (d: AssetDirectory) => universeOfDirectory(d, () => true)
+  const universeOf = (d: AssetDirectory) => universeOfDirectory(d)
   const universe = makeUniverseRef(universeOf(yield* directoryStore.load))
   const job = yield* makeDirectoryJob({
     connectors: config.venues.map((v) => makeConnector(v, config)),
@@ -448,6 +445,16 @@ describe("the listing job and the directory as the crypto universe (live mode)",
     })
   )
 
+  it("the coin list is fetched from CoinGecko only while the venues are the public ones", () => {
+    assert.strictEqual(liveConfig({ secUserAgent: "A Tester a@example.com" }).coinListUrl, COIN_LIST_DEFAULT_URL)
+    const local = "http://127.0.0.1:9"
+    const replay = liveConfig({
+      secUserAgent: "A Tester a@example.com",
+      baseUrls: { ...liveConfig({ secUserAgent: "A Tester a@example.com" }).baseUrls, okx: local }
+    })
+    assert.strictEqual(replay.coinListUrl, "off")
+  })
+
   it("skipped instruments: the unreadable ones first, by name", () => {
     const detail = skippedDetail([
       { venue: "binance", symbol: "BTCDOMUSDT", reason: "index", detail: "underlyingType INDEX" },
@@ -458,12 +465,6 @@ describe("the listing job and the directory as the crypto universe (live mode)",
       "skipped 2: unparsable 1: 币安人生USDT (base is not an ASCII ticker); index 1: BTCDOMUSDT"
     )
     assert.isUndefined(skippedDetail([]))
-  })
-
-  it("history is ready for the tier rule after a week and the baselines' minimum of hourly samples", () => {
-    assert.isFalse(historyReadyOf(undefined))
-    assert.isFalse(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS - 1 }))
-    assert.isTrue(historyReadyOf({ firstMs: 0, lastMs: HISTORY_READY_MS }))
   })
 })
 
@@ -510,7 +511,7 @@ describe("the venue feeds follow the directory (live mode)", () => {
         )
         const market = makeMemoryMarketStore()
         const directoryStore = makeMemoryDirectoryStore()
-        const universe = makeUniverseRef(universeOfDirectory(yield* directoryStore.load, () => false))
+        const universe = makeUniverseRef(universeOfDirectory(yield* directoryStore.load))
         const connector = makeBinance({ baseUrl: server.url, timeoutMs: 5_000 })
         const job = yield* makeDirectoryJob({
           connectors: [connector],
@@ -518,7 +519,7 @@ describe("the venue feeds follow the directory (live mode)", () => {
           timeoutMs: 5_000,
           everyMs: 3_600_000,
           jitterMs: 0,
-          onDirectory: (d) => Effect.sync(() => universe.set(universeOfDirectory(d, () => false)))
+          onDirectory: (d) => Effect.sync(() => universe.set(universeOfDirectory(d)))
         }).pipe(Effect.provideService(MarketStore, market), Effect.provideService(AssetDirectoryStore, directoryStore))
         const feed = yield* makeCryptoFeed(connector, {
           backfillDays: 1,
