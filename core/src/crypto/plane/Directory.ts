@@ -63,7 +63,10 @@ export const makeDirectory = (
       if (entry === undefined) continue
       out.push(entry)
       const known = entries.get(a.id)
-      untilMs = known !== undefined && known.revision === revision ? Math.min(untilMs, known.untilMs) : nowMs + 1
+      untilMs =
+        known !== undefined && known.revision === revision && known.version === u.version
+          ? Math.min(untilMs, known.untilMs)
+          : nowMs + 1
     }
     if (revision !== undefined && store.revision?.() === revision)
       list = { version: u.version, revision, fromMs: nowMs, untilMs, entries: out }
