@@ -1,8 +1,8 @@
 /**
  * One refresh of the asset directory: each venue's instrument list fetched and parsed (`Listings.ts`), the
  * venues that answered merged into the stored directory in one step (`AssetDirectoryStore.merge`), the others
- * left as they were. This is the step the hourly listing job runs; the job itself (its schedule, backoff and
- * `sources` status) is wired with the crypto plane later.
+ * left as they were. This is the step the hourly listing job runs (`DirectoryJob.ts`: its schedule, backoff,
+ * coin list and `sources` status).
  *
  * - A venue whose fetch or parse fails contributes nothing: its listings keep their last good state (a failed
  *   directory fetch never delists anything), and the report carries its error.

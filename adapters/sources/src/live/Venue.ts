@@ -4,7 +4,9 @@
  * returns rows already converted: prices in USD per base token, volumes in base tokens, open interest, taker
  * volume and liquidations in USD, funding as a fraction per the venue's interval.
  *
- * Symbol mapping comes from the asset registry (`CryptoAssets[].listings`): `BTCUSDT` on Binance and Bybit,
+ * Symbol mapping comes from the crypto universe's listings: the asset registry (`CryptoAssets[].listings`) by
+ * default, live mode's asset directory when the feed is given one (`CryptoFeedOptions.universe`, with each
+ * listing's multiplier as the directory read it, `Listing.tokensPerUnit`): `BTCUSDT` on Binance and Bybit,
  * `BTC-USDT-SWAP` on OKX, `BTC` on Hyperliquid all map to `crypto:bitcoin`. Multiplied listings quote a bundle
  * of tokens: `1000PEPEUSDT` (Binance, Bybit) and `kPEPE` (Hyperliquid) price 1,000 PEPE, so their prices are
  * divided by 1,000 and their quantities multiplied by 1,000 (`tokensPerUnit`). OKX counts quantities in
