@@ -66,6 +66,7 @@ import {
 } from "@market-data/sources"
 import { Effect, References, Result } from "effect"
 import { type AppConfig, ConfigProblem, loadConfig } from "./AppConfig.ts"
+import { ingestSecWithArchives } from "./ingest/Bulk.ts"
 import type { ProgressFactory } from "./Progress.ts"
 import { openStores } from "./Stores.ts"
 
@@ -1206,7 +1207,12 @@ export const ingestCommand = (
         const stores = yield* openStores(cfg).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
         if (stores.database === undefined) return yield* Effect.fail(storeNeeded)
         const store = makePgEquityStore(stores.database)
-        const summary = sub === "sec" ? yield* ingestSec(store, rest, progress) : yield* ingestPrices(store, rest, id)
+        const summary =
+          sub === "sec"
+            ? yield* ingestSecWithArchives(stores.database, store, rest, progress, (files) =>
+                ingestSec(store, files, progress)
+              )
+            : yield* ingestPrices(store, rest, id)
         return reportIngest(summary, stores.description, json, io)
       })
     )

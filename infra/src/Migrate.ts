@@ -12,6 +12,7 @@ import * as equity from "../migrations/2026-11-23T0200_equity.ts"
 import * as sourceErrors from "../migrations/2026-11-23T0300_source_errors.ts"
 import * as rateBegin from "../migrations/2026-11-23T0400_rate_begin.ts"
 import * as assetDirectory from "../migrations/2026-11-25T0100_asset_directory.ts"
+import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -22,7 +23,8 @@ export const migrations = {
   "2026-11-23T0200_equity": equity,
   "2026-11-23T0300_source_errors": sourceErrors,
   "2026-11-23T0400_rate_begin": rateBegin,
-  "2026-11-25T0100_asset_directory": assetDirectory
+  "2026-11-25T0100_asset_directory": assetDirectory,
+  "2026-11-25T0300_bulk_entries": bulkEntries
 }
 
 export interface MigrationReport {

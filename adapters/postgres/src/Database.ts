@@ -53,6 +53,10 @@ export interface Database {
   readonly close: () => Promise<void>
   /** The PostgreSQL pool's connections now (metrics); absent for the embedded database (one connection). */
   readonly poolStats?: () => PoolStats
+  /** The driver under kysely, for what kysely cannot say: `COPY` (`Copy.ts`). */
+  readonly native?:
+    | { readonly kind: "postgres"; readonly pool: pg.Pool }
+    | { readonly kind: "pglite"; readonly pglite: PGlite }
 }
 
 export interface PoolStats {
@@ -86,7 +90,8 @@ export const openPostgres = (url: string, options: { readonly poolSize?: number 
     db,
     kind: "postgres",
     close: () => db.destroy(),
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max })
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
+    native: { kind: "postgres", pool }
   }
 }
 
@@ -104,6 +109,7 @@ export const openPglite = async (dataDir: string | undefined): Promise<Database>
   return {
     db,
     kind: "pglite",
+    native: { kind: "pglite", pglite },
     close: async () => {
       await db.destroy()
       if (!pglite.closed) await pglite.close()

@@ -1,5 +1,6 @@
 /** @market-data/postgres: the store ports on server PostgreSQL and on embedded PGlite. */
 export * from "./Bulk.ts"
+export * from "./Copy.ts"
 export * from "./Database.ts"
 export * from "./Errors.ts"
 export * from "./PgDirectoryStore.ts"

@@ -4,6 +4,7 @@
  * documentation. Meant to be exported from the core's entry as a namespace (`export * as Equity from
  * "./equity/index.ts"`), since some helper names (dates, bars) are generic.
  */
+export type * from "./BulkLoad.ts"
 export * from "./EquityDoc.ts"
 export * from "./EquityPlane.ts"
 export * from "./EquityStore.ts"
