@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
+import { bulkBench } from "./bulk.ts"
 
 const ROOT = join(import.meta.dirname, "..")
 const DB = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -270,10 +271,11 @@ const main = async () => {
     await stop(server)
 
     const startup = await startupBench()
+    const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
 
     mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
     const file = join(ROOT, "bench", "results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
-    writeFileSync(file, JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, rows, startup }, null, 2))
+    writeFileSync(file, JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, rows, startup, bulk }, null, 2))
     process.stdout.write(`\nwritten ${file}\n`)
     const bad = rows.filter((r) => r.non2xx > 0 && !r.scenario.includes("304"))
     if (bad.length > 0) {
@@ -469,4 +471,14 @@ const startupOnly = async () => {
   process.stdout.write(`\nwritten ${file}\n`)
 }
 
-void (process.env.BENCH_ONLY === "startup" ? startupOnly() : main())
+/** The bulk ingest alone: `BENCH_ONLY=bulk node bench/run.ts` (needs server PostgreSQL). */
+const bulkOnly = async () => {
+  const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+  const file = join(ROOT, "bench", "results", `bulk-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+  writeFileSync(file, JSON.stringify({ bulk }, null, 2))
+  process.stdout.write(`\nwritten ${file}\n`)
+  if (!bulk.targets_met) process.exitCode = 1
+}
+
+void (process.env.BENCH_ONLY === "startup" ? startupOnly() : process.env.BENCH_ONLY === "bulk" ? bulkOnly() : main())

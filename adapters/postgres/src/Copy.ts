@@ -146,31 +146,41 @@ const FILING_COLUMNS = [
   "url"
 ] as const
 
-/** The rows of `equity_facts` for a company's facts, a repeated natural key once (the first), as `putFacts`. */
-export const factRows = (cik: string, facts: ReadonlyArray<Fact>): Array<Array<CopyValue>> => {
+const NEEDS_ESCAPE = /[\\\t\n\r]/
+
+/** A text value in `COPY`'s text format (most need no escaping: tested first). */
+const text = (v: string): string => (NEEDS_ESCAPE.test(v) ? v.replace(ESCAPES, escapeOne) : v)
+
+const optional = (v: string | null): string => (v === null ? "\\N" : text(v))
+
+/**
+ * The `COPY` text of `equity_facts` rows for a company's facts, a repeated natural key once (the first), as
+ * `putFacts` keeps them; written straight from the facts, in pieces of about 1 MB. Returns the pieces and the
+ * number of rows.
+ */
+export const factCopyText = (
+  cik: string,
+  facts: ReadonlyArray<Fact>
+): { readonly pieces: Array<string>; readonly rows: number } => {
   const seen = new Set<string>()
-  const rows: Array<Array<CopyValue>> = []
+  const pieces: Array<string> = []
+  const c = text(cik)
+  let current = ""
+  let rows = 0
   for (const f of facts) {
-    const key = `${f.taxonomy}|${f.concept}|${f.unit}|${f.start ?? ""}|${f.end}|${f.accession}`
+    const start = f.start ?? ""
+    const key = `${f.taxonomy}|${f.concept}|${f.unit}|${start}|${f.end}|${f.accession}`
     if (seen.has(key)) continue
     seen.add(key)
-    rows.push([
-      cik,
-      f.taxonomy,
-      f.concept,
-      f.unit,
-      f.start ?? "",
-      f.end,
-      f.accession,
-      f.value,
-      f.fy,
-      f.fp,
-      f.form,
-      f.filed,
-      f.frame
-    ])
+    rows++
+    current += `${c}\t${text(f.taxonomy)}\t${text(f.concept)}\t${text(f.unit)}\t${text(start)}\t${text(f.end)}\t${text(f.accession)}\t${text(f.value)}\t${f.fy === null ? "\\N" : f.fy}\t${optional(f.fp)}\t${text(f.form)}\t${text(f.filed)}\t${optional(f.frame)}\n`
+    if (current.length >= 1 << 20) {
+      pieces.push(current)
+      current = ""
+    }
   }
-  return rows
+  if (current.length > 0) pieces.push(current)
+  return { pieces, rows }
 }
 
 const filingRows = (cik: string, filings: ReadonlyArray<Filing>): Array<Array<CopyValue>> => {
@@ -219,17 +229,17 @@ const writeRows = async (
   table: "equity_facts" | "equity_filings",
   columns: ReadonlyArray<string>,
   cik: string,
-  rows: ReadonlyArray<ReadonlyArray<CopyValue>>
+  data: { readonly pieces: ReadonlyArray<string>; readonly rows: number }
 ): Promise<number> => {
-  if (rows.length === 0) return 0
+  if (data.rows === 0) return 0
   const existing = await s.run(`select 1 from ${table} where cik = $1 limit 1`, [cik])
   if (existing.rows.length === 0) {
-    await s.copy(table, columns, copyText(rows))
-    return rows.length
+    await s.copy(table, columns, data.pieces)
+    return data.rows
   }
   const stage = `bulk_stage_${table}`
   await s.run(`create temp table ${stage} (like ${table}) on commit drop`)
-  await s.copy(stage, columns, copyText(rows))
+  await s.copy(stage, columns, data.pieces)
   const list = columns.join(", ")
   return (await s.run(`insert into ${table} (${list}) select ${list} from ${stage} on conflict do nothing`)).count
 }
@@ -263,13 +273,16 @@ export const makePgBulkLoader = (database: Database): BulkLoader => ({
             await s.run(INSERT_COMPANY, companyParams(c))
           }
         }
-        const facts = await writeRows(s, "equity_facts", FACT_COLUMNS, entry.cik, factRows(entry.cik, entry.facts))
+        const facts = await writeRows(s, "equity_facts", FACT_COLUMNS, entry.cik, factCopyText(entry.cik, entry.facts))
         const filings = await writeRows(
           s,
           "equity_filings",
           FILING_COLUMNS,
           entry.cik,
-          filingRows(entry.cik, entry.filings)
+          (() => {
+            const rows = filingRows(entry.cik, entry.filings)
+            return { pieces: copyText(rows), rows: rows.length }
+          })()
         )
         const m = entry.mark
         await s.run(

@@ -28,7 +28,7 @@ import type {
 } from "@market-data/core"
 import { type Database, makePgBulkLoader } from "@market-data/postgres"
 import { parseCompanyFacts, parseSubmissions, parseSubmissionsPage } from "@market-data/sources"
-import { Effect, Result } from "effect"
+import { Effect, Fiber, Result } from "effect"
 import yauzl from "yauzl"
 import type { ProgressFactory } from "../Progress.ts"
 import type { IngestCounts, IngestFileResult, IngestSummary } from "../Ingest.ts"
@@ -299,61 +299,83 @@ const ingestArchive = (
       let bytesDone = 0
       let rows = 0
       let done = 0
+      let last = started
+      /** Records an entry's result and steps the bar: its time is the time since the previous entry finished. */
+      const finish = (entry: yauzl.Entry, result: IngestFileResult) => {
+        results.push(result)
+        done++
+        bytesDone += entry.compressedSize
+        const now = performance.now()
+        const elapsed = (now - started) / 1000
+        const eta = bytesDone === 0 ? Number.NaN : (elapsed * (totalBytes - bytesDone)) / bytesDone
+        const rate =
+          elapsed > 0
+            ? `${Math.round(done / elapsed).toLocaleString("en-US")} entries/s, ${Math.round(rows / elapsed).toLocaleString("en-US")} rows/s`
+            : ""
+        const what =
+          result.status === "loaded"
+            ? `${plural(result.records, "record")}, ${plural(result.written, "new row")}`
+            : `failed (${(result.reason ?? "").slice(0, 60)})`
+        bar.stepDone(`${entry.fileName}: ${what} | ${rate} | ETA ${seconds(eta)}`, now - last)
+        last = now
+      }
+      type Parsed = Exclude<ReturnType<typeof parseEntry>, EntryProblem>
+      /** The entry read, checked and parsed (CPU work here, while the previous entry's load runs in the database). */
+      const prepare = (entry: yauzl.Entry) =>
+        Effect.map(
+          Effect.promise(() => readEntry(zip, entry)),
+          (bytes): Parsed | EntryProblem =>
+            bytes instanceof EntryProblem ? bytes : parseEntry(basename(entry.fileName), bytes.toString("utf8"))
+        )
+      const loaded = (entry: yauzl.Entry, parsed: Parsed, written: BulkWritten): IngestFileResult => {
+        counts.companies += written.companies
+        counts.facts += written.facts
+        counts.filings += written.filings
+        rows += parsed.facts.length + parsed.filings.length
+        return entryResult(`${label}:${entry.fileName}`, parsed.kind, {
+          status: "loaded",
+          cik: parsed.cik,
+          records: parsed.facts.length + parsed.filings.length,
+          written: written.companies + written.facts + written.filings,
+          notes: parsed.notes
+        })
+      }
       yield* Effect.gen(function* () {
+        // One entry is written while the next is read and parsed: the database and this process work at once.
+        let inFlight:
+          | { readonly entry: yauzl.Entry; readonly parsed: Parsed; readonly fiber: Fiber.Fiber<BulkWritten> }
+          | undefined
+        const settle = Effect.gen(function* () {
+          if (inFlight === undefined) return
+          const { entry, parsed, fiber } = inFlight
+          inFlight = undefined
+          finish(entry, loaded(entry, parsed, yield* Fiber.join(fiber)))
+        })
         for (const entry of todo) {
-          const t0 = performance.now()
-          const name = basename(entry.fileName)
-          const where = `${label}:${entry.fileName}`
-          const bytes = yield* Effect.promise(() => readEntry(zip, entry))
-          let result: IngestFileResult
-          if (bytes instanceof EntryProblem) {
-            result = entryResult(where, null, { status: "failed", reason: bytes.reason })
-          } else {
-            const parsed = parseEntry(name, bytes.toString("utf8"))
-            if (parsed instanceof EntryProblem) {
-              result = entryResult(where, null, { status: "failed", reason: parsed.reason })
-            } else {
-              const written = yield* loader.load({
-                mark: { archive, entry: entry.fileName, crc32: entry.crc32 >>> 0, size: entry.uncompressedSize },
-                cik: parsed.cik,
-                company:
-                  parsed.company === null
-                    ? null
-                    : {
-                        value: withTickers(parsed.company, listed),
-                        mode: parsed.kind === "submissions" ? "replace" : "if_absent"
-                      },
-                facts: parsed.facts,
-                filings: parsed.filings
-              } satisfies BulkCompanyEntry)
-              counts.companies += written.companies
-              counts.facts += written.facts
-              counts.filings += written.filings
-              rows += parsed.facts.length + parsed.filings.length
-              result = entryResult(where, parsed.kind, {
-                status: "loaded",
-                cik: parsed.cik,
-                records: parsed.facts.length + parsed.filings.length,
-                written: written.companies + written.facts + written.filings,
-                notes: parsed.notes
-              })
-            }
+          const parsed = yield* prepare(entry)
+          yield* settle
+          if (parsed instanceof EntryProblem) {
+            finish(entry, entryResult(`${label}:${entry.fileName}`, null, { status: "failed", reason: parsed.reason }))
+            continue
           }
-          results.push(result)
-          done++
-          bytesDone += entry.compressedSize
-          const elapsed = (performance.now() - started) / 1000
-          const eta = bytesDone === 0 ? Number.NaN : (elapsed * (totalBytes - bytesDone)) / bytesDone
-          const rate =
-            elapsed > 0
-              ? `${Math.round(done / elapsed).toLocaleString("en-US")} entries/s, ${Math.round(rows / elapsed).toLocaleString("en-US")} rows/s`
-              : ""
-          const what =
-            result.status === "loaded"
-              ? `${plural(result.records, "record")}, ${plural(result.written, "new row")}`
-              : `failed (${(result.reason ?? "").slice(0, 60)})`
-          bar.stepDone(`${entry.fileName}: ${what} | ${rate} | ETA ${seconds(eta)}`, performance.now() - t0)
+          const fiber = yield* Effect.forkChild(
+            loader.load({
+              mark: { archive, entry: entry.fileName, crc32: entry.crc32 >>> 0, size: entry.uncompressedSize },
+              cik: parsed.cik,
+              company:
+                parsed.company === null
+                  ? null
+                  : {
+                      value: withTickers(parsed.company, listed),
+                      mode: parsed.kind === "submissions" ? "replace" : "if_absent"
+                    },
+              facts: parsed.facts,
+              filings: parsed.filings
+            } satisfies BulkCompanyEntry)
+          )
+          inFlight = { entry, parsed, fiber }
         }
+        yield* settle
       }).pipe(Effect.ensuring(Effect.sync(() => bar.stop())))
       return { results, unchanged, ignored }
     }).pipe(Effect.ensuring(Effect.sync(() => zip.close())))
