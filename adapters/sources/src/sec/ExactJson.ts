@@ -52,9 +52,63 @@ const keepNumberSource: SourceReviver = (_key, value, context) => {
   return new JsonNumber(context.source)
 }
 
+/**
+ * A number written as an object member's value (`:` before it, `,` `}` or `]` after it), where every number of
+ * the SEC's JSON documents stands.
+ */
+const MEMBER_NUMBER = /:(\s*)(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,}\]])/g
+
+class NotMarked {}
+
+/** The parsed tree with every marked string (`\u0001` + a number's source text) back as its `JsonNumber`. */
+const unmark = (value: unknown): unknown => {
+  if (typeof value === "string") return value.charCodeAt(0) === 1 ? new JsonNumber(value.slice(1)) : value
+  if (typeof value === "number") throw new NotMarked()
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v = unmark(value[i])
+      if (v !== value[i]) value[i] = v
+    }
+    return value
+  }
+  const object = value as Record<string, unknown>
+  for (const key of Object.keys(object)) {
+    const v = unmark(object[key])
+    if (v !== object[key]) object[key] = v
+  }
+  return value
+}
+
+/**
+ * The fast way to the same tree as the reviver's: each member number is rewritten as a marked string
+ * (`"\u0001<source>"`, a plain text replacement) and `JSON.parse` runs without a reviver, several times faster on
+ * a 10 MB companyfacts document. Undefined whenever it cannot be sure of giving the same tree, and the reviver
+ * decides: a number elsewhere (in an array, at the top) is left a float, so it is refused; a rewrite inside a
+ * string puts a backslash right after the string's new end, which no JSON admits, so the parse fails; and a
+ * document that writes `\u0001` itself is never rewritten.
+ */
+export const parseMarked = (body: string): { readonly tree: unknown } | undefined => {
+  if (body.includes("\\u0001") || body.includes("\u0001")) return undefined
+  let tree: unknown
+  try {
+    tree = JSON.parse(body.replace(MEMBER_NUMBER, ':$1"\\u0001$2"'))
+  } catch {
+    return undefined
+  }
+  try {
+    return { tree: unmark(tree) }
+  } catch (error) {
+    if (error instanceof NotMarked) return undefined
+    throw error
+  }
+}
+
 /** Parses JSON text keeping every number as its source text (`JsonNumber`). Throws `FormatProblem`. */
 export const parseExactJson = (text: string): unknown => {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  const fast = parseMarked(body)
+  if (fast !== undefined) return fast.tree
   try {
     return JSON.parse(body, keepNumberSource as (this: unknown, key: string, value: unknown) => unknown)
   } catch (error) {
