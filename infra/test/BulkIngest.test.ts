@@ -280,6 +280,39 @@ for (const backend of backends) {
     }, 60_000)
 
     if (backend.name !== "memory") {
+      it("COPY carries tabs, newlines, backslashes and nulls in values exactly", async () => {
+        const b = await backend.open()
+        try {
+          const fact = {
+            taxonomy: "custom\\tax",
+            concept: "Odd\tConcept\nName\r\\N",
+            unit: "USD",
+            value: "-0.000000000000000000012345",
+            start: null,
+            end: "2024-12-31",
+            fy: null,
+            fp: null,
+            form: "10-K",
+            accession: "0009990822-25-000001",
+            filed: "2025-02-01",
+            frame: "\\N"
+          }
+          const written = await Effect.runPromise(
+            b.loader.load({
+              mark: { archive: "companyfacts.zip", entry: "CIK0009990822.json", crc32: 7, size: 8 },
+              cik: "9990822",
+              company: null,
+              facts: [fact, { ...fact, value: "1" }],
+              filings: []
+            })
+          )
+          expect(written.facts).toBe(1)
+          expect(await Effect.runPromise(b.store.facts("9990822"))).toEqual([fact])
+        } finally {
+          await b.close()
+        }
+      }, 60_000)
+
       it("a failure inside an entry's transaction leaves no half of it: no company, no facts, no mark", async () => {
         const b = await backend.open()
         try {
