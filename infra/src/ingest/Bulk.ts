@@ -36,6 +36,13 @@ import type { ProgressFactory } from "../Progress.ts"
 /** An entry larger than this (uncompressed) is refused: the biggest companyfacts document is far below it. */
 export const MAX_ENTRY_BYTES = 512 * 1024 * 1024
 
+/**
+ * Entries up to this size (uncompressed) are parsed while the previous one is written; a larger one is parsed only
+ * once the previous is written, so memory holds one large entry at a time (a 44 MB companyfacts document peaks the
+ * process at about 1.3 GB; the largest real ones are of that order).
+ */
+const OVERLAP_MAX_BYTES = 8 * 1024 * 1024
+
 const MAIN_ENTRY = /^CIK\d{10}\.json$/i
 const PAGE_ENTRY = /^CIK(\d{10})-submissions-\d+\.json$/i
 
@@ -343,7 +350,12 @@ const ingestArchive = (
       yield* Effect.gen(function* () {
         // One entry is written while the next is read and parsed: the database and this process work at once.
         let inFlight:
-          | { readonly entry: yauzl.Entry; readonly parsed: Parsed; readonly fiber: Fiber.Fiber<BulkWritten> }
+          | {
+              readonly entry: yauzl.Entry
+              readonly size: number
+              readonly parsed: Parsed
+              readonly fiber: Fiber.Fiber<BulkWritten>
+            }
           | undefined
         const settle = Effect.gen(function* () {
           if (inFlight === undefined) return
@@ -352,6 +364,8 @@ const ingestArchive = (
           finish(entry, loaded(entry, parsed, yield* Fiber.join(fiber)))
         })
         for (const entry of todo) {
+          // A large entry waits for the previous one to be written, so at most one large entry is in memory.
+          if (entry.uncompressedSize > OVERLAP_MAX_BYTES || (inFlight?.size ?? 0) > OVERLAP_MAX_BYTES) yield* settle
           const parsed = yield* prepare(entry)
           yield* settle
           if (parsed instanceof EntryProblem) {
@@ -373,7 +387,7 @@ const ingestArchive = (
               filings: parsed.filings
             } satisfies BulkCompanyEntry)
           )
-          inFlight = { entry, parsed, fiber }
+          inFlight = { entry, size: entry.uncompressedSize, parsed, fiber }
         }
         yield* settle
       }).pipe(Effect.ensuring(Effect.sync(() => bar.stop())))
