@@ -30,8 +30,8 @@ import { type Database, makePgBulkLoader } from "@market-data/postgres"
 import { parseCompanyFacts, parseSubmissions, parseSubmissionsPage } from "@market-data/sources"
 import { Effect, Fiber, Result } from "effect"
 import yauzl from "yauzl"
-import type { IngestCounts, IngestFileResult, IngestSummary } from "../Ingest.ts"
 import type { ProgressFactory } from "../Progress.ts"
+import type { IngestCounts, IngestFileResult, IngestSummary } from "./Summary.ts"
 
 /** An entry larger than this (uncompressed) is refused: the biggest companyfacts document is far below it. */
 export const MAX_ENTRY_BYTES = 512 * 1024 * 1024
