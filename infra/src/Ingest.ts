@@ -29,6 +29,8 @@
  *
  * Daily prices: CSVs (named, or the `.csv` files of directories) with a header naming `date`, `open`, `high`,
  * `low`, `close`, `volume` (any order and case; other columns ignored), one row per session, dates `YYYY-MM-DD`.
+ * The CSV grammar is RFC 4180 (read by `csv-parse`: quoted cells may hold commas, quotes and line breaks; cells
+ * trimmed); a file it refuses fails whole, naming the fault and its line.
  * A bar's time is the session's open (09:30 New York). A refused row is counted by reason and named with its line;
  * the good rows load. A weekend date is refused; a row on a weekday the market calendar has closed (a holiday
  * or one-off closure) is kept, with a warning: the source published it. The rows are

@@ -3,6 +3,7 @@
  * or the one its `id` or `ticker` column names; good rows load, refused rows are counted by reason and named by line.
  */
 import { type Company, Equity, type EquityStore } from "@market-data/core"
+import { parse } from "csv-parse/sync"
 import { Effect, Result } from "effect"
 import { expandPaths, readText } from "./Files.ts"
 import { listedTickers } from "./Sec.ts"
@@ -20,27 +21,51 @@ import {
 
 const PRICE_COLUMNS = ["date", "open", "high", "low", "close", "volume"] as const
 
-/** Splits one CSV line (RFC 4180 quoting). */
-const csvCells = (line: string): Array<string> => {
-  const cells: Array<string> = []
-  let cell = ""
-  let quoted = false
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i] as string
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        cell += '"'
-        i++
-      } else if (ch === '"') quoted = false
-      else cell += ch
-    } else if (ch === '"') quoted = true
-    else if (ch === ",") {
-      cells.push(cell)
-      cell = ""
-    } else cell += ch
+/** One record of a CSV: its cells (trimmed) and the line it starts on. */
+interface CsvRecord {
+  readonly line: number
+  readonly cells: ReadonlyArray<string>
+}
+
+/** The line a record starts on, from the line it ends on and its raw text. */
+const startLine = (endLine: number, raw: string): number => {
+  const text = raw.replace(/\n$/, "")
+  let n = 0
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++
+  return endLine - n
+}
+
+/**
+ * The records of a CSV (RFC 4180, by `csv-parse`): a quoted cell may hold commas, doubled quotes and line breaks;
+ * cells are trimmed (around their quotes too); a byte-order mark is dropped; blank lines are skipped. A file the
+ * grammar refuses (a quote never closed, text after a closing quote) has no trustworthy rows after the fault:
+ * its reason, with the line, instead.
+ */
+const csvRecords = (text: string): Array<CsvRecord> | { readonly error: string } => {
+  let records: ReadonlyArray<{
+    readonly record: ReadonlyArray<string>
+    readonly raw: string
+    readonly info: { readonly lines: number }
+  }>
+  try {
+    records = parse(text.replace(/\r\n/g, "\n"), {
+      bom: true,
+      trim: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      record_delimiter: "\n",
+      info: true,
+      raw: true
+    }) as unknown as typeof records
+  } catch (e) {
+    return { error: `not a well-formed CSV (RFC 4180), nothing loaded: ${e instanceof Error ? e.message : String(e)}` }
   }
-  cells.push(cell)
-  return cells.map((c) => c.trim())
+  const out: Array<CsvRecord> = []
+  for (const r of records) {
+    if (r.raw.trim() === "") continue
+    out.push({ line: startLine(r.info.lines, r.raw), cells: r.record })
+  }
+  return out
 }
 
 /** One good row of a price CSV. */
@@ -71,10 +96,11 @@ export const parsePriceCsv = (
       readonly keyed: boolean
     }
   | { readonly error: string } => {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/)
-  const headerIndex = lines.findIndex((l) => l.trim() !== "")
-  if (headerIndex < 0) return { error: "the file is empty" }
-  const header = csvCells(lines[headerIndex] as string).map((h) => h.toLowerCase())
+  const records = csvRecords(text)
+  if ("error" in records) return records
+  const headerRecord = records[0]
+  if (headerRecord === undefined) return { error: "the file is empty" }
+  const header = headerRecord.cells.map((h) => h.toLowerCase())
   const at = Object.fromEntries(PRICE_COLUMNS.map((c) => [c, header.indexOf(c)])) as Record<
     (typeof PRICE_COLUMNS)[number],
     number
@@ -82,18 +108,16 @@ export const parsePriceCsv = (
   const absent = PRICE_COLUMNS.filter((c) => at[c] < 0)
   if (absent.length > 0) {
     return {
-      error: `the header (line ${headerIndex + 1}) lacks ${absent.join(", ")}: a price CSV starts with a header naming date, open, high, low, close, volume`
+      error: `the header (line ${headerRecord.line}) lacks ${absent.join(", ")}: a price CSV starts with a header naming date, open, high, low, close, volume`
     }
   }
   const keyAt = ["id", "ticker", "symbol"].map((c) => header.indexOf(c)).find((i) => i >= 0) ?? -1
   const rows: Array<PriceRow> = []
   const refusals: Array<RefusedRow> = []
   const seen = new Map<string, number>()
-  for (let i = headerIndex + 1; i < lines.length; i++) {
-    const line = lines[i] as string
-    if (line.trim() === "") continue
-    const lineNo = i + 1
-    const cells = csvCells(line)
+  for (const record of records.slice(1)) {
+    const lineNo = record.line
+    const cells = record.cells
     const date = cells[at.date] ?? ""
     const company = keyAt < 0 ? null : (cells[keyAt] ?? "").toUpperCase().replace(/^EQ:/, "eq:")
     const why = (reason: RefusalReason, detail: string) => refusals.push({ line: lineNo, reason, detail })
