@@ -19,6 +19,12 @@ export interface AppConfig {
   readonly feed: "simulated" | "live"
   /** Seed of the simulated market and simulated filings: the same seed gives the same data. */
   readonly seed: number
+  /**
+   * `MARKET_DATA_SIM_UNIVERSE`: the simulated crypto universe. `market` (default): the production-scale market
+   * of the simulated venues' listings (over 400 assets, `makeSimulatedUniverse`); `registry`: only the
+   * hand-written registry's 35 assets (a smaller, faster start, for tests and small machines).
+   */
+  readonly simulatedUniverse?: "market" | "registry"
   /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */
   readonly allowedOrigins: ReadonlyArray<string>
   readonly bootstrapKey: string | undefined
@@ -67,6 +73,9 @@ const readConfig = Effect.gen(function* () {
     Config.withDefault("simulated" as const)
   )
   const seed = yield* Config.Int("MARKET_DATA_SEED").pipe(Config.withDefault(20261123))
+  const simulatedUniverse = yield* Config.Literals(["market", "registry"], "MARKET_DATA_SIM_UNIVERSE").pipe(
+    Config.withDefault("market" as const)
+  )
   const allowedOriginsText = yield* Config.String("MARKET_DATA_ALLOWED_ORIGINS").pipe(Config.withDefault(""))
   const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
   const bootstrapCredits = yield* Config.Int("MARKET_DATA_BOOTSTRAP_CREDITS").pipe(Config.withDefault(0))
@@ -146,6 +155,7 @@ const readConfig = Effect.gen(function* () {
     poolSize,
     feed,
     seed,
+    simulatedUniverse,
     allowedOrigins,
     bootstrapKey: bootstrapKey === "" ? undefined : bootstrapKey,
     bootstrapCredits,

@@ -25,12 +25,12 @@ import {
   type LeaderLock,
   type MarketStore,
   MarketStore as MarketStoreTag,
-  makeCryptoPlane,
   makeCryptoPlaneOver,
   makeUniverseRef,
   type PlaneForAsset,
   type PlaneOperations,
   pricedAssets,
+  staticUniverse,
   universeOfDirectory
 } from "@market-data/core"
 import {
@@ -54,6 +54,7 @@ import {
   type LiveConfigError,
   loadLiveConfig,
   loadSimulatedEquity,
+  makeSimulatedUniverse,
   SimulatedCompanies,
   type SimulatedEquity,
   SimulatedManagers,
@@ -107,6 +108,18 @@ export interface OpenPlanesOptions {
  * no answer (`infra/test/ProgressivePlanes.test.ts`) and leaves about 100 MB of the 240 MB a blocking start
  * keeps.
  */
+/**
+ * The simulated crypto market the configuration names (`MARKET_DATA_SIM_UNIVERSE`): its universe, the assets
+ * generated (in the order a progressive start fills them) and their model parameters.
+ */
+const simulatedMarket = (config: AppConfig) => {
+  if (config.simulatedUniverse === "registry") {
+    return { universe: staticUniverse, priced: pricedAssets(), profiles: undefined }
+  }
+  const built = makeSimulatedUniverse()
+  return { universe: built.universe, priced: built.priced, profiles: built.profiles }
+}
+
 /** The log line of a simulated market whose history is generated. */
 const logMarketReady = (report: {
   readonly rows: number
@@ -188,15 +201,23 @@ export const openPlanes = (
     const persistent = database === undefined ? undefined : makePgEquityStore(database)
     const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
 
-    yield* Effect.logInfo("simulated market: generating a year of history", { seed: config.seed })
-    const crypto = yield* startSimulatedCrypto({ seed: config.seed }).pipe(
-      Effect.provideService(MarketStoreTag, market)
-    )
+    const sim = simulatedMarket(config)
+    yield* Effect.logInfo("simulated market: generating a year of history", {
+      seed: config.seed,
+      assets: sim.priced.length
+    })
+    const crypto = yield* startSimulatedCrypto({
+      seed: config.seed,
+      assets: sim.priced,
+      ...(sim.profiles === undefined ? {} : { profiles: sim.profiles })
+    }).pipe(Effect.provideService(MarketStoreTag, market))
     yield* logMarketReady(crypto.report)
 
     yield* loadFilings(config, database, equity)
 
-    const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
+    const cryptoPlane = yield* makeCryptoPlaneOver(makeUniverseRef(sim.universe)).pipe(
+      Effect.provideService(MarketStoreTag, market)
+    )
     // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
     let warm = false
     yield* cryptoPlane.warm.pipe(
@@ -271,14 +292,22 @@ const openSimulatedProgressively = (
     const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
     yield* loadFilings(config, database, equity)
 
-    const cryptoPlane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStoreTag, market))
-    const total = pricedAssets().length
+    const sim = simulatedMarket(config)
+    const cryptoPlane = yield* makeCryptoPlaneOver(makeUniverseRef(sim.universe)).pipe(
+      Effect.provideService(MarketStoreTag, market)
+    )
+    const total = sim.priced.length
     const ready = new Set<string>()
     let allReady = false
     const isReady = (assetId: string | undefined) => allReady || (assetId !== undefined && ready.has(assetId))
-    yield* Effect.logInfo("simulated market: generating a year of history in the background", { seed: config.seed })
+    yield* Effect.logInfo("simulated market: generating a year of history in the background", {
+      seed: config.seed,
+      assets: total
+    })
     yield* startSimulatedCrypto({
       seed: config.seed,
+      assets: sim.priced,
+      ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
       afterAsset: (asset) =>
         Effect.gen(function* () {
           yield* cryptoPlane.warmAsset(asset.id)
@@ -292,7 +321,7 @@ const openSimulatedProgressively = (
         // uptime holds SIMULATED_KEPT_DENSE_DAYS of the dense series, not the retention's 400 days. Each asset's
         // baselines are sampled up to now first, so what its next sampling reads (from 8 days before) is kept.
         Effect.forEach(
-          pricedAssets(),
+          sim.priced,
           (asset) =>
             Effect.gen(function* () {
               yield* cryptoPlane.warmAsset(asset.id)

@@ -30,7 +30,8 @@ export const startServerProcess = (
   new Promise((resolve, reject) => {
     const entry = options.entry ?? TEST_PLANE_ENTRY
     const child = spawn(process.execPath, [entry, ...(options.args ?? [])], {
-      env: { ...process.env, PORT: "0", LOG_LEVEL: "warn", ...env },
+      // The registry's universe unless a test names one (a start of the 400-asset market costs a minute of CPU).
+      env: { ...process.env, PORT: "0", LOG_LEVEL: "warn", MARKET_DATA_SIM_UNIVERSE: "registry", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""

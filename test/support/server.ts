@@ -20,6 +20,9 @@ export const testConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   poolSize: 4,
   feed: "simulated",
   seed: 1,
+  // The registry's 35 assets: a suite's start stays a few seconds; the production-scale simulated universe has
+  // its own tests (adapters/sources/test/SimulatedUniverse.test.ts, infra/test/SimulatedMarket.test.ts).
+  simulatedUniverse: "registry",
   allowedOrigins: [],
   bootstrapKey: undefined,
   bootstrapCredits: 0,

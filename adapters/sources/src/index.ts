@@ -11,4 +11,5 @@ export {
 export * from "./sec/index.ts"
 export { type SimulatedCryptoOptions, startSimulatedCrypto } from "./simulated/crypto/Feed.ts"
 export * as SimulatedCrypto from "./simulated/crypto/index.ts"
+export { makeSimulatedUniverse, type SimulatedUniverse } from "./simulated/crypto/Universe.ts"
 export * from "./simulated/equity/index.ts"

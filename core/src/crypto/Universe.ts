@@ -166,14 +166,25 @@ export const assetOfDirectory = (
   return { asset, entry }
 }
 
-/** The asset directory as the universe (live mode). */
-export const universeOfDirectory = (directory: AssetDirectory): CryptoUniverse => {
+/** How a universe built from a directory orders its assets and fills what the registry does not know. */
+export interface UniverseOptions {
+  /** Sort key of an asset (lower first; ties by ID); default: by ID. The simulated default: by market cap. */
+  readonly order?: (assetId: string) => number
+  /** Circulating supply of an asset the registry has none for (the simulated default's own). */
+  readonly circulatingSupply?: (assetId: string) => number | undefined
+}
+
+/** The asset directory as the universe (live mode, and the simulated default from its simulated venues). */
+export const universeOfDirectory = (directory: AssetDirectory, options: UniverseOptions = {}): CryptoUniverse => {
   const assets: Array<CryptoAsset> = []
   const entries = new Map<string, DirectoryEntry>()
   for (const d of directory.assets) {
     const { asset, entry } = assetOfDirectory(d)
-    assets.push(asset)
+    const supply = asset.circulatingSupply ?? options.circulatingSupply?.(asset.id)
+    assets.push(supply === asset.circulatingSupply ? asset : { ...asset, circulatingSupply: supply })
     entries.set(asset.id, entry)
   }
+  const order = options.order
+  if (order !== undefined) assets.sort((a, b) => order(a.id) - order(b.id) || (a.id < b.id ? -1 : 1))
   return index(assets, entries, true)
 }

@@ -407,6 +407,8 @@ export interface SimulationOptions {
    * and the bars of every listing but the asset's primary one).
    */
   readonly denseFromMs: number
+  /** Each asset's model parameters, by ID; default: the registry's (`AssetProfiles`). */
+  readonly profiles?: Readonly<Record<string, AssetProfile>>
 }
 
 /** A run of several steps in progress (see `Simulation.startRun`). */
@@ -444,7 +446,7 @@ export class Simulation {
     if (options.genesisMs % BAR_MS !== 0) throw new Error("genesis must be a multiple of 15 minutes")
     this.market = new Rng(`${options.seed}|market`)
     this.assets = options.assets.map((asset) => {
-      const profile = AssetProfiles[asset.id]
+      const profile = (options.profiles ?? AssetProfiles)[asset.id]
       if (profile === undefined) throw new Error(`no simulation profile for ${asset.id}`)
       return new AssetSim(options.seed, asset, profile)
     })

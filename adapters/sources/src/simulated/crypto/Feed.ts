@@ -27,7 +27,7 @@ import {
 } from "@market-data/core"
 import { Clock, Effect, type Fiber, type Scope } from "effect"
 import { Simulation, type VenueSink } from "./Engine.ts"
-import { VenueProfiles } from "./Profiles.ts"
+import { type AssetProfile, VenueProfiles } from "./Profiles.ts"
 
 /** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
 export const SIMULATED_RETENTION_DAYS = 400
@@ -50,6 +50,8 @@ export interface SimulatedCryptoOptions {
   readonly nowMs?: number
   /** Assets to simulate; default: every asset with listings. */
   readonly assets?: ReadonlyArray<CryptoAsset>
+  /** The assets' model parameters, by ID; default: the registry's (`AssetProfiles`). */
+  readonly profiles?: Readonly<Record<string, AssetProfile>>
   readonly historyDays?: number
   readonly denseHistoryDays?: number
   /**
@@ -100,7 +102,8 @@ export const makeSimulation = (options: SimulatedCryptoOptions & { readonly nowM
     seed: String(options.seed),
     assets: options.assets ?? pricedAssets(),
     genesisMs,
-    denseFromMs: Math.max(genesisMs, denseFrom)
+    denseFromMs: Math.max(genesisMs, denseFrom),
+    ...(options.profiles === undefined ? {} : { profiles: options.profiles })
   })
 }
 
