@@ -31,7 +31,7 @@ describe("crypto domains documentation", () => {
 
   it("documents the asset directory: listings, multipliers, renames, permanence, the slug and tier rules", () => {
     for (const text of [
-      "### The asset directory (live mode)",
+      "### The asset directory",
       "In live mode the directory is the crypto universe",
       "names in `detail` every instrument it skipped",
       "`rank` scans the whole `core` tier",
