@@ -2,8 +2,10 @@
  * The data planes and their feeds, for the life of a scope.
  *
  * The simulated feed (the default) regenerates its history from `MARKET_DATA_SEED` at every start into
- * in-memory plane stores: a year of 15-minute crypto data for the whole universe (about 3 s; `serve` generates
- * it in the background after it listens, asset by asset, see `OpenPlanesOptions.progressive`) that then ticks
+ * in-memory plane stores: a year of 15-minute crypto data for the whole universe (`MARKET_DATA_SIM_UNIVERSE`:
+ * the default's 428 assets from the simulated venues' listings take about a minute of CPU, the registry's 35 about
+ * 5 s; `serve` generates it in the background after it listens, asset by asset, see
+ * `OpenPlanesOptions.progressive`) that then ticks
  * on each venue's cadence, and five fictional companies whose filings are generated in the SEC's own formats
  * and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
  * history, and PostgreSQL's market tables are for live data. Filings are: on a database (PGlite or PostgreSQL)
