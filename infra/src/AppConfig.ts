@@ -22,7 +22,8 @@ export interface AppConfig {
   /**
    * `MARKET_DATA_SIM_UNIVERSE`: the simulated crypto universe. `market` (default): the production-scale market
    * of the simulated venues' listings (over 400 assets, `makeSimulatedUniverse`); `registry`: only the
-   * hand-written registry's 35 assets (a smaller, faster start, for tests and small machines).
+   * hand-written registry's 35 assets (a smaller, faster start, for tests and small machines). Absent (a
+   * configuration built in code, like the in-process library's): `registry`; the environment's default is `market`.
    */
   readonly simulatedUniverse?: "market" | "registry"
   /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */

@@ -115,7 +115,7 @@ export interface OpenPlanesOptions {
  * generated (in the order a progressive start fills them) and their model parameters.
  */
 const simulatedMarket = (config: AppConfig) => {
-  if (config.simulatedUniverse === "registry") {
+  if (config.simulatedUniverse !== "market") {
     return { universe: staticUniverse, priced: pricedAssets(), profiles: undefined }
   }
   const built = makeSimulatedUniverse()

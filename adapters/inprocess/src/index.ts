@@ -54,6 +54,12 @@ export interface MarketDataOptions {
   readonly ensureCredits?: number
   /** Seed of the simulated data; default as `MARKET_DATA_SEED`. */
   readonly seed?: number
+  /**
+   * The simulated crypto universe, as `MARKET_DATA_SIM_UNIVERSE`: `registry` (default here: the hand-written 35
+   * assets, seconds to start and a few hundred MB) or `market` (the 428 assets `serve` simulates by default; about
+   * a minute of CPU and over 2 GB, see docs/performance.md).
+   */
+  readonly simulatedUniverse?: "market" | "registry"
   /** Default rate-limit policy, units per minute (a key's own override wins). Default 60. */
   readonly rateLimitPerMinute?: number
   /** Default `"None"`: the library logs nothing unless asked. */
@@ -181,6 +187,7 @@ export const createMarketData = async (options: MarketDataOptions = {}): Promise
     poolSize: typeof options.store === "object" && "poolSize" in options.store ? (options.store.poolSize ?? 10) : 10,
     feed: options.feed ?? "simulated",
     seed: options.seed ?? 20261123,
+    simulatedUniverse: options.simulatedUniverse ?? "registry",
     allowedOrigins: [],
     bootstrapKey: options.ensureCredits === undefined ? undefined : options.apiKey,
     bootstrapCredits: options.ensureCredits ?? 0,
