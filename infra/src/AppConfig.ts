@@ -20,10 +20,10 @@ export interface AppConfig {
   /** Seed of the simulated market and simulated filings: the same seed gives the same data. */
   readonly seed: number
   /**
-   * `MARKET_DATA_SIM_UNIVERSE`: the simulated crypto universe. `market` (default): the production-scale market
-   * of the simulated venues' listings (over 400 assets, `makeSimulatedUniverse`); `registry`: only the
-   * hand-written registry's 35 assets (a smaller, faster start, for tests and small machines). Absent (a
-   * configuration built in code, like the in-process library's): `registry`; the environment's default is `market`.
+   * `MARKET_DATA_SIM_UNIVERSE`: the simulated crypto universe. `market`: the production-scale market of the
+   * simulated venues' listings (over 400 assets, `makeSimulatedUniverse`); `registry` (default): only the
+   * hand-written registry's 35 assets. `market` is opt-in until its memory (about 2 GB warm, target 1 GB) and its
+   * history kept in the store land (issue 16); absent (a configuration built in code) means `registry` too.
    */
   readonly simulatedUniverse?: "market" | "registry"
   /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */
@@ -75,7 +75,7 @@ const readConfig = Effect.gen(function* () {
   )
   const seed = yield* Config.Int("MARKET_DATA_SEED").pipe(Config.withDefault(20261123))
   const simulatedUniverse = yield* Config.Literals(["market", "registry"], "MARKET_DATA_SIM_UNIVERSE").pipe(
-    Config.withDefault("market" as const)
+    Config.withDefault("registry" as const)
   )
   const allowedOriginsText = yield* Config.String("MARKET_DATA_ALLOWED_ORIGINS").pipe(Config.withDefault(""))
   const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
