@@ -3,13 +3,14 @@
  * the server until SIGTERM/SIGINT, then drains in-flight requests and exits 0.
  */
 import { type Handler, PipelineObserver } from "@market-data/core"
-import { layerHttpServer, RequestTelemetry } from "@market-data/http"
+import { RequestTelemetry } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { type OpenedService, openService } from "./Service.ts"
 import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
+import { layerTransports } from "./Transports.ts"
 
 /** The logger: one JSON (or logfmt) line per event on stdout, at the configured level. */
 export const layerLogging = (config: AppConfig) =>
@@ -106,7 +107,7 @@ export const serve = (
     )
     const app = startupLine.pipe(
       Layer.provideMerge(
-        layerHttpServer({
+        layerTransports({
           host: config.host,
           port: config.port,
           operational: telemetry.handler(config.metricsPort === undefined)

@@ -5,8 +5,7 @@
  * one for the file. Logging is silenced unless LOG_LEVEL is set.
  */
 import { createKey } from "@market-data/core"
-import { layerHttpServer } from "@market-data/http"
-import { type AppConfig, openService } from "@market-data/infra"
+import { type AppConfig, layerTransports, openService } from "@market-data/infra"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { type TestServer, testConfig } from "./server.ts"
@@ -23,7 +22,7 @@ export const startPlanesServer = async (overrides: Partial<AppConfig> = {}): Pro
   const scope = Effect.runSync(Scope.make())
   try {
     const service = await Effect.runPromise(openService(config).pipe(Scope.provide(scope), Effect.provide(quiet)))
-    const layer = layerHttpServer({ host: config.host, port: 0 }).pipe(
+    const layer = layerTransports({ host: config.host, port: 0 }).pipe(
       Layer.provideMerge(Layer.succeedContext(service.context)),
       Layer.provide(quiet)
     )

@@ -4,8 +4,7 @@
  */
 import * as net from "node:net"
 import { createKey, type Handler, type StorePorts } from "@market-data/core"
-import { layerHttpServer } from "@market-data/http"
-import { type AppConfig, layerCore } from "@market-data/infra"
+import { type AppConfig, layerCore, layerTransports } from "@market-data/infra"
 import { layerMemoryStores } from "@market-data/memory"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
 import type * as Digest from "effect/crypto/Digest"
@@ -50,7 +49,7 @@ export const startServer = async (
 ): Promise<TestServer> => {
   const config = testConfig(overrides)
   const scope = Effect.runSync(Scope.make())
-  const layer = layerHttpServer({ host: config.host, port: 0 }).pipe(
+  const layer = layerTransports({ host: config.host, port: 0 }).pipe(
     Layer.provideMerge(layerCore(config, layerMemoryStores, planeHandlers)),
     Layer.provide(Layer.succeed(References.MinimumLogLevel)(process.env.LOG_LEVEL === undefined ? "None" : "Info"))
   )

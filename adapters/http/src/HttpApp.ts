@@ -23,13 +23,12 @@ import {
   type RateWindow,
   secondsUntilReset
 } from "@market-data/core"
-import { CATALOG_VERSION_HEADER, catalogVersion, MCP_PATH, mcpEndpoint } from "@market-data/mcp"
 import { Context, Effect, Exit, LogLevel, Option, References } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { docsPage, isDocsPagePath } from "./DocsPage.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
 import { parseQuery } from "./Query.ts"
-import { REQUEST_ID_HEADER, RequestTelemetry, requestIdOf } from "./Telemetry.ts"
+import { REQUEST_ID_HEADER, type RequestRecord, RequestTelemetry, requestIdOf } from "./Telemetry.ts"
 
 /** Longest request target answered; longer is 414. */
 export const MAX_URL_BYTES = 8192
@@ -66,6 +65,46 @@ const PREFLIGHT: Record<string, string> = {
 
 /** HTTP status of an error code: the one table, from the contract's error catalog. */
 export const httpStatus = (code: ErrorCode): number => ErrorCatalog[code].status
+
+/** What a mounted route tells the request log line and the metrics about one exchange. */
+export interface RouteExchange {
+  readonly response: HttpServerResponse.HttpServerResponse
+  /** What the log line calls the operation (`mcp tools/call price`). */
+  readonly op: string
+  /** Credits charged by the exchange, when it ran a paid operation. */
+  readonly credits: number | undefined
+  readonly keyId: string | undefined
+}
+
+/**
+ * Another transport served beside the API at one exact path (the MCP endpoint), handed to this adapter by the
+ * composition root: the HTTP transport knows its path, the transport name its metrics carry and its handler,
+ * nothing else. A mounted route answers its own CORS, methods and errors; it gets the request-size limits, the
+ * request ID, the request log line and the `headers` every answer carries.
+ */
+export interface MountedRoute {
+  readonly path: string
+  readonly transport: RequestRecord["transport"]
+  readonly handle: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<RouteExchange, never, PipelineServices>
+}
+
+/** What the composition root adds to the HTTP transport. */
+export interface HttpRoutes {
+  /** Transports mounted beside the API (matched before the API routes). */
+  readonly mounts: ReadonlyArray<MountedRoute>
+  /** Headers every answer carries, whatever its path (the catalog-version beacon). */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The HTTP transport alone: the API, OpenAPI and the docs page, nothing mounted. */
+export const API_ONLY: HttpRoutes = { mounts: [], headers: {} }
+
+const mountAt = (routes: HttpRoutes, path: string): MountedRoute | undefined => {
+  for (const mount of routes.mounts) if (mount.path === path) return mount
+  return undefined
+}
 
 /** A response as plain data: what the fast Node path writes directly and the Effect path converts. */
 export interface WireResponse {
@@ -293,12 +332,13 @@ const pathOf = (url: string): string => {
   return q < 0 ? url : url.slice(0, q)
 }
 
-/** Whether a path is served by the Effect application (MCP, the docs page) rather than the API routes. */
-export const isApplicationPath = (path: string): boolean => path === MCP_PATH || isDocsPagePath(path)
+/** Whether a path is served by the Effect application (a mounted route, the docs page) rather than the API routes. */
+export const isApplicationPath = (path: string, routes: HttpRoutes = API_ONLY): boolean =>
+  mountAt(routes, path) !== undefined || isDocsPagePath(path)
 
 /**
- * The API routes: the root and OpenAPI documents and `/api/v1/<operation>`; every other path outside MCP and
- * the docs page is `unknown_operation`. Never fails.
+ * The API routes: the root and OpenAPI documents and `/api/v1/<operation>`; every other path outside the mounted
+ * routes and the docs page is `unknown_operation`. Never fails.
  */
 export const apiRoute = (
   request: WireRequest,
@@ -391,46 +431,52 @@ export const apiRoute = (
 }
 
 /**
- * The HTTP application as an Effect app. Requires the pipeline's services; answers every request (never a 5xx
- * for bad input; a defect becomes 500 `internal_error`). The Node server (Server.ts) answers the API routes
- * without the Effect HTTP layer (`nodeApiHandler`) and hands this application the MCP endpoint and the docs page.
+ * The HTTP application as an Effect app, with `routes` mounted beside the API. Requires the pipeline's services;
+ * answers every request (never a 5xx for bad input; a defect becomes 500 `internal_error`). The Node server
+ * (Server.ts) answers the API routes without the Effect HTTP layer (`nodeApiHandler`) and hands this application
+ * the mounted routes and the docs page.
  */
-export const httpApp: Effect.Effect<
+export const makeHttpApp = (
+  routes: HttpRoutes
+): Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   never,
   HttpServerRequest.HttpServerRequest | PipelineServices
-> = Effect.gen(function* () {
-  const started = performance.now()
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const source = request.source as IncomingMessage | undefined
-  const log = newLog(requestIdOf(source?.headers[REQUEST_ID_HEADER]))
-  const telemetry = yield* RequestTelemetry
-  const routed = route(request, source, log).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logError("unhandled", cause).pipe(
-        Effect.annotateLogs({ request_id: log.request_id }),
-        Effect.as(toHttpResponse(internalErrorWire()))
+> =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const source = request.source as IncomingMessage | undefined
+    const log = newLog(requestIdOf(source?.headers[REQUEST_ID_HEADER]))
+    const telemetry = yield* RequestTelemetry
+    const mount = mountAt(routes, pathOf(request.url))
+    const routed = route(request, source, log, mount).pipe(
+      Effect.catchCause((cause) =>
+        Effect.logError("unhandled", cause).pipe(
+          Effect.annotateLogs({ request_id: log.request_id }),
+          Effect.as(toHttpResponse(internalErrorWire()))
+        )
       )
     )
+    // Every answer carries the composition's headers (the catalog-version beacon) and the request ID.
+    const response = HttpServerResponse.setHeaders(
+      yield* telemetry.tracing ? Effect.withSpan(routed, `${request.method} ${pathOf(request.url)}`) : routed,
+      { ...routes.headers, [REQUEST_ID_HEADER]: log.request_id }
+    )
+    log.status = response.status
+    yield* logRequest(request.method, log, started)
+    telemetry.record?.({
+      transport: mount?.transport ?? "http",
+      operation: log.op,
+      status: log.status,
+      seconds: (performance.now() - started) / 1000
+    })
+    return response
+  }).pipe(
+    Effect.catchCause((cause) =>
+      Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire())))
+    )
   )
-  // Every answer carries the catalog-version beacon (a hash of the registry; see @market-data/mcp `catalogVersion`)
-  // and the request ID.
-  const response = HttpServerResponse.setHeaders(
-    yield* telemetry.tracing ? Effect.withSpan(routed, `${request.method} ${pathOf(request.url)}`) : routed,
-    { [CATALOG_VERSION_HEADER]: catalogVersion, [REQUEST_ID_HEADER]: log.request_id }
-  )
-  log.status = response.status
-  yield* logRequest(request.method, log, started)
-  telemetry.record?.({
-    transport: log.op.startsWith("mcp") ? "mcp" : "http",
-    operation: log.op,
-    status: log.status,
-    seconds: (performance.now() - started) / 1000
-  })
-  return response
-}).pipe(
-  Effect.catchCause((cause) => Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire()))))
-)
 
 /** The `Authorization` values of a request without Node's raw header list (in-process test servers). */
 const headerList = (request: HttpServerRequest.HttpServerRequest): Array<string> => {
@@ -438,19 +484,22 @@ const headerList = (request: HttpServerRequest.HttpServerRequest): Array<string>
   return value === undefined ? [] : [value]
 }
 
-const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMessage | undefined, log: LogFields) =>
+const route = (
+  request: HttpServerRequest.HttpServerRequest,
+  source: IncomingMessage | undefined,
+  log: LogFields,
+  mount: MountedRoute | undefined
+) =>
   Effect.gen(function* () {
     const rawHeaders = source?.rawHeaders ?? []
     const path = pathOf(request.url)
-    if (isApplicationPath(path)) {
+    if (mount !== undefined || isDocsPagePath(path)) {
       const limited = overLimits(request.url, rawHeaders)
       if (limited !== undefined) return toHttpResponse(limited)
     }
-    // The MCP endpoint. It answers CORS itself: unlike the keyless-readable GET API (`*` above), it checks
-    // `Origin` (absent, loopback on any port, or listed in MARKET_DATA_ALLOWED_ORIGINS; otherwise 403) and
-    // echoes an allowed origin, because a browser page must not drive a local or keyed MCP session.
-    if (path === MCP_PATH) {
-      const exchange = yield* mcpEndpoint(request)
+    // A mounted transport (the MCP endpoint): it answers CORS, methods and errors itself.
+    if (mount !== undefined) {
+      const exchange = yield* mount.handle(request)
       log.op = exchange.op
       log.credits = exchange.credits
       log.key_id = exchange.keyId
@@ -485,11 +534,13 @@ const route = (request: HttpServerRequest.HttpServerRequest, source: IncomingMes
 
 /**
  * The API routes straight on Node's `request` event, without the Effect HTTP layer: one fiber per request
- * runs `apiRoute` with the given services, and the answer is written with a single `writeHead`/`end`. Returns
- * false for the paths the Effect application serves (MCP, the docs page), which the caller hands on.
+ * runs `apiRoute` with the given services, and the answer is written with a single `writeHead`/`end` (with
+ * `routes.headers`). Returns false for the paths the Effect application serves (the mounted routes, the docs
+ * page), which the caller hands on.
  */
 export const nodeApiHandler = (
-  context: Context.Context<PipelineServices>
+  context: Context.Context<PipelineServices>,
+  routes: HttpRoutes = API_ONLY
 ): ((req: IncomingMessage, res: ServerResponse) => boolean) => {
   const run = Effect.runForkWith(context)
   // The request line is logged at info: below the configured level it is not even built.
@@ -498,7 +549,7 @@ export const nodeApiHandler = (
   const record = telemetry.record
   return (req, res) => {
     const url = req.url ?? "/"
-    if (isApplicationPath(pathOf(url))) return false
+    if (isApplicationPath(pathOf(url), routes)) return false
     const started = performance.now()
     const method = req.method ?? "GET"
     const log = newLog(requestIdOf(req.headers[REQUEST_ID_HEADER]))
@@ -529,12 +580,12 @@ export const nodeApiHandler = (
     const fiber = run(program)
     const write = (exit: Exit.Exit<WireResponse>) => {
       if (res.writableEnded || res.destroyed) return
-      writeWire(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire())
+      writeWire(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire(), routes.headers)
     }
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
       // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
-      writeSoon(res, Exit.isSuccess(done) ? done.value : internalErrorWire())
+      writeSoon(res, Exit.isSuccess(done) ? done.value : internalErrorWire(), routes.headers)
     } else {
       fiber.addObserver(write)
       // A client gone before the answer: stop the work (holds are released as on any interruption).
@@ -553,16 +604,16 @@ export const nodeApiHandler = (
  * on a virtual machine (where waking another CPU is a costly exit to the hypervisor) was a third of the time
  * of each answer on loopback. A lone request is written at the end of its own turn, microseconds later.
  */
-let pending: Array<ServerResponse | WireResponse> = []
+let pending: Array<ServerResponse | WireResponse | Readonly<Record<string, string>>> = []
 
 const flushPending = () => {
   const batch = pending
   pending = []
-  for (let i = 0; i < batch.length; i += 2) {
+  for (let i = 0; i < batch.length; i += 3) {
     const res = batch[i] as ServerResponse
     if (res.writableEnded || res.destroyed) continue
     try {
-      writeWire(res, batch[i + 1] as WireResponse)
+      writeWire(res, batch[i + 1] as WireResponse, batch[i + 2] as Readonly<Record<string, string>>)
     } catch {
       // One answer Node refuses to write (it validated its headers) must not keep the others unwritten.
       res.destroy()
@@ -570,13 +621,13 @@ const flushPending = () => {
   }
 }
 
-const writeSoon = (res: ServerResponse, wire: WireResponse) => {
+const writeSoon = (res: ServerResponse, wire: WireResponse, extra: Readonly<Record<string, string>>) => {
   if (pending.length === 0) setImmediate(flushPending)
-  pending.push(res, wire)
+  pending.push(res, wire, extra)
 }
 
-const writeWire = (res: ServerResponse, wire: WireResponse) => {
-  const headers: Record<string, string | number> = { ...wire.headers, [CATALOG_VERSION_HEADER]: catalogVersion }
+const writeWire = (res: ServerResponse, wire: WireResponse, extra: Readonly<Record<string, string>>) => {
+  const headers: Record<string, string | number> = { ...wire.headers, ...extra }
   if (wire.body === undefined) {
     res.writeHead(wire.status, headers)
     res.end()

@@ -7,7 +7,7 @@ import type { Duplex } from "node:stream"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type ApiError, apiError, type PipelineServices } from "@market-data/core"
 import { Duration, Effect, Layer, Scope } from "effect"
-import { httpApp, httpStatus, nodeApiHandler } from "./HttpApp.ts"
+import { type HttpRoutes, httpStatus, type MountedRoute, makeHttpApp, nodeApiHandler } from "./HttpApp.ts"
 
 /** Longest wait for in-flight requests at shutdown. */
 const DRAIN_SECONDS = 20
@@ -128,12 +128,17 @@ export const makeNodeServer = (): http.Server => {
 
 /**
  * Serves the HTTP transport on `host:port`: the API routes straight on Node's `request` event
- * (`nodeApiHandler`), the MCP endpoint and the docs page through the Effect HTTP application. Closing the
- * layer's scope stops accepting connections and drains in-flight requests.
+ * (`nodeApiHandler`), the mounted routes (the MCP endpoint, which the composition root hands in) and the docs
+ * page through the Effect HTTP application. Closing the layer's scope stops accepting connections and drains
+ * in-flight requests.
  */
 export const layerHttpServer = (options: {
   readonly host: string
   readonly port: number
+  /** Transports served beside the API at their own paths (`HttpApp.ts` `MountedRoute`); none by default. */
+  readonly mounts?: ReadonlyArray<MountedRoute> | undefined
+  /** Headers every answer carries (the catalog-version beacon); none by default. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
   /**
    * Routes answered before anything else, outside the API (no rate unit, no credit, no request log line): the
    * operator's `/healthz`, `/readyz`, `/metrics`. Returns false for a request it does not answer.
@@ -153,8 +158,9 @@ export const layerHttpServer = (options: {
       // The Effect application's request fibers live in a child scope, closed only after the server has
       // stopped and drained (the finalizer below runs first), so in-flight requests finish.
       const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
-      const api = nodeApiHandler(context)
-      const application = yield* NodeHttpServer.makeHandler(httpApp, { scope, middleware: undefined })
+      const routes: HttpRoutes = { mounts: options.mounts ?? [], headers: options.headers ?? {} }
+      const api = nodeApiHandler(context, routes)
+      const application = yield* NodeHttpServer.makeHandler(makeHttpApp(routes), { scope, middleware: undefined })
       const operational = options.operational
       node.on(
         "request",
