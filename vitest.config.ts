@@ -8,7 +8,13 @@ import { e2eFiles } from "./vitest.e2e.config.ts"
  */
 export default defineConfig({
   test: {
-    include: ["core/test/**/*.test.ts", "adapters/*/test/**/*.test.ts", "infra/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "core/test/**/*.test.ts",
+      "adapters/*/test/**/*.test.ts",
+      "infra/test/**/*.test.ts",
+      "embedded/test/**/*.test.ts",
+      "test/**/*.test.ts"
+    ],
     exclude: [...configDefaults.exclude, "test/faults/**", ...e2eFiles],
     testTimeout: 60_000,
     hookTimeout: 60_000,

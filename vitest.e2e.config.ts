@@ -37,7 +37,7 @@ export const e2eFiles = [
   "test/ingest-listed.test.ts",
   // Every company of the SEC's real ticker list (9,441) on memory, PGlite and PostgreSQL.
   "adapters/postgres/test/EquityUniverseReal.test.ts",
-  "adapters/inprocess/test/Embedded.test.ts",
+  "embedded/test/Embedded.test.ts",
   "infra/test/ProgressivePlanes.test.ts",
   // Bulk archives on memory, PGlite (a database per test) and PostgreSQL; an ingest process killed mid-archive.
   "infra/test/BulkIngest.test.ts",

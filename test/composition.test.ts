@@ -1,6 +1,6 @@
 /**
  * The house has one composition root: adapters depend on the core only (they are siblings that know nothing of
- * each other), infra composes them (it mounts MCP beside HTTP).
+ * each other), infra composes them (it mounts MCP beside HTTP), and the in-process library sits above infra.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -33,6 +33,14 @@ describe("package dependencies", () => {
         if (dep.startsWith("@market-data/") && dep !== "@market-data/core") upward.push(`adapters/${dir} -> ${dep}`)
     }
     expect(upward).toEqual([])
+  })
+
+  it("the in-process library is a package above infra, not an adapter", () => {
+    const adapterNames = readdirSync(join(ROOT, "adapters")).map((dir) => manifest(join("adapters", dir)).name)
+    expect(adapterNames).not.toContain("@market-data/embedded")
+    const embedded = manifest("embedded")
+    expect(embedded.name).toBe("@market-data/embedded")
+    expect(Object.keys(embedded.dependencies ?? {})).toContain("@market-data/infra")
   })
 })
 

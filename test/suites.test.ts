@@ -33,7 +33,7 @@ const selects = (config: { test?: Selection }, file: string): boolean =>
   !(config.test?.exclude ?? []).some((g) => matchesGlob(file, g))
 
 describe("the test scripts", () => {
-  const files = ["core", "adapters", "infra", "test", "examples"].flatMap((d) => testFiles(join(ROOT, d)))
+  const files = ["core", "adapters", "infra", "embedded", "test", "examples"].flatMap((d) => testFiles(join(ROOT, d)))
 
   it("run every test file exactly once between them", () => {
     expect(files.length).toBeGreaterThan(90)

@@ -1,7 +1,8 @@
 /**
  * @market-data/embedded: the service as a library. `createMarketData` opens the same composition `serve`
  * runs (stores, data planes with their feed, the core pipeline) inside the calling process and returns a
- * client with the 23 operations as methods.
+ * client with the 23 operations as methods. It sits above the composition root (`@market-data/infra`, whose
+ * `openService` it calls), not beside the adapters: the service has one composition, which this package uses.
  *
  * - With `apiKey`, every call goes through the same pipeline as HTTP and MCP: authentication, the key's rate
  *   limit, credits, idempotency keys. The same call over HTTP, MCP or here is the same normalized request.
