@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { type ParseArgsOptionsConfig, parseArgs as parseArgv } from "node:util"
 import {
   AdminError,
   coverageSource,
@@ -117,28 +118,59 @@ interface Parsed {
   readonly flags: ReadonlyMap<string, string | true>
 }
 
-const BOOLEAN_FLAGS = new Set(["json", "help"])
+/**
+ * Every option of every command, with its type; each command then accepts its own subset (`onlyFlags`), so an
+ * option of another command is refused by name (`unknown option --id`).
+ */
+const OPTIONS = {
+  json: { type: "boolean" },
+  help: { type: "boolean" },
+  credits: { type: "string" },
+  label: { type: "string" },
+  "rate-limit": { type: "string" },
+  reason: { type: "string" },
+  id: { type: "string" }
+} as const satisfies ParseArgsOptionsConfig
 
-/** Splits argv into positional words and `--flag value` / `--flag=value` / boolean flags. */
+/**
+ * Splits argv into positional words and options (`--flag value`, `--flag=value`, boolean `--json`; `--` ends the
+ * options, so a positional word may start with a dash after it), with `node:util`'s `parseArgs`. Its tokens are
+ * checked here so that each mistake is one plain line (exit 2): an option unknown to every command, one given
+ * twice, a value missing (or another option where the value should be: `--credits --json`), a value given to a
+ * boolean option (`--json=yes`), single-dash options (there are none).
+ */
 export const parseArgs = (argv: ReadonlyArray<string>): Parsed | Usage => {
+  const { tokens } = parseArgv({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true
+  })
   const positional: Array<string> = []
   const flags = new Map<string, string | true>()
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string
-    if (!a.startsWith("--")) {
-      positional.push(a)
-      continue
+  for (const token of tokens) {
+    if (token.kind === "positional") positional.push(token.value)
+    if (token.kind !== "option") continue
+    const raw = argv[token.index] as string
+    if (!raw.startsWith("--")) {
+      return new Usage(
+        `unknown option ${raw}: options are spelled --name, and a word starting with a dash goes after -- (as in -- ${raw})`
+      )
     }
-    const eq = a.indexOf("=")
-    const name = eq < 0 ? a.slice(2) : a.slice(2, eq)
+    const name = token.name
+    const known = Object.hasOwn(OPTIONS, name) ? OPTIONS[name as keyof typeof OPTIONS] : undefined
+    if (known === undefined) return new Usage(`unknown option --${name}`)
     if (flags.has(name)) return new Usage(`--${name} given twice`)
-    if (eq >= 0) flags.set(name, a.slice(eq + 1))
-    else if (BOOLEAN_FLAGS.has(name)) flags.set(name, true)
-    else {
-      const next = argv[i + 1]
-      if (next === undefined || next.startsWith("--")) return new Usage(`--${name} needs a value`)
-      flags.set(name, next)
-      i++
+    if (known.type === "boolean") {
+      if (token.inlineValue === true) return new Usage(`--${name} takes no value`)
+      flags.set(name, true)
+    } else {
+      const value = token.value
+      // `--credits --json`: parseArgs takes the next word as the value; a missing value is meant.
+      if (value === undefined || (token.inlineValue !== true && value.startsWith("--")))
+        return new Usage(`--${name} needs a value`)
+      flags.set(name, value)
     }
   }
   return { positional, flags }

@@ -37,6 +37,36 @@ describe("market-data CLI", () => {
     expect("message" in parseArgs(["--credits"])).toBe(true)
   })
 
+  it("parses with node:util: `--` ends the options, and each misuse is one line and exit 2", async () => {
+    const p = parseArgs(["ingest", "sec", "--json", "--", "--odd.json", "-x.json"])
+    expect("positional" in p && p.positional).toEqual(["ingest", "sec", "--odd.json", "-x.json"])
+    expect("flags" in p && Object.fromEntries(p.flags)).toEqual({ json: true })
+    const c = capture()
+    const stores = memoryStores()
+    const cli = (...argv: Array<string>) => Effect.runPromise(runCli(argv, c.io, stores))
+    const firstErrorLine = () => (c.err.pop() ?? "").split("\n")[0]
+    expect(await cli("keys", "create", "--credits", "5", "--json")).toBe(0)
+    const { id } = JSON.parse(c.out.pop() as string)
+    // After `--` a number with a minus sign is a positional word, refused by the command for what it is.
+    expect(await cli("credits", "grant", id, "--", "-3")).toBe(2)
+    expect(firstErrorLine()).toBe('market-data: the number of credits must be a whole number 1 or more, got "-3"')
+    const refusals: Array<[Array<string>, string]> = [
+      [["keys", "list", "-x"], "market-data: unknown option -x: options are spelled --name"],
+      [["keys", "list", "--json=yes"], "market-data: --json takes no value"],
+      [["keys", "create", "--credits", "--json"], "market-data: --credits needs a value"],
+      [["keys", "create", "--credits=2", "--credits", "3"], "market-data: --credits given twice"],
+      [["keys", "list", "--frobnicate"], "market-data: unknown option --frobnicate"],
+      [["keys", "list", "--reason", "r"], "market-data: unknown option --reason"]
+    ]
+    for (const [argv, line] of refusals) {
+      expect(await cli(...argv), argv.join(" ")).toBe(2)
+      expect(firstErrorLine(), argv.join(" ")).toContain(line)
+    }
+    // The key list is untouched by the refused lines.
+    expect(await cli("keys", "list", "--json")).toBe(0)
+    expect(JSON.parse(c.out.pop() as string)).toHaveLength(1)
+  })
+
   it("creates, lists and revokes keys against one store", async () => {
     const c = capture()
     const stores = memoryStores()
