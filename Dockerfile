@@ -19,7 +19,7 @@ COPY adapters/postgres/package.json adapters/postgres/
 COPY adapters/sources/package.json adapters/sources/
 COPY adapters/mcp/package.json adapters/mcp/
 COPY adapters/http/package.json adapters/http/
-COPY adapters/inprocess/package.json adapters/inprocess/
+COPY embedded/package.json embedded/
 COPY infra/package.json infra/
 COPY test/package.json test/
 COPY examples/package.json examples/
