@@ -408,8 +408,10 @@ describe("scripts/pack.ts checks", () => {
     const names = closure(all, ["@market-data/embedded"]).map((w) => w.name)
     expect(names.at(-1)).toBe("@market-data/embedded")
     expect(names.indexOf("@market-data/core")).toBe(0)
-    expect(names.indexOf("@market-data/mcp")).toBeLessThan(names.indexOf("@market-data/http"))
+    // The transports are siblings that infra composes: both come before it.
+    expect(names.indexOf("@market-data/mcp")).toBeLessThan(names.indexOf("@market-data/infra"))
     expect(names.indexOf("@market-data/http")).toBeLessThan(names.indexOf("@market-data/infra"))
+    expect(names.indexOf("@market-data/infra")).toBeLessThan(names.indexOf("@market-data/embedded"))
     expect(() => closure(all, ["@market-data/nope"])).toThrow(PackProblem)
   })
 
