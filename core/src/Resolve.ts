@@ -217,6 +217,97 @@ const ruleOf = (entry: DirectoryEntry, q: string, substrings: boolean): MatchRul
   return undefined
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Index
+
+/**
+ * A directory's index, so a query reads a few posting lists instead of every entry. Every rule but the CIK one
+ * means the query is a substring of the entry's ID, symbol, name or an alias (equal to, a prefix of, or inside
+ * it), so an entry that matches holds every pair of adjacent characters of the query in one of those texts:
+ * the candidates are the entries of the query's rarest character pair (`pairs`), plus those whose CIK the
+ * query names (`ciks`). A one-character query can only be equal to or a prefix of a text: the entries of that
+ * first character (`firsts`). Candidates then go through the same rules as a scan, in directory order, so the
+ * answers are exactly the scan's (a test compares both on random queries).
+ */
+interface DirectoryIndex {
+  readonly pairs: ReadonlyMap<string, ReadonlyArray<number>>
+  readonly firsts: ReadonlyMap<string, ReadonlyArray<number>>
+  readonly ciks: ReadonlyMap<string, ReadonlyArray<number>>
+}
+
+const EMPTY: ReadonlyArray<number> = []
+
+const buildIndex = (directory: ReadonlyArray<DirectoryEntry>): DirectoryIndex => {
+  const pairs = new Map<string, Array<number>>()
+  const firsts = new Map<string, Array<number>>()
+  const ciks = new Map<string, Array<number>>()
+  // Entries are added in order, so a posting list stays sorted and holds an entry once (the last-added check).
+  const post = (map: Map<string, Array<number>>, key: string, i: number) => {
+    const list = map.get(key)
+    if (list === undefined) map.set(key, [i])
+    else if (list[list.length - 1] !== i) list.push(i)
+  }
+  directory.forEach((entry, i) => {
+    const n = normalized(entry)
+    if (n.cik !== undefined) post(ciks, n.cik, i)
+    for (const text of [n.id, n.symbol, n.name, ...n.aliases]) {
+      const cps = [...text]
+      if (cps.length === 0) continue
+      post(firsts, cps[0] as string, i)
+      for (let k = 1; k < cps.length; k++) post(pairs, (cps[k - 1] as string) + (cps[k] as string), i)
+    }
+  })
+  return { pairs, firsts, ciks }
+}
+
+/** The common elements of two ascending lists. */
+const intersect = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const out: Array<number> = []
+  let j = 0
+  for (const x of a) {
+    while (j < b.length && (b[j] as number) < x) j++
+    if (j < b.length && b[j] === x) out.push(x)
+  }
+  return out
+}
+
+/** Per directory array: how often it was queried, and its index once it was queried twice. */
+const indexes = new WeakMap<ReadonlyArray<DirectoryEntry>, { queries: number; index: DirectoryIndex | undefined }>()
+
+/**
+ * The indices (ascending) of the entries of `directory` that can match the normalized query `q`, or undefined
+ * to scan them all: a directory seen for the first time is scanned (a list built for one query would cost more
+ * to index than to scan); from its second query on it is indexed once and read through the index.
+ */
+const candidatesOf = (directory: ReadonlyArray<DirectoryEntry>, q: string): ReadonlyArray<number> | undefined => {
+  let slot = indexes.get(directory)
+  if (slot === undefined) {
+    slot = { queries: 0, index: undefined }
+    indexes.set(directory, slot)
+  }
+  slot.queries++
+  if (slot.index === undefined) {
+    if (slot.queries < 2) return undefined
+    slot.index = buildIndex(directory)
+  }
+  const { pairs, firsts, ciks } = slot.index
+  const cps = [...q]
+  let best: ReadonlyArray<number>
+  if (cps.length === 1) best = firsts.get(q) ?? EMPTY
+  else {
+    // Every pair's list, rarest first, intersected until few candidates are left.
+    const lists: Array<ReadonlyArray<number>> = []
+    for (let k = 1; k < cps.length; k++) lists.push(pairs.get((cps[k - 1] as string) + (cps[k] as string)) ?? EMPTY)
+    lists.sort((a, b) => a.length - b.length)
+    best = lists[0] as ReadonlyArray<number>
+    for (let k = 1; k < lists.length && best.length > 8; k++) best = intersect(best, lists[k] as ReadonlyArray<number>)
+  }
+  const cik = cikOfQuery(q)
+  const byCik = cik === undefined ? EMPTY : (ciks.get(cik) ?? EMPTY)
+  if (byCik.length === 0) return best
+  return [...new Set([...best, ...byCik])].sort((a, b) => a - b)
+}
+
 interface Scored {
   readonly entry: DirectoryEntry
   readonly rule: MatchRule
@@ -261,21 +352,31 @@ const warningsOf = (self: Scored, contenders: ReadonlyArray<Scored>, query: stri
 export const resolveQuery = (
   directories: ReadonlyArray<ReadonlyArray<DirectoryEntry>>,
   query: string,
-  options: { readonly limit: number; readonly network?: string | undefined }
+  options: {
+    readonly limit: number
+    readonly network?: string | undefined
+    /** Test hook: scan every entry instead of the directory's index (the answers are the same). */
+    readonly scan?: boolean
+  }
 ): ResolveAnswer => {
   const q = normalizeQuery(query)
   const substrings = [...q].length >= SUBSTRING_MIN_CHARACTERS
   const network = options.network === undefined ? undefined : normalizeQuery(options.network)
   const scored: Array<Scored> = []
-  for (const directory of directories) {
-    for (const entry of directory) {
-      if (
-        network !== undefined &&
-        (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
-      )
-        continue
-      const rule = q.length === 0 ? undefined : ruleOf(entry, q, substrings)
-      if (rule !== undefined) scored.push({ entry, rule, score: ResolveScores[rule] })
+  const consider = (entry: DirectoryEntry) => {
+    if (
+      network !== undefined &&
+      (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
+    )
+      return
+    const rule = ruleOf(entry, q, substrings)
+    if (rule !== undefined) scored.push({ entry, rule, score: ResolveScores[rule] })
+  }
+  if (q.length > 0) {
+    for (const directory of directories) {
+      const candidates = options.scan === true ? undefined : candidatesOf(directory, q)
+      if (candidates === undefined) for (const entry of directory) consider(entry)
+      else for (const i of candidates) consider(directory[i] as DirectoryEntry)
     }
   }
   scored.sort(compare)

@@ -38,7 +38,7 @@ export const resolveRankingDoc: string = [
   "|---|---|",
   ...rules.map((r) => `| ${ResolveScores[r]} | ${RULE_WORDS[r]} |`),
   "",
-  `Contains-matches need a query of at least ${SUBSTRING_MIN_CHARACTERS} characters. \`matches\` lists the best first; at equal scores, assets with live data come first, then the richer coverage tier (\`core\` and \`full\`, then \`listed_token\` and \`equity\`, then \`contract_token\`, \`prices_only\`, \`discovery_only\`), then crypto before equity, the shorter symbol, and the asset ID. The order is total, so the same query over the same universe always answers the same list.`,
+  `Contains-matches need a query of at least ${SUBSTRING_MIN_CHARACTERS} characters. \`matches\` lists the best first; at equal scores, assets with live data come first, then the richer coverage tier (\`core\` and \`full\`, then \`listed_token\` and \`equity\`, then \`contract_token\`, \`prices_only\`, \`discovery_only\`), then crypto before equity, the shorter symbol, and the asset ID. The order is total, so the same query over the same universe always answers the same list. Matching reads an index of each plane's directory (the pairs of adjacent characters of every symbol, name, alias and ID, and each company's CIK), so a query costs about the same at 1,000 crypto and 10,000 equity assets as at 50; it answers exactly what checking every asset against the rules would.`,
   "",
   "## Contested queries",
   "",
