@@ -19,7 +19,9 @@
  * data, `status` its freshness (`live` within one cadence, `delayed` up to three, `stale` beyond or while
  * failing), `error` the last fetch error while it fails, `detail` what its last good run left out (the
  * instruments a listing skipped, with their reasons).
- * Browse rows stay small and carry no `sources`.
+ * Browse rows stay small and carry no `sources`; the browse's first page (no `cursor`, additive) carries the
+ * source summary of the planes browsed (`sources`, rows as above, `sourceSummaryOf`), so the instruments a
+ * listing skipped are named there too.
  */
 import { Effect } from "effect"
 import { type Plane, Planes, planeOf } from "./AssetId.ts"
@@ -128,6 +130,41 @@ export const sourcesOf = (
     .map((s) => coverageSource(s, nowMs))
 }
 
+/**
+ * The browse form's source summary for the planes browsed: every source status feeding them (a crypto plane:
+ * every venue's components, the venues' `listings` and the coin list; an equity plane: SEC EDGAR and the daily
+ * price connector), sorted by venue then component. A listing's `detail` names every instrument it skipped,
+ * with the reason.
+ */
+export const sourceSummaryOf = (
+  planes: ReadonlyArray<Plane>,
+  statuses: ReadonlyArray<SourceStatus>,
+  nowMs: number
+): ReadonlyArray<CoverageSource> => {
+  const equityVenue = (venue: string) => venue === SEC_VENUE || venue === PRICES_VENUE
+  const seen = new Set<string>()
+  return statuses
+    .filter((s) => planes.includes(equityVenue(s.venue) ? "equity" : "crypto"))
+    .filter((s) => {
+      const key = `${s.venue}\u0000${s.component}`
+      if (seen.has(key)) return false
+      seen.add(key)
+      return true
+    })
+    .sort((a, b) =>
+      a.venue === b.venue
+        ? a.component < b.component
+          ? -1
+          : a.component > b.component
+            ? 1
+            : 0
+        : a.venue < b.venue
+          ? -1
+          : 1
+    )
+    .map((s) => coverageSource(s, nowMs))
+}
+
 /** The operations that serve an asset of `entry`'s plane and tier, in registry order. */
 export const operationsFor = (entry: Pick<DirectoryEntry, "plane" | "tier">): ReadonlyArray<string> =>
   Operations.filter((op) => op.planes.includes(entry.plane) && tierServes(entry.tier, op.name)).map((op) => op.name)
@@ -215,6 +252,19 @@ export const coverageHandler = (planes: ReadonlyArray<PlaneOperations & ReportsS
         limit
       )
       const next_cursor = page.resumeAfter === undefined ? null : encodeCursor(op.name, params, page.resumeAfter)
-      return { _tag: "Json" as const, body: { data: { rows: page.rows, next_cursor } }, creditsCharged: 0 }
+      // The first page (no cursor) adds the source summary of the planes browsed, when they report statuses.
+      const reporting = wanted.flatMap((p) => {
+        const status = byPlane.get(p)?.sourceStatus
+        return status === undefined ? [] : [{ plane: p, status }]
+      })
+      if (after !== undefined || reporting.length === 0)
+        return { _tag: "Json" as const, body: { data: { rows: page.rows, next_cursor } }, creditsCharged: 0 }
+      const statuses = yield* Effect.forEach(reporting, (r) => r.status)
+      const sources = sourceSummaryOf(
+        reporting.map((r) => r.plane),
+        statuses.flat(),
+        input.nowMs
+      )
+      return { _tag: "Json" as const, body: { data: { rows: page.rows, next_cursor, sources } }, creditsCharged: 0 }
     })
 }

@@ -500,7 +500,7 @@ const coverage: OperationSpec = {
   rules: [{ rule: "excludes", param: "id", others: ["plane", "tier", "alive", "cursor", "limit"] }],
   summary: "What is covered: one asset's tier and operations, or a filtered browse of the universe.",
   description:
-    "Pass `id` to inspect one asset, or omit it and browse with `plane`, `tier` and `alive`. The one-asset form also reports every source feeding the asset (`sources`: last success, lag, status and the last error while it fails).",
+    "Pass `id` to inspect one asset, or omit it and browse with `plane`, `tier` and `alive`. The one-asset form also reports every source feeding the asset (`sources`: last success, lag, status and the last error while it fails); the first page of a browse reports every source feeding the planes browsed (`sources`, the same rows; a venue's `listings` row names in `detail` every instrument it skipped, with the reason).",
   result: R.CoverageResult,
   batch: false,
   markdown: false,

@@ -355,7 +355,12 @@ export const CoverageRow = Schema.Struct({
 })
 
 export const CoverageResult = Schema.Union([
-  Schema.Struct({ rows: Schema.Array(CoverageRow), next_cursor: NextCursor }),
+  Schema.Struct({
+    rows: Schema.Array(CoverageRow),
+    next_cursor: NextCursor,
+    // Additive: on the first page of a browse, the health of every source feeding the planes browsed.
+    sources: opt(Schema.Array(CoverageSource))
+  }),
   CoverageRow
 ])
 

@@ -17,7 +17,7 @@ import { type AssetDirectory, AssetDirectoryStore, MarketStore, type SkippedList
 import { Clock, Effect } from "effect"
 import { parseCoinList } from "./CoinList.ts"
 import { type ListingSource, type RefreshReport, refreshDirectory } from "./DirectoryRefresh.ts"
-import { type ComponentRef, recordFailure, recordSuccess, STATUS_TEXT_MAX, sourceErrorText } from "./Health.ts"
+import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchJson, type SourceError } from "./Http.ts"
 import { makeLimiter } from "./Limiter.ts"
 import { decode } from "./Parse.ts"
@@ -41,6 +41,12 @@ export interface DirectoryJobOptions {
 }
 
 /**
+ * Longest listings `detail` kept: room for every instrument a venue skips (Binance's spot list skips about 1,500
+ * pairs quoted in other currencies, some 15,000 characters), far above the 300 of other status texts.
+ */
+export const LISTINGS_DETAIL_MAX = 64_000
+
+/**
  * A venue's skipped instruments as one status line: the unreadable ones by name first (nothing the service
  * cannot parse goes unnamed), then each other reason with its count and first symbols.
  */
@@ -56,7 +62,8 @@ export const skippedDetail = (skipped: ReadonlyArray<SkippedListing>): string | 
     if (reason === "unparsable") continue
     parts.push(`${reason} ${list.length}: ${list.map((s) => s.symbol).join(", ")}`)
   }
-  return `skipped ${skipped.length}: ${parts.join("; ")}`.slice(0, STATUS_TEXT_MAX)
+  const text = `skipped ${skipped.length}: ${parts.join("; ")}`
+  return text.length <= LISTINGS_DETAIL_MAX ? text : `${text.slice(0, LISTINGS_DETAIL_MAX - 1)}\u2026`
 }
 
 export const makeDirectoryJob = (options: DirectoryJobOptions) =>
@@ -110,7 +117,11 @@ export const makeDirectoryJob = (options: DirectoryJobOptions) =>
       )
       for (const v of report.venues) {
         if (v.ok) {
-          yield* recordSuccess(market, ref(v.venue), { newestMs: nowMs, detail: skippedDetail(v.skipped) })
+          yield* recordSuccess(market, ref(v.venue), {
+            newestMs: nowMs,
+            detail: skippedDetail(v.skipped),
+            detailMax: LISTINGS_DETAIL_MAX
+          })
         } else {
           yield* recordFailure(market, ref(v.venue), sourceErrorText(v.error))
           yield* Effect.logWarning(

@@ -34,7 +34,12 @@ export interface ComponentRef {
 export const recordSuccess = (
   store: MarketStore["Service"],
   ref: ComponentRef,
-  fields: { readonly newestMs: number; readonly detail?: string | undefined }
+  fields: {
+    readonly newestMs: number
+    readonly detail?: string | undefined
+    /** Longest `detail` kept (default `STATUS_TEXT_MAX`); a listing's names every skipped instrument. */
+    readonly detailMax?: number
+  }
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const nowMs = yield* Clock.currentTimeMillis
@@ -48,7 +53,7 @@ export const recordSuccess = (
       checkedMs: nowMs,
       failing: false,
       lastSuccessMs: nowMs,
-      ...(fields.detail === undefined ? {} : { detail: fields.detail.slice(0, STATUS_TEXT_MAX) })
+      ...(fields.detail === undefined ? {} : { detail: fields.detail.slice(0, fields.detailMax ?? STATUS_TEXT_MAX) })
     }
     yield* store.putStatus([status])
   })

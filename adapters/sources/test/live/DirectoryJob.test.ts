@@ -261,6 +261,7 @@ const setUp = Effect.gen(function* () {
     universe,
     job,
     browse,
+    coverage,
     one: (id: string) => Effect.map(call(coverage, "coverage", [["id", id]]), dataOf<Row>),
     resolve: (q: string) => Effect.map(call(resolve, "resolve", [["q", q]]), dataOf<Resolved>),
     rank: Effect.map(
@@ -342,6 +343,36 @@ describe("the listing job and the directory as the crypto universe (live mode)",
         assert.strictEqual(listings?.status, "live")
         assert.include(listings?.detail ?? "", "币安人生USDT")
         assert.include(listings?.detail ?? "", "unparsable")
+
+        // The browse's first page carries the source summary: every listing's skipped instruments, by name and
+        // reason; later pages do not repeat it.
+        const first = dataOf<{ next_cursor: string | null; sources?: NonNullable<Row["sources"]> }>(
+          yield* call(w.coverage, "coverage", [
+            ["plane", "crypto"],
+            ["limit", "100"]
+          ])
+        )
+        const summary = first.sources?.find((s) => s.venue === "binance" && s.component === "listings")
+        assert.include(summary?.detail ?? "", "unparsable 1: 币安人生USDT")
+        assert.include(summary?.detail ?? "", "index 1: BTCDOMUSDT")
+        assert.include(summary?.detail ?? "", "not_perpetual 1: BTCUSDT_261226")
+        assert.deepStrictEqual(
+          (first.sources ?? []).filter((s) => s.component === "listings").map((s) => s.venue),
+          ["binance", "bybit", "coingecko", "hyperliquid", "okx"]
+        )
+        const second = dataOf<{ sources?: unknown }>(
+          yield* call(w.coverage, "coverage", [
+            ["plane", "crypto"],
+            ["limit", "100"],
+            ["cursor", first.next_cursor as string]
+          ])
+        )
+        assert.isUndefined(second.sources)
+        // Equity browse: no crypto venue in its summary.
+        const equity = dataOf<{ sources?: ReadonlyArray<unknown> }>(
+          yield* call(w.coverage, "coverage", [["plane", "equity"]])
+        )
+        assert.isUndefined(equity.sources)
 
         // rank scans the directory's whole core tier (perpetuals on two venues), not the registry's.
         const core = w.universe.get().core.length
@@ -465,6 +496,18 @@ describe("the listing job and the directory as the crypto universe (live mode)",
       "skipped 2: unparsable 1: 币安人生USDT (base is not an ASCII ticker); index 1: BTCDOMUSDT"
     )
     assert.isUndefined(skippedDetail([]))
+  })
+
+  it("skipped instruments: every one is named, also far past the 300 characters of other status texts", () => {
+    const skipped = Array.from({ length: 400 }, (_, i) => ({
+      venue: "binance",
+      symbol: `PAIR${i}BTC`,
+      reason: "unsupported_quote" as const,
+      detail: "quoted in BTC"
+    }))
+    const detail = skippedDetail(skipped) ?? ""
+    for (const s of skipped) assert.include(detail, `${s.symbol},`.replace(/,$/, ""))
+    assert.isTrue(detail.endsWith("PAIR399BTC"), detail.slice(-40))
   })
 })
 
