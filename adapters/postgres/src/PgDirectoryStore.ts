@@ -2,8 +2,9 @@
  * The asset directory store on PostgreSQL (server or PGlite), tables of
  * `infra/migrations/2026-11-25T0100_asset_directory.ts`. Every write runs in one transaction that first locks the
  * single meta row (`for update`), so saves and merges from several instances run one after the other and each
- * reads what the one before wrote. Rows are upserted, never deleted; the listings' primary key `(venue, symbol)`
- * holds each venue symbol to one asset in the database itself, beside the port's `directoryConflicts` check.
+ * reads what the one before wrote. Rows are upserted, never deleted; the listings' primary key `(venue, market,
+ * symbol)` (migration `2026-11-25T0500_directory_spot`) holds each venue symbol of a market to one asset in the
+ * database itself, beside the port's `directoryConflicts` check.
  */
 import {
   type AssetDirectory,
@@ -63,6 +64,7 @@ const read = async (db: Db | Transaction<any>): Promise<AssetDirectory> => {
     .orderBy("asset_id")
     .orderBy("venue")
     .orderBy("symbol")
+    .orderBy("market")
     .execute()
   const byAsset = new Map<string, Array<DirectoryListing>>()
   for (const r of listings) {
@@ -140,8 +142,7 @@ const write = async (trx: Transaction<any>, directory: AssetDirectory) => {
       .insertInto("crypto_directory_listings")
       .values(chunk)
       .onConflict((oc) =>
-        oc.columns(["venue", "symbol"]).doUpdateSet((eb) => ({
-          market: eb.ref("excluded.market"),
+        oc.columns(["venue", "market", "symbol"]).doUpdateSet((eb) => ({
           base: eb.ref("excluded.base"),
           quote: eb.ref("excluded.quote"),
           multiplier: eb.ref("excluded.multiplier"),

@@ -297,11 +297,23 @@ export interface AssetDirectory {
   readonly updatedMs: number
 }
 
-/** One venue's whole instrument list from one refresh. A venue absent from a refresh keeps its listings as they were. */
+/**
+ * One venue's whole instrument list of the markets `markets` (default: both) from one refresh. A venue (or a
+ * market of it) absent from a refresh keeps its listings as they were: a venue's perpetual and spot lists come
+ * from two endpoints, and one failing leaves the other's listings untouched.
+ */
 export interface VenueSnapshot {
   readonly venue: string
+  readonly markets?: ReadonlyArray<ObservedListing["market"]>
   readonly listings: ReadonlyArray<ObservedListing>
 }
+
+/**
+ * The key of a listing: venue, market and the venue's symbol (Binance and Bybit name a perpetual and the spot
+ * pair of one asset alike, `BTCUSDT`; they are two listings).
+ */
+export const listingKey = (l: Pick<ObservedListing, "venue" | "market" | "symbol">): string =>
+  `${l.venue}\u0000${l.market}\u0000${l.symbol}`
 
 export interface MergeResult {
   readonly directory: AssetDirectory
@@ -314,7 +326,19 @@ export interface MergeResult {
 }
 
 const byVenueSymbol = (a: DirectoryListing, b: DirectoryListing) =>
-  a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0
+  a.venue < b.venue
+    ? -1
+    : a.venue > b.venue
+      ? 1
+      : a.symbol < b.symbol
+        ? -1
+        : a.symbol > b.symbol
+          ? 1
+          : a.market < b.market
+            ? -1
+            : a.market > b.market
+              ? 1
+              : 0
 
 const quoteOfSeed = (l: CryptoAsset["listings"][number]): string => {
   if (l.venue === "hyperliquid") return "USDC"
@@ -389,7 +413,7 @@ export const mergeDirectory = (
     byTicker.set(t, set)
   }
   const index = (a: DirectoryAsset) => {
-    for (const l of a.listings) holder.set(`${l.venue}\u0000${l.symbol}`, a.id)
+    for (const l of a.listings) holder.set(listingKey(l), a.id)
     indexTicker(a.symbol.toUpperCase(), a.id)
     for (const alias of a.aliases) indexTicker(alias.toUpperCase(), a.id)
   }
@@ -419,11 +443,12 @@ export const mergeDirectory = (
   }
 
   for (const snapshot of snapshots) {
+    const covers = (market: ObservedListing["market"]) => snapshot.markets?.includes(market) ?? true
     const seen = new Map<string, ObservedListing>()
-    for (const l of snapshot.listings) if (l.venue === snapshot.venue) seen.set(l.symbol, l)
+    for (const l of snapshot.listings) if (l.venue === snapshot.venue && covers(l.market)) seen.set(listingKey(l), l)
     for (const observed of seen.values()) {
       const { ticker, tokensPerOld } = renamed(observed.base)
-      const key = `${observed.venue}\u0000${observed.symbol}`
+      const key = listingKey(observed)
       let id = holder.get(key) ?? pick(ticker)
       if (id === undefined) {
         const choice = slugFor(ticker, { coins: context.coins, taken: (slug) => assets.has(`crypto:${slug}`) })
@@ -445,14 +470,14 @@ export const mergeDirectory = (
       }
       const asset = assets.get(id) as DirectoryAsset
       const listing: ObservedListing = { ...observed, multiplier: observed.multiplier * tokensPerOld }
-      const old = asset.listings.find((l) => l.venue === observed.venue && l.symbol === observed.symbol)
+      const old = asset.listings.find((l) => listingKey(l) === key)
       const trading = observed.status === "trading"
       const next: DirectoryListing = {
         ...listing,
         firstSeenMs: old?.firstSeenMs ?? nowMs,
         lastTradingMs: trading ? nowMs : (old?.lastTradingMs ?? nowMs)
       }
-      const others = asset.listings.filter((l) => !(l.venue === observed.venue && l.symbol === observed.symbol))
+      const others = asset.listings.filter((l) => listingKey(l) !== key)
       const tickers = [observed.base, ticker].filter((t) => t !== asset.symbol && !asset.aliases.includes(t))
       // A trading listing under the new ticker of a rename moves an asset known by the old one to the new ticker
       // (the old one stays an alias).
@@ -467,14 +492,13 @@ export const mergeDirectory = (
       indexTicker(ticker, id)
       indexTicker(observed.base, id)
     }
-    // What the venue no longer shows is delisted there.
+    // What the venue no longer shows (in the markets the snapshot covers) is delisted there.
+    const gone = (l: DirectoryListing) => l.venue === snapshot.venue && covers(l.market) && !seen.has(listingKey(l))
     for (const [id, a] of assets) {
-      if (!a.listings.some((l) => l.venue === snapshot.venue && l.status === "trading" && !seen.has(l.symbol))) continue
+      if (!a.listings.some((l) => l.status === "trading" && gone(l))) continue
       assets.set(id, {
         ...a,
-        listings: a.listings.map((l) =>
-          l.venue === snapshot.venue && !seen.has(l.symbol) ? { ...l, status: "delisted" as const } : l
-        )
+        listings: a.listings.map((l) => (gone(l) ? { ...l, status: "delisted" as const } : l))
       })
     }
   }

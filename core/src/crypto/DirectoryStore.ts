@@ -7,13 +7,20 @@
  * - `merge` loads, folds one refresh in with `mergeDirectory` and saves, as one step: two instances merging at
  *   once never both create an asset for one listing, nor lose either refresh.
  * - Nothing is ever removed: `save` upserts the assets it is given and leaves any other stored asset as it is,
- *   and a venue symbol belongs to one asset (`save` refuses a directory that gives one symbol to two assets, or a
+ *   and a venue symbol (of one market: `listingKey`) belongs to one asset (`save` refuses a directory that gives one symbol to two assets, or a
  *   symbol to another asset than the stored one, as a defect: IDs never change meaning).
  * - `load` answers the stored assets over the seed directory's (`seedDirectory`): a seed asset never saved is
  *   there as the seed writes it, so a first start needs nothing but the code.
  */
 import { Context, Data, type Effect } from "effect"
-import type { AssetDirectory, CoinEntry, CoinIndex, MergeResult, VenueSnapshot } from "./Directory.ts"
+import {
+  type AssetDirectory,
+  type CoinEntry,
+  type CoinIndex,
+  listingKey,
+  type MergeResult,
+  type VenueSnapshot
+} from "./Directory.ts"
 
 /** A cached public coin list (CoinGecko `coins/list` shape) and when it was fetched. */
 export interface CoinList {
@@ -58,12 +65,12 @@ export class AssetDirectoryStore extends Context.Service<
  */
 export const directoryConflicts = (stored: AssetDirectory, next: AssetDirectory): ReadonlyArray<DirectoryConflict> => {
   const holder = new Map<string, string>()
-  for (const a of stored.assets) for (const l of a.listings) holder.set(`${l.venue}\u0000${l.symbol}`, a.id)
+  for (const a of stored.assets) for (const l of a.listings) holder.set(listingKey(l), a.id)
   const claimed = new Map<string, string>()
   const out: Array<DirectoryConflict> = []
   for (const a of next.assets) {
     for (const l of a.listings) {
-      const key = `${l.venue}\u0000${l.symbol}`
+      const key = listingKey(l)
       const other = claimed.get(key)
       if (other !== undefined && other !== a.id) {
         out.push(new DirectoryConflict({ venue: l.venue, symbol: l.symbol, heldBy: other, claimedBy: a.id }))

@@ -133,6 +133,46 @@ export const directoryStoreContract = (name: string, make: () => Layer.Layer<Ass
         })
       ))
 
+    it("a perpetual and a spot pair under one venue symbol are two listings; each market's list delists only its own", () =>
+      run(
+        Effect.gen(function* () {
+          const store = yield* AssetDirectoryStore
+          const spot = (symbol: string, base: string): ObservedListing => ({
+            ...perp("binance", symbol, base),
+            market: "spot"
+          })
+          yield* store.merge(
+            [
+              { ...binance, markets: ["perp"] },
+              { venue: "binance", markets: ["spot"], listings: [spot("BTCUSDT", "BTC"), spot("ZETAUSDT", "ZETA")] }
+            ],
+            { coins: COINS, nowMs: T0 }
+          )
+          const btc = asset(yield* store.load, "crypto:bitcoin")
+          expect(btc?.listings.filter((l) => l.venue === "binance").map((l) => [l.symbol, l.market, l.status])).toEqual(
+            [
+              ["BTCUSDT", "perp", "trading"],
+              ["BTCUSDT", "spot", "trading"]
+            ]
+          )
+          // The spot list alone, without BTCUSDT: the spot pair is delisted, the perpetual keeps trading.
+          yield* store.merge([{ venue: "binance", markets: ["spot"], listings: [spot("ZETAUSDT", "ZETA")] }], {
+            coins: COINS,
+            nowMs: T0 + 1
+          })
+          const after = yield* store.load
+          expect(
+            asset(after, "crypto:bitcoin")
+              ?.listings.filter((l) => l.venue === "binance")
+              .map((l) => [l.symbol, l.market, l.status])
+          ).toEqual([
+            ["BTCUSDT", "perp", "trading"],
+            ["BTCUSDT", "spot", "delisted"]
+          ])
+          expect(asset(after, "crypto:zeta-chain")?.listings.filter((l) => l.market === "spot").length).toBe(1)
+        })
+      ))
+
     it("two merges at once: both land, and one listing makes one asset", () =>
       run(
         Effect.gen(function* () {
