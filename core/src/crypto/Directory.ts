@@ -65,12 +65,14 @@ export type SkipReason =
   | "not_trading"
   /** An index of several assets (`BTCDOMUSDT`, `DEFIUSDT`), not one asset. */
   | "index"
-  /** A non-crypto underlying (a commodity or an equity). */
+  /** A non-crypto underlying (a commodity, an equity, or a fiat currency traded as a spot pair: `EURUSDT`). */
   | "not_crypto"
   /** Margined and quoted in something other than USDT or USDC. */
   | "unsupported_quote"
   /** The symbol or a required field could not be read. */
   | "unparsable"
+  /** A spot leveraged token (Binance `BTCUPUSDT`): a fund rebalancing a leveraged position, not the asset. */
+  | "leveraged_token"
 
 /** Quote currencies the directory takes: linear perpetuals margined in USDT or USDC. */
 export const DirectoryQuotes: ReadonlyArray<string> = ["USDT", "USDC"]

@@ -26,11 +26,28 @@ import { arr, decode, num, obj, str } from "./Parse.ts"
 import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
 
 export const BINANCE_DEFAULT_BASE_URL = "https://fapi.binance.com"
+/** Binance spot's API (`GET /api/v3/exchangeInfo`, weight 20), for the directory's spot listings. */
+export const BINANCE_SPOT_DEFAULT_BASE_URL = "https://api.binance.com"
+
+/**
+ * The spot API's base URL for a USD-M base URL: the public spot API beside the public USD-M API, otherwise the
+ * same base URL (a replay server or a proxy serves both paths; the service never reaches the real venue behind
+ * its operator's back).
+ */
+export const binanceSpotBaseUrlFor = (baseUrl: string): string =>
+  baseUrl === BINANCE_DEFAULT_BASE_URL ? BINANCE_SPOT_DEFAULT_BASE_URL : baseUrl
 
 const HOUR = 3_600_000
 
-export const makeBinance = (options: { readonly baseUrl: string; readonly timeoutMs: number }): VenueConnector => {
+export const makeBinance = (options: {
+  readonly baseUrl: string
+  readonly timeoutMs: number
+  /** Default: `binanceSpotBaseUrlFor(baseUrl)`. */
+  readonly spotBaseUrl?: string
+}): VenueConnector => {
   const limiter = makeLimiter({ capacity: 1000, windowMs: 60_000 })
+  // The spot API counts its own weight (6,000 a minute); the directory reads it once an hour.
+  const spotLimiter = makeLimiter({ capacity: 100, windowMs: 60_000 })
   const get = (path: string, weight: number) =>
     Effect.andThen(
       limiter.take(weight),
@@ -40,6 +57,14 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
     Effect.flatMap(get(path, weight), (body) => decode("binance", `GET ${path}`, body, reader))
 
   const instrumentList = get("/fapi/v1/exchangeInfo", 1)
+  const spotInstrumentList = Effect.andThen(
+    spotLimiter.take(20),
+    fetchJson({
+      source: "binance",
+      url: `${options.spotBaseUrl ?? binanceSpotBaseUrlFor(options.baseUrl)}/api/v3/exchangeInfo`,
+      timeoutMs: options.timeoutMs
+    })
+  )
 
   const listings = Effect.gen(function* () {
     const perps = yield* read("/fapi/v1/exchangeInfo", 1, (body) =>
@@ -212,6 +237,7 @@ export const makeBinance = (options: { readonly baseUrl: string; readonly timeou
     limiter,
     listings,
     instrumentList,
+    spotInstrumentList,
     bars,
     fundingHistory,
     tickers,

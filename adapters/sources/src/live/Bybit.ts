@@ -51,24 +51,27 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
       return yield* decode("bybit", `GET ${path}`, envelope, (e) => reader(obj(obj(e, "$").result, "$.result")))
     })
 
-  /** Every page of the linear instruments, joined as one answer's `result.list`. */
-  const instrumentList = Effect.gen(function* () {
-    const list: Array<unknown> = []
-    let cursor = ""
-    for (let page = 0; page < 20; page++) {
-      const r = yield* result(
-        `/v5/market/instruments-info?category=linear&limit=1000${cursor === "" ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
-        (res) => ({
-          rows: arr(res.list, "$.result.list"),
-          next: typeof res.nextPageCursor === "string" ? res.nextPageCursor : ""
-        })
-      )
-      list.push(...r.rows)
-      if (r.next === "" || r.rows.length === 0) break
-      cursor = r.next
-    }
-    return { result: { list } } as unknown
-  })
+  /** Every page of one category's instruments, joined as one answer's `result.list`. */
+  const instrumentsOf = (category: "linear" | "spot") =>
+    Effect.gen(function* () {
+      const list: Array<unknown> = []
+      let cursor = ""
+      for (let page = 0; page < 20; page++) {
+        const r = yield* result(
+          `/v5/market/instruments-info?category=${category}&limit=1000${cursor === "" ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+          (res) => ({
+            rows: arr(res.list, "$.result.list"),
+            next: typeof res.nextPageCursor === "string" ? res.nextPageCursor : ""
+          })
+        )
+        list.push(...r.rows)
+        if (r.next === "" || r.rows.length === 0) break
+        cursor = r.next
+      }
+      return { result: { list } } as unknown
+    })
+  const instrumentList = instrumentsOf("linear")
+  const spotInstrumentList = instrumentsOf("spot")
 
   const listings = Effect.gen(function* () {
     const out = new Map<string, VenueListing>()
@@ -243,6 +246,7 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
     limiter,
     listings,
     instrumentList,
+    spotInstrumentList,
     bars,
     fundingHistory,
     tickers,

@@ -104,9 +104,12 @@ export const makeDirectoryJob = (options: DirectoryJobOptions) =>
       )
     })
 
-    const sources: ReadonlyArray<ListingSource> = options.connectors.flatMap((c) =>
-      c.instrumentList === undefined ? [] : [{ venue: c.venue, fetch: c.instrumentList }]
-    )
+    const sources: ReadonlyArray<ListingSource> = options.connectors.flatMap((c) => [
+      ...(c.instrumentList === undefined ? [] : [{ venue: c.venue, market: "perp" as const, fetch: c.instrumentList }]),
+      ...(c.spotInstrumentList === undefined
+        ? []
+        : [{ venue: c.venue, market: "spot" as const, fetch: c.spotInstrumentList }])
+    ])
 
     /** One refresh: coin list (when due), every venue's list, merge, statuses, then `onDirectory`. */
     const once: Effect.Effect<RefreshReport, SourceError> = Effect.gen(function* () {
@@ -115,18 +118,20 @@ export const makeDirectoryJob = (options: DirectoryJobOptions) =>
       const report = yield* refreshDirectory(sources, nowMs).pipe(
         Effect.provideService(AssetDirectoryStore, directoryStore)
       )
-      for (const v of report.venues) {
-        if (v.ok) {
-          yield* recordSuccess(market, ref(v.venue), {
+      // One `listings` status per venue over its perpetual and spot lists: failing while either fails (the
+      // other's listings are merged all the same), else naming what both skipped.
+      for (const venue of [...new Set(report.venues.map((v) => v.venue))]) {
+        const lists = report.venues.filter((v) => v.venue === venue)
+        const failed = lists.flatMap((v) => (v.ok ? [] : [`${v.market}: ${sourceErrorText(v.error)}`]))
+        if (failed.length === 0) {
+          yield* recordSuccess(market, ref(venue), {
             newestMs: nowMs,
-            detail: skippedDetail(v.skipped),
+            detail: skippedDetail(lists.flatMap((v) => (v.ok ? v.skipped : []))),
             detailMax: LISTINGS_DETAIL_MAX
           })
         } else {
-          yield* recordFailure(market, ref(v.venue), sourceErrorText(v.error))
-          yield* Effect.logWarning(
-            `live listings ${v.venue}: failing, last good listings kept: ${sourceErrorText(v.error)}`
-          )
+          yield* recordFailure(market, ref(venue), failed.join("; "))
+          yield* Effect.logWarning(`live listings ${venue}: failing, last good listings kept: ${failed.join("; ")}`)
         }
       }
       const m = report.merge

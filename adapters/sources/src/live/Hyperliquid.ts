@@ -66,6 +66,7 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     arr(obj(meta, path).universe, `${path}.universe`).map((u, n) => obj(u, `${path}.universe[${n}]`))
 
   const instrumentList = info({ type: "meta" }, 20, (body): unknown => body)
+  const spotInstrumentList = info({ type: "spotMeta" }, 20, (body): unknown => body)
 
   const listings = info({ type: "meta" }, 20, (body) => {
     const out = new Map<string, VenueListing>()
@@ -248,6 +249,7 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     limiter,
     listings,
     instrumentList,
+    spotInstrumentList,
     bars,
     fundingHistory,
     tickers,

@@ -21,6 +21,20 @@
  * - Hyperliquid `POST /info {"type":"metaAndAssetCtxs"}` (or `{"type":"meta"}`): `universe[]` with `name`
  *   (`BTC`, `kPEPE`) and `isDelisted`; every perpetual is USDC-margined. A delisted one is kept as a listing with
  *   status `delisted` (Hyperliquid keeps it in its universe), so the directory knows it is gone.
+ *
+ * Spot markets (`SpotListingParsers`): every spot pair quoted in USDT or USDC becomes a listing with market
+ * `spot`, its base split like a perpetual's (`1000SATSUSDT`); pairs in other quotes, fiat bases (`EURUSDT`),
+ * leveraged tokens and pairs not trading are skipped with their reason.
+ * - Binance spot `GET /api/v3/exchangeInfo` (api.binance.com; recorded 2021-10-12): `symbols[]` with `status`
+ *   (`TRADING`, `BREAK`), `baseAsset`, `quoteAsset`, `isSpotTradingAllowed`, `permissions` (`LEVERAGED` for the
+ *   `BTCUPUSDT` tokens; newer answers carry `permissionSets`, arrays of those).
+ * - Bybit v5 `GET /v5/market/instruments-info?category=spot`: `result.list[]` with `symbol`, `baseCoin`,
+ *   `quoteCoin`, `status` (`Trading`) (the documented shape; no recording).
+ * - OKX v5 `GET /api/v5/public/instruments?instType=SPOT`: `data[]` with `instId` (`BTC-USDT`), `baseCcy`,
+ *   `quoteCcy`, `state` (`live`) (the documented shape; no recording).
+ * - Hyperliquid `POST /info {"type":"spotMeta"}`: `tokens[]` (`{name, index}`) and `universe[]` pairs
+ *   (`{name, tokens: [base index, quote index], index}`; `name` is `PURR/USDC` or `@<index>`), the listing's
+ *   symbol being the pair's `name` (the documented shape; no recording).
  */
 import { DirectoryQuotes, type ObservedListing, type SkippedListing, splitMultiplier } from "@market-data/core"
 import { Decimal } from "decimal.js"
@@ -174,4 +188,129 @@ export const ListingParsers: { readonly [V in LiveVenue]: (body: unknown) => Par
   bybit: parseBybitListings,
   okx: parseOkxListings,
   hyperliquid: parseHyperliquidListings
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Spot
+
+/** Fiat currencies the venues trade as spot pairs against a stablecoin (`EURUSDT`): not crypto assets. */
+export const FiatBases: ReadonlySet<string> = new Set([
+  "AUD",
+  "BRL",
+  "CAD",
+  "CHF",
+  "EUR",
+  "GBP",
+  "IDR",
+  "JPY",
+  "MXN",
+  "NGN",
+  "PLN",
+  "RUB",
+  "TRY",
+  "UAH",
+  "USD",
+  "ZAR",
+  "ARS",
+  "COP",
+  "CZK",
+  "RON"
+])
+
+const spotPair = (
+  venue: LiveVenue,
+  symbol: string,
+  venueBase: string | undefined,
+  quote: string | undefined
+): Verdict => {
+  if (quote === undefined || !DirectoryQuotes.includes(quote))
+    return { reason: "unsupported_quote", detail: `quoted in ${quote ?? "(none)"}, not USDT or USDC` }
+  if (venueBase !== undefined && FiatBases.has(venueBase))
+    return { reason: "not_crypto", detail: `fiat currency ${venueBase}` }
+  const split = venueBase === undefined ? undefined : splitMultiplier(venueBase)
+  if (split === undefined)
+    return { reason: "unparsable", detail: `base ${JSON.stringify(venueBase)} is not an ASCII ticker (A-Z, 0-9)` }
+  return { venue, market: "spot", symbol, base: split.base, quote, multiplier: split.multiplier, status: "trading" }
+}
+
+const strings = (v: unknown): ReadonlyArray<string> =>
+  Array.isArray(v) ? v.flatMap((x) => (typeof x === "string" ? [x] : Array.isArray(x) ? strings(x) : [])) : []
+
+/** Binance spot `GET /api/v3/exchangeInfo`. */
+export const parseBinanceSpotListings = (body: unknown): ParsedListings =>
+  each(
+    "binance",
+    arr(obj(body, "$").symbols, "$.symbols"),
+    (s) => text(s.symbol),
+    (s, symbol) => {
+      if ([...strings(s.permissions), ...strings(s.permissionSets)].includes("LEVERAGED"))
+        return { reason: "leveraged_token", detail: "permissions LEVERAGED" }
+      if (s.status !== "TRADING" || s.isSpotTradingAllowed === false)
+        return {
+          reason: "not_trading",
+          detail: s.status !== "TRADING" ? `status ${text(s.status) ?? "(none)"}` : "isSpotTradingAllowed false"
+        }
+      return spotPair("binance", symbol, text(s.baseAsset), text(s.quoteAsset))
+    }
+  )
+
+/** Bybit v5 `instruments-info?category=spot`. */
+export const parseBybitSpotListings = (body: unknown): ParsedListings =>
+  each(
+    "bybit",
+    arr(obj(obj(body, "$").result, "$.result").list, "$.result.list"),
+    (s) => text(s.symbol),
+    (s, symbol) => {
+      if (s.status !== "Trading") return { reason: "not_trading", detail: `status ${text(s.status) ?? "(none)"}` }
+      return spotPair("bybit", symbol, text(s.baseCoin), text(s.quoteCoin))
+    }
+  )
+
+/** OKX v5 `public/instruments?instType=SPOT`: the envelope's `data`. */
+export const parseOkxSpotListings = (body: unknown): ParsedListings =>
+  each(
+    "okx",
+    arr(obj(body, "$").data, "$.data"),
+    (s) => text(s.instId),
+    (s, symbol) => {
+      if (s.instType !== undefined && s.instType !== "SPOT")
+        return { reason: "unparsable", detail: `instType ${text(s.instType) ?? "(none)"} in the spot list` }
+      if (s.state !== "live") return { reason: "not_trading", detail: `state ${text(s.state) ?? "(none)"}` }
+      const m = /^([A-Za-z0-9]+)-([A-Z0-9]+)$/.exec(symbol)
+      if (m === null) return { reason: "unparsable", detail: "instId is not BASE-QUOTE" }
+      return spotPair("okx", symbol, text(s.baseCcy) ?? m[1], text(s.quoteCcy) ?? m[2])
+    }
+  )
+
+/** Hyperliquid `spotMeta` (or `spotMetaAndAssetCtxs`: `[spotMeta, contexts]`). */
+export const parseHyperliquidSpotListings = (body: unknown): ParsedListings => {
+  const meta = Array.isArray(body) ? obj(body[0], "$[0]") : obj(body, "$")
+  const tokens = new Map<number, string>()
+  arr(meta.tokens, "$.tokens").forEach((t, i) => {
+    const o = typeof t === "object" && t !== null ? (t as Json) : {}
+    const index = typeof o.index === "number" ? o.index : i
+    const name = text(o.name)
+    if (name !== undefined) tokens.set(index, name)
+  })
+  return each(
+    "hyperliquid",
+    arr(meta.universe, "$.universe"),
+    (s) => text(s.name),
+    (s, symbol) => {
+      const pair = Array.isArray(s.tokens) ? (s.tokens as ReadonlyArray<unknown>) : []
+      const base = typeof pair[0] === "number" ? tokens.get(pair[0]) : undefined
+      const quote = typeof pair[1] === "number" ? tokens.get(pair[1]) : undefined
+      if (base === undefined || quote === undefined)
+        return { reason: "unparsable", detail: `tokens ${JSON.stringify(s.tokens)} not in the token list` }
+      return spotPair("hyperliquid", symbol, base, quote)
+    }
+  )
+}
+
+/** The parser of each venue's spot list. */
+export const SpotListingParsers: { readonly [V in LiveVenue]: (body: unknown) => ParsedListings } = {
+  binance: parseBinanceSpotListings,
+  bybit: parseBybitSpotListings,
+  okx: parseOkxSpotListings,
+  hyperliquid: parseHyperliquidSpotListings
 }

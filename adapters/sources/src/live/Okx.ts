@@ -68,6 +68,7 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
     })
 
   const instrumentList = data("/api/v5/public/instruments?instType=SWAP", (rows): unknown => ({ data: rows }))
+  const spotInstrumentList = data("/api/v5/public/instruments?instType=SPOT", (rows): unknown => ({ data: rows }))
 
   const listings = data("/api/v5/public/instruments?instType=SWAP", (rows) => {
     const out = new Map<string, VenueListing>()
@@ -308,6 +309,7 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
     limiter,
     listings,
     instrumentList,
+    spotInstrumentList,
     bars,
     fundingHistory,
     tickers,

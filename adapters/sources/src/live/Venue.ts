@@ -122,6 +122,8 @@ export interface VenueConnector {
    * listing parsers (`Listings.ts`); fetched through the same limiter, timeout and error kinds.
    */
   readonly instrumentList?: Effect.Effect<unknown, SourceError>
+  /** The venue's whole spot list as its endpoint answers it, for the directory's spot parsers (`Listings.ts`). */
+  readonly spotInstrumentList?: Effect.Effect<unknown, SourceError>
   /** Closed 15-minute bars opening in `[fromMs, toMs)`, oldest first; one page (the caller pages on). */
   readonly bars: (i: Instrument, fromMs: number, toMs: number) => Effect.Effect<Page<BarRow>, SourceError>
   /** Funding settlements in `[fromMs, toMs)`, oldest first; one page. */

@@ -128,6 +128,52 @@ const okx = (bases: ReadonlyArray<string>) => ({
 const hyperliquid = (bases: ReadonlyArray<string>) => ({
   universe: [...bases, "kSHIB", "kPEPE"].map((name) => ({ name, szDecimals: 1, maxLeverage: 10 }))
 })
+/** Spot lists: the first 50 bases, `QZSPOT` (spot only, on Binance and OKX), and pairs the directory skips. */
+const SPOT_BASES = (bases: ReadonlyArray<string>) => [...bases.slice(0, 50), "QZSPOT"]
+const binanceSpot = (bases: ReadonlyArray<string>) => ({
+  timezone: "UTC",
+  symbols: [
+    ...SPOT_BASES(bases).map((b) => ({
+      symbol: `${b}USDT`,
+      status: "TRADING",
+      baseAsset: b,
+      quoteAsset: "USDT",
+      isSpotTradingAllowed: true,
+      permissions: ["SPOT"]
+    })),
+    { symbol: "ETHBTC", status: "TRADING", baseAsset: "ETH", quoteAsset: "BTC", permissions: ["SPOT"] },
+    { symbol: "EURUSDT", status: "TRADING", baseAsset: "EUR", quoteAsset: "USDT", permissions: ["SPOT"] },
+    { symbol: "BTCUPUSDT", status: "TRADING", baseAsset: "BTCUP", quoteAsset: "USDT", permissions: ["LEVERAGED"] }
+  ]
+})
+const bybitSpot = (bases: ReadonlyArray<string>) => ({
+  retCode: 0,
+  retMsg: "OK",
+  result: {
+    category: "spot",
+    list: bases
+      .slice(0, 50)
+      .map((b) => ({ symbol: `${b}USDT`, baseCoin: b, quoteCoin: "USDT", status: "Trading", innovation: "0" }))
+  }
+})
+const okxSpot = (bases: ReadonlyArray<string>) => ({
+  code: "0",
+  msg: "",
+  data: SPOT_BASES(bases).map((b) => ({
+    instId: `${b}-USDT`,
+    instType: "SPOT",
+    baseCcy: b,
+    quoteCcy: "USDT",
+    state: "live"
+  }))
+})
+const hyperliquidSpot = {
+  tokens: [
+    { name: "USDC", index: 0 },
+    { name: "PURR", index: 1 }
+  ],
+  universe: [{ name: "PURR/USDC", tokens: [1, 0], index: 0 }]
+}
 const coinList = [
   ...WellKnownAssets.map(([id, symbol, name]) => ({ id, symbol, name })),
   { id: "mog-coin", symbol: "mog", name: "Mog Coin" },
@@ -137,21 +183,39 @@ const coinList = [
 const route =
   (lists: Lists) =>
   (r: FakeRequest): Reply => {
+    const info = (r.body as { type?: string } | undefined)?.type
     const venue =
       r.path === "/fapi/v1/exchangeInfo"
         ? "binance"
-        : r.path === "/v5/market/instruments-info"
-          ? "bybit"
-          : r.path === "/api/v5/public/instruments"
-            ? "okx"
-            : r.path === "/info" && (r.body as { type?: string } | undefined)?.type === "meta"
-              ? "hyperliquid"
-              : r.path === "/coins/list"
-                ? "coingecko"
-                : undefined
+        : r.path === "/api/v3/exchangeInfo"
+          ? "binance-spot"
+          : r.path === "/v5/market/instruments-info"
+            ? r.query.get("category") === "spot"
+              ? "bybit-spot"
+              : "bybit"
+            : r.path === "/api/v5/public/instruments"
+              ? r.query.get("instType") === "SPOT"
+                ? "okx-spot"
+                : "okx"
+              : r.path === "/info" && info === "meta"
+                ? "hyperliquid"
+                : r.path === "/info" && info === "spotMeta"
+                  ? "hyperliquid-spot"
+                  : r.path === "/coins/list"
+                    ? "coingecko"
+                    : undefined
     if (venue === undefined) return notFound
-    if (lists.down.has(venue)) return { status: 503, text: "maintenance" }
+    if (lists.down.has(venue) || lists.down.has(venue.replace(/-spot$/, "")))
+      return { status: 503, text: "maintenance" }
     switch (venue) {
+      case "binance-spot":
+        return { json: binanceSpot(lists.bases) }
+      case "bybit-spot":
+        return { json: bybitSpot(lists.bases) }
+      case "okx-spot":
+        return { json: okxSpot(lists.bases) }
+      case "hyperliquid-spot":
+        return { json: hyperliquidSpot }
       case "binance":
         return { json: binance(lists.bases) }
       case "bybit":
@@ -289,13 +353,11 @@ describe("the listing job and the directory as the crypto universe (live mode)",
         assert.strictEqual((yield* w.rank).coverage.scanned, seedCore)
         const report = yield* w.job.once
         assert.deepStrictEqual(
-          report.venues.map((v) => [v.venue, v.ok]),
-          [
-            ["binance", true],
-            ["bybit", true],
-            ["okx", true],
-            ["hyperliquid", true]
-          ]
+          report.venues.map((v) => [v.venue, v.market, v.ok]),
+          ["binance", "bybit", "okx", "hyperliquid"].flatMap((v) => [
+            [v, "perp", true],
+            [v, "spot", true]
+          ])
         )
         const rows = yield* w.browse
         const ids = new Set(rows.map((r) => r.asset_id))
@@ -373,6 +435,24 @@ describe("the listing job and the directory as the crypto universe (live mode)",
           yield* call(w.coverage, "coverage", [["plane", "equity"]])
         )
         assert.isUndefined(equity.sources)
+
+        // Spot: a pair joins its perpetual's asset (a second listing on the venue); a spot-only coin is an asset
+        // of tier listed_token; the pairs the directory does not take are named with their reasons.
+        const bitcoin = directory.assets.find((a) => a.id === "crypto:bitcoin")
+        assert.deepStrictEqual(
+          bitcoin?.listings.filter((l) => l.venue === "binance").map((l) => [l.symbol, l.market]),
+          [
+            ["BTCUSDT", "perp"],
+            ["BTCUSDT", "spot"]
+          ]
+        )
+        const spotOnly = yield* w.one("crypto:qzspot")
+        assert.strictEqual(spotOnly.tier, "listed_token")
+        assert.isTrue(rows.some((r) => r.asset_id === "crypto:qzspot" && r.tier === "listed_token"))
+        assert.strictEqual((yield* w.resolve("QZSPOT")).best?.asset_id, "crypto:qzspot")
+        assert.include(summary?.detail ?? "", "leveraged_token 1: BTCUPUSDT")
+        assert.include(summary?.detail ?? "", "not_crypto 1: EURUSDT")
+        assert.include(summary?.detail ?? "", "unsupported_quote 1: ETHBTC")
 
         // rank scans the directory's whole core tier (perpetuals on two venues), not the registry's.
         const core = w.universe.get().core.length

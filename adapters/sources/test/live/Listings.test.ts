@@ -20,8 +20,12 @@ import {
   type ParsedListings,
   parseBinanceListings,
   parseBybitListings,
+  parseBinanceSpotListings,
+  parseBybitSpotListings,
   parseHyperliquidListings,
-  parseOkxListings
+  parseHyperliquidSpotListings,
+  parseOkxListings,
+  parseOkxSpotListings
 } from "../../src/live/Listings.ts"
 import { Malformed } from "../../src/live/Parse.ts"
 
@@ -176,6 +180,142 @@ describe("listing parsers on hand-made fixtures", () => {
   })
 })
 
+describe("spot listing parsers on hand-made fixtures (each venue's documented shape)", () => {
+  it("Binance spot: USDT/USDC pairs; other quotes, fiat bases, leveraged tokens and halted pairs skipped", () => {
+    const row = (symbol: string, baseAsset: string, quoteAsset: string, extra: object = {}) => ({
+      symbol,
+      status: "TRADING",
+      baseAsset,
+      quoteAsset,
+      isSpotTradingAllowed: true,
+      permissions: ["SPOT"],
+      ...extra
+    })
+    const p = parseBinanceSpotListings({
+      symbols: [
+        row("BTCUSDT", "BTC", "USDT"),
+        row("SOLUSDC", "SOL", "USDC"),
+        row("1000SATSUSDT", "1000SATS", "USDT"),
+        row("ETHBTC", "ETH", "BTC"),
+        row("EURUSDT", "EUR", "USDT"),
+        row("BTCUPUSDT", "BTCUP", "USDT", { permissions: ["LEVERAGED"] }),
+        row("ETHUPUSDT", "ETHUP", "USDT", { permissions: [], permissionSets: [["LEVERAGED"]] }),
+        row("OLDUSDT", "OLD", "USDT", { status: "BREAK" }),
+        row("币安USDT", "币安", "USDT")
+      ]
+    })
+    expect(p.listings.map((l) => [l.symbol, l.market, l.base, l.quote, l.multiplier])).toEqual([
+      ["BTCUSDT", "spot", "BTC", "USDT", 1],
+      ["SOLUSDC", "spot", "SOL", "USDC", 1],
+      ["1000SATSUSDT", "spot", "SATS", "USDT", 1000]
+    ])
+    expect(p.skipped.map((x) => [x.symbol, x.reason])).toEqual([
+      ["ETHBTC", "unsupported_quote"],
+      ["EURUSDT", "not_crypto"],
+      ["BTCUPUSDT", "leveraged_token"],
+      ["ETHUPUSDT", "leveraged_token"],
+      ["OLDUSDT", "not_trading"],
+      ["币安USDT", "unparsable"]
+    ])
+  })
+
+  it("Bybit, OKX and Hyperliquid spot", () => {
+    const bybit = parseBybitSpotListings({
+      retCode: 0,
+      result: {
+        category: "spot",
+        list: [
+          { symbol: "BTCUSDT", baseCoin: "BTC", quoteCoin: "USDT", status: "Trading", innovation: "0" },
+          { symbol: "BTCEUR", baseCoin: "BTC", quoteCoin: "EUR", status: "Trading" },
+          { symbol: "NEWUSDT", baseCoin: "NEW", quoteCoin: "USDT", status: "PreLaunch" }
+        ]
+      }
+    })
+    expect(bybit.listings.map((l) => [l.venue, l.symbol, l.market, l.base])).toEqual([
+      ["bybit", "BTCUSDT", "spot", "BTC"]
+    ])
+    expect(bybit.skipped.map((x) => x.reason)).toEqual(["unsupported_quote", "not_trading"])
+
+    const okx = parseOkxSpotListings({
+      code: "0",
+      data: [
+        { instId: "BTC-USDT", instType: "SPOT", baseCcy: "BTC", quoteCcy: "USDT", state: "live" },
+        { instId: "PEPE-USDC", instType: "SPOT", baseCcy: "PEPE", quoteCcy: "USDC", state: "live" },
+        { instId: "ETH-BTC", instType: "SPOT", baseCcy: "ETH", quoteCcy: "BTC", state: "live" },
+        { instId: "NEW-USDT", instType: "SPOT", baseCcy: "NEW", quoteCcy: "USDT", state: "preopen" }
+      ]
+    })
+    expect(okx.listings.map((l) => [l.symbol, l.base, l.quote])).toEqual([
+      ["BTC-USDT", "BTC", "USDT"],
+      ["PEPE-USDC", "PEPE", "USDC"]
+    ])
+    expect(okx.skipped.map((x) => x.reason)).toEqual(["unsupported_quote", "not_trading"])
+
+    const hl = parseHyperliquidSpotListings({
+      tokens: [
+        { name: "USDC", index: 0 },
+        { name: "PURR", index: 1 },
+        { name: "HYPE", index: 150 },
+        { name: "USDT0", index: 268 }
+      ],
+      universe: [
+        { name: "PURR/USDC", tokens: [1, 0], index: 0 },
+        { name: "@107", tokens: [150, 0], index: 107 },
+        { name: "@166", tokens: [268, 0], index: 166 },
+        { name: "@200", tokens: [150, 268], index: 200 },
+        { name: "@999", tokens: [7, 0], index: 999 }
+      ]
+    })
+    expect(hl.listings.map((l) => [l.symbol, l.base, l.quote, l.market])).toEqual([
+      ["PURR/USDC", "PURR", "USDC", "spot"],
+      ["@107", "HYPE", "USDC", "spot"],
+      ["@166", "USDT0", "USDC", "spot"]
+    ])
+    expect(hl.skipped.map((x) => [x.symbol, x.reason])).toEqual([
+      ["@200", "unsupported_quote"],
+      ["@999", "unparsable"]
+    ])
+    expect(() => parseHyperliquidSpotListings({ universe: [] })).toThrow(Malformed)
+  })
+
+  it("a spot-only asset is listed_token; a perpetual and a spot pair under one symbol are two listings of one asset", () => {
+    const T = Date.UTC(2026, 0, 1)
+    const spot = parseBinanceSpotListings({
+      symbols: [
+        { symbol: "BTCUSDT", status: "TRADING", baseAsset: "BTC", quoteAsset: "USDT", permissions: ["SPOT"] },
+        { symbol: "QZSPOTUSDT", status: "TRADING", baseAsset: "QZSPOT", quoteAsset: "USDT", permissions: ["SPOT"] }
+      ]
+    })
+    const perp = parseBinanceListings({
+      symbols: [
+        {
+          symbol: "BTCUSDT",
+          contractType: "PERPETUAL",
+          status: "TRADING",
+          baseAsset: "BTC",
+          quoteAsset: "USDT",
+          marginAsset: "USDT"
+        }
+      ]
+    })
+    const { directory } = mergeDirectory(
+      seedDirectory(T),
+      [
+        { venue: "binance", markets: ["perp"], listings: perp.listings },
+        { venue: "binance", markets: ["spot"], listings: spot.listings }
+      ],
+      { coins: coinIndex([]), nowMs: T }
+    )
+    const only = directory.assets.find((a) => a.symbol === "QZSPOT")
+    expect(only && directoryTier(only, { historyReady: true })).toBe("listed_token")
+    const btc = directory.assets.find((a) => a.id === "crypto:bitcoin")
+    expect(btc?.listings.filter((l) => l.venue === "binance").map((l) => [l.symbol, l.market])).toEqual([
+      ["BTCUSDT", "perp"],
+      ["BTCUSDT", "spot"]
+    ])
+  })
+})
+
 const LISTINGS = fileURLToPath(new URL("../../../../../shared/data/crypto/listings/", import.meta.url))
 const present = existsSync(LISTINGS)
 if (!present) console.warn(`SKIPPED: the real venue listing tests need ${LISTINGS}, which is absent`)
@@ -266,6 +406,46 @@ describe.skipIf(!present)(
       ])
     })
 
+    it("Binance spot (2021-10-12): every TRADING USDT/USDC pair is a spot listing; the rest named with a reason", () => {
+      const p = parseBinanceSpotListings(real("binance_api_v3_exchangeInfo_2021-10-12.json"))
+      const rows = (real("binance_api_v3_exchangeInfo_2021-10-12.json") as { symbols: Array<Record<string, unknown>> })
+        .symbols
+      expect(p.listings.length + p.skipped.length).toBe(rows.length)
+      const taken = rows.filter(
+        (r) =>
+          r.status === "TRADING" &&
+          (r.quoteAsset === "USDT" || r.quoteAsset === "USDC") &&
+          !(r.permissions as Array<string>).includes("LEVERAGED") &&
+          !["EUR", "GBP", "AUD", "BRL", "TRY", "RUB", "UAH", "NGN", "ZAR", "IDR"].includes(r.baseAsset as string)
+      )
+      expect(p.listings.map((l) => l.symbol).sort()).toEqual(taken.map((r) => r.symbol).sort())
+      expect(p.listings.length).toBeGreaterThan(250)
+      expect(p.listings.every((l) => l.market === "spot")).toBe(true)
+      expect(skip(p, "BTCUPUSDT")).toBe("leveraged_token")
+      expect(skip(p, "ETHBTC")).toBe("unsupported_quote")
+      expect(skip(p, "EURUSDT")).toBe("not_crypto")
+      expect(bySymbol(p, "1INCHUSDT")?.base).toBe("1INCH")
+      // Merged beside the perpetuals: a spot pair joins its perpetual's asset; a spot-only coin is listed_token.
+      const T = Date.UTC(2026, 0, 1)
+      const { directory } = mergeDirectory(
+        seedDirectory(T),
+        [
+          { venue: "binance", markets: ["perp"], listings: get().binance.listings },
+          { venue: "binance", markets: ["spot"], listings: p.listings }
+        ],
+        { coins: coinIndex([]), nowMs: T }
+      )
+      const btc = directory.assets.find((a) => a.id === "crypto:bitcoin")
+      expect(btc?.listings.filter((l) => l.venue === "binance" && l.symbol === "BTCUSDT").map((l) => l.market)).toEqual(
+        ["perp", "spot"]
+      )
+      const spotOnly = directory.assets.filter(
+        (a) => a.listings.length > 0 && a.listings.every((l) => l.market === "spot" && l.venue === "binance")
+      )
+      expect(spotOnly.length).toBeGreaterThan(10)
+      for (const a of spotOnly) expect(directoryTier(a, { historyReady: true })).toBe("listed_token")
+    })
+
     it("merged with the real coin list: one asset per coin across venues and multipliers, no symbol twice", () => {
       const coins = coinIndex(
         real("coingecko_api_v3_coins_list_2025-08-24_NOLICENSE.json") as ReadonlyArray<{
@@ -290,7 +470,7 @@ describe.skipIf(!present)(
       // Every listing is held by exactly one asset.
       const total = Object.values(get()).reduce((n, p) => n + p.listings.length, 0)
       const held = directory.assets.flatMap((a) => a.listings.filter((l) => l.venue !== "dex"))
-      const seedOnly = held.filter((l) => !Object.values(get()).some((p) => bySymbol(p, l.symbol)))
+      const seedOnly = held.filter((l) => !Object.values(get()).some((p) => bySymbol(p, l.symbol)?.market === l.market))
       expect(held.length - seedOnly.length).toBe(total)
       // One asset behind every multiplier form.
       expect(
