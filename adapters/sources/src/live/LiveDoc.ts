@@ -96,7 +96,7 @@ is set too, and \`off\` turns a stream off.
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
 | Binance and Bybit liquidations | as they happen, over a websocket; written every 2 s, status renewed every minute |
-| instruments (listings): the asset directory | at start, then every hour (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 60); status component \`listings\` |
+| instruments (listings): the asset directory, each venue's perpetual and spot lists (Binance spot from \`api.binance.com\` while the USD-M base URL is the public one, else from that base URL) | at start, then every hour (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 60); status component \`listings\` (failing while either list fails) |
 | the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`; off by default when a venue's base URL is not the public one) |
 
 At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
@@ -104,10 +104,12 @@ settlements for a year, open-interest history and taker volume for up to 30 days
 polls fetch only what is newer than the store holds.
 
 The crypto universe in live mode is the asset directory (see \`docs?section=domains\`, "The asset directory"):
-every linear USDT/USDC perpetual the venues list. A listing the hourly job finds new is taken by the feeds at
+every linear USDT/USDC perpetual and every USDT/USDC spot pair the venues list (the feeds ingest the
+perpetuals; a spot-only coin is a \`listed_token\` asset). A listing the hourly job finds new is taken by the feeds at
 once: its bulk quote (premium index / tickers) first, then its bars and funding backfilled behind it, without a
 restart. A listing job that fails keeps the last good directory (no venue's listings are delisted by a failed
-fetch); its \`listings\` status says so, and on success its \`detail\` names every instrument it skipped.
+fetch); its \`listings\` status says so, and on success its \`detail\` names every instrument it skipped
+(also in the source summary on the first page of a \`coverage\` browse).
 
 ### Request limits
 
