@@ -24,6 +24,11 @@
  *   (one linear contract is one coin). Bybit asks for `{"op":"ping"}` every 20 s (answered `{"op":"ping",
  *   "ret_msg":"pong"}`, or `"op":"pong"`); without it the connection is closed.
  *
+ * Symbols: the venue's perpetuals of the crypto universe (live mode: the asset directory's, `streamSymbols` in
+ * `LiveFeeds.ts`), read at each connect and at every flush. A symbol a listing refresh adds is followed on the
+ * open connection: Bybit gets one more `subscribe` request (its answer arrives among the events; a refusal is
+ * named in the status detail), Binance's all-market stream needs none; its prints count from then on.
+ *
  * Storage: events are summed per asset, side and one-minute bucket (`LIQUIDATION_BUCKET_MS`) into the store's
  * liquidation rows (`t` = the bucket's start). A bucket is written whole: what this process has counted plus
  * what the store held for it when this process first touched it, so writing it again (every flush) replaces
@@ -93,6 +98,8 @@ export interface StreamProtocol {
   readonly read: (message: unknown) => StreamMessage
   /** The keep-alive frame the client sends, and how often. */
   readonly ping: { readonly text: string; readonly everyMs: number }
+  /** One subscription carries every symbol (Binance `!forceOrder@arr`): a new symbol needs no request. */
+  readonly allSymbols: boolean
 }
 
 const side = (value: string, long: string, short: string, path: string): "long" | "short" => {
@@ -158,7 +165,8 @@ export const binanceProtocol: StreamProtocol = {
     })
     return { _tag: "prints", prints }
   },
-  ping: { text: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: BINANCE_PING_ID }), everyMs: 60_000 }
+  ping: { text: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: BINANCE_PING_ID }), everyMs: 60_000 },
+  allSymbols: true
 }
 
 export const bybitProtocol: StreamProtocol = {
@@ -194,7 +202,8 @@ export const bybitProtocol: StreamProtocol = {
     }
     return { _tag: "other" }
   },
-  ping: { text: JSON.stringify({ op: "ping" }), everyMs: 20_000 }
+  ping: { text: JSON.stringify({ op: "ping" }), everyMs: 20_000 },
+  allSymbols: false
 }
 
 export const streamProtocol = (venue: StreamVenue): StreamProtocol =>
@@ -202,8 +211,12 @@ export const streamProtocol = (venue: StreamVenue): StreamProtocol =>
 
 export interface LiquidationStreamOptions {
   readonly baseUrl: string
-  /** The covered instruments: venue symbol -> canonical asset. */
-  readonly symbols: ReadonlyMap<string, string>
+  /**
+   * The covered instruments: venue symbol -> canonical asset; or a function answering them now (live mode's
+   * asset directory), read at each connect and at every flush: a symbol it adds is subscribed on the open
+   * connection (Bybit: one request per symbol; Binance's all-market stream needs none) and counted at once.
+   */
+  readonly symbols: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>)
   /** Connect and subscription-answer timeout (ms). */
   readonly timeoutMs: number
   /** How often counted events are written (ms); default 2 s. */
@@ -267,7 +280,10 @@ export const runLiquidationStream = (
     const pongTimeoutMs = options.pongTimeoutMs ?? 10_000
     const backoffBaseMs = options.backoffBaseMs ?? 2_000
     const backoffCapMs = options.backoffCapMs ?? 5 * 60_000
-    const symbols = [...options.symbols.keys()]
+    const symbolsNow = (): ReadonlyMap<string, string> =>
+      typeof options.symbols === "function" ? options.symbols() : options.symbols
+    /** The instruments counted now (the map of the last connect or refresh). */
+    let mapping = symbolsNow()
 
     const buckets = new Map<string, Bucket>()
     /** The newest 15-minute boundary each asset has a row at (so "no liquidations" is on record). */
@@ -369,7 +385,7 @@ export const runLiquidationStream = (
         }
         if (message._tag === "prints") {
           for (const p of message.prints) {
-            const assetId = options.symbols.get(p.symbol)
+            const assetId = mapping.get(p.symbol)
             if (assetId === undefined) continue
             add(assetId, p.t, p.side === "long" ? p.usd : 0, p.side === "short" ? p.usd : 0)
           }
@@ -437,7 +453,8 @@ export const runLiquidationStream = (
         if (opened._tag === "closed") return yield* Effect.fail(lost(opened, url, false))
 
         // Subscribe: every request must be answered; symbols refused alone are named, all refused fails.
-        const requests = protocol.subscriptions(symbols)
+        mapping = symbolsNow()
+        const requests = protocol.subscriptions([...mapping.keys()])
         for (const r of requests) socket.send(r.text)
         const pending = new Map(requests.map((r) => [r.id, r]))
         const refused: Array<{ readonly request: SubscriptionRequest; readonly message: string }> = []
@@ -472,7 +489,33 @@ export const runLiquidationStream = (
         }
         refusedText = refused.map((r) => `not subscribed: ${r.request.symbols.join(", ")} (${r.message})`)
         const refusedSymbols = new Set(refused.flatMap((r) => r.request.symbols))
-        const covered = [...options.symbols].filter(([s]) => !refusedSymbols.has(s)).map(([, assetId]) => assetId)
+        /** Every symbol this connection asked for (or, on an all-market stream, counts). */
+        const requested = new Set(mapping.keys())
+        /** Requests sent after the connect, awaiting their answer (answered in the loop below). */
+        const later = new Map<string, SubscriptionRequest>()
+        const coveredNow = () =>
+          [...mapping].filter(([s]) => !refusedSymbols.has(s) && !later.has(`sym:${s}`)).map(([, assetId]) => assetId)
+        let covered = coveredNow()
+        /** Takes the symbols as they are now: subscribes the new ones on this connection. */
+        const follow = Effect.gen(function* () {
+          const current = symbolsNow()
+          if (current === mapping) return
+          mapping = current
+          const added = [...current.keys()].filter((s) => !requested.has(s))
+          for (const s of added) requested.add(s)
+          if (added.length > 0 && !protocol.allSymbols) {
+            for (const r of protocol.subscriptions(added)) {
+              socket.send(r.text)
+              later.set(r.id, r)
+              for (const sym of r.symbols) later.set(`sym:${sym}`, r)
+            }
+          }
+          covered = coveredNow()
+          if (added.length > 0)
+            yield* Effect.logInfo(
+              `live ${venue} liquidations: ${added.length} new symbols followed (${covered.length} assets)`
+            )
+        })
         subscribed = true
         yield* Effect.logInfo(`live ${venue} liquidations: stream subscribed (${covered.length} assets)`)
         yield* reportLive
@@ -501,6 +544,18 @@ export const runLiquidationStream = (
             if (item._tag !== "message") continue
             const m = yield* handle(item.text)
             if (m._tag === "pong") awaitingPongSince = undefined
+            if (m._tag === "subscribed" || m._tag === "refused") {
+              const r = later.get(m.id)
+              if (r !== undefined) {
+                later.delete(m.id)
+                for (const sym of r.symbols) later.delete(`sym:${sym}`)
+                if (m._tag === "refused") {
+                  for (const sym of r.symbols) refusedSymbols.add(sym)
+                  refusedText.push(`not subscribed: ${r.symbols.join(", ")} (${m.message})`)
+                }
+                covered = coveredNow()
+              }
+            }
             continue
           }
           nowMs = yield* Clock.currentTimeMillis
@@ -516,6 +571,7 @@ export const runLiquidationStream = (
             nextPing = nowMs + pingEveryMs
           }
           if (nowMs >= nextFlush) {
+            yield* follow
             const slot = Math.floor(nowMs / BAR_MS) * BAR_MS
             for (const assetId of covered) {
               if ((presence.get(assetId) ?? 0) < slot) {

@@ -32,7 +32,7 @@ import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, 
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { type DailyIndexFollower, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
-import { type LiveVenue, registryListings, type VenueConnector } from "./Venue.ts"
+import { type LiveVenue, perpListingsOf, registryListings, type VenueConnector } from "./Venue.ts"
 
 /** How often each covered company's submissions feed is read. */
 export const SEC_POLL_MS = 10 * 60_000
@@ -79,14 +79,43 @@ export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnec
 }
 
 /**
- * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit) and have
- * a websocket base URL, each over the registry's listings of that venue.
+ * The venue symbol -> asset map of `venue`'s perpetuals in the universe `universe()` answers, rebuilt only when
+ * that answer changes (the same map object otherwise, so a stream sees "unchanged" without comparing).
  */
-export const liquidationStreams = (config: LiveConfig): ReadonlyArray<Effect.Effect<void, never, MarketStore>> =>
+export const streamSymbols = (
+  venue: LiveVenue,
+  universe: () => ReadonlyArray<CryptoAsset>
+): (() => ReadonlyMap<string, string>) => {
+  let seen: ReadonlyArray<CryptoAsset> | undefined
+  let map: ReadonlyMap<string, string> = new Map()
+  return () => {
+    const u = universe()
+    if (u !== seen) {
+      const next = new Map(perpListingsOf(u, venue).map((l) => [l.listing.symbol, l.assetId] as const))
+      const same = next.size === map.size && [...next].every(([s, id]) => map.get(s) === id)
+      if (!same) map = next
+      seen = u
+    }
+    return map
+  }
+}
+
+/**
+ * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit) and have
+ * a websocket base URL, each over that venue's perpetuals: the registry's, or those of `universe` (live mode's
+ * asset directory), followed as it changes (a listing the directory job adds is subscribed without a restart).
+ */
+export const liquidationStreams = (
+  config: LiveConfig,
+  universe?: () => ReadonlyArray<CryptoAsset>
+): ReadonlyArray<Effect.Effect<void, never, MarketStore>> =>
   StreamVenues.flatMap((venue) => {
     const baseUrl = config.wsBaseUrls[venue]
     if (!config.venues.includes(venue) || baseUrl === undefined) return []
-    const symbols = new Map(registryListings(venue).map((l) => [l.listing.symbol, l.assetId] as const))
+    const symbols =
+      universe === undefined
+        ? new Map(registryListings(venue).map((l) => [l.listing.symbol, l.assetId] as const))
+        : streamSymbols(venue, universe)
     return [runLiquidationStream(streamProtocol(venue), { baseUrl, symbols, timeoutMs: config.requestTimeoutMs })]
   })
 
@@ -353,7 +382,9 @@ export const ingestAll = (deps: {
       [
         ...listingJob.map((job) => job.run),
         ...feeds.map((f) => f.run.pipe(Effect.provideService(MarketStore, deps.market))),
-        ...liquidationStreams(config).map((stream) => stream.pipe(Effect.provideService(MarketStore, deps.market))),
+        ...liquidationStreams(config, deps.directory?.universe).map((stream) =>
+          stream.pipe(Effect.provideService(MarketStore, deps.market))
+        ),
         secJob(SEC_FILINGS, secPoll, SEC_POLL_MS, 45_000),
         secJob(SEC_TICKERS, secTickers, SEC_TICKERS_POLL_MS, 5 * 60_000),
         ...(config.prices === "off" ? [] : [pricesJob]),

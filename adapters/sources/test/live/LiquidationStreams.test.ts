@@ -24,7 +24,7 @@ import {
   type StreamProtocol
 } from "../../src/live/LiquidationStreams.ts"
 import { liveConfig, loadLiveConfig, validateLiveConfig } from "../../src/live/LiveConfig.ts"
-import { liquidationStreams } from "../../src/live/LiveFeeds.ts"
+import { liquidationStreams, streamSymbols } from "../../src/live/LiveFeeds.ts"
 import * as F from "../fixtures/liquidation_streams.ts"
 import { eventually, realPause } from "./FakeServer.ts"
 import { fakeWsServer } from "./FakeWsServer.ts"
@@ -70,7 +70,7 @@ const binanceVenue = (refuse: { on: boolean }) => (frame: unknown) => {
 const setup = (
   protocol: StreamProtocol,
   handler: (frame: unknown) => unknown,
-  symbols: ReadonlyMap<string, string>,
+  symbols: LiquidationStreamOptions["symbols"],
   extra: Partial<LiquidationStreamOptions> = {}
 ) =>
   Effect.gen(function* () {
@@ -309,6 +309,94 @@ describe("Bybit allLiquidation stream", () => {
       close(yield* t.rows("crypto:bitcoin"), [[0, 22_755, 9_103]])
     }).pipe(Effect.scoped)
   )
+})
+
+describe("streams follow the directory's symbols (live mode)", () => {
+  const newPrint = (symbol: string, tMs: number) => ({
+    topic: `allLiquidation.${symbol}`,
+    type: "snapshot",
+    ts: tMs + 200,
+    data: [{ T: tMs, s: symbol, S: "Buy", v: "100", p: "2.5" }]
+  })
+
+  it.effect("Bybit: a symbol the directory adds is subscribed on the open connection and counted", () =>
+    Effect.gen(function* () {
+      let current: ReadonlyMap<string, string> = new Map([["BTCUSDT", "crypto:bitcoin"]])
+      const t = yield* setup(bybitProtocol, bybitVenue(new Set(["GONEUSDT"]), { on: true }), () => current)
+      assert.isTrue(yield* t.until(t.live))
+      const topics = () =>
+        t.server.received.filter((f) => (f as Frame).op === "subscribe").map((f) => (f as Frame).args?.[0])
+      assert.deepStrictEqual(topics(), ["allLiquidation.BTCUSDT"])
+
+      // A refresh adds two listings (one the venue refuses): subscribed at the next flush, same connection.
+      current = new Map([...current, ["NEWCUSDT", "crypto:newcoin-protocol"], ["GONEUSDT", "crypto:gone"]])
+      assert.isTrue(yield* t.until(Effect.sync(() => topics().length === 3)))
+      assert.sameMembers(topics(), ["allLiquidation.BTCUSDT", "allLiquidation.NEWCUSDT", "allLiquidation.GONEUSDT"])
+      assert.strictEqual(t.server.connections.length, 1)
+      yield* realPause(100)
+      t.server.broadcast(newPrint("NEWCUSDT", T0 + 20_000))
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:newcoin-protocol"), (r) => r.some((x) => x[1] === 250))))
+      // The refused one is named, and gets no "no liquidations" row.
+      yield* TestClock.adjust(60_000)
+      assert.isTrue(
+        yield* eventually(() => Effect.map(t.status, (st) => (st?.detail ?? "").includes("not subscribed: GONEUSDT")))
+      )
+      assert.deepStrictEqual(yield* t.rows("crypto:gone"), [])
+      assert.isFalse(yield* t.failing)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("Binance: the all-market stream counts a symbol the directory adds, with no new request", () =>
+    Effect.gen(function* () {
+      let current: ReadonlyMap<string, string> = new Map([["BTCUSDT", "crypto:bitcoin"]])
+      const t = yield* setup(binanceProtocol, binanceVenue({ on: false }), () => current)
+      assert.isTrue(yield* t.until(t.live))
+      t.server.broadcast(F.binanceUncovered)
+      t.server.broadcast(F.binanceLongBtc)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => r.some((x) => (x[1] ?? 0) > 0))))
+      assert.deepStrictEqual(yield* t.rows("crypto:foo"), [])
+
+      current = new Map([...current, ["FOOUSDT", "crypto:foo"]])
+      yield* TestClock.adjust(1_000)
+      yield* realPause(50)
+      t.server.broadcast(F.binanceUncovered)
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:foo"), (r) => r.some((x) => (x[1] ?? 0) === 100))))
+      assert.strictEqual(t.server.received.filter((f) => (f as Frame).method === "SUBSCRIBE").length, 1)
+      assert.strictEqual(t.server.connections.length, 1)
+    }).pipe(Effect.scoped)
+  )
+
+  it("streamSymbols: a venue's perpetuals of the universe, one map object until they change", () => {
+    const btc = CryptoAssets.find((a) => a.id === "crypto:bitcoin")
+    assert.isDefined(btc)
+    let universe = [btc as (typeof CryptoAssets)[number]]
+    const symbols = streamSymbols("bybit", () => universe)
+    const first = symbols()
+    assert.deepStrictEqual([...first], [["BTCUSDT", "crypto:bitcoin"]])
+    universe = [...universe]
+    assert.strictEqual(symbols(), first, "a rebuilt universe with the same listings keeps the map")
+    universe = [
+      ...universe,
+      {
+        ...(btc as (typeof CryptoAssets)[number]),
+        id: "crypto:newcoin-protocol",
+        symbol: "NEWC",
+        listings: [
+          { venue: "bybit", market: "perp", symbol: "NEWCUSDT" },
+          { venue: "bybit", market: "spot", symbol: "NEWCUSDT" }
+        ]
+      }
+    ]
+    const second = symbols()
+    assert.notStrictEqual(second, first)
+    assert.deepStrictEqual(
+      [...second],
+      [
+        ["BTCUSDT", "crypto:bitcoin"],
+        ["NEWCUSDT", "crypto:newcoin-protocol"]
+      ]
+    )
+  })
 })
 
 describe("Binance !forceOrder@arr stream", () => {
