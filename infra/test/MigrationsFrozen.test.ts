@@ -23,7 +23,8 @@ const SHIPPED: Record<string, string> = {
   "2026-11-23T0300_source_errors": "54c927af38b627e280b983bce386b34718cb05e1197f2b7bbb6fc2bf26d0516a",
   "2026-11-23T0400_rate_begin": "42ba0274e782dfb997c7de6ab34eeca99e714557566a4c9272c7931ee372502f",
   "2026-11-25T0100_asset_directory": "eccba609a0dad221455787e9d605ac0cfd6fedc091b022852ab949d8daa8f43f",
-  "2026-11-25T0300_bulk_entries": "b48e9cbd7972f42a31a3fbb61c3003e12cbaeeaec6a2063450dde3e2e0492088"
+  "2026-11-25T0300_bulk_entries": "b48e9cbd7972f42a31a3fbb61c3003e12cbaeeaec6a2063450dde3e2e0492088",
+  "2026-11-25T0500_directory_spot": "0b1821e5476a8d08802e5cdca7636943f41ff721b521ddc2a7d78189262b83db"
 }
 
 /** The statements a migration step sends, captured without a database. */
