@@ -122,7 +122,8 @@ export const makeDirectoryJob = (options: DirectoryJobOptions) =>
       // other's listings are merged all the same), else naming what both skipped.
       for (const venue of [...new Set(report.venues.map((v) => v.venue))]) {
         const lists = report.venues.filter((v) => v.venue === venue)
-        const failed = lists.flatMap((v) => (v.ok ? [] : [`${v.market}: ${sourceErrorText(v.error)}`]))
+        // Each error names its endpoint (`network: GET /api/v3/exchangeInfo: ...`), so the list is plain.
+        const failed = lists.flatMap((v) => (v.ok ? [] : [sourceErrorText(v.error)]))
         if (failed.length === 0) {
           yield* recordSuccess(market, ref(venue), {
             newestMs: nowMs,
