@@ -100,7 +100,7 @@ const inTransaction = async <A>(database: Database, body: (s: Session) => Promis
       return body(pgliteSession(tx))
     })
   }
-  const client = await native.pool.connect()
+  const client = await (native.pool as pg.Pool).connect()
   try {
     await client.query("begin")
     await client.query(ASYNC_COMMIT)

@@ -53,10 +53,14 @@ export interface Database {
   readonly close: () => Promise<void>
   /** The PostgreSQL pool's connections now (metrics); absent for the embedded database (one connection). */
   readonly poolStats?: () => PoolStats
-  /** The driver under kysely, for what kysely cannot say: `COPY` (`Copy.ts`). */
+  /**
+   * The driver under kysely, for what kysely cannot say: `COPY` (`Copy.ts`, which knows the types). Typed opaquely
+   * so that the published declarations do not need the drivers' type packages (`@types/pg`, PGlite's Emscripten
+   * types) in a consumer's project.
+   */
   readonly native?:
-    | { readonly kind: "postgres"; readonly pool: pg.Pool }
-    | { readonly kind: "pglite"; readonly pglite: PGlite }
+    | { readonly kind: "postgres"; readonly pool: unknown }
+    | { readonly kind: "pglite"; readonly pglite: unknown }
 }
 
 export interface PoolStats {
