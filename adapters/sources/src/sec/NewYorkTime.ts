@@ -14,8 +14,24 @@ const newYorkParts = new Intl.DateTimeFormat("en-US", {
   second: "2-digit"
 })
 
+/**
+ * New York's offset by UTC hour: clocks change on whole UTC hours (02:00 local), so the offset is one value within
+ * each UTC hour, and formatting a date in a time zone is slow (a bulk load converts hundreds of thousands of times).
+ */
+const offsetByHour = new Map<number, number>()
+
 /** Milliseconds New York wall time is ahead of UTC at the instant `utcMs` (-4 h or -5 h). */
 const newYorkOffsetMs = (utcMs: number): number => {
+  const hour = Math.floor(utcMs / 3_600_000)
+  const known = offsetByHour.get(hour)
+  if (known !== undefined) return known
+  const offset = zoneOffsetMs(hour * 3_600_000)
+  if (offsetByHour.size > 200_000) offsetByHour.clear()
+  offsetByHour.set(hour, offset)
+  return offset
+}
+
+const zoneOffsetMs = (utcMs: number): number => {
   const parts: Record<string, number> = {}
   for (const part of newYorkParts.formatToParts(new Date(utcMs))) {
     if (part.type !== "literal") parts[part.type] = Number(part.value)

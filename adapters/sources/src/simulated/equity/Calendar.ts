@@ -3,7 +3,17 @@
 const toMs = (date: string): number =>
   Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10)))
 
-const fromMs = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+/** Day strings by epoch day, made once each (the generator turns days into strings millions of times). */
+const dayStrings = new Map<number, string>()
+const fromMs = (ms: number): string => {
+  const day = Math.floor(ms / 86_400_000)
+  let text = dayStrings.get(day)
+  if (text === undefined) {
+    text = new Date(day * 86_400_000).toISOString().slice(0, 10)
+    dayStrings.set(day, text)
+  }
+  return text
+}
 
 export const addDays = (date: string, days: number): string => fromMs(toMs(date) + days * 86_400_000)
 

@@ -9,11 +9,11 @@ export interface CompanyProfile {
   readonly cik: string
   readonly name: string
   readonly ticker: string
-  readonly exchange: "Nasdaq" | "NYSE"
+  readonly exchange: "Nasdaq" | "NYSE" | "NYSE American"
   readonly sic: string
   readonly sicDescription: string
-  /** Fiscal year end, MMDD; fiscal quarters end on calendar quarter ends. */
-  readonly fiscalYearEnd: "1231" | "0930"
+  /** Fiscal year end, MMDD (a month's last day); fiscal quarters end on the last days of every third month before it. */
+  readonly fiscalYearEnd: "1231" | "0930" | "0630" | "0331" | "0131"
   /** 9-character CUSIP of the common stock (check digit valid). */
   readonly cusip: string
   readonly stateOfIncorporation: string
@@ -50,6 +50,19 @@ export interface CompanyProfile {
   readonly restatesYearsBack: number | null
   /** Splits its stock `ratio`-for-1 in the fiscal year `yearsBack` before the last complete one. */
   readonly split: { readonly ratio: number; readonly yearsBack: number } | null
+  /**
+   * The generated universe's shapes (absent on the hand-made companies, which keep the defaults): fiscal years of
+   * filings before `asOf`'s year (default 5), days of daily bars (default: from the first fiscal year; 0 for a
+   * company without a price feed, the `equity` tier), days of Form 4 history (default 730), the first of the
+   * insiders' CIKs (default 9990100 + 10 x the company's index + 1), and further share classes (each its own ticker
+   * and CUSIP, the `tickers` of one company).
+   */
+  readonly historyYears?: number
+  readonly priceDays?: number
+  readonly insiderDays?: number
+  readonly insiderCikBase?: number
+  readonly otherClasses?: ReadonlyArray<{ readonly ticker: string; readonly cusip: string; readonly title: string }>
+  readonly category?: string
 }
 
 /** CUSIP check digit (the "modulus 10 double add double" rule). */
@@ -64,7 +77,7 @@ export const cusipCheckDigit = (base8: string): string => {
   return String((10 - (sum % 10)) % 10)
 }
 
-const cusip = (issuer6: string): string => `${issuer6}10${cusipCheckDigit(`${issuer6}10`)}`
+export const cusip = (issuer6: string): string => `${issuer6}10${cusipCheckDigit(`${issuer6}10`)}`
 
 export const SimulatedCompanies: ReadonlyArray<CompanyProfile> = [
   {

@@ -161,14 +161,14 @@ export const renderSubmissions = (
     ["insiderTransactionForOwnerExists", "0"],
     ["insiderTransactionForIssuerExists", "1"],
     ["name", quote(profile.name)],
-    ["tickers", array([quote(profile.ticker)])],
-    ["exchanges", array([quote(profile.exchange)])],
+    ["tickers", array(tickersOf(profile).map(quote))],
+    ["exchanges", array(tickersOf(profile).map(() => quote(profile.exchange)))],
     ["ein", quote(`99${profile.cik.slice(-7)}`)],
     ["lei", "null"],
     ["description", quote("Simulated company: every figure is generated, none was filed with the SEC.")],
     ["website", quote("")],
     ["investorWebsite", quote("")],
-    ["category", quote("Large accelerated filer")],
+    ["category", quote(profile.category ?? "Large accelerated filer")],
     ["fiscalYearEnd", quote(profile.fiscalYearEnd)],
     ["stateOfIncorporation", quote(profile.stateOfIncorporation)],
     ["stateOfIncorporationDescription", quote(profile.stateOfIncorporation)],
@@ -193,14 +193,24 @@ export const renderSubmissions = (
   return { main, pages: older.length === 0 ? [] : [{ name: pageName(profile.cik), text: columns(older, fileNumber) }] }
 }
 
+/** A company's tickers: its common stock's, then its other share classes'. */
+const tickersOf = (profile: CompanyProfile): ReadonlyArray<string> => [
+  profile.ticker,
+  ...(profile.otherClasses ?? []).map((c) => c.ticker)
+]
+
+/** One row per ticker, as the SEC lists a company with several share classes. */
+const tickerRows = (profiles: ReadonlyArray<CompanyProfile>) =>
+  profiles.flatMap((profile) => tickersOf(profile).map((ticker) => ({ profile, ticker })))
+
 /** `company_tickers.json`. */
 export const renderCompanyTickers = (profiles: ReadonlyArray<CompanyProfile>): string =>
   object(
-    profiles.map((profile, i) => [
+    tickerRows(profiles).map(({ profile, ticker }, i) => [
       String(i),
       object([
         ["cik_str", String(Number(profile.cik))],
-        ["ticker", quote(profile.ticker)],
+        ["ticker", quote(ticker)],
         ["title", quote(profile.name)]
       ])
     ])
@@ -212,6 +222,10 @@ export const renderCompanyTickersExchange = (profiles: ReadonlyArray<CompanyProf
     ["fields", array(["cik", "name", "ticker", "exchange"].map(quote))],
     [
       "data",
-      array(profiles.map((p) => array([String(Number(p.cik)), quote(p.name), quote(p.ticker), quote(p.exchange)])))
+      array(
+        tickerRows(profiles).map(({ profile: p, ticker }) =>
+          array([String(Number(p.cik)), quote(p.name), quote(ticker), quote(p.exchange)])
+        )
+      )
     ]
   ])

@@ -43,7 +43,7 @@ const thousands = (usd: number): number => Math.round(usd / 1000) * 1000
 
 /** Month (1..12) and year of a fiscal quarter's end. */
 export const quarterEnd = (profile: CompanyProfile, fiscalYear: number, fiscalQuarter: number): string => {
-  const fyeMonth = profile.fiscalYearEnd === "1231" ? 12 : 9
+  const fyeMonth = Number(profile.fiscalYearEnd.slice(0, 2))
   return monthEnd(fiscalYear, fyeMonth - 3 * (4 - fiscalQuarter))
 }
 

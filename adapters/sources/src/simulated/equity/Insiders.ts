@@ -210,9 +210,10 @@ export const insiderDocuments = (input: {
   const person = (k: number) =>
     `${surnames[(input.companyIndex * 3 + k) % surnames.length]} ${givenNames[(input.companyIndex * 5 + k * 2) % givenNames.length]}`
   const scale = profile.baseShares / 200_000_000
+  const firstInsiderCik = profile.insiderCikBase ?? 9990100 + input.companyIndex * 10 + 1
   const insiders: Array<Insider> = [
     {
-      cik: String(9990100 + input.companyIndex * 10 + 1),
+      cik: String(firstInsiderCik + 0),
       name: person(0),
       isDirector: true,
       isOfficer: true,
@@ -221,7 +222,7 @@ export const insiderDocuments = (input: {
       options: Math.round(300_000 * scale)
     },
     {
-      cik: String(9990100 + input.companyIndex * 10 + 2),
+      cik: String(firstInsiderCik + 1),
       name: person(1),
       isDirector: false,
       isOfficer: true,
@@ -230,7 +231,7 @@ export const insiderDocuments = (input: {
       options: 0
     },
     {
-      cik: String(9990100 + input.companyIndex * 10 + 3),
+      cik: String(firstInsiderCik + 2),
       name: person(2),
       isDirector: true,
       isOfficer: false,

@@ -127,6 +127,13 @@ const outsideSecurity = {
   price: 48.5
 }
 
+/** `count` of the companies (all when there are fewer), a seeded choice kept in the companies' order. */
+const drawHoldings = <A>(companies: ReadonlyArray<A>, count: number, random: ReturnType<typeof stream>): Array<A> => {
+  const order = companies.map((company, i) => ({ company, i, key: random.next() }))
+  const chosen = [...order].sort((a, b) => a.key - b.key).slice(0, count)
+  return chosen.sort((a, b) => a.i - b.i).map((c) => c.company)
+}
+
 /** Writes every manager's 13F-HR filings for the quarters ending from `from` whose filing date is by `asOf`. */
 export const thirteenFDocuments = (input: {
   readonly seed: number
@@ -140,14 +147,25 @@ export const thirteenFDocuments = (input: {
   readonly from: string
   readonly asOf: string
   readonly accessions: AccessionCounter
+  /**
+   * The filers: by default the hand-made managers (each holding three companies in four, the second also puts);
+   * managers given here each hold `holds` of the companies, drawn from the seed.
+   */
+  readonly managers?: ReadonlyArray<{ readonly cik: string; readonly name: string; readonly holds: number }>
 }): ReadonlyArray<ThirteenFTexts> => {
   const documents: Array<ThirteenFTexts> = []
-  SimulatedManagers.forEach((manager, managerIndex) => {
+  const handMade = input.managers === undefined
+  const managers = input.managers ?? SimulatedManagers.map((m) => ({ ...m, holds: 0 }))
+  managers.forEach((manager, managerIndex) => {
     const random = stream(input.seed, `13f:${manager.cik}`)
+    const held = handMade
+      ? input.companies.filter((_, i) => (i + managerIndex) % 4 !== 3)
+      : drawHoldings(input.companies, manager.holds, random)
     // Each manager holds a subset of the companies: a position of 0.3% to 2.5% of shares outstanding.
-    const positions = input.companies
-      .filter((_, i) => (i + managerIndex) % 4 !== 3)
-      .map((company) => ({ company, shares: Math.round(company.shares * random.between(0.003, 0.025)) }))
+    const positions = held.map((company) => ({
+      company,
+      shares: Math.round(company.shares * random.between(0.003, 0.025))
+    }))
     let outsideShares = 150_000 + managerIndex * 40_000
     const fromYear = Number(input.from.slice(0, 4))
     for (let year = fromYear; year <= Number(input.asOf.slice(0, 4)); year++) {
@@ -171,11 +189,11 @@ export const thirteenFDocuments = (input: {
             value: value(shares * prices.unadjustedClose(period)),
             shares,
             putCall: null,
-            discretion: managerIndex === 1 ? "DFND" : "SOLE"
+            discretion: handMade && managerIndex === 1 ? "DFND" : "SOLE"
           })
         }
         // The second manager also holds puts on its first position.
-        if (managerIndex === 1 && positions[0] !== undefined) {
+        if (handMade && managerIndex === 1 && positions[0] !== undefined) {
           const { profile, prices, split } = positions[0].company
           const shares = 20_000 * (split !== null && period >= split.date ? split.ratio : 1)
           rows.push({

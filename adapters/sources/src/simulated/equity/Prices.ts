@@ -30,6 +30,18 @@ export interface PriceHistory {
 
 const cents = (x: number): number => Math.round(x * 100) / 100
 
+/** 09:30 New York time of each session day, computed once per day for every company (time zone math is slow). */
+const sessionOpens = new Map<string, number>()
+const sessionOpen = (day: string): number => {
+  let ms = sessionOpens.get(day)
+  if (ms === undefined) {
+    const [year, month, date] = day.split("-").map(Number) as [number, number, number]
+    ms = newYorkToUtcMs(year, month, date, 9, 30, 0)
+    sessionOpens.set(day, ms)
+  }
+  return ms
+}
+
 export const generatePrices = (input: {
   readonly seed: number
   readonly profile: CompanyProfile
@@ -57,9 +69,8 @@ export const generatePrices = (input: {
     const high = Math.max(open, close) * (1 + Math.abs(random.normal()) * vol * 0.5)
     const low = Math.min(open, close) * (1 - Math.abs(random.normal()) * vol * 0.5)
     const volume = Math.round(input.shares * ratio * 0.006 * Math.exp(random.normal() * 0.35))
-    const [year, month, date] = day.split("-").map(Number) as [number, number, number]
     const bar = {
-      tMs: newYorkToUtcMs(year, month, date, 9, 30, 0),
+      tMs: sessionOpen(day),
       o: cents(open),
       h: cents(high),
       l: cents(low),

@@ -28,16 +28,24 @@ import { parseThirteenF } from "../../sec/ThirteenF.ts"
 import { parseCompanyTickersExchange } from "../../sec/Tickers.ts"
 import { AccessionCounter, companyBooks, type PlannedFiling } from "./Books.ts"
 import { addDays } from "./Calendar.ts"
-import { type CompanyProfile, SimulatedCompanies } from "./Companies.ts"
+import { type CompanyProfile, SimulatedCompanies, SimulatedManagers } from "./Companies.ts"
 import {
   renderCompanyFacts,
   renderCompanyTickers,
   renderCompanyTickersExchange,
   renderSubmissions
 } from "./Documents.ts"
+import { generatedManagers, generatedProfiles } from "./Generated.ts"
 import { insiderDocuments, type OwnershipDocumentText } from "./Insiders.ts"
 import { type ThirteenFTexts, thirteenFDocuments } from "./Institutions.ts"
 import { generatePrices, type SimulatedDailyBar } from "./Prices.ts"
+
+/**
+ * The generator's version: bump it whenever the same seed, day and company count would generate anything
+ * different, so a database holding the old output is rewritten at the next start. A test pins the digest of a
+ * small simulation to this number (`adapters/sources/test/SimulatedEquityUniverse.test.ts`).
+ */
+export const SimulatedEquityVersion = 2
 
 /** The `asOf` used when none is given: the simulated history ends on this day. */
 export const SimulatedEquityDefaultAsOf = "2026-11-20"
@@ -75,6 +83,8 @@ export interface SimulatedEquity {
   readonly tickers: ReadonlyArray<TickerEntry>
   /** CUSIPs of each company's common stock, by CIK (ties 13F rows to companies). */
   readonly securities: ReadonlyMap<string, ReadonlyArray<string>>
+  /** The 13F filers of this simulation (CIK and name). */
+  readonly managers: ReadonlyArray<{ readonly cik: string; readonly name: string }>
   /** Daily bars by CIK, split-adjusted, oldest first; `tMs` is 09:30 New York time of the session. */
   readonly dailyBars: ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>
   /** The events planted in the data, for tests of what is built on it. */
@@ -124,22 +134,29 @@ const mustParse = <A>(what: string, result: Result.Result<A, { readonly message:
  * Generates the simulated companies' filings as SEC-format text and parses them with the SEC parsers.
  * `asOf` (`YYYY-MM-DD`, default `SimulatedEquityDefaultAsOf`) is the last day of the history.
  */
-export const simulatedEquity = (seed: number, options: { readonly asOf?: string } = {}): SimulatedEquity => {
+export const simulatedEquity = (
+  seed: number,
+  options: { readonly asOf?: string; readonly generated?: number } = {}
+): SimulatedEquity => {
   const asOf = options.asOf ?? SimulatedEquityDefaultAsOf
   if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) throw new Error(`simulated equity: asOf must be YYYY-MM-DD, got ${asOf}`)
+  const profiles = [...SimulatedCompanies, ...generatedProfiles(options.generated ?? 0)]
+  const handMadeCount = SimulatedCompanies.length
   const firstFiscalYear = Number(asOf.slice(0, 4)) - 5
   const accessions = new AccessionCounter()
   const companyFacts = new Map<string, string>()
   const submissionTexts = new Map<string, { main: string; pages: ReadonlyArray<{ name: string; text: string }> }>()
   const ownershipDocuments: Array<OwnershipDocumentText> = []
   const pricedCompanies: Array<Parameters<typeof thirteenFDocuments>[0]["companies"][number]> = []
+  const generatedHoldings: Array<Parameters<typeof thirteenFDocuments>[0]["companies"][number]> = []
   const dailyBars = new Map<string, ReadonlyArray<SimulatedDailyBar>>()
   const restatements: Array<{ cik: string; fiscalYear: number; restatedBy: string }> = []
   const splits: Array<{ cik: string; date: string; ratio: number }> = []
 
-  SimulatedCompanies.forEach((profile, index) => {
-    const books = companyBooks({ seed, profile, firstFiscalYear, asOf, accessions })
-    const opening = books.quarters.filter((q) => q.fiscalYear === firstFiscalYear - 1)
+  profiles.forEach((profile, index) => {
+    const firstYear = Number(asOf.slice(0, 4)) - (profile.historyYears ?? 5)
+    const books = companyBooks({ seed, profile, firstFiscalYear: firstYear, asOf, accessions })
+    const opening = books.quarters.filter((q) => q.fiscalYear === firstYear - 1)
     const netIncome = opening.reduce((sum, q) => sum + q.netIncome, 0)
     const revenue = opening.reduce((sum, q) => sum + q.revenue, 0)
     const shares = opening[3]!.sharesOutstanding
@@ -147,18 +164,24 @@ export const simulatedEquity = (seed: number, options: { readonly asOf?: string 
     const prices = generatePrices({
       seed,
       profile,
-      from: `${firstFiscalYear}-01-01`,
+      // A generated company's walk covers what its bars, Form 4s and 13F rows need; a company without a price
+      // feed still trades (its insiders and holders need prices), its bars are just not published.
+      from: profile.priceDays === undefined ? `${firstYear}-01-01` : addDays(asOf, -Math.max(profile.priceDays, 400)),
       to: asOf,
       startPrice,
       shares,
       split: books.split
     })
-    dailyBars.set(profile.cik, prices.bars)
+    if (profile.priceDays !== 0) {
+      const from =
+        profile.priceDays === undefined ? undefined : Date.parse(`${addDays(asOf, -profile.priceDays)}T00:00:00Z`)
+      dailyBars.set(profile.cik, from === undefined ? prices.bars : prices.bars.filter((bar) => bar.tMs >= from))
+    }
     const insiders = insiderDocuments({
       seed,
       profile,
       companyIndex: index,
-      from: addDays(asOf, -730),
+      from: addDays(asOf, -(profile.insiderDays ?? 730)),
       asOf,
       prices,
       split: books.split,
@@ -186,26 +209,38 @@ export const simulatedEquity = (seed: number, options: { readonly asOf?: string 
         [...books.filings, ...insiders.filings].map((filing) => ({ ...filing, accession: accession(filing.accession) }))
       )
     )
-    pricedCompanies.push({ profile, prices, split: books.split, shares })
+    ;(index < handMadeCount ? pricedCompanies : generatedHoldings).push({ profile, prices, split: books.split, shares })
     if (books.restatement !== null) {
       restatements.push({ cik: profile.cik, ...books.restatement, restatedBy: accession(books.restatement.restatedBy) })
     }
     if (books.split !== null) splits.push({ cik: profile.cik, ...books.split })
   })
-  const thirteenF = thirteenFDocuments({
-    seed,
-    companies: pricedCompanies,
-    from: `${firstFiscalYear}-01-01`,
-    asOf,
-    accessions
-  })
-  const companyTickers = renderCompanyTickers(SimulatedCompanies)
-  const companyTickersExchange = renderCompanyTickersExchange(SimulatedCompanies)
+  const thirteenF = [
+    ...thirteenFDocuments({
+      seed,
+      companies: pricedCompanies,
+      from: `${firstFiscalYear}-01-01`,
+      asOf,
+      accessions
+    }),
+    ...(generatedHoldings.length === 0
+      ? []
+      : thirteenFDocuments({
+          seed,
+          companies: generatedHoldings,
+          from: addDays(asOf, -400),
+          asOf,
+          accessions,
+          managers: generatedManagers
+        }))
+  ]
+  const companyTickers = renderCompanyTickers(profiles)
+  const companyTickersExchange = renderCompanyTickersExchange(profiles)
 
   // Everything below reads the generated text with the SEC parsers, as if EDGAR had served it.
   const submissions = new Map<string, Submissions>()
   const factsByCik = new Map<string, ReadonlyArray<Fact>>()
-  for (const profile of SimulatedCompanies) {
+  for (const profile of profiles) {
     const texts = submissionTexts.get(profile.cik)!
     const parsed = mustParse(`submissions of ${profile.cik}`, parseSubmissions(texts.main))
     const older = texts.pages.flatMap((page) => mustParse(page.name, parseSubmissionsPage(page.text, profile.cik)))
@@ -232,14 +267,20 @@ export const simulatedEquity = (seed: number, options: { readonly asOf?: string 
   return {
     seed,
     asOf,
-    profiles: SimulatedCompanies,
-    companies: SimulatedCompanies.map((profile) => submissions.get(profile.cik)!.company),
+    profiles,
+    companies: profiles.map((profile) => submissions.get(profile.cik)!.company),
     factsByCik,
     submissions,
     ownershipReports,
     holdingsReports,
     tickers: mustParse("company_tickers_exchange.json", parseCompanyTickersExchange(companyTickersExchange)),
-    securities: new Map(SimulatedCompanies.map((profile) => [profile.cik, [profile.cusip]])),
+    securities: new Map(
+      profiles.map((profile) => [profile.cik, [profile.cusip, ...(profile.otherClasses ?? []).map((c) => c.cusip)]])
+    ),
+    managers: [...SimulatedManagers, ...(generatedHoldings.length === 0 ? [] : generatedManagers)].map((m) => ({
+      cik: m.cik,
+      name: m.name
+    })),
     dailyBars,
     planted: {
       restatements,

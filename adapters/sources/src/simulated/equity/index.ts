@@ -1,5 +1,6 @@
 /** The simulated equity plane: fictional companies whose filings are generated in SEC formats and parsed back. */
 export { type CompanyProfile, SimulatedCompanies, SimulatedManagers } from "./Companies.ts"
+export { generatedManagers, generatedProfiles, isSimulatedCik, SimulatedGeneratedCompanies } from "./Generated.ts"
 export type { OwnershipDocumentText } from "./Insiders.ts"
 export type { ThirteenFTexts } from "./Institutions.ts"
 export * from "./load.ts"
@@ -8,5 +9,6 @@ export {
   type SimulatedEquity,
   SimulatedEquityDefaultAsOf,
   type SimulatedEquityDocuments,
+  SimulatedEquityVersion,
   simulatedEquity
 } from "./SimulatedEquity.ts"
