@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { type ApiRequest, handle, type PipelineServices } from "@market-data/core"
 import { createMarketData } from "@market-data/embedded"
-import { type AppConfig, layerLogging, openService } from "@market-data/infra"
+import { type AppConfig, DefaultSimulatedCompanies, layerLogging, openService } from "@market-data/infra"
 import { type Context, Effect, Scope } from "effect"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
 
@@ -42,6 +42,7 @@ const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Prom
       poolSize: 1,
       feed: "simulated",
       seed: 1,
+      simulatedCompanies: DefaultSimulatedCompanies,
       allowedOrigins: [],
       bootstrapKey: key,
       bootstrapCredits: 1_000_000_000,

@@ -61,6 +61,28 @@ const assetsByTier = async (): Promise<Map<Tier, string>> => {
   return out
 }
 
+/** Every equity row of the coverage listing. */
+const equityRows = async (): Promise<ReadonlyArray<{ asset_id: string; symbol: string; tier: Tier }>> => {
+  const out: Array<{ asset_id: string; symbol: string; tier: Tier }> = []
+  let cursor: string | undefined
+  do {
+    const page = (await md.coverage({
+      plane: "equity",
+      limit: 500,
+      ...(cursor === undefined ? {} : { cursor })
+    })) as unknown as {
+      data: { rows: ReadonlyArray<{ asset_id: string; symbol: string; tier: Tier }>; next_cursor: string | null }
+    }
+    out.push(...page.data.rows)
+    cursor = page.data.next_cursor ?? undefined
+  } while (cursor !== undefined)
+  return out
+}
+
+/** `n` rows spread evenly over the list (the same ones every run). */
+const sampleOf = <A>(rows: ReadonlyArray<A>, n: number): ReadonlyArray<A> =>
+  Array.from({ length: Math.min(n, rows.length) }, (_, i) => rows[Math.floor((i * rows.length) / n)]!)
+
 describe("the service on the simulated feed", () => {
   it("answers every example request the docs show", async () => {
     for (const e of docsExamples) {
@@ -69,11 +91,59 @@ describe("the service on the simulated feed", () => {
     }
   })
 
-  it("covers every tier the contract names except none, and every covered asset is alive", async () => {
+  it("covers every tier the contract names, the equity tier by the generated companies without prices", async () => {
     const tiers = await assetsByTier()
     expect([...tiers.keys()].sort()).toEqual(
-      ["contract_token", "core", "discovery_only", "full", "listed_token", "prices_only"].sort()
+      ["contract_token", "core", "discovery_only", "equity", "full", "listed_token", "prices_only"].sort()
     )
+  })
+
+  it("lists at least 500 simulated equity assets, each resolvable by its ticker", async () => {
+    const rows = await equityRows()
+    expect(rows.length).toBeGreaterThanOrEqual(500)
+    expect(new Set(rows.map((r) => r.asset_id)).size).toBe(rows.length)
+    for (const row of sampleOf(rows, 25)) {
+      const r = await md.call("resolve", { q: row.symbol })
+      expect(r.status, r.text.slice(0, 300)).toBe(200)
+      const body = r.body as { data: { best: { asset_id: string } | null } }
+      expect(body.data.best?.asset_id, `${row.symbol}: ${r.text.slice(0, 300)}`).toBe(row.asset_id)
+    }
+  })
+
+  it("answers every equity operation on a sample of the generated companies of both tiers", async () => {
+    const rows = (await equityRows()).filter((r) => !r.asset_id.startsWith("eq:99900"))
+    const sample = [
+      ...sampleOf(
+        rows.filter((r) => r.tier === "full"),
+        12
+      ),
+      ...sampleOf(
+        rows.filter((r) => r.tier === "equity"),
+        4
+      )
+    ]
+    expect(sample.length).toBe(16)
+    const equityOps = Operations.filter(
+      (o) => (o.group === "situation" || o.group === "domain" || o.name === "series") && o.planes.includes("equity")
+    )
+    for (const row of sample) {
+      for (const op of equityOps) {
+        const r = await md.call(op.name, { id: row.asset_id })
+        const label = `${op.name} on ${row.asset_id} (${row.tier}): ${r.text.slice(0, 300)}`
+        if (tierServes(row.tier, op.name)) {
+          expect(r.status, label).toBe(200)
+          decodes(op, r.body)
+          expect(r.dataSource, label).toBe("simulated")
+        } else {
+          expect(r.status, label).toBe(422)
+          expect((r.body as { error: { code: string } }).error.code, label).toBe("not_covered")
+        }
+      }
+      const holders = await md.call("holders", { id: row.asset_id })
+      expect((holders.body as { data: { holders: ReadonlyArray<unknown> } }).data.holders.length).toBeGreaterThan(0)
+      const events = await md.call("events", { id: row.asset_id, types: "insider" })
+      expect((events.body as { data: { events: ReadonlyArray<unknown> } }).data.events.length).toBeGreaterThan(0)
+    }
   })
 
   it("answers each data operation for every tier it serves, decoding against its schema, and refuses the rest", async () => {

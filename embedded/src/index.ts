@@ -28,6 +28,7 @@ import {
 import {
   type AppConfig,
   ConfigProblem,
+  DefaultSimulatedCompanies,
   layerLogging,
   nodeVersionProblem,
   openService,
@@ -61,6 +62,8 @@ export interface MarketDataOptions {
    * a minute of CPU and over 2 GB, see docs/performance.md).
    */
   readonly simulatedUniverse?: "market" | "registry"
+  /** Generated simulated companies beside the hand-made five (0 to 999); default as `MARKET_DATA_SIMULATED_COMPANIES`. */
+  readonly simulatedCompanies?: number
   /** Default rate-limit policy, units per minute (a key's own override wins). Default 60. */
   readonly rateLimitPerMinute?: number
   /** Default `"None"`: the library logs nothing unless asked. */
@@ -189,6 +192,7 @@ export const createMarketData = async (options: MarketDataOptions = {}): Promise
     feed: options.feed ?? "simulated",
     seed: options.seed ?? 20261123,
     simulatedUniverse: options.simulatedUniverse ?? "registry",
+    simulatedCompanies: options.simulatedCompanies ?? DefaultSimulatedCompanies,
     allowedOrigins: [],
     bootstrapKey: options.ensureCredits === undefined ? undefined : options.apiKey,
     bootstrapCredits: options.ensureCredits ?? 0,

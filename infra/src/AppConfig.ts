@@ -2,7 +2,11 @@
  * The service's configuration, read from the environment through Effect `Config`. Every variable is listed,
  * with its default, in the README's configuration table.
  */
+import { SimulatedGeneratedCompanies } from "@market-data/sources"
 import { Config, Effect } from "effect"
+
+/** How many generated simulated companies a service has unless configured (`MARKET_DATA_SIMULATED_COMPANIES`). */
+export const DefaultSimulatedCompanies: number = SimulatedGeneratedCompanies
 
 export type StoreChoice =
   | { readonly _tag: "Memory" }
@@ -26,6 +30,8 @@ export interface AppConfig {
    * history kept in the store land (issue 16); absent (a configuration built in code) means `registry` too.
    */
   readonly simulatedUniverse?: "market" | "registry"
+  /** How many generated companies the simulated equity plane has beside the hand-made five (0 to 999). */
+  readonly simulatedCompanies: number
   /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */
   readonly allowedOrigins: ReadonlyArray<string>
   readonly bootstrapKey: string | undefined
@@ -77,6 +83,9 @@ const readConfig = Effect.gen(function* () {
   const simulatedUniverse = yield* Config.Literals(["market", "registry"], "MARKET_DATA_SIM_UNIVERSE").pipe(
     Config.withDefault("registry" as const)
   )
+  const simulatedCompanies = yield* Config.Int("MARKET_DATA_SIMULATED_COMPANIES").pipe(
+    Config.withDefault(DefaultSimulatedCompanies)
+  )
   const allowedOriginsText = yield* Config.String("MARKET_DATA_ALLOWED_ORIGINS").pipe(Config.withDefault(""))
   const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
   const bootstrapCredits = yield* Config.Int("MARKET_DATA_BOOTSTRAP_CREDITS").pipe(Config.withDefault(0))
@@ -120,6 +129,11 @@ const readConfig = Effect.gen(function* () {
   if (seed < 0 || seed > 0xffffffff) {
     return yield* Effect.fail(new ConfigProblem(`MARKET_DATA_SEED must be 0 to 4294967295; got ${seed}`))
   }
+  if (simulatedCompanies < 0 || simulatedCompanies > 999) {
+    return yield* Effect.fail(
+      new ConfigProblem(`MARKET_DATA_SIMULATED_COMPANIES must be 0 to 999; got ${simulatedCompanies}`)
+    )
+  }
   const allowedOrigins = allowedOriginsText
     .split(",")
     .map((o) => o.trim())
@@ -157,6 +171,7 @@ const readConfig = Effect.gen(function* () {
     feed,
     seed,
     simulatedUniverse,
+    simulatedCompanies,
     allowedOrigins,
     bootstrapKey: bootstrapKey === "" ? undefined : bootstrapKey,
     bootstrapCredits,

@@ -14,6 +14,7 @@ import * as rateBegin from "../migrations/2026-11-23T0400_rate_begin.ts"
 import * as assetDirectory from "../migrations/2026-11-25T0100_asset_directory.ts"
 import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
+import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -26,7 +27,8 @@ export const migrations = {
   "2026-11-23T0400_rate_begin": rateBegin,
   "2026-11-25T0100_asset_directory": assetDirectory,
   "2026-11-25T0300_bulk_entries": bulkEntries,
-  "2026-11-25T0500_directory_spot": directorySpot
+  "2026-11-25T0500_directory_spot": directorySpot,
+  "2026-11-25T0600_equity_simulation": equitySimulation
 }
 
 export interface MigrationReport {

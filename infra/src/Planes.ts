@@ -53,13 +53,14 @@ import {
   pgliteLeaderLock
 } from "@market-data/postgres"
 import {
+  generatedProfiles,
+  isSimulatedCik,
   type LiveConfigError,
   loadLiveConfig,
   loadSimulatedEquity,
   makeSimulatedUniverse,
   SimulatedCompanies,
-  type SimulatedEquity,
-  SimulatedManagers,
+  SimulatedEquityVersion,
   simulatedEquity,
   startLiveFeeds,
   startSimulatedCrypto
@@ -74,9 +75,8 @@ import type { OpenedStores } from "./Stores.ts"
  * anything else in the store came from SEC files that `market-data ingest` loaded, so it is `sec`. Only the
  * data of the simulated companies is generated; the label follows the company, not the feed.
  */
-const SIMULATED_CIKS: ReadonlySet<string> = new Set(SimulatedCompanies.map((c) => c.cik))
 export const simulatedFeedEquitySource = (cik: string): "simulated" | "sec" =>
-  SIMULATED_CIKS.has(cik) ? "simulated" : "sec"
+  isSimulatedCik(cik) ? "simulated" : "sec"
 
 export interface OpenedPlanes {
   readonly planes: ReadonlyArray<PlaneOperations>
@@ -254,22 +254,31 @@ const loadFilings = (config: AppConfig, database: Database | undefined, equity: 
   Effect.gen(function* () {
     // The simulated filings end today (UTC), so prices and filings are as fresh as the clock says.
     const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
-    const filings = simulatedEquity(config.seed, { asOf: today })
     const loadStarted = yield* Clock.currentTimeMillis
     const loaded =
       database === undefined
-        ? yield* loadSimulatedEquity(filings).pipe(Effect.provideService(Equity.EquityStore, equity))
-        : yield* loadSimulatedEquityOnDatabase(database, filings)
+        ? yield* loadSimulatedEquity(
+            simulatedEquity(config.seed, { asOf: today, generated: config.simulatedCompanies })
+          ).pipe(Effect.provideService(Equity.EquityStore, equity))
+        : yield* loadSimulatedEquityOnDatabase(database, {
+            seed: config.seed,
+            asOf: today,
+            generated: config.simulatedCompanies
+          })
     yield* Effect.logInfo(
       loaded === "unchanged" ? "simulated filings already in the database" : "simulated filings loaded"
     ).pipe(
       Effect.annotateLogs(
         loaded === "unchanged"
-          ? { companies: filings.companies.length, ms: (yield* Clock.currentTimeMillis) - loadStarted }
+          ? {
+              companies: SimulatedCompanies.length + config.simulatedCompanies,
+              ms: (yield* Clock.currentTimeMillis) - loadStarted
+            }
           : {
               companies: loaded.companies,
               facts: loaded.facts,
               filings: loaded.filings,
+              bars: loaded.bars,
               ms: (yield* Clock.currentTimeMillis) - loadStarted
             }
       )
@@ -471,69 +480,77 @@ const openLivePlanes = (
     }
   })
 
-/** JSON with object keys sorted, so records read back from different stores compare by content. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === "object" && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : v
-  )
+/** What a simulation is: the generator's version and its inputs (the same inputs generate the same data). */
+export interface SimulationInputs {
+  readonly seed: number
+  readonly asOf: string
+  readonly generated: number
+}
 
-/** What identifies a load of the simulated companies in a store: per company its record, counts, newest bar, filings and Form 4s. */
-const simulatedSignature = (store: EquityStore["Service"], ciks: ReadonlyArray<string>) =>
-  Effect.forEach(ciks, (cik) =>
-    Effect.all([
-      store.company(cik),
-      store.coverage(cik),
-      store.bars(cik, { limit: 1 }),
-      store.filings(cik),
-      store.ownershipReports(cik),
-      Effect.map(store.holdings(cik), (h) => h.reports.map((r) => r.accession))
-    ])
-  ).pipe(Effect.map(canonical))
+const simulationName = (inputs: SimulationInputs): string =>
+  `v${SimulatedEquityVersion} seed=${inputs.seed} as_of=${inputs.asOf} generated=${inputs.generated}`
 
 /**
  * Writes the simulated companies into the database's equity store, where they sit beside what `market-data
- * ingest` loaded. The simulation depends on the seed and on today's date (its history ends today), and the same
- * accession numbers carry different documents in different simulations, so merging one into another would mix
- * two simulations; instead the store either already holds exactly this simulation (checked cheaply: each
- * company's record, counts, newest bar, filings and Form 4s against the simulation loaded in memory; a restart
- * then writes nothing) or its simulated companies (CIKs 9990001.., managers 9990901.., numbers EDGAR has not
- * assigned) are deleted and written anew. Check and replacement run in one transaction under an advisory lock,
- * so instances starting together on one PostgreSQL do it once and readers never see half a simulation.
- * Measured on PGlite: the check takes about 0.1 s, a full (re)load about 1 s.
+ * ingest` loaded. The simulation depends on the generator's version, the seed, today's date (its history ends
+ * today) and how many companies are generated, and the same accession numbers carry different documents in
+ * different simulations, so merging one into another would mix two simulations. Instead the database names the
+ * simulation it holds (table `equity_simulation`, written in the same transaction as the companies): when that is
+ * this simulation and its companies are all there, a start writes nothing and generates nothing; otherwise every
+ * simulated row (CIKs 9990001 to 9999999: companies, insiders' reports, managers' 13F reports, numbers EDGAR has
+ * not assigned) is deleted and the simulation generated and written anew. Check and replacement run in one
+ * transaction under an advisory lock, so instances starting together on one PostgreSQL do it once and readers never
+ * see half a simulation. Measured in docs/performance.md.
  */
-const loadSimulatedEquityOnDatabase = (database: Database, sim: SimulatedEquity) =>
+export const loadSimulatedEquityOnDatabase = (database: Database, inputs: SimulationInputs) =>
   Effect.gen(function* () {
-    const reference = makeMemoryEquityStore()
-    yield* loadSimulatedEquity(sim).pipe(Effect.provideService(Equity.EquityStore, reference))
-    const ciks = sim.companies.map((c) => c.cik)
-    const filers = [...new Set([...SimulatedManagers.map((m) => m.cik), ...sim.holdingsReports.map((r) => r.filerCik)])]
-    const expected = yield* simulatedSignature(reference, ciks)
+    const name = simulationName(inputs)
+    const ciks = [...SimulatedCompanies, ...generatedProfiles(inputs.generated)].map((c) => c.cik)
     return yield* Effect.acquireUseRelease(
       Effect.promise(() => database.db.startTransaction().execute()),
       (trx) =>
         Effect.gen(function* () {
-          const store = makePgEquityStore({ ...database, db: trx })
+          const db = trx as unknown as Kysely<any>
           yield* Effect.promise(() =>
             sql`select pg_advisory_xact_lock(hashtext('market-data/simulated-equity'))`.execute(trx)
           )
-          if ((yield* simulatedSignature(store, ciks)) === expected) return "unchanged" as const
+          const held = yield* Effect.promise(async () => {
+            const row = await db
+              .selectFrom("equity_simulation")
+              .select("simulation")
+              .where("id", "=", 1)
+              .executeTakeFirst()
+            if (row?.simulation !== name) return false
+            const present = await db
+              .selectFrom("equity_companies")
+              .select((eb) => eb.fn.countAll<string>().as("n"))
+              .where("cik", "in", ciks)
+              .executeTakeFirstOrThrow()
+            return Number(present.n) === ciks.length
+          })
+          if (held) return "unchanged" as const
+          const sim = simulatedEquity(inputs.seed, { asOf: inputs.asOf, generated: inputs.generated })
           yield* Effect.promise(async () => {
-            const db = trx as unknown as Kysely<any>
-            const reports = (column: string, table: string, keys: ReadonlyArray<string>) =>
-              db.selectFrom(table).select("accession").where(column, "in", keys)
+            // Every simulated row, of this simulation's companies or an earlier one's (text CIKs of seven digits
+            // 9990001..9999999 compare as numbers do).
+            const simulated = (column: string) => (eb: any) =>
+              eb.and([
+                eb(sql`length(${sql.ref(column)})`, "=", 7),
+                eb(column, ">=", "9990001"),
+                eb(column, "<=", "9999999")
+              ])
+            const reports = (column: string, table: string) =>
+              db.selectFrom(table).select("accession").where(simulated(column))
             await db
               .deleteFrom("equity_insider_transactions")
-              .where("accession", "in", reports("issuer_cik", "equity_ownership_reports", ciks))
+              .where("accession", "in", reports("issuer_cik", "equity_ownership_reports"))
               .execute()
-            await db.deleteFrom("equity_ownership_reports").where("issuer_cik", "in", ciks).execute()
-            const holders = [...filers, ...ciks]
+            await db.deleteFrom("equity_ownership_reports").where(simulated("issuer_cik")).execute()
             await db
               .deleteFrom("equity_holdings")
-              .where("accession", "in", reports("filer_cik", "equity_holdings_reports", holders))
+              .where("accession", "in", reports("filer_cik", "equity_holdings_reports"))
               .execute()
-            await db.deleteFrom("equity_holdings_reports").where("filer_cik", "in", holders).execute()
+            await db.deleteFrom("equity_holdings_reports").where(simulated("filer_cik")).execute()
             for (const table of [
               "equity_securities",
               "equity_bars",
@@ -542,10 +559,22 @@ const loadSimulatedEquityOnDatabase = (database: Database, sim: SimulatedEquity)
               "equity_tickers",
               "equity_companies"
             ]) {
-              await db.deleteFrom(table).where("cik", "in", ciks).execute()
+              await db.deleteFrom(table).where(simulated("cik")).execute()
             }
           })
-          return yield* loadSimulatedEquity(sim).pipe(Effect.provideService(Equity.EquityStore, store))
+          const store = makePgEquityStore({ ...database, db: trx })
+          const report = yield* loadSimulatedEquity(sim).pipe(Effect.provideService(Equity.EquityStore, store))
+          const loadedAtMs = yield* Clock.currentTimeMillis
+          yield* Effect.promise(() =>
+            db
+              .insertInto("equity_simulation")
+              .values({ id: 1, simulation: name, companies: ciks.length, loaded_at_ms: loadedAtMs })
+              .onConflict((oc) =>
+                oc.column("id").doUpdateSet({ simulation: name, companies: ciks.length, loaded_at_ms: loadedAtMs })
+              )
+              .execute()
+          )
+          return report
         }),
       (trx, exit) => Effect.promise(() => (exit._tag === "Success" ? trx.commit().execute() : trx.rollback().execute()))
     )

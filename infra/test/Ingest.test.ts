@@ -427,6 +427,9 @@ describe("market-data ingest: usage and stores", () => {
   }, 60_000)
 })
 
+/** Generated simulated companies in these tests: a few, so a start stays quick (the default is 520). */
+const GENERATED = 12
+
 const open = (env: Record<string, string>) =>
   Effect.runPromise(
     Effect.scoped(
@@ -437,17 +440,25 @@ const open = (env: Record<string, string>) =>
         return { coverage: yield* planes.equity.coverage(), database: stores.database !== undefined }
       })
     ).pipe(
-      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ LOG_LEVEL: "warn", ...env }))),
+      Effect.provide(
+        ConfigProvider.layer(
+          ConfigProvider.fromEnvRecord({
+            LOG_LEVEL: "warn",
+            MARKET_DATA_SIMULATED_COMPANIES: String(GENERATED),
+            ...env
+          })
+        )
+      ),
       Effect.provideService(References.MinimumLogLevel, "Warn")
     )
   )
 
 /** What a memory store holds of a simulation: the reference the database must match. */
-const expectedCoverage = (seed: number) =>
+const expectedCoverage = (seed: number, generated = GENERATED) =>
   Effect.runPromise(
     Effect.gen(function* () {
       const store = makeMemoryEquityStore()
-      const sim = simulatedEquity(seed, { asOf: new Date().toISOString().slice(0, 10) })
+      const sim = simulatedEquity(seed, { asOf: new Date().toISOString().slice(0, 10), generated })
       yield* loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, store))
       return yield* store.coverage()
     })
@@ -481,6 +492,16 @@ describe("the simulated companies on a database", () => {
     const reseededDigest = await equityDigest(data)
     expect(reseededDigest.digest).not.toBe(digest.digest)
     expect(reseededDigest.counts.equity_companies).toBe(digest.counts.equity_companies)
+
+    // Fewer generated companies: the ones no longer generated go with their filings, Form 4s, bars and holders.
+    const fewer = await open({ MARKET_DATA_DIR: data, MARKET_DATA_SEED: "7", MARKET_DATA_SIMULATED_COMPANIES: "3" })
+    expect(simulated(fewer.coverage)).toEqual(await expectedCoverage(7, 3))
+    expect(fewer.coverage.filter((c) => c.cik === FIXTURE_CIK)).toEqual(ingested)
+    const fewerDigest = await equityDigest(data)
+    expect(fewerDigest.counts.equity_companies).toBe((digest.counts.equity_companies ?? 0) - (GENERATED - 3))
+    const again = await open({ MARKET_DATA_DIR: data, MARKET_DATA_SEED: "7", MARKET_DATA_SIMULATED_COMPANIES: "3" })
+    expect(again.coverage).toEqual(fewer.coverage)
+    expect(await equityDigest(data)).toEqual(fewerDigest)
 
     // DATABASE_URL=memory: the simulated companies live in the process.
     const memory = await open({ DATABASE_URL: "memory" })

@@ -22,6 +22,9 @@ export const testConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   // The registry's 35 assets: a suite's start stays a few seconds; the production-scale simulated universe has
   // its own tests (adapters/sources/test/SimulatedUniverse.test.ts, infra/test/SimulatedMarket.test.ts).
   simulatedUniverse: "registry",
+  // The hand-made companies only: the suites on this server do not need the generated universe (test/planes.test.ts
+  // runs the default), and generating it takes seconds.
+  simulatedCompanies: 0,
   allowedOrigins: [],
   bootstrapKey: undefined,
   bootstrapCredits: 0,
