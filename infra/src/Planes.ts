@@ -6,8 +6,8 @@
  * the default's 428 assets from the simulated venues' listings take about a minute of CPU, the registry's 35 about
  * 5 s; `serve` generates it in the background after it listens, asset by asset, see
  * `OpenPlanesOptions.progressive`) that then ticks
- * on each venue's cadence, and five fictional companies whose filings are generated in the SEC's own formats
- * and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
+ * on each venue's cadence, and 525 fictional companies (five hand-made, `MARKET_DATA_SIMULATED_COMPANIES`
+ * generated) whose filings are generated in the SEC's own formats and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
  * history, and PostgreSQL's market tables are for live data. Filings are: on a database (PGlite or PostgreSQL)
  * the equity plane serves the database's equity store, which holds what `market-data ingest` loaded, and the
  * simulated companies are written into it at start (`loadSimulatedEquityOnDatabase`), and the plane reads it
@@ -53,14 +53,17 @@ import {
   pgliteLeaderLock
 } from "@market-data/postgres"
 import {
+  generatedManagers,
   generatedProfiles,
   isSimulatedCik,
   type LiveConfigError,
   loadLiveConfig,
   loadSimulatedEquity,
+  MaxGeneratedCompanies,
   makeSimulatedUniverse,
   SimulatedCompanies,
   SimulatedEquityVersion,
+  SimulatedManagers,
   simulatedEquity,
   startLiveFeeds,
   startSimulatedCrypto
@@ -497,7 +500,7 @@ const simulationName = (inputs: SimulationInputs): string =>
  * different simulations, so merging one into another would mix two simulations. Instead the database names the
  * simulation it holds (table `equity_simulation`, written in the same transaction as the companies): when that is
  * this simulation and its companies are all there, a start writes nothing and generates nothing; otherwise every
- * simulated row (CIKs 9990001 to 9999999: companies, insiders' reports, managers' 13F reports, numbers EDGAR has
+ * simulated row (of every CIK the generator can make, and the simulated managers' 13F reports: numbers EDGAR has
  * not assigned) is deleted and the simulation generated and written anew. Check and replacement run in one
  * transaction under an advisory lock, so instances starting together on one PostgreSQL do it once and readers never
  * see half a simulation. Measured in docs/performance.md.
@@ -531,14 +534,12 @@ export const loadSimulatedEquityOnDatabase = (database: Database, inputs: Simula
           if (held) return "unchanged" as const
           const sim = simulatedEquity(inputs.seed, { asOf: inputs.asOf, generated: inputs.generated })
           yield* Effect.promise(async () => {
-            // Every simulated row, of this simulation's companies or an earlier one's (text CIKs of seven digits
-            // 9990001..9999999 compare as numbers do).
+            // Every simulated row, of this simulation's companies or an earlier one's: every CIK the generator can
+            // make, and every manager's 13F reports.
+            const companies = [...SimulatedCompanies, ...generatedProfiles(MaxGeneratedCompanies)].map((c) => c.cik)
+            const managers = [...SimulatedManagers, ...generatedManagers].map((m) => m.cik)
             const simulated = (column: string) => (eb: any) =>
-              eb.and([
-                eb(sql`length(${sql.ref(column)})`, "=", 7),
-                eb(column, ">=", "9990001"),
-                eb(column, "<=", "9999999")
-              ])
+              eb(column, "in", column === "filer_cik" ? [...managers, ...companies] : companies)
             const reports = (column: string, table: string) =>
               db.selectFrom(table).select("accession").where(simulated(column))
             await db

@@ -26,10 +26,19 @@ const FIRST_CIK = 9_991_001
 const INSIDER_CIK_BASE = 9_992_001
 const MANAGER_CIK_BASE = 9_995_001
 
-/** Is this CIK one of the simulation's (a company, insider or manager), never a real filer? */
+/** The most companies the generator makes (CIKs 9991001..9991999). */
+export const MaxGeneratedCompanies = 999
+
+/**
+ * Is this CIK a simulated company's (hand-made or one the generator can make)? Exactly those: other numbers of
+ * the 999xxxx range are not the simulation's (the test fixtures of `ingest` use some).
+ */
 export const isSimulatedCik = (cik: string): boolean => {
+  if (!/^\d+$/.test(cik)) return false
   const n = Number(cik)
-  return Number.isInteger(n) && n >= 9_990_001 && n <= 9_999_999
+  return (
+    SimulatedCompanies.some((c) => Number(c.cik) === n) || (n >= FIRST_CIK && n < FIRST_CIK + MaxGeneratedCompanies)
+  )
 }
 
 interface Sector {
@@ -385,7 +394,7 @@ export const generatedProfiles = (count: number = SimulatedGeneratedCompanies): 
   const taken = new Set<string>(SimulatedCompanies.map((c) => c.ticker))
   const names = new Set<string>(SimulatedCompanies.map((c) => c.name))
   const profiles: Array<CompanyProfile> = []
-  for (let n = 0; n < Math.min(count, 999); n++) {
+  for (let n = 0; n < Math.min(count, MaxGeneratedCompanies); n++) {
     const sector = pick(sectors, random.next())
     let name = ""
     do {
