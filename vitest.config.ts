@@ -16,6 +16,9 @@ export default defineConfig({
       "test/**/*.test.ts"
     ],
     exclude: [...configDefaults.exclude, "test/faults/**", ...e2eFiles],
+    // The suites run the five hand-made simulated companies (child processes and in-process services alike);
+    // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
+    env: { MARKET_DATA_SIMULATED_COMPANIES: "0" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Both cores: vitest's default is one worker fewer than the cores, which on a 2-core machine runs the files

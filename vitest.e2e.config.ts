@@ -47,6 +47,9 @@ export const e2eFiles = [
 export default defineConfig({
   test: {
     include: e2eFiles,
+    // The suites run the five hand-made simulated companies (child processes and in-process services alike);
+    // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
+    env: { MARKET_DATA_SIMULATED_COMPANIES: "0" },
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // Each file starts processes of its own; two at a time on a 2-core machine.

@@ -8,6 +8,9 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/faults/**/*.test.ts"],
+    // The suites run the five hand-made simulated companies (child processes and in-process services alike);
+    // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
+    env: { MARKET_DATA_SIMULATED_COMPANIES: "0" },
     testTimeout: 240_000,
     hookTimeout: 120_000,
     // Each file starts its own server processes and database; two at a time on a 2-core machine.

@@ -15,6 +15,7 @@ import {
   tierServes
 } from "@market-data/core"
 import { createMarketData, type MarketDataClient } from "@market-data/embedded"
+import { DefaultSimulatedCompanies } from "@market-data/infra"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -22,7 +23,13 @@ const KEY = `mdk_${"Plane".repeat(6)}XY`
 let md: MarketDataClient
 
 beforeAll(async () => {
-  md = await createMarketData({ apiKey: KEY, ensureCredits: 1_000_000, rateLimitPerMinute: 100_000 })
+  // The default universe of simulated companies, whatever the test environment sets.
+  md = await createMarketData({
+    apiKey: KEY,
+    ensureCredits: 1_000_000,
+    rateLimitPerMinute: 100_000,
+    simulatedCompanies: DefaultSimulatedCompanies
+  })
 }, 120_000)
 afterAll(() => md?.close())
 

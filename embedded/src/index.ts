@@ -62,7 +62,10 @@ export interface MarketDataOptions {
    * a minute of CPU and over 2 GB, see docs/performance.md).
    */
   readonly simulatedUniverse?: "market" | "registry"
-  /** Generated simulated companies beside the hand-made five (0 to 999); default as `MARKET_DATA_SIMULATED_COMPANIES`. */
+  /**
+   * Generated simulated companies beside the hand-made five (0 to 999). Default: `MARKET_DATA_SIMULATED_COMPANIES`
+   * from the environment when it is set, else 520 (as the server).
+   */
   readonly simulatedCompanies?: number
   /** Default rate-limit policy, units per minute (a key's own override wins). Default 60. */
   readonly rateLimitPerMinute?: number
@@ -171,6 +174,13 @@ export interface MarketDataClient extends OperationMethods {
   readonly close: () => Promise<void>
 }
 
+/** `MARKET_DATA_SIMULATED_COMPANIES` when set to a whole number 0 to 999, else the server's default. */
+const simulatedCompaniesFromEnv = (): number => {
+  const text = process.env.MARKET_DATA_SIMULATED_COMPANIES
+  const n = text === undefined || !/^\d{1,3}$/.test(text) ? Number.NaN : Number(text)
+  return Number.isInteger(n) ? n : DefaultSimulatedCompanies
+}
+
 const storeChoice = (store: StoreOption | undefined): StoreChoice => {
   if (store === undefined || store === "memory") return { _tag: "Memory" }
   if ("pglite" in store) return { _tag: "Embedded", dir: store.pglite }
@@ -192,7 +202,7 @@ export const createMarketData = async (options: MarketDataOptions = {}): Promise
     feed: options.feed ?? "simulated",
     seed: options.seed ?? 20261123,
     simulatedUniverse: options.simulatedUniverse ?? "registry",
-    simulatedCompanies: options.simulatedCompanies ?? DefaultSimulatedCompanies,
+    simulatedCompanies: options.simulatedCompanies ?? simulatedCompaniesFromEnv(),
     allowedOrigins: [],
     bootstrapKey: options.ensureCredits === undefined ? undefined : options.apiKey,
     bootstrapCredits: options.ensureCredits ?? 0,
