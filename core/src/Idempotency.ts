@@ -9,21 +9,12 @@
  */
 import { Context, Effect } from "effect"
 import { type ApiError, apiError } from "./Errors.ts"
-import type { Meter } from "./Ledger.ts"
+import type { Meter, StoredAnswer } from "./Money.ts"
 import type { RateLimiter, RateWindow } from "./RateLimit.ts"
 
-/** How long an in-flight record holds its key without completing. */
-export const IDEMPOTENCY_LEASE_MS = 60_000
-/** How long a completed answer replays. */
-export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000
-
-/** A completed answer as stored: transport-neutral status, result headers and exact body bytes. */
-export interface StoredAnswer {
-  readonly status: number
-  /** Result headers only (lower-case names): content-type, etag, x-credits-charged, x-data-source. */
-  readonly headers: { readonly [name: string]: string }
-  readonly body: string
-}
+// The lease, the replay window, the stored answer and the state table itself (`decideBegin`) are the money
+// rules' (Money.ts); re-exported here for the port's users.
+export { IDEMPOTENCY_LEASE_MS, isTransientStatus, REPLAY_WINDOW_MS, type StoredAnswer } from "./Money.ts"
 
 export type BeginResult =
   /** This request owns the key now; `token` proves it when completing or abandoning. */
@@ -123,7 +114,3 @@ export const validateIdempotencyKey = (values: ReadonlyArray<string>): string | 
   if (INVISIBLE.test(key)) return bad("may contain only visible ASCII characters (and inner spaces)")
   return key
 }
-
-/** Whether an answer's status is transient: its hold and idempotency record are released. */
-export const isTransientStatus = (status: number): boolean =>
-  status === 408 || status === 425 || status === 429 || status >= 500

@@ -9,11 +9,12 @@
  *   sweeper.
  */
 import { Context, type Effect } from "effect"
-import type { StoredAnswer } from "./Idempotency.ts"
+import type { Meter, StoredAnswer } from "./Money.ts"
 import type { RateWindow } from "./RateLimit.ts"
 
-/** How long a hold lives without being settled or released. */
-export const HOLD_LEASE_MS = 60_000
+// The hold lease and the metered step's scope are the money rules' (Money.ts, which also decides settlements and
+// metered charges); re-exported here for the port's users.
+export { HOLD_LEASE_MS, type Meter } from "./Money.ts"
 
 export interface LedgerEntry {
   readonly keyId: string
@@ -56,12 +57,6 @@ export interface SettleReceipt {
   readonly idempotencyKey: string
   readonly token: string
   readonly answer: StoredAnswer
-}
-
-/** The rate-limit scope a metered charge spends its unit in. */
-export interface Meter {
-  readonly scope: string
-  readonly limit: number
 }
 
 /** The outcome of a metered charge: the rate window after it, and whether the credits were charged. */

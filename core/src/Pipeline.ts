@@ -21,16 +21,18 @@ import { Cause, Clock, Context, Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
-import {
-  type BeginResult,
-  IdempotencyStore,
-  isTransientStatus,
-  meteredBegin,
-  type StoredAnswer,
-  validateIdempotencyKey
-} from "./Idempotency.ts"
+import { type BeginResult, IdempotencyStore, meteredBegin, validateIdempotencyKey } from "./Idempotency.ts"
 import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
-import { type Hold, Ledger, type Meter, type SettleReceipt } from "./Ledger.ts"
+import { type Hold, Ledger, type SettleReceipt } from "./Ledger.ts"
+import {
+  beginRefusal,
+  chargeWithin,
+  comparesBeforeHold,
+  holdCovered,
+  isTransientStatus,
+  type Meter,
+  type StoredAnswer
+} from "./Money.ts"
 import { type CanonicalParams, canonicalRequest, decodeParams, isApiError } from "./Params.ts"
 import { RateLimiter, type RateWindow, secondsUntilReset } from "./RateLimit.ts"
 import { type OperationSpec, operation } from "./Registry.ts"
@@ -243,12 +245,9 @@ export const ifNoneMatchMatches = (header: string | undefined, etag: string): bo
   return value.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)
 }
 
-/**
- * Whether a paid request compares its ETag before it holds or charges anything: a conditional operation asked
- * with `If-None-Match`. Its `304` costs nothing, so the balance must not stand in its way.
- */
+/** Whether a paid request compares its ETag before it holds or charges anything (`comparesBeforeHold`). */
 const comparesFirst = (op: OperationSpec, ifNoneMatch: string | undefined): boolean =>
-  op.conditional && ifNoneMatch !== undefined
+  comparesBeforeHold(op.conditional, ifNoneMatch)
 
 /** What running a handler gave: its output, or the error to answer. */
 type Executed =
@@ -364,9 +363,14 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   // Idempotency-Key finds its record free instead of `request_in_progress` for the whole lease.
   if (op.auth === "paid" && principal._tag === "Key") yield* retryPendingReleases(principal.key.id)
 
+  // The Idempotency-Key header of a paid request, validated here once: the key, none (undefined), or the
+  // `invalid_idempotency_key` error answered after the rate limit and the decode.
+  const idemKey =
+    op.auth === "paid" && principal._tag === "Key" ? validateIdempotencyKey(request.idempotencyKey ?? []) : undefined
+
   // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
   // rate unit and charge in one atomic step (one round trip instead of three).
-  if (op.auth === "paid" && principal._tag === "Key" && (request.idempotencyKey ?? []).length === 0) {
+  if (op.auth === "paid" && principal._tag === "Key" && idemKey === undefined) {
     const handler = handlers.get(op.name)
     const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
     if (handler !== undefined && !isApiError(params)) {
@@ -384,10 +388,6 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   // refusal comes first either way, and a request that cannot begin spends its unit alone.
   let rate: RateWindow
   let begun: Begun | undefined
-  const idemKey =
-    op.auth === "paid" && principal._tag === "Key" && !isApiError(params)
-      ? validateIdempotencyKey(request.idempotencyKey ?? [])
-      : undefined
   if (principal._tag === "Key" && !isApiError(params) && typeof idemKey === "string") {
     const meter = { scope, limit: principal.rateLimitPerMinute }
     const fingerprint = canonicalRequest(op.name, params)
@@ -420,7 +420,7 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
         : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
     )
   }
-  return done(yield* paid(op, handler, input, principal.key.id, request, begun))
+  return done(yield* paid(op, handler, input, principal.key.id, request, idemKey, begun))
 })
 
 /** The internal principal's path: decode, execute; no key, no rate unit, no credits, no idempotency. */
@@ -531,9 +531,9 @@ const paid = Effect.fnUntraced(function* (
   input: HandlerInput,
   keyId: string,
   request: ApiRequest,
+  idemKey: string | undefined | ApiError,
   already: Begun | undefined
 ) {
-  const idemKey = already?.key ?? validateIdempotencyKey(request.idempotencyKey ?? [])
   if (isApiError(idemKey)) return fail(idemKey)
   const store = yield* IdempotencyStore
   const nowMs = input.nowMs
@@ -542,25 +542,10 @@ const paid = Effect.fnUntraced(function* (
   if (idemKey !== undefined) {
     const begun =
       already?.result ?? (yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs))
-    switch (begun._tag) {
-      case "InProgress":
-        return fail(
-          apiError("request_in_progress", "the same request is still running under this Idempotency-Key", {
-            retryAfterSeconds: 1
-          })
-        )
-      case "Conflict":
-        return fail(
-          apiError(
-            "idempotency_conflict",
-            "this Idempotency-Key was used within 24 h for a different request; use a new key"
-          )
-        )
-      case "Replay":
-        return { _tag: "Replay", answer: begun.answer } satisfies Outcome
-      case "Started":
-        token = begun.token
-    }
+    const refusal = beginRefusal(begun)
+    if (refusal !== undefined) return fail(refusal)
+    if (begun._tag === "Replay") return { _tag: "Replay", answer: begun.answer } satisfies Outcome
+    if (begun._tag === "Started") token = begun.token
   }
   // The store failing under the attempt (an outage) leaves its hold and record for the key's next request.
   const held: { hold?: Hold } = {}
@@ -661,7 +646,7 @@ const settleAfter = Effect.fnUntraced(function* (
     yield* abandon
     return ready.notModified
   }
-  const charge = Math.min(Math.max(0, run.out.creditsCharged), hold.amount)
+  const charge = chargeWithin(run.out.creditsCharged, hold.amount)
   const o = ready.json(charge)
   // The charge and the stored answer commit together: a crash leaves both or neither.
   const settled = yield* ledger.settle(hold, charge, op.name, ready.settledAt, receipt?.(storedAnswerOf(o)))
@@ -699,7 +684,7 @@ const meteredPath = Effect.fnUntraced(function* (
   if (!comparesFirst(op, ifNoneMatch)) {
     let available = ledger.hint(keyId).available
     if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
-    if (available < amount) return undefined
+    if (!holdCovered(available, amount)) return undefined
   }
 
   // The handler sees the window as last known; the unit is spent with the charge.
@@ -715,7 +700,7 @@ const meteredPath = Effect.fnUntraced(function* (
   }
   const ready = yield* prepare(op, run.out, ifNoneMatch)
   if (ready.notModified !== undefined) return yield* spendUnit(ready.notModified)
-  const charge = Math.min(Math.max(0, run.out.creditsCharged), amount)
+  const charge = chargeWithin(run.out.creditsCharged, amount)
   const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, ready.settledAt, meter)
   switch (result._tag) {
     case "RateLimited":

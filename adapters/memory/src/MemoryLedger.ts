@@ -1,10 +1,15 @@
 /**
  * In-memory twin of the ledger. Single-threaded JavaScript makes each method atomic; the PostgreSQL adapter
- * gets the same guarantees from row locks and single-statement updates.
+ * gets the same guarantees from row locks and single-statement updates. Every decision (hold covered, settle,
+ * metered charge) is the core's money rule (`holdCovered`, `decideSettle`, `decideMetered`), the one the SQL
+ * functions mirror.
  */
 import {
+  decideMetered,
+  decideSettle,
   HOLD_LEASE_MS,
   type Hold,
+  holdCovered,
   Ledger,
   type LedgerEntry,
   type LedgerHint,
@@ -24,14 +29,21 @@ interface Columns {
 /** Resolved holds are remembered this long past their expiry, so a late second resolution is recognised. */
 const REMEMBER_RESOLVED_MS = 24 * 60 * 60 * 1000
 
+/** The idempotency records a settlement with a receipt completes, synchronously (see `MemoryIdempotencyStore`). */
+export interface ReceiptRecords {
+  /** Whether the receipt's token still owns its in-flight record. */
+  readonly owns: (receipt: SettleReceipt) => boolean
+  /** Stores the receipt's answer in its record (called only when `owns` said so, in the same step). */
+  readonly complete: (receipt: SettleReceipt, nowMs: number) => void
+}
+
 /**
- * `completeReceipt` completes an idempotency record if the receipt's token still owns it and says whether it
- * did; given, a settlement with a receipt completes it (or, superseded, charges nothing) in the
- * same synchronous step (atomic in a single JavaScript thread). `rate` is the rate counter a metered charge
- * spends its unit in (the one the rate limiter uses, in `memoryStores()`).
+ * `receipts`, given, lets a settlement with a receipt complete its idempotency record (or, superseded, charge
+ * nothing) in the same synchronous step (atomic in a single JavaScript thread). `rate` is the rate counter a
+ * metered charge spends its unit in (the one the rate limiter uses, in `memoryStores()`).
  */
 export const makeMemoryLedger = (
-  completeReceipt?: (receipt: SettleReceipt, nowMs: number) => boolean,
+  receipts?: ReceiptRecords,
   rate: MemoryRateCounter = makeMemoryRateCounter()
 ): Ledger["Service"] => {
   /**
@@ -94,7 +106,7 @@ export const makeMemoryLedger = (
       Effect.sync(() => {
         whole(amount, "hold")
         prune(keyId, nowMs)
-        if (available(keyId, nowMs) < amount) return undefined
+        if (!holdCovered(available(keyId, nowMs), amount)) return undefined
         const hold: Hold = { id: `hold_${++nextHold}`, keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
         const mine = live.get(keyId) ?? new Map<string, Hold>()
         mine.set(hold.id, hold)
@@ -104,16 +116,24 @@ export const makeMemoryLedger = (
     settle: (hold, charge, reason, nowMs, receipt) =>
       Effect.sync(() => {
         whole(charge, "charge")
-        if (receipt !== undefined && completeReceipt === undefined) {
+        if (receipt !== undefined && receipts === undefined) {
           throw new Error("this ledger has no idempotency store to complete receipts in")
         }
         if (charge > hold.amount) throw new RangeError(`charge ${charge} exceeds the hold of ${hold.amount}`)
-        if (resolved.has(hold.id)) return { _tag: "AlreadyResolved" as const }
-        const wasLive = live.get(hold.keyId)?.has(hold.id) === true && hold.expiresAtMs > nowMs
+        const already = resolved.has(hold.id)
+        const wasLive = !already && live.get(hold.keyId)?.has(hold.id) === true && hold.expiresAtMs > nowMs
+        const decision = decideSettle({
+          resolved: already,
+          live: wasLive,
+          charge,
+          // The balance without this hold (a live one counts in `available`, an expired one does not).
+          available: available(hold.keyId, nowMs) + (wasLive ? hold.amount : 0),
+          receipt: receipt === undefined ? "none" : receipts?.owns(receipt) === true ? "owned" : "lost"
+        })
+        if (decision === "AlreadyResolved") return { _tag: "AlreadyResolved" as const }
         resolve(hold)
-        // An expired hold no longer reserves anything: charge only if the balance covers it now.
-        if (!wasLive && charge > 0 && available(hold.keyId, nowMs) < charge) return { _tag: "Expired" as const }
-        if (receipt !== undefined && completeReceipt?.(receipt, nowMs) !== true) return { _tag: "Superseded" as const }
+        if (decision !== "Settle") return { _tag: decision }
+        if (receipt !== undefined) receipts?.complete(receipt, nowMs)
         if (charge > 0) append(hold.keyId, "charge", charge, reason, nowMs)
         return { _tag: "Settled" as const, charged: charge }
       }),
@@ -150,16 +170,20 @@ export const makeMemoryLedger = (
         if (charge > required) throw new RangeError(`charge ${charge} exceeds the required ${required}`)
         lastNowMs = Math.max(lastNowMs, nowMs)
         const window = rate.consumeNow(meter.scope, meter.limit, nowMs)
-        if (!window.allowed) {
-          blockedUntil.set(keyId, window.resetAtMs)
-          return { _tag: "RateLimited" as const, rate: window }
+        if (window.allowed) prune(keyId, nowMs)
+        const before = window.allowed ? available(keyId, nowMs) : 0
+        switch (decideMetered({ unitAdmitted: window.allowed, available: before, required })) {
+          case "RateLimited":
+            blockedUntil.set(keyId, window.resetAtMs)
+            return { _tag: "RateLimited" as const, rate: window }
+          case "Insufficient":
+            blockedUntil.delete(keyId)
+            return { _tag: "Insufficient" as const, rate: window, available: before }
+          case "Charge":
+            blockedUntil.delete(keyId)
+            if (charge > 0) append(keyId, "charge", charge, reason, nowMs)
+            return { _tag: "Charged" as const, rate: window, available: before - charge }
         }
-        blockedUntil.delete(keyId)
-        prune(keyId, nowMs)
-        const before = available(keyId, nowMs)
-        if (before < required) return { _tag: "Insufficient" as const, rate: window, available: before }
-        if (charge > 0) append(keyId, "charge", charge, reason, nowMs)
-        return { _tag: "Charged" as const, rate: window, available: before - charge }
       }),
     hint: (keyId): LedgerHint => ({
       // In memory the ledger is the truth, so the hint is exact.

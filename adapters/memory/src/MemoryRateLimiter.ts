@@ -1,5 +1,13 @@
 /** In-memory twin of the rate limiter: per scope, the one-second counting buckets still inside the window. */
-import { BUCKET_MS, bucketCounts, bucketOf, RateLimiter, type RateWindow, WINDOW_MS } from "@market-data/core"
+import {
+  admitsUnit,
+  BUCKET_MS,
+  bucketCounts,
+  bucketOf,
+  RateLimiter,
+  type RateWindow,
+  WINDOW_MS
+} from "@market-data/core"
 import { Effect, Layer } from "effect"
 
 /** Scopes are swept of buckets that no longer count every this many requests, so idle scopes go away. */
@@ -59,7 +67,7 @@ export const makeMemoryRateCounter = (): MemoryRateCounter => {
       sweep(nowMs)
       let b = scopes.get(scope)
       if (b !== undefined) prune(b, nowMs)
-      if (limit - (b?.used ?? 0) <= 0) return windowNow(b, limit, nowMs, false)
+      if (!admitsUnit(b?.used ?? 0, limit)) return windowNow(b, limit, nowMs, false)
       if (b === undefined) {
         b = { counts: new Map(), used: 0, prunedIn: bucketOf(nowMs) }
         scopes.set(scope, b)

@@ -35,7 +35,13 @@ export const memoryStores = (): Layer.Layer<KeyStore | Ledger | RateLimiter | Id
   return Layer.mergeAll(
     Layer.succeed(KeyStoreTag)(makeMemoryKeyStore()),
     Layer.succeed(LedgerTag)(
-      makeMemoryLedger((r, nowMs) => idempotency.completeNow(r.keyId, r.idempotencyKey, r.token, r.answer, nowMs), rate)
+      makeMemoryLedger(
+        {
+          owns: (r) => idempotency.ownsNow(r.keyId, r.idempotencyKey, r.token),
+          complete: (r, nowMs) => idempotency.completeNow(r.keyId, r.idempotencyKey, r.token, r.answer, nowMs)
+        },
+        rate
+      )
     ),
     Layer.succeed(RateLimiterTag)(makeMemoryRateLimiter(rate)),
     Layer.succeed(IdempotencyStoreTag)(idempotency.service)
