@@ -1,5 +1,6 @@
 /**
  * `md_hold`: holds credits for a request when the available balance covers them, under the account's row lock; false otherwise.
+ * It mirrors the core's money rule `holdCovered` (core/src/Money.ts), the memory twin's `MemoryLedger.hold`.
  *
  * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the

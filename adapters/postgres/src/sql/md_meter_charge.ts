@@ -1,6 +1,8 @@
 /**
  * `md_meter_charge`: the metered charge of a paid request without an Idempotency-Key: its rate unit and its charge in one transaction,
  * refused when the balance does not cover the request's hold amount.
+ * It mirrors the core's money rule `decideMetered` (core/src/Money.ts), as the memory twin's
+ * `MemoryLedger.meteredCharge` calls it.
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0001_metered_charge` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the

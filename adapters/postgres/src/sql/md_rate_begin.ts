@@ -1,6 +1,8 @@
 /**
  * `md_rate_begin`: a paid request with an Idempotency-Key: its rate unit (through `md_rate_consume`) and the idempotency begin in one
  * statement (started, in progress, conflict, or the stored answer to replay).
+ * It mirrors the core's money rules `admitsUnit` and `decideBegin` (core/src/Money.ts), as the memory twin's
+ * `MemoryIdempotencyStore` calls them.
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0400_rate_begin` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the

@@ -1,5 +1,6 @@
 /**
  * `md_rate_consume`: spends one rate unit of a scope when its rolling window has room, under the scope's row lock.
+ * It mirrors the core's money rule `admitsUnit` (core/src/Money.ts), the memory twin's `MemoryRateCounter`.
  *
  * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the

@@ -1,6 +1,8 @@
 /**
  * `md_settle`: settles a hold: charges what was delivered and, with a receipt, stores the idempotent answer in the same
  * transaction, only while the receipt's token still owns the in-flight record ('superseded' otherwise).
+ * It mirrors the core's money rule `decideSettle` (core/src/Money.ts), in its order (resolved, expired, receipt), as
+ * the memory twin's `MemoryLedger.settle` calls it.
  *
  * The definition the database runs today, byte for byte as migration `2026-11-23T0002_settle_owner` created it (it replaced the one `2026-11-22T0001_accounts` created, which keeps its own frozen copy);
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
