@@ -105,7 +105,9 @@ describe("exact aggregation and scaling (equal inputs give equal outputs)", () =
         fc.array(
           fc.record({
             r: fc.double({ min: -0.5, max: 0.5, noNaN: true }),
-            w: fc.double({ min: 0, max: 1e11, noNaN: true })
+            // Weights are open interest in USD: zero, or a normal positive number (a subnormal weight such as
+            // 5e-324 underflows the naive reference r x w to 0, which says nothing about the aggregate).
+            w: fc.oneof(fc.constant(0), fc.double({ min: 1e-6, max: 1e11, noNaN: true }))
           }),
           { minLength: 1, maxLength: 6 }
         ),
