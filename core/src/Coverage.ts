@@ -107,6 +107,18 @@ export const coverageSource = (s: SourceStatus, nowMs: number): CoverageSource =
   }
 }
 
+/** Source statuses in one order everywhere: by venue, then component. */
+const byVenueThenComponent = (a: SourceStatus, b: SourceStatus): number =>
+  a.venue === b.venue
+    ? a.component < b.component
+      ? -1
+      : a.component > b.component
+        ? 1
+        : 0
+    : a.venue < b.venue
+      ? -1
+      : 1
+
 /** The source rows of an asset: the statuses of its venues (sorted by venue, then component). */
 export const sourcesOf = (
   entry: Pick<DirectoryEntry, "asset_id" | "plane" | "venues">,
@@ -116,17 +128,7 @@ export const sourcesOf = (
   const venues = sourceVenuesOf(entry)
   return statuses
     .filter((s) => venues.includes(s.venue))
-    .sort((a, b) =>
-      a.venue === b.venue
-        ? a.component < b.component
-          ? -1
-          : a.component > b.component
-            ? 1
-            : 0
-        : a.venue < b.venue
-          ? -1
-          : 1
-    )
+    .sort(byVenueThenComponent)
     .map((s) => coverageSource(s, nowMs))
 }
 
@@ -151,17 +153,7 @@ export const sourceSummaryOf = (
       seen.add(key)
       return true
     })
-    .sort((a, b) =>
-      a.venue === b.venue
-        ? a.component < b.component
-          ? -1
-          : a.component > b.component
-            ? 1
-            : 0
-        : a.venue < b.venue
-          ? -1
-          : 1
-    )
+    .sort(byVenueThenComponent)
     .map((s) => coverageSource(s, nowMs))
 }
 
