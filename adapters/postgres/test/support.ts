@@ -34,15 +34,34 @@ export const withSchema = (url: string, schema: string): string => {
   return u.toString()
 }
 
-/** A fresh schema on server PostgreSQL, migrated. */
+/**
+ * A fresh schema on server PostgreSQL, migrated. Seen once in a full CI-like run (2026-11-25), with other suites
+ * migrating their own schemas at the same time: the migration of a just-created schema failed with `schema ...
+ * does not exist` (the cause is not understood; the same suite passes alone and in other full runs). So a setup
+ * that fails is logged and tried once more on a new schema; a second failure fails the suite.
+ */
 export const postgresTestDatabase = async (url: string, poolSize = 20): Promise<TestDatabase> => {
+  try {
+    return await openMigratedSchema(url, poolSize)
+  } catch (error) {
+    console.warn(`postgresTestDatabase: setup failed once, retrying on a new schema: ${String(error)}`)
+    return await openMigratedSchema(url, poolSize)
+  }
+}
+
+const openMigratedSchema = async (url: string, poolSize: number): Promise<TestDatabase> => {
   const schema = `md_test_${randomUUID().replace(/-/g, "").slice(0, 16)}`
   const admin = openPostgres(url, { poolSize: 1 })
   await sql.raw(`create schema ${schema}`).execute(admin.db)
   await admin.close()
   const scoped = withSchema(url, schema)
   const database = openPostgres(scoped, { poolSize })
-  await migrateToLatest(database.db)
+  try {
+    await migrateToLatest(database.db)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
   return {
     database,
     url: scoped,
