@@ -4,14 +4,11 @@
  * ETag is compared before any credit is held (no `md_hold`, no `md_meter_charge` for a 304), and a changed
  * `read` by a key that cannot pay is `402`, never served. Statements are counted with a kysely plugin.
  */
-import { createKey, Handlers, handle, Ledger, Settings } from "@market-data/core"
-import { Context, Effect, Layer } from "effect"
-import * as Digest from "effect/crypto/Digest"
-import * as SecureRandom from "effect/crypto/SecureRandom"
-import type { KyselyPlugin, RootOperationNode } from "kysely"
+import { createKey, handle, Ledger } from "@market-data/core"
+import { Context, Effect } from "effect"
+import type { RootOperationNode } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeTestPlane } from "../../../core/test/support/TestPlane.ts"
-import { layerPgStores } from "../src/PgStores.ts"
+import { countingStores } from "./CountingStores.ts"
 import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 /** The function a raw statement calls (`md_hold`, ...), else the statement's kind. */
@@ -31,27 +28,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
 
     it("an unchanged read is 304 at zero credits with no hold for a key without credits; a changed one is 402", async () => {
       await t.truncate()
-      const statements: Array<string> = []
-      const counting: KyselyPlugin = {
-        transformQuery: ({ node }) => {
-          statements.push(statementOf(node))
-          return node
-        },
-        transformResult: async ({ result }) => result
-      }
-      const database = { ...t.database, db: t.database.db.withPlugin(counting) }
-      const plane = await Effect.runPromise(makeTestPlane())
-      const built = await Effect.runPromise(
-        Layer.build(
-          Layer.mergeAll(
-            layerPgStores(database),
-            Layer.succeed(Settings)({ rateLimitPerMinute: 1000 }),
-            Digest.layerWebCrypto,
-            SecureRandom.layerWebCrypto,
-            Layer.succeed(Handlers)(plane.handlers)
-          )
-        ).pipe(Effect.scoped)
-      )
+      const { statements, built } = await countingStores(t, 1000, statementOf)
       // One credit: the first read spends it.
       const key = await Effect.runPromise(createKey({ credits: 1 }).pipe(Effect.provide(built)))
       const ledger = Context.get(built, Ledger)

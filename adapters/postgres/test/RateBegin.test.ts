@@ -4,14 +4,11 @@
  * a started request adds only its hold and its settlement. Statements are counted with a kysely plugin on the
  * stores' connection.
  */
-import { createKey, Handlers, handle, IdempotencyStore, Ledger, Settings, statusOf } from "@market-data/core"
-import { Context, Effect, Layer } from "effect"
-import * as Digest from "effect/crypto/Digest"
-import * as SecureRandom from "effect/crypto/SecureRandom"
-import type { KyselyPlugin, RootOperationNode } from "kysely"
+import { createKey, handle, IdempotencyStore, Ledger, statusOf } from "@market-data/core"
+import { Context, Effect } from "effect"
+import type { RootOperationNode } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeTestPlane } from "../../../core/test/support/TestPlane.ts"
-import { layerPgStores } from "../src/PgStores.ts"
+import { countingStores } from "./CountingStores.ts"
 import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 /** The statement a node stands for: the SQL text of a raw query, else its kind. */
@@ -28,27 +25,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
 
     it("a replay, a 429, an in-progress and a conflicting duplicate are one statement each", async () => {
       await t.truncate()
-      const statements: Array<string> = []
-      const counting: KyselyPlugin = {
-        transformQuery: ({ node }) => {
-          statements.push(statementOf(node))
-          return node
-        },
-        transformResult: async ({ result }) => result
-      }
-      const database = { ...t.database, db: t.database.db.withPlugin(counting) }
-      const plane = await Effect.runPromise(makeTestPlane())
-      const built = await Effect.runPromise(
-        Layer.build(
-          Layer.mergeAll(
-            layerPgStores(database),
-            Layer.succeed(Settings)({ rateLimitPerMinute: 7 }),
-            Digest.layerWebCrypto,
-            SecureRandom.layerWebCrypto,
-            Layer.succeed(Handlers)(plane.handlers)
-          )
-        ).pipe(Effect.scoped)
-      )
+      const { statements, built, plane } = await countingStores(t, 7, statementOf)
       expect(Context.get(built, IdempotencyStore).beginMetered).toBeDefined()
       const key = await Effect.runPromise(createKey({ credits: 100 }).pipe(Effect.provide(built)))
       const call = (query: string, idem: string) =>
