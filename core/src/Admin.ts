@@ -76,13 +76,13 @@ export const ensureBootstrapKey = (
     if (existing._tag === "Some") {
       record = existing.value
     } else {
-      record = (yield* mintKey({ secret, label: "bootstrap", now: at })).record
-      yield* store.insert(record)
-      created = true
+      // Instances starting together may both get here: the store keeps one key per hash and returns it.
+      const minted = (yield* mintKey({ secret, label: "bootstrap", now: at })).record
+      record = yield* store.insertIfAbsent(minted)
+      created = record.id === minted.id
     }
-    const balance = yield* ledger.balance(record.id, at.getTime())
-    const granted = Math.max(0, credits - balance)
-    if (granted > 0) yield* ledger.grant(record.id, granted, "bootstrap top-up", at.getTime())
+    // One locked decision in the store: read-then-grant here would let two starting instances both grant.
+    const granted = yield* ledger.topUp(record.id, credits, "bootstrap top-up", at.getTime())
     return { record, created, granted }
   })
 

@@ -35,6 +35,11 @@ export class KeyStore extends Context.Service<
   KeyStore,
   {
     readonly insert: (record: KeyRecord) => Effect.Effect<void>
+    /**
+     * Inserts `record` unless a key with its hash exists; returns the stored key with that hash either way (the
+     * existing one when another caller got there first). Atomic: callers racing with one secret get one key.
+     */
+    readonly insertIfAbsent: (record: KeyRecord) => Effect.Effect<KeyRecord>
     readonly findByHash: (hash: string) => Effect.Effect<Option.Option<KeyRecord>>
     readonly findById: (id: string) => Effect.Effect<Option.Option<KeyRecord>>
     readonly list: Effect.Effect<ReadonlyArray<KeyRecord>>

@@ -102,6 +102,12 @@ export class Ledger extends Context.Service<
     readonly release: (hold: Hold) => Effect.Effect<void>
     /** Adds credits; returns the new available balance. `amount` must be a positive whole number. */
     readonly grant: (keyId: string, amount: number, reason: string, nowMs: number) => Effect.Effect<number>
+    /**
+     * Grants what is missing for the available balance to reach `target` (a whole number >= 0) and returns the
+     * amount granted (0 when the balance already reaches it). Read and grant are one atomic decision per key:
+     * callers topping up the same key at once grant the shortfall once between them, never once each.
+     */
+    readonly topUp: (keyId: string, target: number, reason: string, nowMs: number) => Effect.Effect<number>
     /** The key's entries, oldest first. */
     readonly entries: (keyId: string) => Effect.Effect<ReadonlyArray<LedgerEntry>>
     /**

@@ -89,6 +89,23 @@ describe("keys", () => {
     expect(r.keys[0]?.balance).toBe(150)
   })
 
+  it("bootstraps started together (interleaved at every yield) leave one key at exactly the requested balance", async () => {
+    const secret = `mdk_${"c".repeat(32)}`
+    const r = await run(
+      Effect.gen(function* () {
+        const results = yield* Effect.all(
+          Array.from({ length: 8 }, () => ensureBootstrapKey(secret, 100)),
+          { concurrency: "unbounded" }
+        )
+        return { results, keys: yield* listKeys }
+      })
+    )
+    expect(r.keys).toHaveLength(1)
+    expect(r.keys[0]?.balance).toBe(100)
+    expect(r.results.filter((x) => x.created)).toHaveLength(1)
+    expect(r.results.reduce((s, x) => s + x.granted, 0)).toBe(100)
+  })
+
   it("refuses a malformed bootstrap key and bad credit amounts", async () => {
     const e1 = await run(Effect.flip(ensureBootstrapKey("mdk_short", 10)))
     expect(e1.message).toContain("MARKET_DATA_BOOTSTRAP_KEY")

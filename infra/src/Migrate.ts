@@ -15,6 +15,7 @@ import * as assetDirectory from "../migrations/2026-11-25T0100_asset_directory.t
 import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
 import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
+import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -28,7 +29,8 @@ export const migrations = {
   "2026-11-25T0100_asset_directory": assetDirectory,
   "2026-11-25T0300_bulk_entries": bulkEntries,
   "2026-11-25T0500_directory_spot": directorySpot,
-  "2026-11-25T0600_equity_simulation": equitySimulation
+  "2026-11-25T0600_equity_simulation": equitySimulation,
+  "2026-11-25T2300_top_up": topUp
 }
 
 export interface MigrationReport {

@@ -14,6 +14,15 @@ export const makeMemoryKeyStore = (): KeyStore["Service"] => {
         byHash.set(record.hash, record)
         byId.set(record.id, record)
       }),
+    insertIfAbsent: (record) =>
+      Effect.sync(() => {
+        const existing = byHash.get(record.hash)
+        if (existing !== undefined) return existing
+        if (byId.has(record.id)) throw new Error(`key ${record.id} already exists`)
+        byHash.set(record.hash, record)
+        byId.set(record.id, record)
+        return record
+      }),
     findByHash: (hash) => Effect.sync(() => Option.fromNullishOr(byHash.get(hash))),
     findById: (id) => Effect.sync(() => Option.fromNullishOr(byId.get(id))),
     list: Effect.sync(() => [...byId.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())),

@@ -57,6 +57,24 @@ export const makePgKeyStore = ({ db }: Database): KeyStore["Service"] => ({
         })
         .execute()
     ).pipe(Effect.asVoid),
+  insertIfAbsent: (k) =>
+    query("keys.insertIfAbsent", async () => {
+      // The conflicting insert waits for a racing one to commit; the select after it then sees that key.
+      await db
+        .insertInto("api_keys")
+        .values({
+          id: k.id,
+          hash: k.hash,
+          prefix: k.prefix,
+          label: k.label,
+          created_at_ms: k.createdAt.getTime(),
+          revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
+          rate_limit_per_minute: k.rateLimitPerMinute
+        })
+        .onConflict((oc) => oc.column("hash").doNothing())
+        .execute()
+      return db.selectFrom("api_keys").selectAll().where("hash", "=", k.hash).executeTakeFirstOrThrow()
+    }).pipe(Effect.map(keyFromRow)),
   findByHash: (hash) =>
     query("keys.findByHash", () =>
       db.selectFrom("api_keys").selectAll().where("hash", "=", hash).executeTakeFirst()
@@ -145,6 +163,17 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
         return query("ledger.grant", () =>
           sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
         ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
+      }),
+    topUp: (keyId, target, reason, nowMs) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(target) || target < 0)
+          return Effect.die(new RangeError(`top-up target must be a whole number >= 0, got ${target}`))
+        return query("ledger.topUp", () =>
+          sql<{ v: string }>`select md_top_up(${keyId}, ${target}, ${reason}, ${nowMs}) as v`.execute(db)
+        ).pipe(
+          Effect.map((r) => num(r.rows[0]?.v ?? 0)),
+          Effect.tap(() => Effect.sync(() => see(keyId, { available: undefined })))
+        )
       }),
     entries: (keyId) =>
       query("ledger.entries", () =>

@@ -10,6 +10,7 @@ import { MD_METER_CHARGE } from "./md_meter_charge.ts"
 import { MD_RATE_BEGIN } from "./md_rate_begin.ts"
 import { MD_RATE_CONSUME } from "./md_rate_consume.ts"
 import { MD_SETTLE } from "./md_settle.ts"
+import { MD_TOP_UP } from "./md_top_up.ts"
 
 export { MD_AVAILABLE } from "./md_available.ts"
 export { MD_GRANT } from "./md_grant.ts"
@@ -18,6 +19,7 @@ export { MD_METER_CHARGE } from "./md_meter_charge.ts"
 export { MD_RATE_BEGIN } from "./md_rate_begin.ts"
 export { MD_RATE_CONSUME } from "./md_rate_consume.ts"
 export { MD_SETTLE } from "./md_settle.ts"
+export { MD_TOP_UP } from "./md_top_up.ts"
 
 /** A database function: its name, the migration that created its current definition, and that definition. */
 export interface DatabaseFunction {
@@ -34,5 +36,6 @@ export const databaseFunctions: ReadonlyArray<DatabaseFunction> = [
   { name: "md_rate_consume", migration: "2026-11-22T0001_accounts", definition: MD_RATE_CONSUME },
   { name: "md_meter_charge", migration: "2026-11-23T0001_metered_charge", definition: MD_METER_CHARGE },
   { name: "md_settle", migration: "2026-11-23T0002_settle_owner", definition: MD_SETTLE },
-  { name: "md_rate_begin", migration: "2026-11-23T0400_rate_begin", definition: MD_RATE_BEGIN }
+  { name: "md_rate_begin", migration: "2026-11-23T0400_rate_begin", definition: MD_RATE_BEGIN },
+  { name: "md_top_up", migration: "2026-11-25T2300_top_up", definition: MD_TOP_UP }
 ]
