@@ -20,6 +20,7 @@
 import { Cause, Clock, Context, Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
+import { clientAddress, type TrustedProxies } from "./ClientAddress.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
 import { type BeginResult, IdempotencyStore, meteredBegin, validateIdempotencyKey } from "./Idempotency.ts"
 import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
@@ -51,8 +52,13 @@ export interface ApiRequest {
   readonly idempotencyKey?: ReadonlyArray<string>
   /** The `If-None-Match` value, where the transport has conditional requests (HTTP). */
   readonly ifNoneMatch?: string
-  /** The client's address, the rate-limit scope of keyless callers. */
+  /**
+   * The socket peer's address. Keyless callers are rate limited by the client address resolved from it and
+   * `forwardedFor` (`clientAddress`: the peer itself unless it is a trusted proxy).
+   */
   readonly client: string
+  /** Every `X-Forwarded-For` value received, in order (read only when the peer is a trusted proxy). */
+  readonly forwardedFor?: ReadonlyArray<string>
   /**
    * The embedding program itself calling through the in-process library without a key: a trusted internal
    * principal, not authenticated, not rate limited, not billed and without idempotency. Transports that face
@@ -112,6 +118,8 @@ export class Settings extends Context.Service<
   {
     /** Default rate-limit policy, units per minute (a key's own override wins). */
     readonly rateLimitPerMinute: number
+    /** Reverse proxies whose `X-Forwarded-For` is believed (`MARKET_DATA_TRUSTED_PROXIES`); none when absent. */
+    readonly trustedProxies?: TrustedProxies
   }
 >()("market-data/core/Settings") {
   static readonly defaults = { rateLimitPerMinute: 60 }
@@ -335,8 +343,9 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   // be guessed at speed.
   const settings = yield* Settings
   const limiter = yield* RateLimiter
+  const client = clientOf(request, settings)
   const refuse = (error: ApiError) =>
-    Effect.map(limiter.consume(`ip:${request.client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
+    Effect.map(limiter.consume(`ip:${client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
       rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
     )
   const presented = parseAuthorization(request.authorization)
@@ -344,7 +353,7 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   let principal: Principal
   if (presented === undefined) {
     if (op.auth !== "keyless") return yield* refuse(apiError("unauthenticated", missingKeyMessage(op)))
-    principal = { _tag: "Anonymous", client: request.client, rateLimitPerMinute: settings.rateLimitPerMinute }
+    principal = { _tag: "Anonymous", client, rateLimitPerMinute: settings.rateLimitPerMinute }
   } else {
     const key = yield* Effect.result(authenticate(presented))
     if (key._tag === "Failure") return yield* refuse(key.failure)
@@ -763,6 +772,15 @@ const notImplemented = (op: OperationSpec): ApiError =>
     `\`${op.name}\` is defined but its data plane has not landed yet; see docs section changelog`
   )
 
+/** The address a keyless caller is rate limited by (see `clientAddress`). */
+const clientOf = (
+  request: { readonly client: string; readonly forwardedFor?: ReadonlyArray<string> },
+  settings: Settings["Service"]
+): string =>
+  settings.trustedProxies === undefined || request.forwardedFor === undefined
+    ? request.client
+    : clientAddress(request.client, request.forwardedFor, settings.trustedProxies)
+
 const missingKeyMessage = (op: OperationSpec): string =>
   `\`${op.name}\` needs an API key: send \`Authorization: Bearer <API_KEY>\` (see docs section access)`
 
@@ -770,8 +788,10 @@ const missingKeyMessage = (op: OperationSpec): string =>
 export interface Admission {
   /** Every `Authorization` header value received. */
   readonly authorization: ReadonlyArray<string>
-  /** The client's address: the budget of a caller without a key. */
+  /** The socket peer's address (see `ApiRequest.client`). */
   readonly client: string
+  /** Every `X-Forwarded-For` value received, in order (see `ApiRequest.forwardedFor`). */
+  readonly forwardedFor?: ReadonlyArray<string>
 }
 
 /** The verdict on an admission: the caller's rate window, and the refusal when there is one. */
@@ -795,7 +815,7 @@ export const admitKeyless = (request: Admission): Effect.Effect<Admitted, never,
     const nowMs = yield* Clock.currentTimeMillis
     const settings = yield* Settings
     const limiter = yield* RateLimiter
-    const address = `ip:${request.client}`
+    const address = `ip:${clientOf(request, settings)}`
     const refuse = (error: ApiError) =>
       Effect.map(
         limiter.consume(address, settings.rateLimitPerMinute, nowMs),

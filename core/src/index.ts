@@ -5,6 +5,7 @@
 export * from "./Admin.ts"
 export * from "./AssetId.ts"
 export * from "./Catalog.ts"
+export * from "./ClientAddress.ts"
 export * from "./Coverage.ts"
 export * from "./Cursor.ts"
 export * from "./crypto/Assets.ts"

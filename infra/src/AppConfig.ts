@@ -2,6 +2,8 @@
  * The service's configuration, read from the environment through Effect `Config`. Every variable is listed,
  * with its default, in the README's configuration table.
  */
+
+import { parseTrustedProxies, TRUSTED_PROXIES_VARIABLE, type TrustedProxies } from "@market-data/core"
 import { SimulatedGeneratedCompanies } from "@market-data/sources"
 import { Config, Effect } from "effect"
 
@@ -34,6 +36,11 @@ export interface AppConfig {
   readonly simulatedCompanies: number
   /** Origins, besides loopback ones, that may call the MCP endpoint from a browser. */
   readonly allowedOrigins: ReadonlyArray<string>
+  /**
+   * `MARKET_DATA_TRUSTED_PROXIES`: reverse proxies (IPs, CIDR ranges) whose `X-Forwarded-For` names the client a
+   * keyless caller is rate limited by; absent or empty: none (the socket peer is the client).
+   */
+  readonly trustedProxies?: TrustedProxies
   readonly bootstrapKey: string | undefined
   readonly bootstrapCredits: number
   readonly rateLimitPerMinute: number
@@ -87,6 +94,7 @@ const readConfig = Effect.gen(function* () {
     Config.withDefault(DefaultSimulatedCompanies)
   )
   const allowedOriginsText = yield* Config.String("MARKET_DATA_ALLOWED_ORIGINS").pipe(Config.withDefault(""))
+  const trustedProxiesText = yield* Config.String(TRUSTED_PROXIES_VARIABLE).pipe(Config.withDefault(""))
   const bootstrapKey = yield* Config.String("MARKET_DATA_BOOTSTRAP_KEY").pipe(Config.withDefault(""))
   const bootstrapCredits = yield* Config.Int("MARKET_DATA_BOOTSTRAP_CREDITS").pipe(Config.withDefault(0))
   const rateLimitPerMinute = yield* Config.Int("MARKET_DATA_RATE_LIMIT_PER_MINUTE").pipe(Config.withDefault(60))
@@ -153,6 +161,8 @@ const readConfig = Effect.gen(function* () {
       )
     }
   }
+  const trustedProxies = parseTrustedProxies(trustedProxiesText)
+  if (trustedProxies._tag === "Problem") return yield* Effect.fail(new ConfigProblem(trustedProxies.problem))
   let store: StoreChoice
   if (databaseUrl === "") store = { _tag: "Embedded", dir: dataDir }
   else if (databaseUrl === "memory") store = { _tag: "Memory" }
@@ -173,6 +183,7 @@ const readConfig = Effect.gen(function* () {
     simulatedUniverse,
     simulatedCompanies,
     allowedOrigins,
+    trustedProxies: trustedProxies.value,
     bootstrapKey: bootstrapKey === "" ? undefined : bootstrapKey,
     bootstrapCredits,
     rateLimitPerMinute,

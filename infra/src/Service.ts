@@ -32,7 +32,10 @@ export const layerCore = (
   handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
   planes: ReadonlyArray<PlaneOperations> = []
 ): Layer.Layer<PipelineServices | SecureRandom.SecureRandom> => {
-  const settings = Layer.succeed(Settings)({ rateLimitPerMinute: config.rateLimitPerMinute })
+  const settings = Layer.succeed(Settings)({
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    ...(config.trustedProxies === undefined ? {} : { trustedProxies: config.trustedProxies })
+  })
   const base = Layer.mergeAll(stores, settings, layerPlatform)
   return layerHandlers(handlerSets, planes).pipe(Layer.provideMerge(base))
 }

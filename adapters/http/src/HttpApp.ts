@@ -394,7 +394,8 @@ export const apiRoute = (
         Effect.service(Handlers),
         admitKeyless({
           authorization: rawHeaderValues(request.rawHeaders, "authorization"),
-          client: request.remoteAddress ?? "unknown"
+          client: request.remoteAddress ?? "unknown",
+          forwardedFor: rawHeaderValues(request.rawHeaders, "x-forwarded-for")
         })
       ]),
       ([handlers, admitted]) => {
@@ -413,7 +414,8 @@ export const apiRoute = (
       authorization: rawHeaderValues(request.rawHeaders, "authorization"),
       idempotencyKey: rawHeaderValues(request.rawHeaders, "idempotency-key"),
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
-      client: request.remoteAddress ?? "unknown"
+      client: request.remoteAddress ?? "unknown",
+      forwardedFor: rawHeaderValues(request.rawHeaders, "x-forwarded-for")
     }),
     (answer) => {
       if (answer.op === undefined)
@@ -478,9 +480,9 @@ export const makeHttpApp = (
     )
   )
 
-/** The `Authorization` values of a request without Node's raw header list (in-process test servers). */
-const headerList = (request: HttpServerRequest.HttpServerRequest): Array<string> => {
-  const value = request.headers.authorization
+/** A header's values of a request without Node's raw header list (in-process test servers). */
+const headerList = (request: HttpServerRequest.HttpServerRequest, name = "authorization"): Array<string> => {
+  const value = request.headers[name]
   return value === undefined ? [] : [value]
 }
 
@@ -513,7 +515,11 @@ const route = (
       // A keyless request: the presented key is checked and the caller spends a rate unit (`admitKeyless`).
       const admitted = yield* admitKeyless({
         authorization: rawHeaders.length > 0 ? rawHeaderValues(rawHeaders, "authorization") : headerList(request),
-        client: Option.getOrElse(request.remoteAddress, () => "unknown")
+        client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+        forwardedFor:
+          rawHeaders.length > 0
+            ? rawHeaderValues(rawHeaders, "x-forwarded-for")
+            : headerList(request, "x-forwarded-for")
       })
       log.key_id = admitted.keyId
       const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)

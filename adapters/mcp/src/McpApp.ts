@@ -251,6 +251,7 @@ export const mcpEndpoint = (
       authorization: headerValues(request, "authorization"),
       idempotencyKey: idempotencyKey.length > 0 && calls > 1 ? "ambiguous" : idempotencyKey,
       client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+      forwardedFor: headerValues(request, "x-forwarded-for"),
       batch,
       outputSchemas
     }
@@ -347,7 +348,11 @@ const runMessages = (
     let capped = false
     // Spends one unit for a message that does not run through the pipeline; the refusal, if any.
     const spend = Effect.map(
-      admitKeyless({ authorization: context.authorization, client: context.client }),
+      admitKeyless({
+        authorization: context.authorization,
+        client: context.client,
+        forwardedFor: context.forwardedFor
+      }),
       (admitted) => {
         if (admitted.rate !== undefined) lastRate = { rate: admitted.rate, nowMs: admitted.nowMs }
         keyId = admitted.keyId ?? keyId

@@ -103,7 +103,9 @@ export interface CallContext {
   readonly authorization: ReadonlyArray<string>
   /** The POST's `Idempotency-Key` values, or "ambiguous" when the POST carries several `tools/call`s. */
   readonly idempotencyKey: ReadonlyArray<string> | "ambiguous"
+  /** The socket peer's address and the `X-Forwarded-For` values (the pipeline resolves the client from both). */
   readonly client: string
+  readonly forwardedFor: ReadonlyArray<string>
   readonly batch: boolean
   /** Whether `tools/list` includes each tool's `outputSchema` (the endpoint's `?output_schemas=true`). */
   readonly outputSchemas: boolean
@@ -218,7 +220,8 @@ const readResource = (
       operation: "docs",
       params: [["section", section]],
       authorization: context.authorization,
-      client: context.client
+      client: context.client,
+      forwardedFor: context.forwardedFor
     })
     const o = answer.outcome
     if (o._tag === "Markdown") {
@@ -268,7 +271,8 @@ const callTool = (
       params: typeError ?? entries,
       authorization: context.authorization,
       idempotencyKey: context.idempotencyKey,
-      client: context.client
+      client: context.client,
+      forwardedFor: context.forwardedFor
     })
     return { answer, response: success(id, toolResult(answer)) }
   })
