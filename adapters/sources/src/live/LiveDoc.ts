@@ -158,14 +158,20 @@ use (its general terms allow personal, non-commercial use; check them before ser
 limit, and may change or withdraw it. Stooq's daily CSV, the other keyless candidate, now reportedly wants a key
 and answers scripts with an HTML proof-of-work page, so it is not used.
 
-- What: one daily bar (open, high, low, close, volume) per session for every equity asset (one ticker per CIK:
-  the company's first ticker), prices split-adjusted, not dividend-adjusted, read to the source's \`priceHint\`
+- What: one daily bar (open, high, low, close, volume) per session for every equity asset the store holds (the
+  issuer list the equity directory serves: every company of the ticker list, every stored company, every Form 4
+  issuer with a ticker), prices split-adjusted, not dividend-adjusted, read to the source's \`priceHint\`
   decimals. Bars are keyed by session open, like \`ingest prices\`, and a repeated bar replaces the stored one.
+  The store keeps one bar series per CIK, which every asset of that CIK (\`eq:<cik>:<ticker>\`, one per ticker)
+  answers from; it is fetched under the issuer's first ticker the source knows (its primary listing first; when
+  Yahoo does not know a ticker, the next is tried, and the one that answered is asked first from then on). An issuer
+  with no ticker (a Form 4 issuer whose reports name none) is skipped and counted in the status \`detail\`.
 - Delay: a session's bar exists once the session has closed; the service stores only closed sessions. While the
   market trades the newest price is therefore the previous session's close, and price-based answers say
   \`delayed\` (\`closed\` outside the session, \`stale\` more than 3 sessions behind).
-- Cadence: a pass every ${minutes(PRICES_POLL_MS)} visits every ticker whose newest bar is older than the last
-  closed session (each at most once per session); the others cost no request. A ticker with no bars gets
+- Cadence: a pass every ${minutes(PRICES_POLL_MS)} reads the issuer list with each one's newest bar (one grouped
+  read of the store, not one per issuer) and fetches every issuer whose newest bar is older than the last closed
+  session (each at most once per session); the others cost no request. A ticker with no bars gets
   ${PRICES_BACKFILL_DAYS} days of history, the others the days since their newest bar plus a week (corrections
   replace). Requests are spread at \`MARKET_DATA_PRICES_PER_MINUTE\` (at the default one per second, about
   10,000 tickers take under three hours). A split new to the service re-reads that ticker's whole stored range.

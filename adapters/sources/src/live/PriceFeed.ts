@@ -1,8 +1,14 @@
 /**
- * The equities' daily price connector: daily bars for every equity asset (every company and ticker-list row in
- * the `EquityStore`, one ticker per CIK) from Yahoo Finance's chart endpoint, written with `EquityStore.putBars`,
- * the store path `market-data ingest prices` writes through (bars keyed by session open; a repeated bar replaces
- * the stored one).
+ * The equities' daily price connector: daily bars for every equity asset the store holds (`EquityStore.issuers`,
+ * the list the equity directory serves: stored companies, every CIK of the ticker list, every Form 4 issuer with a
+ * ticker) from Yahoo Finance's chart endpoint, written with `EquityStore.putBars`, the store path
+ * `market-data ingest prices` writes through (bars keyed by session open; a repeated bar replaces the stored one).
+ *
+ * The store keeps one bar series per CIK, and every asset of the CIK (`eq:<cik>:<ticker>`, one per ticker) answers
+ * from it. So each issuer is fetched once per pass, under its first ticker the source knows: the issuer's tickers in
+ * its own order (a stored company's primary listing first; the ticker list's rows by ticker), the next one tried
+ * when Yahoo does not know a ticker (a warrant or preferred line listed first). An issuer with no ticker at all (a
+ * Form 4 issuer whose reports name none) has nothing to fetch: it is skipped and counted in the status detail.
  *
  * Source: `GET <base>/v8/finance/chart/<TICKER>?period1=<s>&period2=<s>&interval=1d&events=div,split`
  * (default base `https://query1.finance.yahoo.com`). Keyless, but unofficial and undocumented: Yahoo publishes no
@@ -24,9 +30,12 @@
  * `error` (an unknown or delisted symbol), and bad rows (a null or non-positive price, a high below the low): those
  * rows are skipped and named in the status `detail`.
  *
- * Incremental and spread over time: a pass visits every equity asset whose newest stored bar is older than the
- * last closed session, at most once per closed session, through one limiter (`MARKET_DATA_PRICES_PER_MINUTE`
- * requests per minute, one at a time); a ticker with no bars gets `backfillDays` of history, the others the days
+ * Incremental and spread over time: a pass reads the issuer list once (one grouped query per table, with each
+ * issuer's newest bar), then fetches only the issuers whose newest stored bar is older than the last closed
+ * session, at most once per closed session, through one limiter (`MARKET_DATA_PRICES_PER_MINUTE` requests per
+ * minute, one at a time; at the default 60, the first backfill of the whole ticker list, about 10,000 issuers,
+ * takes about three hours, and each later pass fetches each issuer once after each close); a ticker with no bars
+ * gets `backfillDays` of history, the others the days
  * since their newest bar (plus a week of overlap, so a corrected bar replaces the stored one). Only bars of closed
  * sessions are stored. A split inside a fetched range (new to this process) re-fetches the ticker's whole stored range,
  * so its history stays on one split basis.
@@ -169,27 +178,32 @@ export const parseYahooChart = (text: string): Result.Result<ChartBars, ChartPro
   return Result.succeed({ bars: [...bars.values()].sort((a, b) => a.tMs - b.tMs), skipped, splitsMs })
 }
 
-/** One equity asset the connector fetches: a CIK and the ticker it is fetched under. */
+/** One issuer the connector fetches: its CIK, its tickers in the order tried, and its newest stored bar. */
 export interface PriceTarget {
   readonly cik: string
-  readonly ticker: string
+  /** The issuer's tickers, its primary first (see the module comment); never empty. */
+  readonly tickers: ReadonlyArray<string>
+  /** The newest stored bar's open (null: none), as the store's issuer list reports it. */
+  readonly lastBarMs: number | null
 }
 
-/**
- * Every equity asset, one ticker per CIK: a company's first ticker (its primary listing in the submissions feed),
- * else its first row in the ticker list.
- */
-export const priceTargets = (store: EquityStore["Service"]): Effect.Effect<ReadonlyArray<PriceTarget>> =>
-  Effect.gen(function* () {
-    const byCik = new Map<string, string>()
-    for (const c of yield* store.companies) {
-      const t = c.tickers[0]
-      if (t !== undefined && t !== "") byCik.set(c.cik, t)
+/** Every issuer the store holds, as the connector fetches it, and the CIKs of those with no ticker to fetch. */
+export interface PriceTargets {
+  readonly targets: ReadonlyArray<PriceTarget>
+  readonly withoutTicker: ReadonlyArray<string>
+}
+
+/** The store's issuers (`EquityStore.issuers`, by CIK) as price targets; one read of the store. */
+export const priceTargets = (store: EquityStore["Service"]): Effect.Effect<PriceTargets> =>
+  Effect.map(store.issuers, (issuers) => {
+    const targets: Array<PriceTarget> = []
+    const withoutTicker: Array<string> = []
+    for (const { company, coverage } of issuers) {
+      const tickers = [...new Set(company.tickers.filter((t) => t !== ""))]
+      if (tickers.length === 0) withoutTicker.push(company.cik)
+      else targets.push({ cik: company.cik, tickers, lastBarMs: coverage.lastBarMs })
     }
-    for (const t of yield* store.tickers) {
-      if (!byCik.has(t.cik) && t.ticker !== "") byCik.set(t.cik, t.ticker)
-    }
-    return [...byCik].map(([cik, ticker]) => ({ cik, ticker }))
+    return { targets, withoutTicker }
   })
 
 /** What one pass did. */
@@ -202,6 +216,8 @@ export interface PricePassReport {
   readonly bars: number
   /** Tickers already holding the last closed session, or already tried for it. */
   readonly upToDate: number
+  /** Issuers skipped because nothing names a ticker for them (Form 4 issuers whose reports give none). */
+  readonly withoutTicker: number
   /** Per-ticker problems (unknown symbols, skipped rows), for the status detail and the log. */
   readonly problems: ReadonlyArray<string>
 }
@@ -215,18 +231,8 @@ export const makePriceFeed = (
   const triedFor = new Map<string, string>()
   /** `cik|split ms` of splits whose whole range was re-fetched by this process. */
   const splitsDone = new Set<string>()
-  /**
-   * CIK -> the newest stored bar's open (null: none), read from the store once per CIK (a one-row read, not the
-   * store-wide coverage count) and kept up to date with what this connector writes.
-   */
-  const newestBar = new Map<string, number | null>()
-  const newestOf = (cik: string) =>
-    Effect.gen(function* () {
-      if (newestBar.has(cik)) return newestBar.get(cik) ?? null
-      const newest = (yield* store.bars(cik, { limit: 1 }))[0]?.tMs ?? null
-      newestBar.set(cik, newest)
-      return newest
-    })
+  /** CIK -> the ticker the source last answered for it: tried first next time (no request spent on a known miss). */
+  const answeredAs = new Map<string, string>()
 
   const chart = (ticker: string, fromMs: number, toMs: number) =>
     Effect.andThen(
@@ -276,20 +282,39 @@ export const makePriceFeed = (
       )
     })
 
-  /** Fetches and stores one ticker's bars of closed sessions; returns the bars written. */
+  /**
+   * Fetches and stores one issuer's bars of closed sessions, under its first ticker the source knows; returns the
+   * bars written. When the source knows none of its tickers, each one's reason is a problem.
+   */
   const fetchTicker = (
     target: PriceTarget,
-    lastBarMs: number | null,
     nowMs: number,
     problems: Array<string>
   ): Effect.Effect<number, SourceError> =>
     Effect.gen(function* () {
+      const lastBarMs = target.lastBarMs
       const throughMs = Equity.closedBarsThroughMs(nowMs)
       const fromMs = lastBarMs === null ? nowMs - options.backfillDays * DAY_MS : lastBarMs - OVERLAP_DAYS * DAY_MS
-      const read = yield* readChart(target.ticker, fromMs, nowMs, problems)
-      if (read === undefined) return 0
+      const unknown: Array<string> = []
+      let read: ChartBars | undefined
+      const known = answeredAs.get(target.cik)
+      const order =
+        known !== undefined && target.tickers.includes(known)
+          ? [known, ...target.tickers.filter((t) => t !== known)]
+          : target.tickers
+      let ticker = order[0] as string
+      for (const t of order) {
+        ticker = t
+        read = yield* readChart(t, fromMs, nowMs, unknown)
+        if (read !== undefined) break
+      }
+      if (read === undefined) {
+        problems.push(...unknown)
+        return 0
+      }
+      answeredAs.set(target.cik, ticker)
       if (read.skipped.length > 0) {
-        problems.push(`${target.ticker}: ${read.skipped.length} rows skipped (${read.skipped.slice(0, 3).join("; ")})`)
+        problems.push(`${ticker}: ${read.skipped.length} rows skipped (${read.skipped.slice(0, 3).join("; ")})`)
       }
       let bars = read.bars
       // A split new to this process, when older bars are stored: they are on the old basis. Re-read the whole
@@ -298,7 +323,7 @@ export const makePriceFeed = (
       if (freshSplits.length > 0 && lastBarMs !== null) {
         const first = (yield* store.bars(target.cik, {}))[0]
         if (first !== undefined && first.tMs < fromMs) {
-          const whole = yield* readChart(target.ticker, first.tMs - DAY_MS, nowMs, problems)
+          const whole = yield* readChart(ticker, first.tMs - DAY_MS, nowMs, problems)
           if (whole === undefined) return 0
           bars = whole.bars
         }
@@ -307,7 +332,6 @@ export const makePriceFeed = (
       const closed = bars.filter((b) => b.tMs <= throughMs)
       if (closed.length === 0) return 0
       yield* store.putBars(target.cik, closed)
-      newestBar.set(target.cik, Math.max(lastBarMs ?? 0, (closed.at(-1) as DailyBar).tMs))
       return closed.length
     })
 
@@ -321,27 +345,34 @@ export const makePriceFeed = (
       const nowMs = yield* Clock.currentTimeMillis
       const session = Equity.lastClosedSession(nowMs)
       const throughMs = Equity.closedBarsThroughMs(nowMs)
-      const targets = yield* priceTargets(store)
+      const { targets, withoutTicker } = yield* priceTargets(store)
       const problems: Array<string> = []
       let fetched = 0
       let bars = 0
       let upToDate = 0
+      const report = (): PricePassReport => ({
+        targets: targets.length,
+        fetched,
+        bars,
+        upToDate,
+        withoutTicker: withoutTicker.length,
+        problems
+      })
       for (const target of targets) {
         if (triedFor.get(target.cik) === session) {
           upToDate++
           continue
         }
-        const lastBarMs = yield* newestOf(target.cik)
-        if (lastBarMs !== null && lastBarMs >= throughMs) {
+        if (target.lastBarMs !== null && target.lastBarMs >= throughMs) {
           upToDate++
           continue
         }
-        bars += yield* fetchTicker(target, lastBarMs, nowMs, problems)
+        bars += yield* fetchTicker(target, nowMs, problems)
         fetched++
         triedFor.set(target.cik, session)
-        yield* onProgress({ targets: targets.length, fetched, bars, upToDate, problems })
+        yield* onProgress(report())
       }
-      return { targets: targets.length, fetched, bars, upToDate, problems } satisfies PricePassReport
+      return report()
     })
 
   return { pass, fetchTicker, limiter }
@@ -349,10 +380,19 @@ export const makePriceFeed = (
 
 export type PriceFeed = ReturnType<typeof makePriceFeed>
 
-const problemsDetail = (problems: ReadonlyArray<string>): string | undefined =>
-  problems.length === 0
-    ? undefined
-    : `${problems.length} not loaded: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; ..." : ""}`
+const problemsDetail = (report: PricePassReport): string | undefined => {
+  const parts: Array<string> = []
+  const problems = report.problems
+  if (problems.length > 0) {
+    parts.push(`${problems.length} not loaded: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; ..." : ""}`)
+  }
+  if (report.withoutTicker > 0) {
+    parts.push(
+      `${report.withoutTicker} ${report.withoutTicker === 1 ? "issuer" : "issuers"} without a ticker skipped (Form 4 issuers whose reports name none)`
+    )
+  }
+  return parts.length === 0 ? undefined : parts.join("; ")
+}
 
 /**
  * One pass with its health recorded in the market store's status (venue `yahoo`, component `bars`): a success as
@@ -368,12 +408,12 @@ export const runPricePass = (
     const startMs = yield* Clock.currentTimeMillis
     const report = yield* feed.pass((r) =>
       r.fetched % PROGRESS_EVERY === 0
-        ? recordSuccess(market, PRICES_BARS, { newestMs: startMs, detail: problemsDetail(r.problems) })
+        ? recordSuccess(market, PRICES_BARS, { newestMs: startMs, detail: problemsDetail(r) })
         : Effect.void
     )
     // With no equity asset yet there is nothing to vouch for: no status until the first pass that has work.
     if (report.targets > 0) {
-      yield* recordSuccess(market, PRICES_BARS, { newestMs: startMs, detail: problemsDetail(report.problems) })
+      yield* recordSuccess(market, PRICES_BARS, { newestMs: startMs, detail: problemsDetail(report) })
     }
     return report
   }).pipe(Effect.tapError((e) => recordFailure(market, PRICES_BARS, sourceErrorText(e))))

@@ -55,6 +55,7 @@ export {
   type PriceFeed,
   type PricePassReport,
   type PriceTarget,
+  type PriceTargets,
   parseYahooChart,
   priceTargets,
   runPricePass

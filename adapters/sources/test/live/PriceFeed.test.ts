@@ -469,3 +469,118 @@ describe("price connector configuration", () => {
     })
   )
 })
+
+describe("price connector over the whole ticker list", () => {
+  const GENERATED = 1_000
+  const tickerOf = (i: number) => `T${String(i).padStart(4, "0")}`
+  const cikOf = (i: number) => String(2_000_000 + i)
+  const days = Y.DAYS.slice(-6)
+  /** The generated tickers and a Form 4 issuer's answer a short chart; BAD1 is unknown; the rest as `yahooRoute`. */
+  const route = (r: FakeRequest): Reply => {
+    const m = /^\/v8\/finance\/chart\/(T\d{4}|F4CO)$/.exec(r.path)
+    if (m !== null) return { json: Y.chartJson({ symbol: m[1] as string, days, nullRow: -1 }) }
+    return yahooRoute(r)
+  }
+  const form4 = (cik: string, ticker: string, accession: string) => ({
+    form: "4",
+    accession,
+    filedAt: "2026-10-01",
+    periodOfReport: "2026-09-30",
+    issuerCik: cik,
+    issuerName: `Issuer ${cik}`,
+    issuerTicker: ticker,
+    owners: [],
+    transactions: [],
+    dateOfOriginalSubmission: null
+  })
+
+  it.effect(
+    "every issuer of a 1,000-ticker list gets bars, one request each at the limiter's pace; no ticker: counted",
+    () =>
+      Effect.gen(function* () {
+        const { server, equity, market } = yield* setup(route)
+        yield* equity.putTickers(
+          Array.from({ length: GENERATED }, (_, i) => ({
+            cik: cikOf(i),
+            ticker: tickerOf(i),
+            name: `Generated ${i}`,
+            exchange: "Nasdaq"
+          }))
+        )
+        // An issuer whose first ticker (by the list's order) the source does not know: the next one is fetched.
+        yield* equity.putTickers([
+          { cik: "3000001", ticker: "BAD1", name: "Two Lines Inc.", exchange: "NYSE" },
+          { cik: "3000001", ticker: tickerOf(GENERATED), name: "Two Lines Inc.", exchange: "NYSE" }
+        ])
+        // Form 4 issuers: one naming a ticker (an asset, fetched), one naming none (skipped, counted).
+        yield* equity.putOwnershipReports([
+          form4("4000001", "F4CO", "0000000000-26-000001"),
+          form4("4000002", "NONE", "0000000000-26-000002")
+        ])
+        const base = makePriceLimiter(6_000)
+        const takes: Array<number> = []
+        const limiter = {
+          ...base,
+          take: (w?: number) =>
+            Effect.andThen(
+              base.take(w),
+              Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => takes.push(t)))
+            )
+        }
+        const feed = makePriceFeed(
+          equity,
+          { baseUrl: server.url, timeoutMs: 5_000, backfillDays: PRICES_BACKFILL_DAYS, userAgent: UA },
+          limiter
+        )
+        const report = yield* runPricePass(feed, market)
+        // AAPL and SNOW (the seed), the generated list, the two-ticker issuer and the Form 4 issuer with a ticker.
+        const issuers = GENERATED + 4
+        assert.strictEqual(report.targets, issuers)
+        assert.strictEqual(report.fetched, issuers)
+        assert.strictEqual(report.withoutTicker, 1)
+        assert.strictEqual(report.problems.filter((p) => p.includes("not found")).length, 0)
+
+        // One request per issuer, plus the unknown first ticker; every request through the limiter, spaced by it.
+        const charts = server.requests.filter((r) => r.path.startsWith("/v8/finance/chart/"))
+        assert.strictEqual(charts.length, issuers + 1)
+        assert.strictEqual(new Set(charts.map((r) => r.path)).size, issuers + 1)
+        assert.strictEqual(takes.length, charts.length)
+        for (let i = 1; i < takes.length; i++) {
+          assert.isAtLeast((takes[i] as number) - (takes[i - 1] as number), base.windowMs, `request ${i}`)
+        }
+
+        // Every asset of the ticker list has prices: each generated CIK holds its bars, as do the others.
+        const held = new Map((yield* equity.issuers).map((x) => [x.company.cik, x.coverage.bars]))
+        for (let i = 0; i < GENERATED; i++) assert.strictEqual(held.get(cikOf(i)), days.length - 1, tickerOf(i))
+        assert.strictEqual(held.get("3000001"), days.length - 1)
+        assert.strictEqual(held.get("4000001"), days.length - 1)
+        assert.strictEqual(held.get("4000002"), 0)
+
+        const status = yield* pricesStatus(market)
+        assert.strictEqual(status?.failing, false)
+        assert.include(status?.detail ?? "", "1 issuer without a ticker skipped")
+
+        // The rest of the session: nothing is asked again.
+        yield* TestClock.setTime(Y.NOW_MS + 3_600_000)
+        const again = yield* runPricePass(feed, market)
+        assert.strictEqual(again.fetched, 0)
+        assert.strictEqual(again.upToDate, issuers)
+        assert.strictEqual(server.requests.filter((r) => r.path.startsWith("/v8/")).length, issuers + 1)
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect("after the next close, an issuer is asked under the ticker the source answered, not the unknown one", () =>
+    Effect.gen(function* () {
+      const { server, equity, market, feed } = yield* setup(route)
+      yield* equity.putTickers([
+        { cik: "3000001", ticker: "BAD1", name: "Two Lines Inc.", exchange: "NYSE" },
+        { cik: "3000001", ticker: "T0001", name: "Two Lines Inc.", exchange: "NYSE" }
+      ])
+      yield* runPricePass(feed, market)
+      yield* TestClock.setTime(Equity.sessionCloseMs(Y.TODAY) + 30 * 60_000)
+      yield* runPricePass(feed, market)
+      const paths = server.requests.map((r) => r.path).filter((p) => p.endsWith("BAD1") || p.endsWith("T0001"))
+      assert.deepStrictEqual(paths, [chartPath("BAD1"), chartPath("T0001"), chartPath("T0001")])
+    }).pipe(Effect.scoped)
+  )
+})
