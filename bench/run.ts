@@ -15,6 +15,7 @@ import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
 import { bulkBench } from "./bulk.ts"
+import { simulatedLoadBench } from "./simulated-load.ts"
 
 const ROOT = join(import.meta.dirname, "..")
 const DB = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -271,11 +272,15 @@ const main = async () => {
     await stop(server)
 
     const startup = await startupBench()
+    const simulatedLoad = await simulatedLoadBench(SIM_COMPANIES)
     const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
 
     mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
     const file = join(ROOT, "bench", "results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
-    writeFileSync(file, JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, rows, startup, bulk }, null, 2))
+    writeFileSync(
+      file,
+      JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, rows, startup, simulatedLoad, bulk }, null, 2)
+    )
     process.stdout.write(`\nwritten ${file}\n`)
     const bad = rows.filter((r) => r.non2xx > 0 && !r.scenario.includes("304"))
     if (bad.length > 0) {
@@ -471,6 +476,19 @@ const startupOnly = async () => {
   process.stdout.write(`\nwritten ${file}\n`)
 }
 
+/** How many generated simulated companies the first-start load is measured with (the service's default). */
+const SIM_COMPANIES = Number(process.env.BENCH_SIM_COMPANIES ?? "520")
+
+/** The simulated companies' first-start load alone: `BENCH_ONLY=simload node bench/run.ts` (no PostgreSQL). */
+const simulatedLoadOnly = async () => {
+  const simulatedLoad = await simulatedLoadBench(SIM_COMPANIES)
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+  const file = join(ROOT, "bench", "results", `simload-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+  writeFileSync(file, JSON.stringify({ simulatedLoad }, null, 2))
+  process.stdout.write(`\nwritten ${file}\n`)
+  if (!simulatedLoad.sameRows || !simulatedLoad.reopenUnchanged) process.exitCode = 1
+}
+
 /** The bulk ingest alone: `BENCH_ONLY=bulk node bench/run.ts` (needs server PostgreSQL). */
 const bulkOnly = async () => {
   const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
@@ -481,4 +499,11 @@ const bulkOnly = async () => {
   if (!bulk.targets_met) process.exitCode = 1
 }
 
-void (process.env.BENCH_ONLY === "startup" ? startupOnly() : process.env.BENCH_ONLY === "bulk" ? bulkOnly() : main())
+const only = process.env.BENCH_ONLY
+void (only === "startup"
+  ? startupOnly()
+  : only === "bulk"
+    ? bulkOnly()
+    : only === "simload"
+      ? simulatedLoadOnly()
+      : main())

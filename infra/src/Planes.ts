@@ -45,7 +45,9 @@ import {
   warmMarketStore
 } from "@market-data/memory"
 import {
+  copyEquityRows,
   type Database,
+  inBulkTransaction,
   makePgDirectoryStore,
   makePgEquityStore,
   makePgLeaderLock,
@@ -53,6 +55,7 @@ import {
   pgliteLeaderLock
 } from "@market-data/postgres"
 import {
+  type EquityLoadReport,
   generatedManagers,
   generatedProfiles,
   isSimulatedCik,
@@ -69,7 +72,6 @@ import {
   startSimulatedCrypto
 } from "@market-data/sources"
 import { Clock, Effect, Schedule, type Scope } from "effect"
-import { type Kysely, sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import type { OpenedStores } from "./Stores.ts"
 
@@ -503,81 +505,89 @@ const simulationName = (inputs: SimulationInputs): string =>
  * simulated row (of every CIK the generator can make, and the simulated managers' 13F reports: numbers EDGAR has
  * not assigned) is deleted and the simulation generated and written anew. Check and replacement run in one
  * transaction under an advisory lock, so instances starting together on one PostgreSQL do it once and readers never
- * see half a simulation. Measured in docs/performance.md.
+ * see half a simulation. The rows go in with `COPY` (`copyEquityRows`: on PGlite `COPY FROM '/dev/blob'`, the path the
+ * SEC bulk ingest writes through), the same rows the store's own writes would leave. Measured in
+ * docs/performance.md.
  */
-export const loadSimulatedEquityOnDatabase = (database: Database, inputs: SimulationInputs) =>
+export const loadSimulatedEquityOnDatabase = (
+  database: Database,
+  inputs: SimulationInputs
+): Effect.Effect<EquityLoadReport | "unchanged"> =>
   Effect.gen(function* () {
     const name = simulationName(inputs)
     const ciks = [...SimulatedCompanies, ...generatedProfiles(inputs.generated)].map((c) => c.cik)
-    return yield* Effect.acquireUseRelease(
-      Effect.promise(() => database.db.startTransaction().execute()),
-      (trx) =>
-        Effect.gen(function* () {
-          const db = trx as unknown as Kysely<any>
-          yield* Effect.promise(() =>
-            sql`select pg_advisory_xact_lock(hashtext('market-data/simulated-equity'))`.execute(trx)
+    const loadedAtMs = yield* Clock.currentTimeMillis
+    return yield* Effect.promise(() =>
+      inBulkTransaction(database, async (s): Promise<EquityLoadReport | "unchanged"> => {
+        await s.run("select pg_advisory_xact_lock(hashtext('market-data/simulated-equity'))")
+        const row = (await s.run("select simulation from equity_simulation where id = 1")).rows[0]
+        if (row?.simulation === name) {
+          const present = await s.run(
+            "select count(*) as n from equity_companies where cik in (select jsonb_array_elements_text($1::jsonb))",
+            [JSON.stringify(ciks)]
           )
-          const held = yield* Effect.promise(async () => {
-            const row = await db
-              .selectFrom("equity_simulation")
-              .select("simulation")
-              .where("id", "=", 1)
-              .executeTakeFirst()
-            if (row?.simulation !== name) return false
-            const present = await db
-              .selectFrom("equity_companies")
-              .select((eb) => eb.fn.countAll<string>().as("n"))
-              .where("cik", "in", ciks)
-              .executeTakeFirstOrThrow()
-            return Number(present.n) === ciks.length
-          })
-          if (held) return "unchanged" as const
-          const sim = simulatedEquity(inputs.seed, { asOf: inputs.asOf, generated: inputs.generated })
-          yield* Effect.promise(async () => {
-            // Every simulated row, of this simulation's companies or an earlier one's: every CIK the generator can
-            // make, and every manager's 13F reports.
-            const companies = [...SimulatedCompanies, ...generatedProfiles(MaxGeneratedCompanies)].map((c) => c.cik)
-            const managers = [...SimulatedManagers, ...generatedManagers].map((m) => m.cik)
-            const simulated = (column: string) => (eb: any) =>
-              eb(column, "in", column === "filer_cik" ? [...managers, ...companies] : companies)
-            const reports = (column: string, table: string) =>
-              db.selectFrom(table).select("accession").where(simulated(column))
-            await db
-              .deleteFrom("equity_insider_transactions")
-              .where("accession", "in", reports("issuer_cik", "equity_ownership_reports"))
-              .execute()
-            await db.deleteFrom("equity_ownership_reports").where(simulated("issuer_cik")).execute()
-            await db
-              .deleteFrom("equity_holdings")
-              .where("accession", "in", reports("filer_cik", "equity_holdings_reports"))
-              .execute()
-            await db.deleteFrom("equity_holdings_reports").where(simulated("filer_cik")).execute()
-            for (const table of [
-              "equity_securities",
-              "equity_bars",
-              "equity_facts",
-              "equity_filings",
-              "equity_tickers",
-              "equity_companies"
-            ]) {
-              await db.deleteFrom(table).where(simulated("cik")).execute()
-            }
-          })
-          const store = makePgEquityStore({ ...database, db: trx })
-          const report = yield* loadSimulatedEquity(sim).pipe(Effect.provideService(Equity.EquityStore, store))
-          const loadedAtMs = yield* Clock.currentTimeMillis
-          yield* Effect.promise(() =>
-            db
-              .insertInto("equity_simulation")
-              .values({ id: 1, simulation: name, companies: ciks.length, loaded_at_ms: loadedAtMs })
-              .onConflict((oc) =>
-                oc.column("id").doUpdateSet({ simulation: name, companies: ciks.length, loaded_at_ms: loadedAtMs })
-              )
-              .execute()
-          )
-          return report
-        }),
-      (trx, exit) => Effect.promise(() => (exit._tag === "Success" ? trx.commit().execute() : trx.rollback().execute()))
+          if (Number(present.rows[0]?.n) === ciks.length) return "unchanged"
+        }
+        const sim = simulatedEquity(inputs.seed, { asOf: inputs.asOf, generated: inputs.generated })
+        // Every simulated row, of this simulation's companies or an earlier one's: every CIK the generator can make,
+        // and every manager's 13F reports.
+        const companies = JSON.stringify(
+          [...SimulatedCompanies, ...generatedProfiles(MaxGeneratedCompanies)].map((c) => c.cik)
+        )
+        const filers = JSON.stringify([
+          ...[...SimulatedManagers, ...generatedManagers].map((m) => m.cik),
+          ...JSON.parse(companies)
+        ])
+        const inList = (column: string, param: string) =>
+          `${column} in (select jsonb_array_elements_text(${param}::jsonb))`
+        await s.run(
+          `delete from equity_insider_transactions where accession in
+             (select accession from equity_ownership_reports where ${inList("issuer_cik", "$1")})`,
+          [companies]
+        )
+        await s.run(`delete from equity_ownership_reports where ${inList("issuer_cik", "$1")}`, [companies])
+        await s.run(
+          `delete from equity_holdings where accession in
+             (select accession from equity_holdings_reports where ${inList("filer_cik", "$1")})`,
+          [filers]
+        )
+        await s.run(`delete from equity_holdings_reports where ${inList("filer_cik", "$1")}`, [filers])
+        for (const table of [
+          "equity_securities",
+          "equity_bars",
+          "equity_facts",
+          "equity_filings",
+          "equity_tickers",
+          "equity_companies"
+        ]) {
+          await s.run(`delete from ${table} where ${inList("cik", "$1")}`, [companies])
+        }
+        // The simulated CIKs now hold no rows: the big tables take a plain COPY.
+        const written = await copyEquityRows(s, {
+          companies: sim.companies,
+          tickers: sim.tickers,
+          factsByCik: sim.factsByCik,
+          filingsByCik: new Map([...sim.submissions].map(([cik, sub]) => [cik, sub.filings])),
+          securitiesByCik: sim.securities,
+          barsByCik: sim.dailyBars,
+          ownershipReports: sim.ownershipReports,
+          holdingsReports: sim.holdingsReports
+        })
+        await s.run(
+          `insert into equity_simulation (id, simulation, companies, loaded_at_ms) values (1, $1, $2, $3)
+             on conflict (id) do update set simulation = excluded.simulation, companies = excluded.companies,
+               loaded_at_ms = excluded.loaded_at_ms`,
+          [name, ciks.length, loadedAtMs]
+        )
+        return {
+          companies: sim.companies.length,
+          facts: written.facts,
+          filings: written.filings,
+          ownershipReports: written.ownershipReports,
+          holdingsReports: written.holdingsReports,
+          bars: written.bars
+        }
+      })
     )
   })
 

@@ -55,12 +55,12 @@ export const copyText = (rows: ReadonlyArray<ReadonlyArray<CopyValue>>): Array<s
 }
 
 /** What a bulk write needs of a connection inside a transaction. */
-interface Session {
+export interface BulkSession {
   readonly run: (text: string, params?: ReadonlyArray<unknown>) => Promise<{ rows: Array<any>; count: number }>
   readonly copy: (table: string, columns: ReadonlyArray<string>, pieces: ReadonlyArray<string>) => Promise<void>
 }
 
-const pgSession = (client: pg.PoolClient): Session => ({
+const pgSession = (client: pg.PoolClient): BulkSession => ({
   run: async (text, params) => {
     const r = await client.query(text, params as Array<unknown>)
     return { rows: r.rows, count: r.rowCount ?? 0 }
@@ -73,7 +73,7 @@ const pgSession = (client: pg.PoolClient): Session => ({
   }
 })
 
-const pgliteSession = (tx: Transaction): Session => ({
+const pgliteSession = (tx: Transaction): BulkSession => ({
   run: async (text, params) => {
     const r = await tx.query<any>(text, params as Array<unknown>)
     return { rows: r.rows, count: r.affectedRows ?? 0 }
@@ -90,8 +90,11 @@ const pgliteSession = (tx: Transaction): Session => ({
  */
 const ASYNC_COMMIT = "set local synchronous_commit = off"
 
-/** Runs `body` in one transaction on the database's own driver. */
-const inTransaction = async <A>(database: Database, body: (s: Session) => Promise<A>): Promise<A> => {
+/**
+ * Runs `body` in one transaction on the database's own driver (PGlite's, or a pooled `pg` client), where `COPY`
+ * is available; committed when `body` resolves, rolled back when it throws.
+ */
+export const inBulkTransaction = async <A>(database: Database, body: (s: BulkSession) => Promise<A>): Promise<A> => {
   const native = database.native
   if (native === undefined) throw new Error("this database exposes no driver for COPY")
   if (native.kind === "pglite") {
@@ -123,7 +126,7 @@ export const copyRows = (
   rows: ReadonlyArray<ReadonlyArray<CopyValue>>
 ) =>
   query(`copy.${table}`, () =>
-    inTransaction(database, async (s) => {
+    inBulkTransaction(database, async (s) => {
       await s.copy(table, columns, copyText(rows))
       return rows.length
     })
@@ -196,7 +199,7 @@ export const factCopyText = (
   return { pieces, rows }
 }
 
-const filingRows = (cik: string, filings: ReadonlyArray<Filing>): Array<Array<CopyValue>> => {
+export const filingRows = (cik: string, filings: ReadonlyArray<Filing>): Array<Array<CopyValue>> => {
   const seen = new Set<string>()
   const rows: Array<Array<CopyValue>> = []
   for (const f of filings) {
@@ -238,7 +241,7 @@ const INSERT_COMPANY = `insert into equity_companies (cik, name, tickers, exchan
  * new), else through a staging table, keeping the rows already there. Returns the rows new to the table.
  */
 const writeRows = async (
-  s: Session,
+  s: BulkSession,
   table: "equity_facts" | "equity_filings",
   columns: ReadonlyArray<string>,
   cik: string,
@@ -262,14 +265,14 @@ export const makePgBulkLoader = (database: Database): BulkLoader => ({
   method: database.kind === "pglite" ? "COPY FROM /dev/blob (PGlite)" : "COPY FROM STDIN (PostgreSQL)",
   marks: (archive) =>
     query("bulk.marks", () =>
-      inTransaction(database, async (s) => {
+      inBulkTransaction(database, async (s) => {
         const r = await s.run(`select entry, crc32, size from equity_bulk_entries where archive = $1`, [archive])
         return new Map(r.rows.map((row) => [String(row.entry), { crc32: Number(row.crc32), size: Number(row.size) }]))
       })
     ),
   load: (entry: BulkCompanyEntry) =>
     query("bulk.load", () =>
-      inTransaction(database, async (s): Promise<BulkWritten> => {
+      inBulkTransaction(database, async (s): Promise<BulkWritten> => {
         let companies = 0
         if (entry.company !== null) {
           const c = entry.company.value

@@ -2,6 +2,7 @@
 export * from "./Bulk.ts"
 export * from "./Copy.ts"
 export * from "./Database.ts"
+export * from "./EquityCopy.ts"
 export * from "./Errors.ts"
 export * from "./PgDirectoryStore.ts"
 export * from "./PgEquityStore.ts"

@@ -1,0 +1,365 @@
+/**
+ * Writes a whole equity data set (the simulated companies) with `COPY`, inside a caller's bulk transaction
+ * (`inBulkTransaction`): the same rows, deduplicated by the same rules, as writing it company by company through
+ * `PgEquityStore` (`putCompany`, `putFacts`, ... then `putTickers`, `putOwnershipReports`, `putHoldingsReports`), at
+ * `COPY` speed (PGlite's `COPY FROM '/dev/blob'`, its fastest way in).
+ *
+ * Tables keyed by CIK (companies, tickers, facts, filings, bars) take a plain `COPY` when none of the data set's
+ * CIKs has a row there (a caller that deleted them first, as the simulated load does), else go through a staging
+ * table and `insert ... on conflict` with the store's own rule (replace, or keep the first). Tables keyed otherwise
+ * (CUSIPs, Form 4 and 13F reports and their rows, by accession), which may hold rows of other companies, always go
+ * through a staging table with the store's rule, so a row already there is treated exactly as the store treats it.
+ */
+import {
+  type Company,
+  type DailyBar,
+  type Fact,
+  type Filing,
+  type HoldingsReport,
+  issuerNameKey,
+  type OwnershipReport,
+  type TickerEntry
+} from "@market-data/core"
+import { type BulkSession, type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./Copy.ts"
+
+/** A data set to write: every map is by CIK. */
+export interface EquityRows {
+  readonly companies: ReadonlyArray<Company>
+  readonly tickers: ReadonlyArray<TickerEntry>
+  readonly factsByCik: ReadonlyMap<string, ReadonlyArray<Fact>>
+  readonly filingsByCik: ReadonlyMap<string, ReadonlyArray<Filing>>
+  readonly securitiesByCik: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly barsByCik: ReadonlyMap<string, ReadonlyArray<DailyBar>>
+  readonly ownershipReports: ReadonlyArray<OwnershipReport>
+  readonly holdingsReports: ReadonlyArray<HoldingsReport>
+}
+
+/** Rows written (new or replaced) per table. */
+export interface EquityRowsWritten {
+  readonly companies: number
+  readonly tickers: number
+  readonly facts: number
+  readonly filings: number
+  readonly securities: number
+  readonly bars: number
+  readonly ownershipReports: number
+  readonly insiderTransactions: number
+  readonly holdingsReports: number
+  readonly holdings: number
+}
+
+interface Pieces {
+  readonly pieces: ReadonlyArray<string>
+  readonly rows: number
+}
+
+const asPieces = (rows: ReadonlyArray<ReadonlyArray<CopyValue>>): Pieces => ({
+  pieces: copyText(rows),
+  rows: rows.length
+})
+
+const excludedSet = (columns: ReadonlyArray<string>) => columns.map((c) => `${c} = excluded.${c}`).join(", ")
+
+/** `COPY` into a staging table like `table`, then one `insert ... select ... <conflict>`; rows written. */
+const staged = async (
+  s: BulkSession,
+  table: string,
+  columns: ReadonlyArray<string>,
+  data: Pieces,
+  conflict: string
+): Promise<number> => {
+  if (data.rows === 0) return 0
+  const stage = `equity_copy_stage_${table}`
+  await s.run(`drop table if exists ${stage}`)
+  await s.run(`create temp table ${stage} (like ${table}) on commit drop`)
+  await s.copy(stage, columns, data.pieces)
+  const list = columns.join(", ")
+  return (await s.run(`insert into ${table} (${list}) select ${list} from ${stage} ${conflict}`)).count
+}
+
+/** A table keyed by CIK: a plain `COPY` when none of `ciks` has a row in it, else `staged` with `conflict`. */
+const byCik = async (
+  s: BulkSession,
+  table: string,
+  columns: ReadonlyArray<string>,
+  ciks: ReadonlyArray<string>,
+  data: Pieces,
+  conflict: string
+): Promise<number> => {
+  if (data.rows === 0) return 0
+  const existing = await s.run(
+    `select 1 from ${table} where cik in (select jsonb_array_elements_text($1::jsonb)) limit 1`,
+    [JSON.stringify(ciks)]
+  )
+  if (existing.rows.length > 0) return staged(s, table, columns, data, conflict)
+  await s.copy(table, columns, data.pieces)
+  return data.rows
+}
+
+const COMPANY_COLUMNS = [
+  "cik",
+  "name",
+  "tickers",
+  "exchanges",
+  "sic",
+  "sic_description",
+  "fiscal_year_end",
+  "former_names"
+] as const
+const TICKER_COLUMNS = ["cik", "ticker", "name", "exchange"] as const
+const FILING_COLUMNS = [
+  "cik",
+  "accession",
+  "form",
+  "filed_at",
+  "accepted_at",
+  "report_date",
+  "primary_document",
+  "primary_doc_description",
+  "items",
+  "is_xbrl",
+  "url"
+] as const
+const BAR_COLUMNS = ["cik", "t_ms", "o", "h", "l", "c", "v"] as const
+const SECURITY_COLUMNS = ["cusip", "cik"] as const
+const OWNERSHIP_COLUMNS = [
+  "accession",
+  "issuer_cik",
+  "form",
+  "filed_at",
+  "period_of_report",
+  "issuer_name",
+  "issuer_ticker",
+  "owners",
+  "date_of_original_submission"
+] as const
+const TRANSACTION_COLUMNS = [
+  "accession",
+  "seq",
+  "table_kind",
+  "security_title",
+  "transaction_date",
+  "code",
+  "acquired_disposed",
+  "shares",
+  "price_per_share",
+  "shares_owned_after",
+  "direct_indirect",
+  "exercise_price",
+  "underlying_shares",
+  "footnotes"
+] as const
+const HOLDINGS_REPORT_COLUMNS = ["accession", "filer_cik", "filer_name", "form", "filed_at", "report_period"] as const
+const HOLDING_COLUMNS = [
+  "accession",
+  "seq",
+  "name_of_issuer",
+  "issuer_key",
+  "title_of_class",
+  "cusip",
+  "value_usd",
+  "shares",
+  "shares_type",
+  "put_call",
+  "investment_discretion",
+  "voting_sole",
+  "voting_shared",
+  "voting_none"
+] as const
+
+const firstBy = <A>(xs: ReadonlyArray<A>, key: (a: A) => string): Array<A> => {
+  const seen = new Map<string, A>()
+  for (const x of xs) if (!seen.has(key(x))) seen.set(key(x), x)
+  return [...seen.values()]
+}
+
+/**
+ * Writes `rows` in the caller's transaction, in the order the store's writes would leave them (a company's later
+ * duplicate replaces an earlier one where the store replaces; the first is kept where the store keeps it).
+ */
+export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<EquityRowsWritten> => {
+  const companies = new Map<string, Company>()
+  for (const c of rows.companies) companies.set(c.cik, c)
+  const ciks = [...new Set([...companies.keys(), ...rows.tickers.map((t) => t.cik)])]
+
+  const companyRows = asPieces(
+    [...companies.values()].map((c) => [
+      c.cik,
+      c.name,
+      JSON.stringify(c.tickers),
+      JSON.stringify(c.exchanges),
+      c.sic,
+      c.sicDescription,
+      c.fiscalYearEnd,
+      JSON.stringify(c.formerNames)
+    ])
+  )
+  const writtenCompanies = await byCik(
+    s,
+    "equity_companies",
+    COMPANY_COLUMNS,
+    ciks,
+    companyRows,
+    `on conflict (cik) do update set ${excludedSet(COMPANY_COLUMNS.slice(1))}`
+  )
+
+  const factPieces: Array<string> = []
+  let factRows = 0
+  for (const [cik, facts] of rows.factsByCik) {
+    const text = factCopyText(cik, facts)
+    factPieces.push(...text.pieces)
+    factRows += text.rows
+  }
+  const facts = await byCik(
+    s,
+    "equity_facts",
+    FACT_COLUMNS,
+    ciks,
+    { pieces: factPieces, rows: factRows },
+    "on conflict do nothing"
+  )
+
+  const filingTable: Array<Array<CopyValue>> = []
+  for (const [cik, filings] of rows.filingsByCik) filingTable.push(...filingRows(cik, filings))
+  const filings = await byCik(
+    s,
+    "equity_filings",
+    FILING_COLUMNS,
+    ciks,
+    asPieces(filingTable),
+    "on conflict do nothing"
+  )
+
+  // One CUSIP belongs to one company: the last company naming it wins, as successive `putSecurities` leave it.
+  const cusips = new Map<string, string>()
+  for (const [cik, list] of rows.securitiesByCik) for (const cusip of list) cusips.set(cusip.toUpperCase(), cik)
+  const securities = await staged(
+    s,
+    "equity_securities",
+    SECURITY_COLUMNS,
+    asPieces([...cusips].map(([cusip, cik]) => [cusip, cik])),
+    "on conflict (cusip) do update set cik = excluded.cik"
+  )
+
+  const barTable: Array<Array<CopyValue>> = []
+  for (const [cik, bars] of rows.barsByCik) {
+    const byOpen = new Map<number, DailyBar>()
+    for (const b of bars) byOpen.set(b.tMs, b)
+    for (const b of byOpen.values()) barTable.push([cik, b.tMs, b.o, b.h, b.l, b.c, b.v])
+  }
+  const bars = await byCik(
+    s,
+    "equity_bars",
+    BAR_COLUMNS,
+    ciks,
+    asPieces(barTable),
+    `on conflict (cik, t_ms) do update set ${excludedSet(BAR_COLUMNS.slice(2))}`
+  )
+
+  const tickerRows = new Map<string, TickerEntry>()
+  for (const t of rows.tickers) tickerRows.set(`${t.cik}|${t.ticker}`, t)
+  const tickers = await byCik(
+    s,
+    "equity_tickers",
+    TICKER_COLUMNS,
+    ciks,
+    asPieces([...tickerRows.values()].map((t) => [t.cik, t.ticker, t.name, t.exchange])),
+    "on conflict (cik, ticker) do update set name = excluded.name, exchange = excluded.exchange"
+  )
+
+  // Reports: their rows first, then the report (as the store writes them); a report already there is kept.
+  const ownership = firstBy(rows.ownershipReports, (r) => r.accession)
+  const insiderTransactions = await staged(
+    s,
+    "equity_insider_transactions",
+    TRANSACTION_COLUMNS,
+    asPieces(
+      ownership.flatMap((r) =>
+        r.transactions.map((t, seq) => [
+          r.accession,
+          seq,
+          t.table,
+          t.securityTitle,
+          t.transactionDate,
+          t.code,
+          t.acquiredDisposed,
+          t.shares,
+          t.pricePerShare,
+          t.sharesOwnedAfter,
+          t.directIndirect,
+          t.exercisePrice,
+          t.underlyingShares,
+          JSON.stringify(t.footnotes)
+        ])
+      )
+    ),
+    "on conflict do nothing"
+  )
+  const ownershipReports = await staged(
+    s,
+    "equity_ownership_reports",
+    OWNERSHIP_COLUMNS,
+    asPieces(
+      ownership.map((r) => [
+        r.accession,
+        r.issuerCik,
+        r.form,
+        r.filedAt,
+        r.periodOfReport,
+        r.issuerName,
+        r.issuerTicker,
+        JSON.stringify(r.owners),
+        r.dateOfOriginalSubmission
+      ])
+    ),
+    "on conflict do nothing"
+  )
+
+  const thirteenF = firstBy(rows.holdingsReports, (r) => r.accession)
+  const holdings = await staged(
+    s,
+    "equity_holdings",
+    HOLDING_COLUMNS,
+    asPieces(
+      thirteenF.flatMap((r) =>
+        r.holdings.map((h, seq) => [
+          r.accession,
+          seq,
+          h.nameOfIssuer,
+          issuerNameKey(h.nameOfIssuer),
+          h.titleOfClass,
+          h.cusip,
+          h.valueUsd,
+          h.shares,
+          h.sharesType,
+          h.putCall,
+          h.investmentDiscretion,
+          h.votingSole,
+          h.votingShared,
+          h.votingNone
+        ])
+      )
+    ),
+    "on conflict do nothing"
+  )
+  const holdingsReports = await staged(
+    s,
+    "equity_holdings_reports",
+    HOLDINGS_REPORT_COLUMNS,
+    asPieces(thirteenF.map((r) => [r.accession, r.filerCik, r.filerName, r.form, r.filedAt, r.reportPeriod])),
+    "on conflict do nothing"
+  )
+
+  return {
+    companies: writtenCompanies,
+    tickers,
+    facts,
+    filings,
+    securities,
+    bars,
+    ownershipReports,
+    insiderTransactions,
+    holdingsReports,
+    holdings
+  }
+}
