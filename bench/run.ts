@@ -8,20 +8,20 @@
  * have their rate-limit policy raised for the run; every scenario reports its non-2xx count, which must be zero
  * (the 304 scenario counts its 304s there).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
 import { bulkBench } from "./bulk.ts"
+import { KEY, memoryOf, ROOT, rssMb, type StartCommand, startCommand } from "./process.ts"
+import { scaleBench } from "./scale.ts"
 import { simulatedLoadBench } from "./simulated-load.ts"
 
-const ROOT = join(import.meta.dirname, "..")
 const DB = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = 50
-const KEY = `mdk_${"Bench".repeat(6)}XY`
 
 interface Started {
   readonly url: string
@@ -54,15 +54,6 @@ const stop = (s: Started) =>
     s.child.on("exit", () => resolve())
     s.child.kill("SIGTERM")
   })
-
-const rssMb = (pid: number | undefined): number => {
-  if (pid === undefined) return Number.NaN
-  try {
-    return Math.round(Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim()) / 1024)
-  } catch {
-    return Number.NaN
-  }
-}
 
 interface Row {
   scenario: string
@@ -273,16 +264,25 @@ const main = async () => {
 
     const startup = await startupBench()
     const simulatedLoad = await simulatedLoadBench(SIM_COMPANIES)
+    const scale = await scaleBench((line) => process.stdout.write(line))
     const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
 
     mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
     const file = join(ROOT, "bench", "results", `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
     writeFileSync(
       file,
-      JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, rows, startup, simulatedLoad, bulk }, null, 2)
+      JSON.stringify(
+        { connections: CONNECTIONS, seconds: DURATION, rows, startup, simulatedLoad, scale, bulk },
+        null,
+        2
+      )
     )
     process.stdout.write(`\nwritten ${file}\n`)
     const bad = rows.filter((r) => r.non2xx > 0 && !r.scenario.includes("304"))
+    if (!scale.clean) {
+      process.stdout.write("scale: a load scenario answered non-2xx\n")
+      process.exitCode = 1
+    }
     if (bad.length > 0) {
       process.stdout.write(`scenarios with non-2xx answers: ${bad.map((r) => r.scenario).join(", ")}\n`)
       process.exitCode = 1
@@ -305,18 +305,6 @@ const main = async () => {
 const STARTUP_TARGET_MS = 5_000
 const STARTUP_TARGET_RSS_MB = 500
 
-/** Current and peak RSS (MB) of a process, from /proc (Linux); the current one from `ps` elsewhere. */
-const memoryOf = (pid: number | undefined): { rss: number; peak: number } => {
-  if (pid === undefined) return { rss: Number.NaN, peak: Number.NaN }
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8")
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN)
-    return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) }
-  } catch {
-    return { rss: rssMb(pid), peak: Number.NaN }
-  }
-}
-
 interface StartupPhase {
   listening_ms: number
   root_200_ms: number
@@ -327,37 +315,6 @@ interface StartupPhase {
   rss_at_price_200_mb: number
   rss_warm_mb: number
   rss_peak_mb: number
-}
-
-/**
- * How `npm start` runs the server (the root package.json's `start` script, `[NAME=value ...] node <flags>
- * <script> serve`): its environment assignments and Node flags, so the start measured is the one users get.
- * `BENCH_NODE_FLAGS` (space-separated, assignments first) replaces them, to try others.
- */
-interface StartCommand {
-  readonly env: Record<string, string>
-  readonly flags: ReadonlyArray<string>
-}
-
-const startCommand = (): StartCommand => {
-  const words = (
-    process.env.BENCH_NODE_FLAGS ??
-    JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts?.start ??
-    ""
-  )
-    .trim()
-    .split(/\s+/)
-    .filter((w: string) => w !== "")
-  const env: Record<string, string> = {}
-  let i = 0
-  for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i] as string); i++) {
-    const [name, ...value] = (words[i] as string).split("=")
-    env[name as string] = value.join("=")
-  }
-  if (words[i] === "node") i++
-  const flags: Array<string> = []
-  for (; i < words.length && (words[i] as string).startsWith("-"); i++) flags.push(words[i] as string)
-  return { env, flags }
 }
 
 const startupPhase = (dir: string, command: StartCommand): Promise<StartupPhase> =>
@@ -499,11 +456,20 @@ const bulkOnly = async () => {
   if (!bulk.targets_met) process.exitCode = 1
 }
 
-const only = process.env.BENCH_ONLY
-void (only === "startup"
-  ? startupOnly()
-  : only === "bulk"
-    ? bulkOnly()
-    : only === "simload"
-      ? simulatedLoadOnly()
-      : main())
+/** The production-scale simulated default alone: `BENCH_ONLY=scale node bench/run.ts` (no PostgreSQL needed). */
+const scaleOnly = async () => {
+  const scale = await scaleBench((line) => process.stdout.write(line))
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+  const file = join(ROOT, "bench", "results", `scale-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+  writeFileSync(file, JSON.stringify({ scale }, null, 2))
+  process.stdout.write(`\nwritten ${file}\n`)
+  if (!scale.clean) process.exitCode = 1
+}
+
+const only: Record<string, () => Promise<void>> = {
+  startup: startupOnly,
+  bulk: bulkOnly,
+  simload: simulatedLoadOnly,
+  scale: scaleOnly
+}
+void (only[process.env.BENCH_ONLY ?? ""] ?? main)()

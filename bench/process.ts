@@ -1,0 +1,73 @@
+/**
+ * What the bench scripts share about the server processes they start: how `npm start` runs the server (its
+ * environment assignments and Node flags) and a process's resident memory.
+ */
+import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+
+export const ROOT = join(import.meta.dirname, "..")
+
+/** The bootstrap key every bench server is started with (its credits and rate limit raised for the run). */
+export const KEY = `mdk_${"Bench".repeat(6)}XY`
+
+/** Current RSS (MB) of a process, from `ps`. */
+export const rssMb = (pid: number | undefined): number => {
+  if (pid === undefined) return Number.NaN
+  try {
+    return Math.round(Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim()) / 1024)
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** Current and peak RSS (MB) of a process, from /proc (Linux); the current one from `ps` elsewhere. */
+export const memoryOf = (pid: number | undefined): { rss: number; peak: number } => {
+  if (pid === undefined) return { rss: Number.NaN, peak: Number.NaN }
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN)
+    return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) }
+  } catch {
+    return { rss: rssMb(pid), peak: Number.NaN }
+  }
+}
+
+/**
+ * How `npm start` runs the server (the root package.json's `start` script, `[NAME=value ...] node <flags>
+ * <script> serve`): its environment assignments and Node flags, so the start measured is the one users get.
+ * `BENCH_NODE_FLAGS` (space-separated, assignments first) replaces them, to try others.
+ */
+export interface StartCommand {
+  readonly env: Record<string, string>
+  readonly flags: ReadonlyArray<string>
+}
+
+export const startCommand = (): StartCommand => {
+  const words = (
+    process.env.BENCH_NODE_FLAGS ??
+    JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts?.start ??
+    ""
+  )
+    .trim()
+    .split(/\s+/)
+    .filter((w: string) => w !== "")
+  const env: Record<string, string> = {}
+  let i = 0
+  // `exec` and `env` in front of the assignments (`exec env NAME=value node ...`) are the shell's, not flags.
+  for (; words[i] === "exec" || words[i] === "env"; i++);
+  for (; i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i] as string); i++) {
+    const [name, ...value] = (words[i] as string).split("=")
+    env[name as string] = value.join("=")
+  }
+  if (words[i] === "node") i++
+  const flags: Array<string> = []
+  for (; i < words.length && (words[i] as string).startsWith("-"); i++) flags.push(words[i] as string)
+  return { env, flags }
+}
+
+/** The start command as a shell line, for the printed report. */
+export const describeStart = (command: StartCommand, extraEnv: Record<string, string> = {}): string =>
+  `${Object.entries({ ...command.env, ...extraEnv })
+    .map(([k, v]) => `${k}=${v} `)
+    .join("")}node ${[...command.flags, "infra/src/bin.ts", "serve"].join(" ")}`
