@@ -18,7 +18,7 @@ import {
   universeOfDirectory,
   WellKnownAssets
 } from "@market-data/core"
-import { Effect } from "effect"
+import { Effect, Option, Queue } from "effect"
 import { TestClock } from "effect/testing"
 import type { ReportsSources } from "../../../../core/src/Coverage.ts"
 import { coverageHandler } from "../../../../core/src/Coverage.ts"
@@ -382,6 +382,9 @@ describe("the listing job and the directory as the crypto universe (live mode)",
           assert.strictEqual(r.best?.asset_id, "crypto:shiba-inu", q)
         }
         assert.strictEqual((yield* w.resolve("1000000MOGUSDT")).best?.asset_id, "crypto:mog-coin")
+        // SATS is in no coin list here: the fallback slug, found under Binance's bundle symbol.
+        assert.strictEqual(holder.get("binance 1000SATSUSDT"), "crypto:sats")
+        assert.strictEqual((yield* w.resolve("1000SATSUSDT")).best?.asset_id, "crypto:sats")
         assert.strictEqual((yield* w.resolve("kPEPE")).best?.asset_id, "crypto:pepe")
         // Toncoin (perpetuals) and Tokamak Network (on-chain) share TON: no best, a warning on each.
         const ton = yield* w.resolve("TON")
@@ -554,6 +557,53 @@ describe("the listing job and the directory as the crypto universe (live mode)",
       const sol = directory.assets.find((a) => a.id === "crypto:solana")
       assert.strictEqual(sol?.listings.find((l) => l.venue === "okx")?.status, "trading")
     })
+  )
+
+  it.effect("the running job notices a new listing within the hour: the default cadence, its jitter included", () =>
+    Effect.gen(function* () {
+      const defaults = liveConfig({ secUserAgent: "Market Data Tests tests@example.com" })
+      const lists: Lists = { bases: [...BASES], down: new Set() }
+      const server = yield* fakeServer(route(lists))
+      const config = liveConfig({
+        secUserAgent: "Market Data Tests tests@example.com",
+        baseUrls: {
+          binance: server.url,
+          bybit: server.url,
+          okx: server.url,
+          hyperliquid: server.url,
+          secData: server.url,
+          secArchives: server.url,
+          prices: server.url
+        }
+      })
+      const refreshed = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const directoryStore = makeMemoryDirectoryStore()
+      const job = yield* makeDirectoryJob({
+        connectors: config.venues.map((v) => makeConnector(v, config)),
+        coinListUrl: `${server.url}/coins/list`,
+        timeoutMs: config.requestTimeoutMs,
+        everyMs: defaults.listingsEveryMs,
+        jitterMs: defaults.jitterMs,
+        onDirectory: (_, report) => Queue.offer(refreshed, report.merge.added).pipe(Effect.asVoid)
+      }).pipe(
+        Effect.provideService(MarketStore, makeMemoryMarketStore()),
+        Effect.provideService(AssetDirectoryStore, directoryStore)
+      )
+      // The worst moment: the first refresh runs just after an hourly slot, so the next is a whole hour away.
+      yield* TestClock.setTime(Date.UTC(2026, 10, 20, 12, 0, 10) + 1)
+      yield* Effect.forkScoped(job.run)
+      yield* Queue.take(refreshed)
+      lists.bases = [...BASES, "NEWC"]
+      // Nothing is fetched between two slots...
+      yield* TestClock.adjust(defaults.listingsEveryMs / 2)
+      assert.isTrue(Option.isNone(yield* Queue.poll(refreshed)))
+      // ...and the listing is noticed by the next one: at most an hour after the last, plus the jitter.
+      assert.isAtMost(defaults.listingsEveryMs, 3_600_000)
+      yield* TestClock.adjust(defaults.listingsEveryMs / 2 + defaults.jitterMs)
+      assert.deepStrictEqual(yield* Queue.take(refreshed), ["crypto:newcoin-protocol"])
+      const newc = (yield* directoryStore.load).assets.find((a) => a.id === "crypto:newcoin-protocol")
+      assert.strictEqual(newc?.symbol, "NEWC")
+    }).pipe(Effect.scoped)
   )
 
   it("the coin list is fetched from CoinGecko only while the venues are the public ones", () => {
