@@ -6,13 +6,38 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, References } from "effect"
 import { TestClock } from "effect/testing"
-import { callPlanes } from "../../core/test/support/PlaneCall.ts"
+import { directoryHandlers } from "../../core/src/Discovery.ts"
+import { decodeParams, isApiError } from "../../core/src/Params.ts"
+import type { Handler } from "../../core/src/Pipeline.ts"
+import { operation } from "../../core/src/Registry.ts"
+import { callPlanes, dataOf } from "../../core/test/support/PlaneCall.ts"
 import { testConfig } from "../../test/support/server.ts"
 import { loadConfig } from "../src/AppConfig.ts"
 import { openPlanes } from "../src/Planes.ts"
 import { openStores } from "../src/Stores.ts"
 
 const NOW = Date.UTC(2026, 10, 23, 8, 7, 30)
+
+/** Calls `resolve` or `coverage` as the pipeline would after authentication. */
+const callDirectory = (handlers: ReadonlyMap<string, Handler>, name: string, params: ReadonlyArray<[string, string]>) =>
+  Effect.suspend(() => {
+    const op = operation(name)
+    if (op === undefined) return assert.fail(`no operation ${name}`)
+    const decoded = decodeParams(op, params)
+    if (isApiError(decoded)) return assert.fail(decoded.message)
+    const handler = handlers.get(name)
+    if (handler === undefined) return assert.fail(`no handler for ${name}`)
+    return Effect.map(
+      handler({
+        op,
+        params: decoded,
+        principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+        rate: { limit: 60, remaining: 59, resetAtMs: NOW, allowed: true },
+        nowMs: NOW
+      }),
+      dataOf
+    )
+  })
 
 describe("the simulated market at production scale", () => {
   it.effect("is opt-in: the default is the registry's; MARKET_DATA_SIM_UNIVERSE=market picks the market", () =>
@@ -28,7 +53,7 @@ describe("the simulated market at production scale", () => {
   )
 
   it.effect(
-    "lists over 400 crypto assets, over 200 core, with collisions, and answers as each asset is generated",
+    "coverage lists over 400 crypto assets, over 200 core; resolve finds bundle symbols and contests collisions; answers as each asset is generated",
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(NOW)
@@ -42,6 +67,39 @@ describe("the simulated market at production scale", () => {
             assert.isAtLeast(directory.filter((e) => e.tier === "core").length, 200)
             const gmx = directory.filter((e) => e.symbol === "GMX")
             assert.strictEqual(gmx.length, 2)
+            // What clients see, through `coverage` (every page of the crypto browse) and `resolve`.
+            const discovery = directoryHandlers(opened.planes)
+            const ids: Array<string> = []
+            let cursor: string | null = null
+            do {
+              const page = (yield* callDirectory(discovery, "coverage", [
+                ["plane", "crypto"],
+                ["limit", "500"],
+                ...(cursor === null ? [] : [["cursor", cursor] as [string, string]])
+              ])) as { rows: ReadonlyArray<{ asset_id: string }>; next_cursor: string | null }
+              ids.push(...page.rows.map((r) => r.asset_id))
+              cursor = page.next_cursor
+            } while (cursor !== null)
+            assert.isAtLeast(new Set(ids).size, 400)
+            type Resolved = {
+              best: { asset_id: string } | null
+              matches: ReadonlyArray<{ asset_id: string; warnings: ReadonlyArray<{ code: string }> }>
+            }
+            const resolve = (q: string) =>
+              Effect.map(callDirectory(discovery, "resolve", [["q", q]]), (d) => d as Resolved)
+            for (const q of ["1000PEPEUSDT", "kPEPE"])
+              assert.strictEqual((yield* resolve(q)).best?.asset_id, "crypto:pepe", q)
+            const contested = yield* resolve("GMX")
+            assert.isNull(contested.best)
+            assert.includeMembers(
+              contested.matches.map((m) => m.asset_id),
+              gmx.map((e) => e.asset_id)
+            )
+            for (const m of contested.matches.filter((x) => gmx.some((e) => e.asset_id === x.asset_id)))
+              assert.include(
+                m.warnings.map((w) => w.code),
+                "symbol_collision"
+              )
             // Bitcoin is generated first and answers at its simulated late-2025 level.
             let price: unknown
             for (let i = 0; i < 100_000 && price === undefined; i++) {
