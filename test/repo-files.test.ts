@@ -5,11 +5,13 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
+import { CORE_MIN_PERP_VENUES } from "@market-data/core"
 import { loadConfig } from "@market-data/infra"
 import { loadLiveConfig } from "@market-data/sources"
 import { ConfigProvider, Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
+import { MinBaselineN } from "../core/src/Percentile.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8")
@@ -124,6 +126,26 @@ describe("README and docs", () => {
     // An MCP client configuration: the endpoint and the key as a header.
     expect(first).toMatch(/"url":\s*"http:\/\/127\.0\.0\.1:8080\/api\/mcp"/)
     expect(first).toMatch(/"Authorization":\s*"Bearer mdk_/)
+  })
+
+  it("the README documents the crypto asset directory: its store, symbols, slug rule, collisions and tier rule", () => {
+    const readme = read("README.md")
+    const section = readme.slice(readme.indexOf("### The crypto asset directory"))
+    const text = section.slice(0, section.indexOf("\n### ", 1))
+    expect(text.length).toBeGreaterThan(0)
+    for (const words of [
+      "kept in the store (PostgreSQL, PGlite or the memory twin)",
+      "`1000PEPEUSDT`, `kPEPE`, `1000000MOGUSDT`",
+      "`1000SATSUSDT`",
+      "**Slugs**",
+      "`best: null`",
+      "`symbol_collision`",
+      "`alive: false`",
+      `at least ${["zero", "one", "two", "three", "four"][CORE_MIN_PERP_VENUES]} venues`,
+      `${MinBaselineN} hourly samples`,
+      "`insufficient_history`"
+    ])
+      expect(text, words).toContain(words)
   })
 
   it("the README names every configuration variable the service reads", () => {
