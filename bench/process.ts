@@ -71,3 +71,20 @@ export const describeStart = (command: StartCommand, extraEnv: Record<string, st
   `${Object.entries({ ...command.env, ...extraEnv })
     .map(([k, v]) => `${k}=${v} `)
     .join("")}node ${[...command.flags, "infra/src/bin.ts", "serve"].join(" ")}`
+
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (Linux; NaN elsewhere): on a shared
+ * machine the steadier figure beside wall times. Clock ticks are taken as 100 per second (`getconf CLK_TCK` on
+ * Linux).
+ */
+export const cpuSecondsOf = (pid: number | undefined): number => {
+  if (pid === undefined) return Number.NaN
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return Math.round((Number(fields[11]) + Number(fields[12])) / 10) / 10
+  } catch {
+    return Number.NaN
+  }
+}

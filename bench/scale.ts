@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { describeStart, KEY, memoryOf, ROOT, type StartCommand, startCommand } from "./process.ts"
+import { cpuSecondsOf, describeStart, KEY, memoryOf, ROOT, type StartCommand, startCommand } from "./process.ts"
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3)
@@ -163,6 +163,8 @@ export interface ScalePhase {
   rss_warm_mb: number
   rss_settled_mb: number
   rss_peak_mb: number
+  /** The server's CPU seconds (user + system) when warm: steadier than wall time on a shared machine. */
+  cpu_warm_s: number
 }
 
 /** One start, measured up to warm and five seconds past it; the server is left running. */
@@ -185,6 +187,7 @@ const measureStart = async (server: Server): Promise<ScalePhase> => {
     server.warmLog
   ])
   const warm = memoryOf(server.child.pid)
+  const cpu_warm_s = cpuSecondsOf(server.child.pid)
   await new Promise((r) => setTimeout(r, 5_000))
   const settled = memoryOf(server.child.pid)
   return {
@@ -199,7 +202,8 @@ const measureStart = async (server: Server): Promise<ScalePhase> => {
     rss_at_read_200_mb: read.rss,
     rss_warm_mb: warm.rss,
     rss_settled_mb: settled.rss,
-    rss_peak_mb: settled.peak
+    rss_peak_mb: settled.peak,
+    cpu_warm_s
   }
 }
 
@@ -339,7 +343,7 @@ const phaseLine = (label: string, p: ScalePhase) => {
   const before = Object.entries(p.read_before_200)
     .map(([status, n]) => `${n}x ${status === "0" ? "refused" : status}`)
     .join(", ")
-  return `scale, ${label.padEnd(24)}: listening ${p.listening_ms} ms, first 200 /api/v1 ${p.root_200_ms} ms, first 200 paid read ${p.read_200_ms} ms${before === "" ? "" : ` (before it: ${before})`}, /readyz 200 ${p.readyz_200_ms} ms, warm log ${p.warm_log_ms} ms, first rank 200 ${p.rank_200_ms} ms; RSS ${p.rss_at_read_200_mb} MB at the read 200, ${p.rss_warm_mb} MB warm, ${p.rss_settled_mb} MB 5 s later, peak ${p.rss_peak_mb} MB\n`
+  return `scale, ${label.padEnd(24)}: listening ${p.listening_ms} ms, first 200 /api/v1 ${p.root_200_ms} ms, first 200 paid read ${p.read_200_ms} ms${before === "" ? "" : ` (before it: ${before})`}, /readyz 200 ${p.readyz_200_ms} ms, warm log ${p.warm_log_ms} ms, first rank 200 ${p.rank_200_ms} ms; RSS ${p.rss_at_read_200_mb} MB at the read 200, ${p.rss_warm_mb} MB warm, ${p.rss_settled_mb} MB 5 s later, peak ${p.rss_peak_mb} MB; ${p.cpu_warm_s} s of CPU when warm\n`
 }
 
 export const scaleBench = async (print: (line: string) => void): Promise<ScaleResult> => {
@@ -449,6 +453,7 @@ export const scaleBench = async (print: (line: string) => void): Promise<ScaleRe
     `${reopened.rss_warm_mb} / ${reopened.rss_settled_mb}`
   )
   row("peak RSS, VmHWM (MB)", fresh.rss_peak_mb, reopened.rss_peak_mb)
+  row("server CPU when warm (s)", fresh.cpu_warm_s, reopened.cpu_warm_s)
   for (const l of loads) {
     print(`\n  load on ${l.store}${l === embedded ? " (the embedded default)" : ""}:\n`)
     row("", "428 assets", "35 assets")
