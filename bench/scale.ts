@@ -167,6 +167,8 @@ export interface ScalePhase {
   cpu_warm_s: number
   /** The server's CPU use (% of one core) over the five idle seconds after warm: what the ticker costs. */
   idle_cpu_pct: number
+  /** The machine's one-minute load average when warm (other work on the machine inflates every wall time). */
+  load_1m: number
 }
 
 /** One start, measured up to warm and five seconds past it; the server is left running. */
@@ -207,7 +209,8 @@ const measureStart = async (server: Server): Promise<ScalePhase> => {
     rss_settled_mb: settled.rss,
     rss_peak_mb: settled.peak,
     cpu_warm_s,
-    idle_cpu_pct
+    idle_cpu_pct,
+    load_1m: Math.round((loadavg()[0] as number) * 100) / 100
   }
 }
 
@@ -244,6 +247,8 @@ interface Load {
   p50: number
   p99: number
   non2xx: number
+  /** The machine's one-minute load average at the end of the window. */
+  load_1m: number
 }
 
 const load = async (url: string, connections: number): Promise<Load> => {
@@ -254,7 +259,8 @@ const load = async (url: string, connections: number): Promise<Load> => {
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
-    non2xx: r.non2xx + r.errors + r.timeouts
+    non2xx: r.non2xx + r.errors + r.timeouts,
+    load_1m: Math.round((loadavg()[0] as number) * 100) / 100
   }
 }
 
@@ -296,7 +302,7 @@ const measureLoad = async (
   )
   const rank_market = await load(`${m}/api/v1/rank?limit=50`, RANK_CONNECTIONS)
   print(
-    `scale (${store}): rank limit=50, 428 assets, ${RANK_CONNECTIONS} connections: ${rank_market.rps} req/s, p50 ${rank_market.p50} ms, p99 ${rank_market.p99} ms, non-2xx ${rank_market.non2xx}\n`
+    `scale (${store}): rank limit=50, 428 assets, ${RANK_CONNECTIONS} connections: ${rank_market.rps} req/s, p50 ${rank_market.p50} ms, p99 ${rank_market.p99} ms, non-2xx ${rank_market.non2xx}, load average ${rank_market.load_1m}\n`
   )
   const rank_registry = await load(`${r}/api/v1/rank?limit=50`, RANK_CONNECTIONS)
   print(
@@ -310,7 +316,7 @@ const measureLoad = async (
     const b = await load(`${m}/api/v1/read?id=crypto:bitcoin`, READ_CONNECTIONS)
     read_market.push(b)
     print(
-      `scale (${store}): read round ${round}: 35 assets ${a.rps} req/s (p99 ${a.p99} ms), 428 assets ${b.rps} req/s (p99 ${b.p99} ms), non-2xx ${a.non2xx + b.non2xx}\n`
+      `scale (${store}): read round ${round}: 35 assets ${a.rps} req/s (p99 ${a.p99} ms), 428 assets ${b.rps} req/s (p99 ${b.p99} ms), non-2xx ${a.non2xx + b.non2xx}, load average ${b.load_1m}\n`
     )
   }
   const read_ratio =
@@ -347,7 +353,7 @@ const phaseLine = (label: string, p: ScalePhase) => {
   const before = Object.entries(p.read_before_200)
     .map(([status, n]) => `${n}x ${status === "0" ? "refused" : status}`)
     .join(", ")
-  return `scale, ${label.padEnd(24)}: listening ${p.listening_ms} ms, first 200 /api/v1 ${p.root_200_ms} ms, first 200 paid read ${p.read_200_ms} ms${before === "" ? "" : ` (before it: ${before})`}, /readyz 200 ${p.readyz_200_ms} ms, warm log ${p.warm_log_ms} ms, first rank 200 ${p.rank_200_ms} ms; RSS ${p.rss_at_read_200_mb} MB at the read 200, ${p.rss_warm_mb} MB warm, ${p.rss_settled_mb} MB 5 s later, peak ${p.rss_peak_mb} MB; ${p.cpu_warm_s} s of CPU when warm, ${p.idle_cpu_pct} % of a core idle after\n`
+  return `scale, ${label.padEnd(24)}: listening ${p.listening_ms} ms, first 200 /api/v1 ${p.root_200_ms} ms, first 200 paid read ${p.read_200_ms} ms${before === "" ? "" : ` (before it: ${before})`}, /readyz 200 ${p.readyz_200_ms} ms, warm log ${p.warm_log_ms} ms, first rank 200 ${p.rank_200_ms} ms; RSS ${p.rss_at_read_200_mb} MB at the read 200, ${p.rss_warm_mb} MB warm, ${p.rss_settled_mb} MB 5 s later, peak ${p.rss_peak_mb} MB; ${p.cpu_warm_s} s of CPU when warm, ${p.idle_cpu_pct} % of a core idle after; load average ${p.load_1m}\n`
 }
 
 export const scaleBench = async (print: (line: string) => void): Promise<ScaleResult> => {
