@@ -535,7 +535,10 @@ export const CORE_MIN_PERP_VENUES = 2
  * The tier of a directory asset:
  * - listed nowhere now: `discovery_only` (resolve and coverage find it, with `alive: false`);
  * - perpetuals trading on at least `CORE_MIN_PERP_VENUES` venues and history enough for its baselines
- *   (`historyReady`: at least the baselines' minimum of hourly samples): `core`;
+ *   (`historyReady`): `core`. The service's universes (`universeOfDirectory`) pass `historyReady: true` and apply
+ *   the history half where the history is read (DirectoryDoc "Tiers"): a new perpetual is `core` and served at
+ *   once, its percentiles `insufficient_history` and `rank` excluding it under that reason until its baselines
+ *   hold `MinBaselineN` samples (core/test/crypto/ShortHistory.test.ts);
  * - otherwise a perpetual or a spot market on a venue: `listed_token`;
  * - otherwise only on-chain pools: `contract_token`.
  * An asset of the hand-written registry keeps the tier written there (`seedTier`) unless the rule makes it
