@@ -374,6 +374,9 @@ describe("the listing job and the directory as the crypto universe (live mode)",
         }
         for (const h of hyperliquid(BASES).universe)
           assert.isTrue(ids.has(holder.get(`hyperliquid ${h.name}`) as string), h.name)
+        for (const b of bybit(BASES).result.list.filter((x) => x.contractType === "LinearPerpetual"))
+          assert.isTrue(ids.has(holder.get(`bybit ${b.symbol}`) as string), b.symbol)
+        for (const o of okx(BASES).data) assert.isTrue(ids.has(holder.get(`okx ${o.instId}`) as string), o.instId)
         assert.isAtLeast(rows.length, 330)
 
         // Multiplier symbols across venues are one asset, found by resolve under any of its venue symbols.
