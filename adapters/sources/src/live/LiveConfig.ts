@@ -130,7 +130,7 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   jitterMs: 2_000,
   leaderLeaseMs: 30_000,
   instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
-  listingsEveryMs: 3_600_000,
+  listingsEveryMs: 30 * 60_000,
   coinListUrl: defaultCoinListUrl(overrides.baseUrls ?? DEFAULT_BASE_URLS),
   ...overrides
 })
@@ -376,7 +376,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
         message: `MARKET_DATA_SEC_DAILY_INDEX must be \`on\` or \`off\`; got ${JSON.stringify(dailyIndex)}`
       })
     )
-  const listingsMinutes = yield* Config.Int("MARKET_DATA_LIVE_LISTINGS_MINUTES").pipe(Config.withDefault(60))
+  const listingsMinutes = yield* Config.Int("MARKET_DATA_LIVE_LISTINGS_MINUTES").pipe(Config.withDefault(30))
   const coinListUrl = (yield* read("MARKET_DATA_COIN_LIST_URL", defaultCoinListUrl(baseUrls))).trim()
   const config = liveConfig({
     listingsEveryMs: listingsMinutes * 60_000,

@@ -96,7 +96,7 @@ is set too, and \`off\` turns a stream off.
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
 | Binance and Bybit liquidations | as they happen, over a websocket, for every perpetual of the universe (in live mode the asset directory's: a listing the hourly job adds is subscribed on the open connection); written every 2 s, status renewed every minute |
-| instruments (listings): the asset directory, each venue's perpetual and spot lists (Binance spot from \`api.binance.com\` while the USD-M base URL is the public one, else from that base URL) | at start, then every hour (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 60); status component \`listings\` (failing while either list fails) |
+| instruments (listings): the asset directory, each venue's perpetual and spot lists (Binance spot from \`api.binance.com\` while the USD-M base URL is the public one, else from that base URL) | at start, then every 30 minutes (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 30: a change is seen within the hour); status component \`listings\` (failing while either list fails) |
 | the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`; off by default when a venue's base URL is not the public one) |
 
 At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
