@@ -1,6 +1,14 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { lowerBound, MinBaselineN, percentileRank, SortedWindow, sortedFinite, upperBound } from "../src/Percentile.ts"
+import {
+  CadenceWindow,
+  lowerBound,
+  MinBaselineN,
+  percentileRank,
+  SortedWindow,
+  sortedFinite,
+  upperBound
+} from "../src/Percentile.ts"
 import { hasHistory, readText } from "./crypto/support/SharedData.ts"
 
 /** Brute force: count below and equal by scanning, no sorting, no binary search. */
@@ -137,6 +145,125 @@ describe("SortedWindow", () => {
     w.push(11, Number.NaN)
     expect(w.n).toBe(1)
     expect(() => w.push(5, 2)).toThrow(RangeError)
+  })
+})
+
+describe("CadenceWindow", () => {
+  const C = 3_600_000
+  const maybeMissing = fc.oneof({ arbitrary: tied, weight: 5 }, { arbitrary: fc.constant(Number.NaN), weight: 1 })
+
+  it("keeps exactly the finite samples of its trailing window: sorted, ranked and in time order like brute force", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 4 }), maybeMissing, fc.integer({ min: 1, max: 6 })), {
+          minLength: 1,
+          maxLength: 300
+        }),
+        fc.integer({ min: 1, max: 40 }),
+        (steps, window) => {
+          const w = new CadenceWindow(C)
+          const all: Array<{ t: number; v: number }> = []
+          let t = 1_700_000_000_000
+          const pending: Array<{ t: number; v: number }> = []
+          const flush = () => {
+            w.pushMany(
+              pending.map((p) => p.t),
+              pending.map((p) => p.v)
+            )
+            pending.length = 0
+          }
+          for (const [dt, v, batch] of steps) {
+            t += dt * C
+            pending.push({ t, v })
+            all.push({ t, v })
+            // Samples arrive one by one or in batches, as the baselines advance them.
+            if (pending.length < batch) continue
+            flush()
+            w.evictBefore(t - window * C)
+            const held = all.filter((s) => s.t >= t - window * C && Number.isFinite(s.v)).map((s) => s.v)
+            const expected = [...held].sort((a, b) => a - b)
+            expect([...w.sortedValues]).toEqual(expected)
+            expect(w.valuesInTimeOrder()).toEqual(held)
+            expect(w.n).toBe(held.length)
+            expect(w.newestAt).toBe(t)
+            for (const probe of [v, -5.25, 0, 5.25, expected[0] ?? 0]) {
+              expect(w.rank(probe, 1)).toBe(
+                Number.isFinite(probe) && held.length > 0 ? bruteForce(probe, held) : undefined
+              )
+              expect(w.rank(probe)).toBe(percentileRank(probe, expected))
+            }
+          }
+        }
+      )
+    )
+  })
+
+  it("answers what SortedWindow answers over a year of hourly samples with long runs of equal values", () => {
+    const year = 365 * 24 * C
+    const cadence = new CadenceWindow(C)
+    const sorted = new SortedWindow()
+    let seed = 7
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return seed / 2_147_483_648
+    }
+    const start = Date.UTC(2025, 0, 1)
+    for (let h = 0; h < 2 * 8_760; h += 24) {
+      const ts: Array<number> = []
+      const vs: Array<number> = []
+      for (let k = 0; k < 24; k++) {
+        const r = next()
+        ts.push(start + (h + k) * C)
+        vs.push(r < 0.6 ? 0.01 : r < 0.65 ? Number.NaN : Math.round((r - 0.6) * 1e4) / 1e3)
+      }
+      cadence.pushMany(ts, vs)
+      sorted.pushMany(ts, vs)
+      const edge = (ts[23] as number) - year + C
+      cadence.evictBefore(edge)
+      sorted.evictBefore(edge)
+      expect(cadence.n).toBe(sorted.n)
+      for (const probe of [0.01, 0.005, vs[0] as number, 1]) expect(cadence.rank(probe)).toBe(sorted.rank(probe))
+    }
+    expect([...cadence.sortedValues]).toEqual([...sorted.sortedValues])
+    expect(cadence.n).toBeGreaterThan(8_000)
+  })
+
+  it("holds more than 65,536 slots (four-byte slot indices) and shrinks back when they leave", () => {
+    const w = new CadenceWindow(1)
+    const n = 70_000
+    w.pushMany(
+      Array.from({ length: n }, (_, i) => i),
+      Array.from({ length: n }, (_, i) => (i * 7_919) % 1_000)
+    )
+    expect(w.n).toBe(n)
+    expect(w.rank(500, 1)).toBe(
+      bruteForce(
+        500,
+        Array.from({ length: n }, (_, i) => (i * 7_919) % 1_000)
+      )
+    )
+    w.evictBefore(n - 100)
+    expect(w.valuesInTimeOrder()).toEqual(Array.from({ length: 100 }, (_, i) => ((n - 100 + i) * 7_919) % 1_000))
+    w.push(n, 3)
+    expect(w.n).toBe(101)
+  })
+
+  it("refuses samples out of time order or off the cadence's steps, and lets a window of holes restart", () => {
+    const w = new CadenceWindow(C)
+    w.push(10 * C, 1)
+    expect(() => w.push(10 * C, 2)).toThrow(RangeError)
+    expect(() => w.push(9 * C, 2)).toThrow(RangeError)
+    expect(() => w.push(11.5 * C, 2)).toThrow(RangeError)
+    expect(() => w.pushMany([12 * C, 12 * C], [1, 2])).toThrow(RangeError)
+    expect(w.n).toBe(1)
+    w.push(11 * C, Number.POSITIVE_INFINITY)
+    expect(w.n).toBe(1)
+    w.evictBefore(11 * C)
+    expect(w.n).toBe(0)
+    // Only a hole is left: a sample a year later starts a new ring instead of filling a year of holes.
+    w.push(11 * C + 8_760 * C, 4)
+    expect([...w.sortedValues]).toEqual([4])
+    expect(w.newestAt).toBe(11 * C + 8_760 * C)
   })
 })
 

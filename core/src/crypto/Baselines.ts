@@ -8,13 +8,16 @@
  * A window at hour `H` holds the samples of the hours in `(H - window, H]`: 2,160 samples for 90 days and
  * 8,760 for a year once that much history exists.
  *
+ * The windows are `CadenceWindow`s (hourly: times implied, sorted view as slot indices): at 428 assets the
+ * baselines were about 0.6 GB of JavaScript arrays, and are about a third of that as typed arrays.
+ *
  * Two histories start the sampling: the bar-derived measures begin once the bars cover the week their 7-day
  * measures look back over; the funding windows (aggregate 90 days and one year, and each venue's) begin at
  * the first funding settlement held, whatever the bars' history, because funding needs only settlements and
  * open interest. A year of settlements beside 90 days of bars gives a one-year `pctl_1y`.
  */
 
-import { BaselineWindows, SortedWindow } from "../Percentile.ts"
+import { BaselineWindows, CadenceWindow } from "../Percentile.ts"
 import { HOUR_MS } from "./Market.ts"
 import {
   type AssetData,
@@ -40,20 +43,22 @@ export interface BaselineStart {
 export class AssetBaselines {
   /** The newest hour sampled (epoch ms), undefined before the first advance. */
   syncedHour: number | undefined = undefined
-  readonly windows: { readonly [M in MeasureName]: SortedWindow }
-  readonly funding1y = new SortedWindow()
-  readonly venueFunding = new Map<string, SortedWindow>()
-  /** Hourly aggregate funding samples over the last year (times and values), for sign flips. */
-  readonly fundingHours: Array<number> = []
-  readonly fundingValues: Array<number> = []
+  readonly windows: { readonly [M in MeasureName]: CadenceWindow }
+  readonly funding1y = new CadenceWindow(BaselineCadenceMs)
+  readonly venueFunding = new Map<string, CadenceWindow>()
   /** The first hours sampled, fixed by the first advance (infinite: never). */
   measuresFromHour = Number.POSITIVE_INFINITY
   fundingFromHour = Number.POSITIVE_INFINITY
 
   constructor() {
-    const w: Partial<Record<MeasureName, SortedWindow>> = {}
-    for (const m of MeasureNames) w[m] = new SortedWindow()
-    this.windows = w as { readonly [M in MeasureName]: SortedWindow }
+    const w: Partial<Record<MeasureName, CadenceWindow>> = {}
+    for (const m of MeasureNames) w[m] = new CadenceWindow(BaselineCadenceMs)
+    this.windows = w as { readonly [M in MeasureName]: CadenceWindow }
+  }
+
+  /** The finite hourly aggregate funding samples over the last year, oldest first (for sign flips; a copy). */
+  get fundingValues(): Array<number> {
+    return this.funding1y.valuesInTimeOrder()
   }
 
   /**
@@ -122,19 +127,12 @@ export class AssetBaselines {
     for (const [venue, vs] of venueSamples) {
       let w = this.venueFunding.get(venue)
       if (w === undefined) {
-        w = new SortedWindow()
+        w = new CadenceWindow(BaselineCadenceMs)
         this.venueFunding.set(venue, w)
       }
       w.pushMany(vs.t, vs.v)
     }
     this.funding1y.pushMany(fundingHours, fundingValues)
-    fundingHours.forEach((h, i) => {
-      const f = fundingValues[i] as number
-      if (Number.isFinite(f)) {
-        this.fundingHours.push(h)
-        this.fundingValues.push(f)
-      }
-    })
     if (start <= toHour) this.syncedHour = toHour
     if (this.syncedHour === undefined) this.syncedHour = toHour
     const edge90 = toHour - ninety + HOUR_MS
@@ -142,11 +140,5 @@ export class AssetBaselines {
     for (const w of this.venueFunding.values()) w.evictBefore(edge90)
     const edge1y = toHour - BaselineWindows["1y"] + HOUR_MS
     this.funding1y.evictBefore(edge1y)
-    let drop = 0
-    while (drop < this.fundingHours.length && (this.fundingHours[drop] as number) < edge1y) drop++
-    if (drop > 0) {
-      this.fundingHours.splice(0, drop)
-      this.fundingValues.splice(0, drop)
-    }
   }
 }

@@ -3,7 +3,7 @@
  * next settlement, the hottest venue, the venues' spread and the band. The arithmetic is in `../Funding.ts`.
  */
 import { Effect } from "effect"
-import { MinBaselineN, percentileRank } from "../../Percentile.ts"
+import { MinBaselineN } from "../../Percentile.ts"
 import type { PlaneForAsset } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import { aprPct, barsSinceSignFlip, fraction8hPct, fundingBand, hottestVenue, venueSpread8hPct } from "../Funding.ts"
@@ -21,7 +21,7 @@ export const makeFunding = (st: PlaneState): PlaneForAsset => {
       const rate = s.current.funding_rate_8h_pct
       const rateCtx = gaps.contextual("funding.rate_8h_pct", rate, w(s, "funding_rate_8h_pct"))
       const year = s.baselines.funding1y
-      const pctl1y = Number.isFinite(rate) ? percentileRank(rate, year.sortedValues) : undefined
+      const pctl1y = Number.isFinite(rate) ? year.rank(rate) : undefined
       if (rateCtx !== null && pctl1y === undefined) {
         gaps.add(
           "funding.rate_8h_pct.pctl_1y",
@@ -31,13 +31,14 @@ export const makeFunding = (st: PlaneState): PlaneForAsset => {
       }
       const venues = [...s.current.venueFunding8hPct.entries()]
       const byVenue = venues.map(([venue, r]) => {
-        const own = s.baselines.venueFunding.get(venue)?.sortedValues ?? []
-        const pctl = percentileRank(r, own)
+        const own = s.baselines.venueFunding.get(venue)
+        const ownN = own?.n ?? 0
+        const pctl = own?.rank(r)
         if (pctl === undefined) {
           gaps.add(
             `funding.by_venue.${venue}.rate_pctl`,
             "insufficient_history",
-            `${own.length} baseline samples of this venue; at least ${MinBaselineN} needed`
+            `${ownN} baseline samples of this venue; at least ${MinBaselineN} needed`
           )
         }
         const st = statesNow.find((x) => x.venue === venue)
@@ -45,7 +46,7 @@ export const makeFunding = (st: PlaneState): PlaneForAsset => {
           venue,
           rate_8h_pct: roundRatio(r),
           rate_pctl: pctl ?? null,
-          rate_pctl_n: own.length,
+          rate_pctl_n: ownN,
           interval_hours: st === undefined ? null : st.intervalMs / HOUR_MS,
           predicted_rate_8h_pct: st === undefined ? null : roundRatio(fraction8hPct(st.predictedRate, st.intervalMs)),
           next_funding_at: st === undefined ? null : iso(st.nextFundingMs)
@@ -57,7 +58,7 @@ export const makeFunding = (st: PlaneState): PlaneForAsset => {
       // Sign flips over the hourly samples, the current value standing in for the running hour.
       let flips: number | undefined
       if (Number.isFinite(rate)) {
-        const series = [...s.baselines.fundingValues]
+        const series = s.baselines.fundingValues
         const last = series[series.length - 1]
         if (last === undefined || Math.sign(last) !== Math.sign(rate)) series.push(rate)
         flips = barsSinceSignFlip(series)

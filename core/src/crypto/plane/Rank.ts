@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { chargeFor } from "../../Billing.ts"
 import { decodeCursor, encodeCursor } from "../../Cursor.ts"
 import { apiError } from "../../Errors.ts"
-import { MinBaselineN, percentileRank } from "../../Percentile.ts"
+import { MinBaselineN } from "../../Percentile.ts"
 import type { Handler, HandlerInput } from "../../Pipeline.ts"
 import type { RankMetrics } from "../../Registry.ts"
 import { isExtreme } from "../Assessment.ts"
@@ -121,7 +121,7 @@ export const makeRank = (st: PlaneState): Handler => {
         const extremes: Array<string> = []
         for (const [name, m] of Object.entries(RankMeasures)) {
           const v = s.current[m]
-          const p = Number.isFinite(v) ? percentileRank(v, w(s, m).sortedValues) : undefined
+          const p = Number.isFinite(v) ? w(s, m).rank(v) : undefined
           if (p !== undefined && isExtreme(p)) extremes.push(name)
         }
         let score: number

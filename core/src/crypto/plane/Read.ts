@@ -3,7 +3,6 @@
  * cascade risk). A tier below `core` gets a partial read: what its tier does not serve is `not_covered`.
  */
 import { Effect } from "effect"
-import { percentileRank } from "../../Percentile.ts"
 import { type PlaneForAsset, tierServes } from "../../Planes.ts"
 import { CascadeRule, cascadeRisk, FlowRule, flow, PositioningRule, positioning } from "../Assessment.ts"
 import { BaselineCadence } from "../Baselines.ts"
@@ -39,13 +38,8 @@ export const makeRead = (st: PlaneState, structureOf: StructureOf): PlaneForAsse
         else gaps.add("headline.trend_state", structureGaps.entries.trend_state?.reason ?? "no_data")
       }
       const netPct = c.net_delta_pct_of_oi_24h
-      const netPctl = Number.isFinite(netPct)
-        ? percentileRank(netPct, w(state, "net_delta_pct_of_oi_24h").sortedValues)
-        : undefined
-      const liqPctl = percentileRank(
-        c.liq_intensity_pct_of_oi_24h,
-        w(state, "liq_intensity_pct_of_oi_24h").sortedValues
-      )
+      const netPctl = Number.isFinite(netPct) ? w(state, "net_delta_pct_of_oi_24h").rank(netPct) : undefined
+      const liqPctl = w(state, "liq_intensity_pct_of_oi_24h").rank(c.liq_intensity_pct_of_oi_24h)
       const band = Number.isFinite(c.funding_rate_8h_pct) ? fundingBand(c.funding_rate_8h_pct) : undefined
       const positioningState = !(serves("funding") && serves("open_interest"))
         ? notServed("assessment.positioning", "funding")

@@ -3,7 +3,7 @@
  * (`Gaps`), the freshness clocks every result carries, and the keys and moments the result memo uses.
  */
 import type { CanonicalParams } from "../../Params.ts"
-import { MinBaselineN, percentileRank, type SortedWindow } from "../../Percentile.ts"
+import { type CadenceWindow, MinBaselineN, percentileRank } from "../../Percentile.ts"
 import type { ResultFreshness } from "../Freshness.ts"
 import type { SourceStatus } from "../Market.ts"
 import { PrintPrecision } from "../Measures.ts"
@@ -78,19 +78,20 @@ export class Gaps {
   contextual(
     component: string,
     value: number,
-    window: SortedWindow | ReadonlyArray<number> | undefined
+    window: CadenceWindow | ReadonlyArray<number> | undefined
   ): { value: number; pctl: number; n: number } | null {
     if (!Number.isFinite(value)) return this.add(component, "no_data", "its inputs are missing in the store")
-    const sorted = window === undefined ? [] : Array.isArray(window) ? window : (window as SortedWindow).sortedValues
-    const pctl = percentileRank(value, sorted)
+    const sorted = window === undefined ? [] : window
+    const pctl = Array.isArray(sorted) ? percentileRank(value, sorted) : (sorted as CadenceWindow).rank(value)
+    const n = Array.isArray(sorted) ? sorted.length : (sorted as CadenceWindow).n
     if (pctl === undefined) {
       return this.add(
         component,
         "insufficient_history",
-        `${sorted.length} baseline samples; a percentile needs at least ${MinBaselineN}`
+        `${n} baseline samples; a percentile needs at least ${MinBaselineN}`
       )
     }
-    return { value: roundFigure(component, value), pctl, n: sorted.length }
+    return { value: roundFigure(component, value), pctl, n }
   }
   plain(component: string, value: number | undefined): number | null {
     if (value === undefined || !Number.isFinite(value)) return this.add(component, "no_data")
