@@ -16,6 +16,7 @@ if (file === undefined) {
   process.exit(2)
 }
 const top = Number(process.argv[3] ?? 30)
+const depthLimit = Number(process.argv[4] ?? 3)
 
 interface Snapshot {
   readonly snapshot: {
@@ -97,13 +98,33 @@ for (let n = 0; n < N; n++) {
   add(byCtor, label(n), size)
   const parts: Array<string> = [label(n)]
   let at = n
-  for (let depth = 0; depth < 3; depth++) {
+  for (let depth = 0; depth < depthLimit; depth++) {
     const up = retainer[at] as number
     if (up < 0) break
     parts.unshift(`${label(up)}.${retainerEdge[at]}`)
     at = up
   }
   add(byPath, parts.join(" > "), size)
+}
+
+// `HEAP_HOLDERS=a,b,c`: self size by the nearest of these property names up each node's retainer chain (say
+// `baselines,timeframes,results,cols`), to see which cache holds how much.
+const holders = (process.env.HEAP_HOLDERS ?? "").split(",").filter((x) => x !== "")
+const byHolder = new Map<string, { size: number; count: number }>()
+if (holders.length > 0) {
+  for (let n = 0; n < N; n++) {
+    let at = n
+    let found = "(none)"
+    for (let depth = 0; depth < 16 && at >= 0; depth++) {
+      const edge = retainerEdge[at]
+      if (edge !== undefined && holders.includes(edge)) {
+        found = `${label(retainer[at] as number)}.${edge}`
+        break
+      }
+      at = retainer[at] as number
+    }
+    add(byHolder, found, self(n))
+  }
 }
 
 const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`
@@ -116,3 +137,4 @@ const print = (title: string, m: Map<string, { size: number; count: number }>) =
 console.log(`${N} nodes, ${mb(total)} in all`)
 print("self size by constructor", byCtor)
 print("self size by retainer path", byPath)
+if (holders.length > 0) print("self size by holder", byHolder)

@@ -3,7 +3,7 @@
  * (`Gaps`), the freshness clocks every result carries, and the keys and moments the result memo uses.
  */
 import type { CanonicalParams } from "../../Params.ts"
-import { type CadenceWindow, MinBaselineN, percentileRank } from "../../Percentile.ts"
+import { CadenceWindow, MinBaselineN, percentileRank } from "../../Percentile.ts"
 import type { ResultFreshness } from "../Freshness.ts"
 import type { SourceStatus } from "../Market.ts"
 import { PrintPrecision } from "../Measures.ts"
@@ -78,12 +78,12 @@ export class Gaps {
   contextual(
     component: string,
     value: number,
-    window: CadenceWindow | ReadonlyArray<number> | undefined
+    window: CadenceWindow | ArrayLike<number> | undefined
   ): { value: number; pctl: number; n: number } | null {
     if (!Number.isFinite(value)) return this.add(component, "no_data", "its inputs are missing in the store")
-    const sorted = window === undefined ? [] : window
-    const pctl = Array.isArray(sorted) ? percentileRank(value, sorted) : (sorted as CadenceWindow).rank(value)
-    const n = Array.isArray(sorted) ? sorted.length : (sorted as CadenceWindow).n
+    const sorted = window ?? []
+    const pctl = sorted instanceof CadenceWindow ? sorted.rank(value) : percentileRank(value, sorted)
+    const n = sorted instanceof CadenceWindow ? sorted.n : sorted.length
     if (pctl === undefined) {
       return this.add(
         component,

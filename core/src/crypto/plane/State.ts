@@ -15,7 +15,6 @@ import { AssetBaselines } from "../Baselines.ts"
 import { type ResultFreshness, resultFreshness, worstStatus } from "../Freshness.ts"
 import {
   BAR_MS,
-  type Bars,
   type Component,
   completeBars,
   DAY_MS,
@@ -85,19 +84,27 @@ export const sameSeriesStatuses = (a: ReadonlyArray<SourceStatus>, b: ReadonlyAr
 }
 export const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0]?.venue
 
-/** Technicals and structure of one asset on one timeframe, as of its newest closed bar. */
+/**
+ * Technicals and structure of one asset on one timeframe, as of its newest closed bar: the figures the operations
+ * answer with, not the bars and indicator series they were computed from (those are dropped once computed; at
+ * 15-minute bars a year of them is about 3.5 MB an asset).
+ */
 export interface TimeframeState {
   readonly lastBarT: number
   /** End of the newest closed bar: the cache key. */
   readonly closedEndMs: number
-  readonly bars: Bars
-  readonly rsi: ReadonlyArray<number>
-  readonly adx: ReadonlyArray<number>
-  readonly plusDi: ReadonlyArray<number>
-  readonly minusDi: ReadonlyArray<number>
-  readonly atrPct: ReadonlyArray<number>
-  /** Sorted 90-day baselines of the three Wilder indicators. */
-  readonly baselines: { readonly rsi: Array<number>; readonly adx: Array<number>; readonly atrPct: Array<number> }
+  /** Closed bars of the timeframe in the history read. */
+  readonly closedBars: number
+  readonly lastClose: number
+  /** The newest finite value of each Wilder indicator (NaN: none). */
+  readonly rsi: number
+  readonly adx: number
+  readonly atrPct: number
+  /** The directional indicators at the newest bar (undefined or NaN: not enough bars). */
+  readonly plusDi: number | undefined
+  readonly minusDi: number | undefined
+  /** Sorted 90-day baselines of the three Wilder indicators (typed arrays: no growth headroom kept). */
+  readonly baselines: { readonly rsi: Float64Array; readonly adx: Float64Array; readonly atrPct: Float64Array }
   /** Last SMA and EMA values by `sma_20` ... `ema_200` (undefined: not enough bars). */
   readonly movingAverages: ReadonlyMap<string, number | undefined>
   /** Structure over the last `StructureBars` closed bars. */
@@ -397,17 +404,18 @@ export const makePlaneState = (
       const atr = atrPct(bars)
       const from = lastBarT - BaselineWindows["90d"]
       const inWindow = (series: ReadonlyArray<number>) =>
-        sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from))
+        Float64Array.from(sortedFinite(series.filter((_, i) => (bars.t[i] as number) > from)))
       const structureBars = sliceSeries(bars, Math.max(0, bars.t.length - StructureBars), bars.t.length)
       const state: TimeframeState = {
         lastBarT,
         closedEndMs: closedEnd,
-        bars,
-        rsi: r,
-        adx: a.adx,
-        plusDi: a.plusDi,
-        minusDi: a.minusDi,
-        atrPct: atr,
+        closedBars: closed,
+        lastClose: bars.close[closed - 1] as number,
+        rsi: lastFinite(r) ?? Number.NaN,
+        adx: lastFinite(a.adx) ?? Number.NaN,
+        atrPct: lastFinite(atr) ?? Number.NaN,
+        plusDi: a.plusDi[closed - 1],
+        minusDi: a.minusDi[closed - 1],
         baselines: { rsi: inWindow(r), adx: inWindow(a.adx), atrPct: inWindow(atr) },
         movingAverages: new Map(
           MovingAveragePeriods.flatMap((p) => [

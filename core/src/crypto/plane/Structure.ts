@@ -41,7 +41,7 @@ export const makeStructureOf = (st: PlaneState) => {
       const tf = yield* timeframeOf(asset, timeframe, nowMs)
       const primary = primaryVenue(asset)
       const sessions = primary === undefined ? undefined : yield* sessionsOf(asset, primary, nowMs)
-      const bars = tf?.bars
+      const bars = tf?.closedBars
       const trend = tf?.trend
       const bos = tf?.bos
       const sessionBlock: Record<string, unknown> = {}

@@ -8,7 +8,7 @@ import type { CanonicalParams } from "../../Params.ts"
 import type { PlaneForAsset } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import { intervalEndMs } from "../Market.ts"
-import { lastFinite, MovingAveragePeriods } from "../Technicals.ts"
+import { MovingAveragePeriods } from "../Technicals.ts"
 import { perAsset } from "./Operation.ts"
 import { type Gaps, iso, roundRatio, roundValue } from "./Result.ts"
 import { type PlaneState, TIMEFRAMES, type Timeframe } from "./State.ts"
@@ -32,8 +32,7 @@ export const makeTechnicals = (st: PlaneState): PlaneForAsset => {
         gaps.add("moving_averages", "no_data", "no closed bars")
         return { timeframe, rsi_14: null, adx_14: null, atr_14_pct: null }
       }
-      const close = tf.bars.close
-      const last = close[close.length - 1] as number
+      const last = tf.lastClose
       const mas: Record<string, number | null> = {}
       for (const p of MovingAveragePeriods) {
         for (const name of ["sma", "ema"] as const) {
@@ -41,7 +40,7 @@ export const makeTechnicals = (st: PlaneState): PlaneForAsset => {
           const v = tf.movingAverages.get(key)
           mas[key] =
             v === undefined
-              ? gaps.add(`moving_averages.${key}`, "insufficient_history", `${close.length} closed bars; ${p} needed`)
+              ? gaps.add(`moving_averages.${key}`, "insufficient_history", `${tf.closedBars} closed bars; ${p} needed`)
               : roundValue(v)
           const vs = `close_vs_${key}_pct`
           mas[vs] =
@@ -50,16 +49,15 @@ export const makeTechnicals = (st: PlaneState): PlaneForAsset => {
               : roundRatio((last / v - 1) * 100)
         }
       }
-      const n = close.length
       return {
         timeframe,
         bar_at: iso(tf.lastBarT),
         close: roundValue(last),
-        rsi_14: gaps.contextual("rsi_14", lastFinite(tf.rsi) ?? Number.NaN, tf.baselines.rsi),
-        adx_14: gaps.contextual("adx_14", lastFinite(tf.adx) ?? Number.NaN, tf.baselines.adx),
-        atr_14_pct: gaps.contextual("atr_14_pct", lastFinite(tf.atrPct) ?? Number.NaN, tf.baselines.atrPct),
-        plus_di_14: gaps.plain("plus_di_14", tf.plusDi[n - 1]),
-        minus_di_14: gaps.plain("minus_di_14", tf.minusDi[n - 1]),
+        rsi_14: gaps.contextual("rsi_14", tf.rsi, tf.baselines.rsi),
+        adx_14: gaps.contextual("adx_14", tf.adx, tf.baselines.adx),
+        atr_14_pct: gaps.contextual("atr_14_pct", tf.atrPct, tf.baselines.atrPct),
+        plus_di_14: gaps.plain("plus_di_14", tf.plusDi),
+        minus_di_14: gaps.plain("minus_di_14", tf.minusDi),
         moving_averages: mas,
         baseline: { window: "90d", cadence: timeframe, n: tf.baselines.rsi.length }
       }
