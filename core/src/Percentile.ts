@@ -203,7 +203,7 @@ export class CadenceWindow {
     return this.finite
   }
 
-  /** Time of the newest step held (a hole included), or undefined when empty. */
+  /** Time of the newest step held (a hole included), or undefined when no sample is held. */
   get newestAt(): number | undefined {
     return this.count === 0 ? undefined : this.firstT + (this.count - 1) * this.cadenceMs
   }
@@ -261,7 +261,7 @@ export class CadenceWindow {
     return steps
   }
 
-  /** Adds a sample taken at `t` (a whole number of steps after the newest one); a non-finite value is a hole. */
+  /** Adds a sample taken at `t` (a whole number of steps after the newest one held); a non-finite value is a hole. */
   push(t: number, value: number): void {
     this.pushMany([t], [value])
   }
@@ -276,11 +276,6 @@ export class CadenceWindow {
     for (const t of times) {
       if (newest !== undefined) this.stepsTo(t, newest)
       newest = t
-    }
-    // Holes alone hold nothing: drop them rather than keep a ring of them across a gap.
-    if (this.count > 0 && this.finite === 0) {
-      this.count = 0
-      this.head = 0
     }
     const first = times[0] as number
     if (this.count === 0) this.firstT = first
@@ -304,7 +299,10 @@ export class CadenceWindow {
         fresh.push(slot)
       } else this.values[slot] = Number.NaN
     }
-    if (fresh.length === 0) return
+    if (fresh.length === 0) {
+      this.releaseHoles()
+      return
+    }
     // Stable: equal values keep their time order, so the sorted view stays ordered by age within a value.
     const vals = this.values
     fresh.sort((a, b) => (vals[a] as number) - (vals[b] as number))
@@ -318,6 +316,21 @@ export class CadenceWindow {
       } else order[k--] = fresh[j--] as number
     }
     this.finite += fresh.length
+  }
+
+  /**
+   * A window without a sample forgets its steps and frees its arrays (a measure an asset never has, such as a
+   * venue's book depth where the venue gives none, would otherwise hold a window of holes); the next sample starts
+   * a new ring.
+   */
+  private releaseHoles(): void {
+    if (this.finite !== 0) return
+    this.count = 0
+    this.head = 0
+    if (this.values.length > 0) {
+      this.values = new Float64Array(0)
+      this.order = new Uint16Array(0)
+    }
   }
 
   /** Removes every step taken before `t`. */
@@ -336,7 +349,10 @@ export class CadenceWindow {
       this.firstT += this.cadenceMs
     }
     if (this.count === 0) this.head = 0
-    if (cap > 64 && CadenceWindow.headroom(this.count) * 2 < cap) this.relayout(CadenceWindow.headroom(this.count))
+    if (this.finite === 0) this.releaseHoles()
+    else if (cap > 64 && CadenceWindow.headroom(this.count) * 2 < cap) {
+      this.relayout(CadenceWindow.headroom(this.count))
+    }
   }
 
   /** Mid-rank percentile of `value` in the window: `percentileRank` over `sortedValues`, without the copy. */

@@ -185,7 +185,7 @@ describe("CadenceWindow", () => {
             expect([...w.sortedValues]).toEqual(expected)
             expect(w.valuesInTimeOrder()).toEqual(held)
             expect(w.n).toBe(held.length)
-            expect(w.newestAt).toBe(t)
+            expect(w.newestAt).toBe(held.length === 0 ? undefined : t)
             for (const probe of [v, -5.25, 0, 5.25, expected[0] ?? 0]) {
               expect(w.rank(probe, 1)).toBe(
                 Number.isFinite(probe) && held.length > 0 ? bruteForce(probe, held) : undefined
@@ -258,9 +258,14 @@ describe("CadenceWindow", () => {
     expect(w.n).toBe(1)
     w.push(11 * C, Number.POSITIVE_INFINITY)
     expect(w.n).toBe(1)
+    expect(w.newestAt).toBe(11 * C)
     w.evictBefore(11 * C)
     expect(w.n).toBe(0)
-    // Only a hole is left: a sample a year later starts a new ring instead of filling a year of holes.
+    // Only a hole was left: the window forgets it, and a sample a year later starts a new ring instead of filling
+    // a year of holes.
+    expect(w.newestAt).toBeUndefined()
+    w.pushMany([12 * C, 13 * C], [Number.NaN, Number.NaN])
+    expect(w.newestAt).toBeUndefined()
     w.push(11 * C + 8_760 * C, 4)
     expect([...w.sortedValues]).toEqual([4])
     expect(w.newestAt).toBe(11 * C + 8_760 * C)
