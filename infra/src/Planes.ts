@@ -73,6 +73,7 @@ import {
 } from "@market-data/sources"
 import { Clock, Effect, Schedule, type Scope } from "effect"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
+import { releaseFreedMemory } from "./Memory.ts"
 import type { OpenedStores } from "./Stores.ts"
 
 /**
@@ -345,13 +346,19 @@ const openSimulatedProgressively = (
               yield* Effect.yieldNow
             }),
           { discard: true }
-        ).pipe(Effect.repeat(Schedule.spaced("1 day")), Effect.delay("1 day"), Effect.forkScoped)
+        ).pipe(
+          Effect.andThen(releaseFreedMemory("daily trim of the simulated series")),
+          Effect.repeat(Schedule.spaced("1 day")),
+          Effect.delay("1 day"),
+          Effect.forkScoped
+        )
       ),
       Effect.tap((crypto) =>
         Effect.gen(function* () {
           allReady = true
           yield* logMarketReady(crypto.report)
           yield* Effect.logInfo("crypto baselines warm")
+          yield* releaseFreedMemory("crypto baselines warm")
         })
       ),
       Effect.forkScoped
