@@ -22,6 +22,12 @@ export interface AppConfig {
   readonly dataDir: string
   /** Connections in the PostgreSQL pool. */
   readonly poolSize: number
+  /**
+   * Group commit on server PostgreSQL (`DATABASE_BATCH_MAX`, `DATABASE_BATCH_WINDOW_MS`): most store calls in one
+   * statement (1: off, every call its own statement) and how long the first call of a batch waits for company.
+   * Absent (a configuration built in code): off.
+   */
+  readonly batch?: { readonly maxBatch: number; readonly windowMs: number }
   readonly feed: "simulated" | "live"
   /** Seed of the simulated market and simulated filings: the same seed gives the same data. */
   readonly seed: number
@@ -83,6 +89,8 @@ const readConfig = Effect.gen(function* () {
   const databaseUrl = yield* Config.String("DATABASE_URL").pipe(Config.withDefault(""))
   const dataDir = yield* Config.String("MARKET_DATA_DIR").pipe(Config.withDefault("./.market-data"))
   const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+  const batchMax = yield* Config.Int("DATABASE_BATCH_MAX").pipe(Config.withDefault(64))
+  const batchWindowMs = yield* Config.Int("DATABASE_BATCH_WINDOW_MS").pipe(Config.withDefault(1))
   const feed = yield* Config.Literals(["simulated", "live"], "MARKET_DATA_FEED").pipe(
     Config.withDefault("simulated" as const)
   )
@@ -127,6 +135,12 @@ const readConfig = Effect.gen(function* () {
   }
   if (poolSize < 1 || poolSize > 1000) {
     return yield* Effect.fail(new ConfigProblem(`DATABASE_POOL_SIZE must be 1 to 1000; got ${poolSize}`))
+  }
+  if (batchMax < 1 || batchMax > 64) {
+    return yield* Effect.fail(new ConfigProblem(`DATABASE_BATCH_MAX must be 1 (off) to 64; got ${batchMax}`))
+  }
+  if (batchWindowMs < 0 || batchWindowMs > 100) {
+    return yield* Effect.fail(new ConfigProblem(`DATABASE_BATCH_WINDOW_MS must be 0 to 100; got ${batchWindowMs}`))
   }
   if (bootstrapCredits < 0) {
     return yield* Effect.fail(new ConfigProblem("MARKET_DATA_BOOTSTRAP_CREDITS must be 0 or more"))
@@ -178,6 +192,7 @@ const readConfig = Effect.gen(function* () {
     store,
     dataDir,
     poolSize,
+    batch: { maxBatch: batchMax, windowMs: batchWindowMs },
     feed,
     seed,
     simulatedUniverse,

@@ -7,7 +7,14 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join, resolve } from "node:path"
 import type { StorePorts } from "@market-data/core"
 import { memoryStores } from "@market-data/memory"
-import { type Database, layerPgStores, openPglite, openPostgres, sweep } from "@market-data/postgres"
+import {
+  type Database,
+  GROUP_COMMIT_DEFAULTS,
+  layerPgStores,
+  openPglite,
+  openPostgres,
+  sweep
+} from "@market-data/postgres"
 import { Clock, Effect, type Layer, Schedule, type Scope } from "effect"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { migrateToLatest } from "./Migrate.ts"
@@ -122,12 +129,32 @@ export const openStores = (config: AppConfig): Effect.Effect<OpenedStores, Confi
       case "Postgres": {
         const url = config.store.url
         const database = yield* openDatabase(
-          () => Promise.resolve(openPostgres(url, { poolSize: config.poolSize })),
+          () =>
+            Promise.resolve(
+              openPostgres(url, {
+                poolSize: config.poolSize,
+                ...(config.batch === undefined || config.batch.maxBatch <= 1
+                  ? {}
+                  : {
+                      groupCommit: {
+                        ...GROUP_COMMIT_DEFAULTS,
+                        maxBatch: config.batch.maxBatch,
+                        windowMs: config.batch.windowMs,
+                        // Each batch on its way holds a connection: leave the rest of the pool to other queries.
+                        maxInFlight: Math.max(1, Math.min(GROUP_COMMIT_DEFAULTS.maxInFlight, config.poolSize - 1))
+                      }
+                    })
+              })
+            ),
           "PostgreSQL"
         )
         return {
           layer: layerPgStores(database),
-          description: `PostgreSQL ${redactUrl(url)} (pool ${config.poolSize})`,
+          description: `PostgreSQL ${redactUrl(url)} (pool ${config.poolSize}, ${
+            config.batch === undefined || config.batch.maxBatch <= 1
+              ? "group commit off"
+              : `group commit up to ${config.batch.maxBatch} calls, ${config.batch.windowMs} ms window`
+          })`,
           database
         }
       }

@@ -5,6 +5,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
 import pg from "pg"
+import { type GroupCommit, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
 
 export interface ApiKeysTable {
   id: string
@@ -54,6 +55,16 @@ export interface Database {
   /** The PostgreSQL pool's connections now (metrics); absent for the embedded database (one connection). */
   readonly poolStats?: () => PoolStats
   /**
+   * Statements sent to the database so far (every round trip, whatever sent it: kysely, `COPY`, group commit).
+   * Counted on server PostgreSQL; absent for the embedded database.
+   */
+  readonly statements?: () => number
+  /**
+   * Group commit (`GroupCommit.ts`): when present, the stores send their per-request calls through it, many
+   * requests' calls in one statement. Absent: every call is its own statement.
+   */
+  readonly groupCommit?: GroupCommit
+  /**
    * The driver under kysely, for what kysely cannot say: `COPY` (`Copy.ts`, which knows the types). Typed opaquely
    * so that the published declarations do not need the drivers' type packages (`@types/pg`, PGlite's Emscripten
    * types) in a consumer's project.
@@ -76,9 +87,19 @@ const toNumber = (v: string | number | null): number =>
   v === null ? Number.NaN : typeof v === "number" ? v : Number(v)
 export const num = toNumber
 
-/** A pool on server PostgreSQL. */
-export const openPostgres = (url: string, options: { readonly poolSize?: number } = {}): Database => {
+/** The one statement a group commit sends; prepared once per connection. */
+const BATCH_STATEMENT = "select md_batch($1::jsonb) as r"
+
+/**
+ * A pool on server PostgreSQL. With `groupCommit`, the stores' per-request calls go through a group committer
+ * (`GroupCommit.ts`); without it (the default), each call is its own statement.
+ */
+export const openPostgres = (
+  url: string,
+  options: { readonly poolSize?: number; readonly groupCommit?: GroupCommitOptions } = {}
+): Database => {
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+  let statements = 0
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {})
   // Nor may a client checked out of the pool: while checked out it has no listener of the pool's, and `pg`
@@ -87,6 +108,12 @@ export const openPostgres = (url: string, options: { readonly poolSize?: number 
   // and the pool discards the client when it is released unqueryable.
   pool.on("connect", (client) => {
     client.on("error", () => {})
+    // Every statement a pooled connection sends is counted (kysely, `pool.query` and `COPY` all go through it).
+    const send = client.query
+    client.query = function (this: pg.PoolClient, ...args: Array<unknown>) {
+      statements++
+      return (send as (...a: Array<unknown>) => unknown).apply(this, args)
+    } as typeof client.query
   })
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
   const max = options.poolSize ?? 10
@@ -95,7 +122,18 @@ export const openPostgres = (url: string, options: { readonly poolSize?: number 
     kind: "postgres",
     close: () => db.destroy(),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
-    native: { kind: "postgres", pool }
+    statements: () => statements,
+    native: { kind: "postgres", pool },
+    ...(options.groupCommit === undefined || options.groupCommit.maxBatch <= 1
+      ? {}
+      : {
+          groupCommit: makeGroupCommit(
+            async (calls) =>
+              (await pool.query<{ r: Array<never> }>({ name: "md_batch", text: BATCH_STATEMENT, values: [calls] }))
+                .rows[0]?.r ?? [],
+            options.groupCommit
+          )
+        })
   }
 }
 

@@ -30,6 +30,26 @@ import { sql } from "kysely"
 import type { ApiKeysTable, Database } from "./Database.ts"
 import { num } from "./Database.ts"
 import { query } from "./Errors.ts"
+import type { BatchCall } from "./GroupCommit.ts"
+
+/**
+ * Runs one per-request store call: through the database's group commit when it has one (`call`, its answer
+ * turned into the row the lone statement would have given by `fromBatch`), else as its own statement (`direct`).
+ * Failures are the same either way (`query`: deadlocks retried, the rest `StoreUnavailable`).
+ */
+const perRequest = <A>(
+  database: Database,
+  what: string,
+  call: () => BatchCall,
+  fromBatch: (value: unknown) => A,
+  direct: () => Promise<A>
+): Effect.Effect<A> => {
+  const group = database.groupCommit
+  return group === undefined ? query(what, direct) : query(what, () => group.call(call()).then(fromBatch))
+}
+
+/** A table function's row as `md_batch` answers it (`to_jsonb` of the row, or null). */
+const batchRow = <R>(value: unknown): R | undefined => (value === null ? undefined : (value as R))
 
 const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
   id: r.id,
@@ -41,65 +61,73 @@ const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
   rateLimitPerMinute: r.rate_limit_per_minute
 })
 
-export const makePgKeyStore = ({ db }: Database): KeyStore["Service"] => ({
-  insert: (k) =>
-    query("keys.insert", () =>
-      db
-        .insertInto("api_keys")
-        .values({
-          id: k.id,
-          hash: k.hash,
-          prefix: k.prefix,
-          label: k.label,
-          created_at_ms: k.createdAt.getTime(),
-          revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
-          rate_limit_per_minute: k.rateLimitPerMinute
-        })
-        .execute()
-    ).pipe(Effect.asVoid),
-  insertIfAbsent: (k) =>
-    query("keys.insertIfAbsent", async () => {
-      // The conflicting insert waits for a racing one to commit; the select after it then sees that key.
-      await db
-        .insertInto("api_keys")
-        .values({
-          id: k.id,
-          hash: k.hash,
-          prefix: k.prefix,
-          label: k.label,
-          created_at_ms: k.createdAt.getTime(),
-          revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
-          rate_limit_per_minute: k.rateLimitPerMinute
-        })
-        .onConflict((oc) => oc.column("hash").doNothing())
-        .execute()
-      return db.selectFrom("api_keys").selectAll().where("hash", "=", k.hash).executeTakeFirstOrThrow()
-    }).pipe(Effect.map(keyFromRow)),
-  findByHash: (hash) =>
-    query("keys.findByHash", () =>
-      db.selectFrom("api_keys").selectAll().where("hash", "=", hash).executeTakeFirst()
-    ).pipe(Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))),
-  findById: (id) =>
-    query("keys.findById", () => db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst()).pipe(
-      Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))
-    ),
-  list: query("keys.list", () =>
-    db.selectFrom("api_keys").selectAll().orderBy("created_at_ms").orderBy("id").execute()
-  ).pipe(Effect.map((rows) => rows.map(keyFromRow))),
-  revoke: (id, at) =>
-    query("keys.revoke", () =>
-      db
-        .updateTable("api_keys")
-        .set({ revoked_at_ms: at.getTime() })
-        .where("id", "=", id)
-        .where("revoked_at_ms", "is", null)
-        .executeTakeFirst()
-    ).pipe(Effect.map((r) => Number(r.numUpdatedRows) === 1))
-})
+export const makePgKeyStore = (database: Database): KeyStore["Service"] => {
+  const { db } = database
+  return {
+    insert: (k) =>
+      query("keys.insert", () =>
+        db
+          .insertInto("api_keys")
+          .values({
+            id: k.id,
+            hash: k.hash,
+            prefix: k.prefix,
+            label: k.label,
+            created_at_ms: k.createdAt.getTime(),
+            revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
+            rate_limit_per_minute: k.rateLimitPerMinute
+          })
+          .execute()
+      ).pipe(Effect.asVoid),
+    insertIfAbsent: (k) =>
+      query("keys.insertIfAbsent", async () => {
+        // The conflicting insert waits for a racing one to commit; the select after it then sees that key.
+        await db
+          .insertInto("api_keys")
+          .values({
+            id: k.id,
+            hash: k.hash,
+            prefix: k.prefix,
+            label: k.label,
+            created_at_ms: k.createdAt.getTime(),
+            revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
+            rate_limit_per_minute: k.rateLimitPerMinute
+          })
+          .onConflict((oc) => oc.column("hash").doNothing())
+          .execute()
+        return db.selectFrom("api_keys").selectAll().where("hash", "=", k.hash).executeTakeFirstOrThrow()
+      }).pipe(Effect.map(keyFromRow)),
+    findByHash: (hash) =>
+      perRequest(
+        database,
+        "keys.findByHash",
+        () => ({ f: "key_by_hash", k: hash, a: [hash] }),
+        batchRow<ApiKeysTable>,
+        () => db.selectFrom("api_keys").selectAll().where("hash", "=", hash).executeTakeFirst()
+      ).pipe(Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))),
+    findById: (id) =>
+      query("keys.findById", () => db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst()).pipe(
+        Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))
+      ),
+    list: query("keys.list", () =>
+      db.selectFrom("api_keys").selectAll().orderBy("created_at_ms").orderBy("id").execute()
+    ).pipe(Effect.map((rows) => rows.map(keyFromRow))),
+    revoke: (id, at) =>
+      query("keys.revoke", () =>
+        db
+          .updateTable("api_keys")
+          .set({ revoked_at_ms: at.getTime() })
+          .where("id", "=", id)
+          .where("revoked_at_ms", "is", null)
+          .executeTakeFirst()
+      ).pipe(Effect.map((r) => Number(r.numUpdatedRows) === 1))
+  }
+}
 
 const holdId = (): string => `hold_${randomUUID()}`
 
-export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
+export const makePgLedger = (database: Database): Ledger["Service"] => {
+  const { db } = database
   /** What this process last saw per key (`Ledger.hint`); bounded, advisory only. */
   const hints = new Map<string, LedgerHint>()
   const see = (keyId: string, hint: Partial<LedgerHint>) => {
@@ -109,8 +137,14 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
   }
   return {
     balance: (keyId, nowMs) =>
-      query("ledger.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
-        Effect.map((r) => num(r.rows[0]?.v ?? 0)),
+      perRequest(
+        database,
+        "ledger.balance",
+        () => ({ f: "available", k: keyId, a: [keyId, nowMs] }),
+        (v) => v as string | number | null,
+        async () => (await sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).rows[0]?.v ?? 0
+      ).pipe(
+        Effect.map((v) => num(v ?? 0)),
         Effect.tap((available) => Effect.sync(() => see(keyId, { available })))
       ),
     hold: (keyId, amount, nowMs) =>
@@ -118,12 +152,19 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
         if (!Number.isSafeInteger(amount) || amount < 0)
           return Effect.die(new RangeError(`hold must be a whole number >= 0, got ${amount}`))
         const hold: Hold = { id: holdId(), keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
-        return query("ledger.hold", () =>
-          sql<{
-            ok: boolean
-          }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
+        return perRequest(
+          database,
+          "ledger.hold",
+          () => ({ f: "hold", k: keyId, a: [hold.id, keyId, amount, nowMs, hold.expiresAtMs] }),
+          (v) => v === true,
+          async () =>
+            (
+              await sql<{
+                ok: boolean
+              }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
+            ).rows[0]?.ok === true
         ).pipe(
-          Effect.map((r) => (r.rows[0]?.ok === true ? hold : undefined)),
+          Effect.map((ok) => (ok ? hold : undefined)),
           // A refused hold says the balance is short; a granted one says nothing exact: forget what was known.
           Effect.tap((h) => Effect.sync(() => see(keyId, { available: h === undefined ? 0 : undefined })))
         )
@@ -135,16 +176,38 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
             new RangeError(`charge ${charge} must be a whole number from 0 to the hold of ${hold.amount}`)
           )
         }
-        return query("ledger.settle", () =>
-          sql<{ r: string }>`select md_settle(
+        return perRequest(
+          database,
+          "ledger.settle",
+          () => ({
+            f: "settle",
+            k: hold.keyId,
+            a: [
+              hold.id,
+              charge,
+              reason,
+              nowMs,
+              receipt?.keyId ?? null,
+              receipt?.idempotencyKey ?? null,
+              receipt?.token ?? null,
+              receipt?.answer.status ?? null,
+              receipt?.answer.headers ?? null,
+              receipt?.answer.body ?? null,
+              nowMs + REPLAY_WINDOW_MS
+            ]
+          }),
+          (v) => v as string | undefined,
+          async () =>
+            (
+              await sql<{ r: string }>`select md_settle(
           ${hold.id}, ${charge}, ${reason}, ${nowMs},
           ${receipt?.keyId ?? null}, ${receipt?.idempotencyKey ?? null}, ${receipt?.token ?? null},
           ${receipt?.answer.status ?? null},
           ${receipt === undefined ? null : JSON.stringify(receipt.answer.headers)}::jsonb,
           ${receipt?.answer.body ?? null}, ${nowMs + REPLAY_WINDOW_MS}) as r`.execute(db)
+            ).rows[0]?.r
         ).pipe(
-          Effect.map((r) => {
-            const result = r.rows[0]?.r
+          Effect.map((result) => {
             if (result === "settled") return { _tag: "Settled" as const, charged: charge }
             if (result === "expired") return { _tag: "Expired" as const }
             if (result === "superseded") return { _tag: "Superseded" as const }
@@ -153,9 +216,15 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
         )
       }),
     release: (hold) =>
-      query("ledger.release", () =>
-        sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
-      ).pipe(Effect.asVoid),
+      perRequest(
+        database,
+        "ledger.release",
+        () => ({ f: "release", k: hold.keyId, a: [hold.id] }),
+        () => undefined,
+        async () => {
+          await sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
+        }
+      ),
     grant: (keyId, amount, reason, nowMs) =>
       Effect.suspend(() => {
         if (!Number.isSafeInteger(amount) || amount <= 0)
@@ -197,13 +266,25 @@ export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
           )
         }
         const since = nowMs - WINDOW_MS - BUCKET_MS
-        return query("ledger.meteredCharge", () =>
-          sql<{ outcome: string; used: string; oldest: string | null; available: string | null }>`
+        type Row = { outcome: string; used: string; oldest: string | null; available: string | null }
+        const bucket = bucketOf(nowMs)
+        return perRequest(
+          database,
+          "ledger.meteredCharge",
+          () => ({
+            f: "meter_charge",
+            k: meter.scope,
+            a: [keyId, required, charge, reason, nowMs, meter.scope, meter.limit, bucket, since]
+          }),
+          batchRow<Row>,
+          async () =>
+            (
+              await sql<Row>`
           select * from md_meter_charge(${keyId}, ${required}, ${charge}, ${reason}, ${nowMs},
-            ${meter.scope}, ${meter.limit}, ${bucketOf(nowMs)}, ${since})`.execute(db)
+            ${meter.scope}, ${meter.limit}, ${bucket}, ${since})`.execute(db)
+            ).rows[0]
         ).pipe(
-          Effect.map((r): MeteredChargeResult => {
-            const row = r.rows[0]
+          Effect.map((row): MeteredChargeResult => {
             const used = num(row?.used ?? 0)
             const oldest = row?.oldest == null ? null : num(row.oldest)
             const allowed = row?.outcome !== "rate_limited"
@@ -248,7 +329,8 @@ const storedAnswer = (status: number | null, headers: unknown, body: string | nu
   body: body ?? ""
 })
 
-export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Service"] => {
+export const makePgIdempotencyStore = (database: Database): IdempotencyStore["Service"] => {
+  const { db } = database
   const begin = (
     keyId: string,
     key: string,
@@ -293,22 +375,40 @@ export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Serv
     beginMetered: (keyId, key, fingerprint, nowMs, meter) =>
       Effect.suspend(() => {
         const token = newToken()
-        return query("idempotency.beginMetered", () =>
-          sql<{
-            allowed: boolean
-            used: string
-            oldest: string | null
-            outcome: string
-            answer_status: number | null
-            answer_headers: unknown
-            answer_body: string | null
-          }>`
-          select * from md_rate_begin(${meter.scope}, ${meter.limit}, ${nowMs}, ${bucketOf(nowMs)},
-            ${windowSince(nowMs)}, ${keyId}, ${key}, ${fingerprint}, ${token},
-            ${nowMs + IDEMPOTENCY_LEASE_MS})`.execute(db)
+        type Row = {
+          allowed: boolean
+          used: string
+          oldest: string | null
+          outcome: string
+          answer_status: number | null
+          answer_headers: unknown
+          answer_body: string | null
+        }
+        const args = [
+          meter.scope,
+          meter.limit,
+          nowMs,
+          bucketOf(nowMs),
+          windowSince(nowMs),
+          keyId,
+          key,
+          fingerprint,
+          token,
+          nowMs + IDEMPOTENCY_LEASE_MS
+        ] as const
+        return perRequest(
+          database,
+          "idempotency.beginMetered",
+          () => ({ f: "rate_begin", k: meter.scope, a: args }),
+          batchRow<Row>,
+          async () =>
+            (
+              await sql<Row>`
+          select * from md_rate_begin(${args[0]}, ${args[1]}, ${args[2]}, ${args[3]}, ${args[4]}, ${args[5]},
+            ${args[6]}, ${args[7]}, ${args[8]}, ${args[9]})`.execute(db)
+            ).rows[0]
         ).pipe(
-          Effect.map((r): MeteredBeginResult => {
-            const row = r.rows[0]
+          Effect.map((row): MeteredBeginResult => {
             const allowed = row?.allowed === true
             const rate = rateWindow(
               meter.limit,
@@ -331,31 +431,55 @@ export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Serv
         )
       }),
     complete: (keyId, key, token, answer, nowMs) =>
-      query("idempotency.complete", () =>
-        sql`update idempotency_records
+      perRequest(
+        database,
+        "idempotency.complete",
+        () => ({
+          f: "complete",
+          k: keyId,
+          a: [keyId, key, token, answer.status, answer.headers, answer.body, nowMs + REPLAY_WINDOW_MS]
+        }),
+        () => undefined,
+        async () => {
+          await sql`update idempotency_records
               set state = 'stored', status = ${answer.status}, headers = ${JSON.stringify(answer.headers)}::jsonb,
                   body = ${answer.body}, expires_at_ms = ${nowMs + REPLAY_WINDOW_MS}
             where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
-      ).pipe(Effect.asVoid),
+        }
+      ),
     abandon: (keyId, key, token) =>
-      query("idempotency.abandon", () =>
-        sql`delete from idempotency_records
+      perRequest(
+        database,
+        "idempotency.abandon",
+        () => ({ f: "abandon", k: keyId, a: [keyId, key, token] }),
+        () => undefined,
+        async () => {
+          await sql`delete from idempotency_records
             where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
-      ).pipe(Effect.asVoid)
+        }
+      )
   }
 }
 
-export const makePgRateLimiter = ({ db }: Database): RateLimiter["Service"] => {
+export const makePgRateLimiter = (database: Database): RateLimiter["Service"] => {
+  const { db } = database
   const since = windowSince
   const window = rateWindow
+  type Row = { allowed: boolean; used: string; oldest: string | null }
   return {
     consume: (scope, limit, nowMs) =>
-      query("rate.consume", () =>
-        sql<{ allowed: boolean; used: string; oldest: string | null }>`
+      perRequest(
+        database,
+        "rate.consume",
+        () => ({ f: "rate_consume", k: scope, a: [scope, limit, nowMs, bucketOf(nowMs), since(nowMs)] }),
+        batchRow<Row>,
+        async () =>
+          (
+            await sql<Row>`
           select * from md_rate_consume(${scope}, ${limit}, ${nowMs}, ${bucketOf(nowMs)}, ${since(nowMs)})`.execute(db)
+          ).rows[0]
       ).pipe(
-        Effect.map((r) => {
-          const row = r.rows[0]
+        Effect.map((row) => {
           return window(
             limit,
             nowMs,

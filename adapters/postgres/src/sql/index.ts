@@ -4,6 +4,7 @@
  * (that migration imports it). A test compares each with what a migrated database holds (`pg_get_functiondef`).
  */
 import { MD_AVAILABLE } from "./md_available.ts"
+import { MD_BATCH } from "./md_batch.ts"
 import { MD_GRANT } from "./md_grant.ts"
 import { MD_HOLD } from "./md_hold.ts"
 import { MD_METER_CHARGE } from "./md_meter_charge.ts"
@@ -13,6 +14,7 @@ import { MD_SETTLE } from "./md_settle.ts"
 import { MD_TOP_UP } from "./md_top_up.ts"
 
 export { MD_AVAILABLE } from "./md_available.ts"
+export { MD_BATCH } from "./md_batch.ts"
 export { MD_GRANT } from "./md_grant.ts"
 export { MD_HOLD } from "./md_hold.ts"
 export { MD_METER_CHARGE } from "./md_meter_charge.ts"
@@ -37,5 +39,6 @@ export const databaseFunctions: ReadonlyArray<DatabaseFunction> = [
   { name: "md_meter_charge", migration: "2026-11-23T0001_metered_charge", definition: MD_METER_CHARGE },
   { name: "md_settle", migration: "2026-11-23T0002_settle_owner", definition: MD_SETTLE },
   { name: "md_rate_begin", migration: "2026-11-23T0400_rate_begin", definition: MD_RATE_BEGIN },
-  { name: "md_top_up", migration: "2026-11-25T2300_top_up", definition: MD_TOP_UP }
+  { name: "md_top_up", migration: "2026-11-25T2300_top_up", definition: MD_TOP_UP },
+  { name: "md_batch", migration: "2026-11-26T0100_batch", definition: MD_BATCH }
 ]
