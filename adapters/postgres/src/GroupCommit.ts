@@ -62,6 +62,8 @@ export interface GroupCommit {
 
 interface Pending {
   readonly call: BatchCall
+  /** The call's JSON text, made when it was queued (a call that cannot be serialized fails alone, at once). */
+  readonly text: string
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
 }
@@ -116,14 +118,10 @@ export const makeGroupCommit = (
       batches++
       calls += batch.length
       if (batch.length > largest) largest = batch.length
-      let text: string
-      try {
-        text = JSON.stringify(batch.map((p) => p.call))
-      } catch (e) {
-        inFlight--
-        for (const p of batch) p.reject(e)
-        continue
-      }
+      let text = "["
+      for (let i = 0; i < batch.length; i++)
+        text += i === 0 ? (batch[i] as Pending).text : `,${(batch[i] as Pending).text}`
+      text += "]"
       send(text).then(
         (answers) => {
           inFlight--
@@ -165,7 +163,14 @@ export const makeGroupCommit = (
   return {
     call: (call) =>
       new Promise<unknown>((resolve, reject) => {
-        queue.push({ call, resolve, reject })
+        let text: string
+        try {
+          text = JSON.stringify(call)
+        } catch (e) {
+          reject(e)
+          return
+        }
+        queue.push({ call, text, resolve, reject })
         if (queue.length >= maxBatch && inFlight < maxInFlight) {
           clearTimer()
           dispatch()
