@@ -225,9 +225,12 @@ if (TEST_DATABASE_URL === undefined) {
       await blocker.query("begin")
       await blocker.query("select 1 from ledger_accounts where key_id = $1 for update", [k.id])
       await Effect.runPromise(Deferred.succeed(gate, undefined))
+      // Watched from another connection: inside its transaction the blocker sees one snapshot of pg_stat_activity.
+      const monitor = new pg.Client({ connectionString: t.url as string })
+      await monitor.connect()
       let terminated = 0
       await until("every member answered", async () => {
-        const killed = await blocker.query(
+        const killed = await monitor.query(
           `select pg_terminate_backend(pid) as ok from pg_stat_activity
             where application_name = $1 and query like 'select md_batch%' and wait_event_type = 'Lock'`,
           [app]
@@ -237,6 +240,7 @@ if (TEST_DATABASE_URL === undefined) {
       })
       await blocker.query("rollback")
       await blocker.end()
+      await monitor.end()
       expect(terminated).toBeGreaterThan(0)
       const answers = await Promise.all(pending)
       expect(answers.map((a) => (a.outcome._tag === "Failure" ? a.outcome.error.code : a.outcome._tag))).toEqual(
