@@ -230,7 +230,9 @@ describe("makeTelemetry", () => {
       {
         missing: Effect.sync(() => missing),
         sourceStatus: Effect.succeed([]),
-        poolStats: () => ({ total: 4, idle: 1, waiting: 2, max: 10 })
+        poolStats: () => ({ total: 4, idle: 1, waiting: 2, max: 10 }),
+        statements: () => 120,
+        groupCommit: () => ({ batches: 7, calls: 300, failedBatches: 1, largest: 64 })
       },
       { tracing: false }
     )
@@ -255,6 +257,10 @@ describe("makeTelemetry", () => {
       const text = await (await fetch(`${base}/metrics`)).text()
       expect(sample(text, "market_data_db_pool_connections", { state: "in_use" })).toBe(3)
       expect(sample(text, "market_data_db_pool_connections", { state: "waiting" })).toBe(2)
+      expect(text).toMatch(/^market_data_db_statements_total 120$/m)
+      expect(sample(text, "market_data_db_group_commit_total", { kind: "batches" })).toBe(7)
+      expect(sample(text, "market_data_db_group_commit_total", { kind: "calls" })).toBe(300)
+      expect(sample(text, "market_data_db_group_commit_total", { kind: "failed" })).toBe(1)
       expect(text).toMatch(/^market_data_ready 1$/m)
       // Request labels come from a closed set: a made-up operation does not become a label value.
       telemetry.requestTelemetry.record?.({ transport: "http", operation: "no-such-op", status: 404, seconds: 0.001 })

@@ -60,7 +60,13 @@ export const serve = (
     // Health, readiness and metrics, answered before the API (no rate unit, no credit); `/metrics` on its own
     // port when MARKET_DATA_METRICS_PORT is set.
     const telemetry = makeTelemetry(
-      { missing: service.missing, sourceStatus: service.sourceStatus, poolStats: service.stores.database?.poolStats },
+      {
+        missing: service.missing,
+        sourceStatus: service.sourceStatus,
+        poolStats: service.stores.database?.poolStats,
+        statements: service.stores.database?.statements,
+        groupCommit: service.stores.database?.groupCommit?.stats
+      },
       { tracing: config.otlpEndpoint !== undefined }
     )
     const metricsPort =

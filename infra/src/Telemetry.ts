@@ -17,12 +17,12 @@ import {
   type SourceStatus
 } from "@market-data/core"
 import type { RequestRecord, RequestTelemetryShape } from "@market-data/http"
-import type { PoolStats } from "@market-data/postgres"
+import type { GroupCommitStats, PoolStats } from "@market-data/postgres"
 import { Effect, Layer } from "effect"
 import { FetchHttpClient } from "effect/http"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
-import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client"
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client"
 
 export const HEALTH_PATH = "/healthz"
 export const READY_PATH = "/readyz"
@@ -86,6 +86,10 @@ export interface TelemetrySources {
   readonly sourceStatus: Effect.Effect<ReadonlyArray<SourceStatus>>
   /** The PostgreSQL pool's use, read at scrape time; undefined without a pool. */
   readonly poolStats: (() => PoolStats) | undefined
+  /** Statements sent to PostgreSQL so far (round trips), read at scrape time; undefined without a pool. */
+  readonly statements?: (() => number) | undefined
+  /** Group commit's batches and calls so far, read at scrape time; undefined when it is off. */
+  readonly groupCommit?: (() => GroupCommitStats) | undefined
 }
 
 export interface Telemetry {
@@ -242,6 +246,34 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
         this.set({ state: "in_use" }, p.total - p.idle)
         this.set({ state: "waiting" }, p.waiting)
         this.set({ state: "max" }, p.max)
+      }
+    })
+  }
+  const statements = sources.statements
+  if (statements !== undefined) {
+    new Counter({
+      name: "market_data_db_statements_total",
+      help: "Statements sent to PostgreSQL (round trips), whatever sent them",
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(statements())
+      }
+    })
+  }
+  const groupCommit = sources.groupCommit
+  if (groupCommit !== undefined) {
+    new Counter({
+      name: "market_data_db_group_commit_total",
+      help: "Group commit: batches sent (batches), store calls in them (calls), batches whose statement failed whole (failed)",
+      labelNames: ["kind"] as const,
+      registers: [registry],
+      collect() {
+        const g = groupCommit()
+        this.reset()
+        this.inc({ kind: "batches" }, g.batches)
+        this.inc({ kind: "calls" }, g.calls)
+        this.inc({ kind: "failed" }, g.failedBatches)
       }
     })
   }
