@@ -15,6 +15,7 @@ import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
 import { bulkBench } from "./bulk.ts"
+import { type MoneyBench, moneyBench } from "./money.ts"
 import { KEY, memoryOf, ROOT, rssMb, type StartCommand, startCommand } from "./process.ts"
 import { scaleBench } from "./scale.ts"
 import { simulatedLoadBench } from "./simulated-load.ts"
@@ -262,6 +263,7 @@ const main = async () => {
     )
     await stop(server)
 
+    const money = await runMoney(scoped)
     const startup = await startupBench()
     const simulatedLoad = await simulatedLoadBench(SIM_COMPANIES)
     const scale = await scaleBench((line) => process.stdout.write(line))
@@ -272,7 +274,7 @@ const main = async () => {
     writeFileSync(
       file,
       JSON.stringify(
-        { connections: CONNECTIONS, seconds: DURATION, rows, startup, simulatedLoad, scale, bulk },
+        { connections: CONNECTIONS, seconds: DURATION, rows, money, startup, simulatedLoad, scale, bulk },
         null,
         2
       )
@@ -446,6 +448,42 @@ const simulatedLoadOnly = async () => {
   if (!simulatedLoad.sameRows || !simulatedLoad.reopenUnchanged) process.exitCode = 1
 }
 
+/** The money path's side-by-side rows (`bench/money.ts`) on the bench's schema `scoped`. */
+const runMoney = (scoped: string): Promise<MoneyBench> =>
+  moneyBench({
+    launch: async (args, env) => {
+      const s = await launch(args, env, /listening on (http:\/\/[^/\s]+)/)
+      return { url: s.url, pid: s.child.pid, stop: () => stop(s) }
+    },
+    scoped,
+    key: KEY,
+    connections: CONNECTIONS,
+    seconds: DURATION,
+    rssMb,
+    print: (line) => process.stdout.write(line)
+  })
+
+/** The money path alone: `BENCH_ONLY=money node bench/run.ts` (needs server PostgreSQL). */
+const moneyOnly = async () => {
+  const schema = `md_bench_${process.pid}`
+  const admin = new pg.Client({ connectionString: DB })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  const url = new URL(DB)
+  url.searchParams.set("options", `-c search_path=${schema}`)
+  try {
+    const money = await runMoney(url.toString())
+    mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+    const file = join(ROOT, "bench", "results", `money-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+    writeFileSync(file, JSON.stringify({ connections: CONNECTIONS, seconds: DURATION, money }, null, 2))
+    process.stdout.write(`\nwritten ${file}\n`)
+    if (money.rows.some((r) => r.non2xx > 0 && !r.scenario.includes("304"))) process.exitCode = 1
+  } finally {
+    await admin.query(`drop schema if exists ${schema} cascade`)
+    await admin.end()
+  }
+}
+
 /** The bulk ingest alone: `BENCH_ONLY=bulk node bench/run.ts` (needs server PostgreSQL). */
 const bulkOnly = async () => {
   const bulk = await bulkBench(DB, (line) => process.stdout.write(line))
@@ -470,6 +508,7 @@ const only: Record<string, () => Promise<void>> = {
   startup: startupOnly,
   bulk: bulkOnly,
   simload: simulatedLoadOnly,
-  scale: scaleOnly
+  scale: scaleOnly,
+  money: moneyOnly
 }
 void (only[process.env.BENCH_ONLY ?? ""] ?? main)()

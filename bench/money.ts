@@ -1,0 +1,221 @@
+/**
+ * The money path, side by side in one run (issue 18's targets): the one-write anchor (`anchors.ts write`: bare
+ * `node:http` doing one `UPDATE ... RETURNING` per request), and the paid `price` of the test plane on server
+ * PostgreSQL with group commit (the default) and without it (`DATABASE_BATCH_MAX=1`), each with the statements
+ * it sent to PostgreSQL per request (`market_data_db_statements_total` before and after, over the requests
+ * answered); the idempotent replay and the `304` against the paid path; the paid `read` on the memory adapters
+ * against bare `node:http`; and the server's RSS after `BENCH_SOAK_SECONDS` (default 600) of sustained paid load
+ * on PostgreSQL.
+ *
+ * Run by `npm run bench`, or alone: `BENCH_ONLY=money node bench/run.ts`. Prints each row and the targets met or
+ * not; the caller writes the JSON.
+ */
+import autocannon from "autocannon"
+
+export interface MoneyRow {
+  readonly scenario: string
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  /** Against the named row (req/s ratio). */
+  readonly against?: string
+  readonly ratio?: number
+  /** Statements sent to PostgreSQL per answered request (group commit rows). */
+  readonly statementsPerRequest?: number
+  readonly rssMb?: number
+}
+
+export interface MoneyTarget {
+  readonly target: string
+  readonly measured: string
+  readonly met: boolean
+}
+
+export interface MoneyBench {
+  readonly rows: ReadonlyArray<MoneyRow>
+  readonly targets: ReadonlyArray<MoneyTarget>
+  readonly soakSeconds: number
+  readonly soakRssMb: number
+  readonly loadAverage: ReadonlyArray<number>
+}
+
+export interface Launched {
+  readonly url: string
+  readonly pid: number | undefined
+  readonly stop: () => Promise<void>
+}
+
+export interface MoneyBenchDeps {
+  /** Starts a process (`args` after node, in the repository root) and resolves with its URL once it listens. */
+  readonly launch: (args: ReadonlyArray<string>, env: Record<string, string>) => Promise<Launched>
+  /** A URL whose connections land in the bench's own schema. */
+  readonly scoped: string
+  readonly key: string
+  readonly connections: number
+  readonly seconds: number
+  readonly rssMb: (pid: number | undefined) => number
+  readonly print: (line: string) => void
+}
+
+/** The total of `market_data_db_statements_total` on a server's `/metrics`. */
+const statementsOf = async (url: string): Promise<number> => {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  const m = /^market_data_db_statements_total (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text)
+  if (m === null) throw new Error(`${url}/metrics has no market_data_db_statements_total`)
+  return Number(m[1])
+}
+
+export const moneyBench = async (deps: MoneyBenchDeps): Promise<MoneyBench> => {
+  const rows: Array<MoneyRow> = []
+  const { connections, seconds } = deps
+  const auth = { authorization: `Bearer ${deps.key}` }
+  const env = {
+    PORT: "0",
+    MARKET_DATA_BOOTSTRAP_KEY: deps.key,
+    MARKET_DATA_BOOTSTRAP_CREDITS: "1000000000",
+    MARKET_DATA_RATE_LIMIT_PER_MINUTE: "100000000"
+  }
+  const run = async (url: string, headers: Record<string, string>, duration = seconds) => {
+    await autocannon({ url, headers, connections, duration: 2 })
+    return autocannon({ url, headers, connections, duration })
+  }
+  const row = (
+    scenario: string,
+    r: autocannon.Result,
+    extra: Partial<Omit<MoneyRow, "scenario" | "rps" | "p50" | "p99" | "non2xx">> = {}
+  ): MoneyRow => {
+    const base = extra.against === undefined ? undefined : rows.find((x) => x.scenario === extra.against)
+    const out: MoneyRow = {
+      scenario,
+      rps: Math.round(r.requests.average),
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      non2xx: r.non2xx + r.errors,
+      ...extra,
+      ...(base === undefined ? {} : { ratio: Math.round((r.requests.average / base.rps) * 100) / 100 })
+    }
+    rows.push(out)
+    deps.print(
+      `${scenario.padEnd(46)} ${String(out.rps).padStart(7)} req/s  p50 ${out.p50} ms  p99 ${out.p99} ms  non-2xx ${out.non2xx}` +
+        `${out.statementsPerRequest === undefined ? "" : `  ${out.statementsPerRequest} statements/request`}` +
+        `${out.ratio === undefined ? "" : `  ${out.ratio}x ${out.against}`}\n`
+    )
+    return out
+  }
+
+  const bare = await deps.launch(["bench/anchors.ts", "bare"], {})
+  const bareRow = row("money: anchor bare node:http", await run(`${bare.url}/`, {}))
+  await bare.stop()
+  const write = await deps.launch(["bench/anchors.ts", "write"], { DATABASE_URL: deps.scoped })
+  const writeRow = row("money: anchor node:http + 1 UPDATE", await run(`${write.url}/`, {}))
+  await write.stop()
+
+  /** A paid `price` run on PostgreSQL, with the statements it sent per answered request. */
+  const paidOnPostgres = async (scenario: string, s: Launched, headers: Record<string, string>, against: string) => {
+    await autocannon({ url: `${s.url}/api/v1/price?id=crypto:bitcoin`, headers, connections, duration: 2 })
+    const warmed = await statementsOf(s.url)
+    const r = await autocannon({
+      url: `${s.url}/api/v1/price?id=crypto:bitcoin`,
+      headers,
+      connections,
+      duration: seconds
+    })
+    const after = await statementsOf(s.url)
+    // The warm-up's statements are left out; the metrics scrape itself sends none.
+    const perRequest =
+      r.requests.total === 0 ? Number.NaN : Math.round(((after - warmed) / r.requests.total) * 1000) / 1000
+    return row(scenario, r, { against, statementsPerRequest: perRequest })
+  }
+
+  const pgEnv = { ...env, DATABASE_URL: deps.scoped, DATABASE_POOL_SIZE: "10" }
+  const grouped = await deps.launch(["test/support/serve-test-plane.ts"], pgEnv)
+  const paidRow = await paidOnPostgres("money: paid price, PostgreSQL, group commit", grouped, auth, writeRow.scenario)
+  const replayRow = row(
+    "money: idempotent replay, PostgreSQL",
+    await run(`${grouped.url}/api/v1/price?id=crypto:bitcoin`, { ...auth, "idempotency-key": "bench-replay" }),
+    { against: paidRow.scenario }
+  )
+  const first = await fetch(`${grouped.url}/api/v1/read?id=crypto:bitcoin`, { headers: auth })
+  await first.arrayBuffer()
+  const etag = first.headers.get("etag") ?? ""
+  const notModifiedRow = row(
+    "money: 304 read, PostgreSQL",
+    await run(`${grouped.url}/api/v1/read?id=crypto:bitcoin`, { ...auth, "if-none-match": etag }),
+    { against: paidRow.scenario }
+  )
+  await grouped.stop()
+
+  const lone = await deps.launch(["test/support/serve-test-plane.ts"], { ...pgEnv, DATABASE_BATCH_MAX: "1" })
+  const loneRow = await paidOnPostgres("money: paid price, PostgreSQL, group commit off", lone, auth, writeRow.scenario)
+  await lone.stop()
+
+  const memory = await deps.launch(["test/support/serve-test-plane.ts"], { ...env, DATABASE_URL: "memory" })
+  const readRow = row(
+    "money: paid read, memory (test plane)",
+    await run(`${memory.url}/api/v1/read?id=crypto:bitcoin`, auth),
+    { against: bareRow.scenario }
+  )
+  const memoryReplay = row(
+    "money: idempotent replay, memory",
+    await run(`${memory.url}/api/v1/price?id=crypto:bitcoin`, { ...auth, "idempotency-key": "bench-replay" }),
+    { against: readRow.scenario }
+  )
+  await memory.stop()
+
+  // Sustained paid load on PostgreSQL, then the server's RSS.
+  const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600)
+  const soak = await deps.launch(["test/support/serve-test-plane.ts"], pgEnv)
+  const soakRun = await autocannon({
+    url: `${soak.url}/api/v1/price?id=crypto:bitcoin`,
+    headers: auth,
+    connections,
+    duration: soakSeconds
+  })
+  const soakRssMb = deps.rssMb(soak.pid)
+  row(`money: paid price, PostgreSQL, ${soakSeconds} s soak`, soakRun, { rssMb: soakRssMb })
+  deps.print(`money: server RSS after ${soakSeconds} s of paid load on PostgreSQL: ${soakRssMb} MB\n`)
+  await soak.stop()
+
+  const loadAverage = (await import("node:os")).loadavg().map((x) => Math.round(x * 100) / 100)
+  const targets: Array<MoneyTarget> = [
+    {
+      target: "paid price on PostgreSQL >= 1.0x the one-write anchor",
+      measured: `${paidRow.ratio}x (${paidRow.rps} vs ${writeRow.rps} req/s)`,
+      met: (paidRow.ratio ?? 0) >= 1
+    },
+    {
+      target: "paid price p99 on PostgreSQL no worse than the anchor's",
+      measured: `${paidRow.p99} ms vs ${writeRow.p99} ms`,
+      met: paidRow.p99 <= writeRow.p99
+    },
+    {
+      target: "statements per paid request <= 1 (well under 1 under load)",
+      measured: `${paidRow.statementsPerRequest} with group commit, ${loneRow.statementsPerRequest} without`,
+      met: (paidRow.statementsPerRequest ?? 2) <= 1
+    },
+    {
+      target: "idempotent replay and 304 at least as fast as the paid path (PostgreSQL)",
+      measured: `replay ${replayRow.ratio}x, 304 ${notModifiedRow.ratio}x the paid price`,
+      met: (replayRow.ratio ?? 0) >= 1 && (notModifiedRow.ratio ?? 0) >= 1
+    },
+    {
+      target: "paid read on memory >= 0.55x bare node:http",
+      measured: `${readRow.ratio}x (${readRow.rps} vs ${bareRow.rps} req/s)`,
+      met: (readRow.ratio ?? 0) >= 0.55
+    },
+    {
+      target: "idempotent replay at least as fast as the paid path (memory)",
+      measured: `${memoryReplay.ratio}x the paid read`,
+      met: (memoryReplay.ratio ?? 0) >= 1
+    },
+    {
+      target: `server RSS after ${soakSeconds} s of paid load on PostgreSQL <= 500 MB (the target is for 600 s)`,
+      measured: `${soakRssMb} MB`,
+      met: soakRssMb <= 500
+    }
+  ]
+  deps.print(`money targets (load average ${loadAverage.join(", ")}):\n`)
+  for (const t of targets) deps.print(`  ${t.met ? "met    " : "NOT met"}  ${t.target}: ${t.measured}\n`)
+  return { rows, targets, soakSeconds, soakRssMb, loadAverage }
+}
