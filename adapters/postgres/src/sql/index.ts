@@ -4,7 +4,7 @@
  * (that migration imports it). A test compares each with what a migrated database holds (`pg_get_functiondef`).
  */
 import { MD_AVAILABLE } from "./md_available.ts"
-import { MD_BATCH } from "./md_batch.ts"
+import { MD_BATCH, MD_BATCH_CALL, MD_BATCH_RANK } from "./md_batch.ts"
 import { MD_GRANT } from "./md_grant.ts"
 import { MD_HOLD } from "./md_hold.ts"
 import { MD_METER_CHARGE } from "./md_meter_charge.ts"
@@ -14,7 +14,7 @@ import { MD_SETTLE } from "./md_settle.ts"
 import { MD_TOP_UP } from "./md_top_up.ts"
 
 export { MD_AVAILABLE } from "./md_available.ts"
-export { MD_BATCH } from "./md_batch.ts"
+export { MD_BATCH, MD_BATCH_CALL, MD_BATCH_RANK } from "./md_batch.ts"
 export { MD_GRANT } from "./md_grant.ts"
 export { MD_HOLD } from "./md_hold.ts"
 export { MD_METER_CHARGE } from "./md_meter_charge.ts"
@@ -40,5 +40,7 @@ export const databaseFunctions: ReadonlyArray<DatabaseFunction> = [
   { name: "md_settle", migration: "2026-11-23T0002_settle_owner", definition: MD_SETTLE },
   { name: "md_rate_begin", migration: "2026-11-23T0400_rate_begin", definition: MD_RATE_BEGIN },
   { name: "md_top_up", migration: "2026-11-25T2300_top_up", definition: MD_TOP_UP },
+  { name: "md_batch_rank", migration: "2026-11-26T0100_batch", definition: MD_BATCH_RANK },
+  { name: "md_batch_call", migration: "2026-11-26T0100_batch", definition: MD_BATCH_CALL },
   { name: "md_batch", migration: "2026-11-26T0100_batch", definition: MD_BATCH }
 ]
