@@ -16,6 +16,7 @@ import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
 import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
 import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
+import * as moneyPort from "../migrations/2026-11-26T0001_money_port.ts"
 import * as batch from "../migrations/2026-11-26T0100_batch.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
@@ -32,6 +33,7 @@ export const migrations = {
   "2026-11-25T0500_directory_spot": directorySpot,
   "2026-11-25T0600_equity_simulation": equitySimulation,
   "2026-11-25T2300_top_up": topUp,
+  "2026-11-26T0001_money_port": moneyPort,
   "2026-11-26T0100_batch": batch
 }
 

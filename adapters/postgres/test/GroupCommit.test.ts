@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestPlane } from "../../../core/test/support/TestPlane.ts"
 import { type Database, openPostgres } from "../src/Database.ts"
 import { BatchMemberError, type GroupCommit, type GroupCommitOptions } from "../src/GroupCommit.ts"
-import { layerPgStores, makePgLedger } from "../src/PgStores.ts"
+import { makePgMoneyStore } from "../src/PgMoneyStore.ts"
+import { layerPgStores } from "../src/PgStores.ts"
 import { postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 /** A URL on the test schema whose connections carry `applicationName` (to find their backends). */
@@ -64,7 +65,7 @@ if (TEST_DATABASE_URL === undefined) {
       const k = await Effect.runPromise(createKey({ credits, rateLimitPerMinute: 100_000 }).pipe(Effect.provide(built)))
       return { key: k.key, id: k.record.id }
     }
-    const direct = () => makePgLedger(t.database)
+    const direct = () => makePgMoneyStore(t.database)
     const books = async (keyId: string) => ({
       balance: await Effect.runPromise(direct().balance(keyId, Date.now())),
       charges: (await Effect.runPromise(direct().entries(keyId))).filter((e) => e.kind === "charge").length,
@@ -80,6 +81,12 @@ if (TEST_DATABASE_URL === undefined) {
             where key_id = ${keyId} and state = 'in_flight'`.execute(t.database.db)
         ).rows[0]?.n
       )
+    })
+    /** An `md_admit` call holding `hold` credits, without an Idempotency-Key. */
+    const admit = (keyId: string, hold: number, now: number) => ({
+      f: "admit",
+      k: keyId,
+      a: [keyId, now, keyId, 100_000, now, 0, hold, `hold_${randomUUID()}`, now + 60_000, null, null, null, now]
     })
     const gc = (d: Database): GroupCommit => {
       if (d.groupCommit === undefined) throw new Error("group commit is off")
@@ -126,28 +133,29 @@ if (TEST_DATABASE_URL === undefined) {
       // Four calls fill the batch: they go out as one statement.
       const d = open({ windowMs: 60_000, maxBatch: 4, maxInFlight: 1 })
       const now = Date.now()
-      const hold = (id: string, key: string) => ({ f: "hold", k: key, a: [id, key, 3, now, now + 60_000] })
       const results = await Promise.allSettled([
-        gc(d).call(hold(`hold_${randomUUID()}`, k1.id)),
-        // md_meter_charge refuses a charge above the required amount (`raise exception`, SQLSTATE P0001).
-        gc(d).call({ f: "meter_charge", k: k1.id, a: [k1.id, 1, 5, "price", now, k1.id, 100, now, 0] }),
+        gc(d).call(admit(k1.id, 3, now)),
+        // md_charge refuses a charge above the required amount (`raise exception`, SQLSTATE P0001).
+        gc(d).call({ f: "charge", k: k1.id, a: [k1.id, 1, 5, "price", now, k1.id, 100, now, 0] }),
         gc(d).call({ f: "no_such_call", k: k2.id, a: [] }),
-        gc(d).call(hold(`hold_${randomUUID()}`, k2.id))
+        gc(d).call(admit(k2.id, 3, now))
       ])
       expect(gc(d).stats()).toMatchObject({ batches: 1, calls: 4, failedBatches: 0 })
       expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"])
-      expect(results[0]).toEqual({ status: "fulfilled", value: true })
-      expect(results[3]).toEqual({ status: "fulfilled", value: true })
+      expect(results[0]).toMatchObject({ status: "fulfilled", value: { outcome: "admitted" } })
+      expect(results[3]).toMatchObject({ status: "fulfilled", value: { outcome: "admitted" } })
       const codes = results.map((r) =>
         r.status === "rejected" && r.reason instanceof BatchMemberError ? r.reason.code : undefined
       )
       expect(codes).toEqual([undefined, "P0001", "22023", undefined])
-      // The holds of the good members committed; the failed charge left no trace (no rate unit, no charge).
+      // The holds of the good members committed; the failed charge left no trace (its rate unit, no charge):
+      // k1 spent one unit, the admission's.
       expect((await books(k1.id)).activeHolds).toBe(1)
       expect((await books(k2.id)).activeHolds).toBe(1)
+      expect((await books(k1.id)).charges).toBe(0)
       const units = await sql<{ n: string }>`select coalesce(sum(count), 0) as n from rate_limit_buckets
         where scope = ${k1.id}`.execute(t.database.db)
-      expect(Number(units.rows[0]?.n)).toBe(0)
+      expect(Number(units.rows[0]?.n)).toBe(1)
     })
 
     it("batches taking the same rows in opposite orders do not deadlock: members run in lock order", async () => {
@@ -159,11 +167,11 @@ if (TEST_DATABASE_URL === undefined) {
       for (let round = 0; round < 30; round++) {
         const now = Date.now()
         const member = (key: { id: string }) => [
-          { f: "hold", k: key.id, a: [`hold_${randomUUID()}`, key.id, 1, now, now + 60_000] },
-          { f: "meter_charge", k: key.id, a: [key.id, 1, 1, "price", now, key.id, 100_000, now, 0] }
+          admit(key.id, 1, now),
+          { f: "charge", k: key.id, a: [key.id, 1, 1, "price", now, key.id, 100_000, now, 0] }
         ]
-        // Each batch sends the keys in the opposite order of the other, charge before hold: without the lock
-        // order in md_batch they would wait on each other's account and scope rows.
+        // Each batch sends the keys in the opposite order of the other: without the lock order in md_batch they
+        // would wait on each other's scope and account rows.
         const forward = keys.flatMap((key) => member(key).reverse())
         const backward = [...keys].reverse().flatMap((key) => member(key))
         const settled = await Promise.allSettled([

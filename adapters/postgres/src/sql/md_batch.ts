@@ -1,31 +1,33 @@
 /**
- * `md_batch`, `md_batch_call` and `md_batch_rank`: group commit. Runs many store calls (`GroupCommit.ts` collects them from concurrent requests) in one
- * statement, so one round trip and one transaction (one commit, one WAL flush) serve them all. All members run in
- * one block first (`md_batch_call` runs one); when one fails, that block is rolled back whole and the members run
- * again, each in its own `begin ... exception` block: a member whose SQL fails is rolled back alone and answered
- * its error (`{"error", "code"}`); the others go on. (The careful pass costs a sub-transaction per member, about a
- * third more database time per batch than one block, so it runs only when needed.) Members run ordered by their lock key (the key ID, or the rate scope),
- * then by the lock class they take first (`md_batch_rank`) (rate scope, then account, then hold, then idempotency record), the order
- * every `md_*` function takes its locks in: two batches, or a batch and a lone call, take the rows they share in
- * the same order and cannot deadlock on them. Answers come back as one array in the order the members were sent.
+ * `md_batch`, `md_batch_call` and `md_batch_rank`: group commit. `md_batch` runs many store calls of concurrent
+ * requests (`GroupCommit.ts` collects them) in one statement, so one round trip and one transaction (one commit,
+ * one WAL flush) serve them all; `md_batch_call` runs one of them.
  *
- * The calls are the money functions as they are (`md_rate_consume`, `md_rate_begin`, `md_meter_charge`,
- * `md_hold`, `md_settle`, `md_available`) plus the statements the stores send themselves (key lookup by hash,
- * hold release, idempotency complete and abandon), each with exactly the stores' SQL. Adding a function is one
- * branch in `md_batch_call` and one lock class in `md_batch_rank`.
+ * All members run in one block first; when one fails, that block is rolled back whole and the members run again,
+ * each in its own `begin ... exception` block: a member whose SQL fails is rolled back alone and answered its
+ * error (`{"error", "code"}`), the others go on. (A sub-transaction per member costs about a third more database
+ * time per batch than one block, so the careful pass runs only when needed.)
  *
- * The definition the database runs today, byte for byte as migration `2026-11-26T0100_batch` created it;
- * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
+ * Members run ordered by their lock key (the key ID, or the rate scope), then by the lock class they take first
+ * (`md_batch_rank`: rate scope, then account), the order every money function takes its locks in (`md_admit`:
+ * scope, account, record; `md_charge`: scope, account; `md_finish`: account, hold, record): two batches, or a
+ * batch and a lone call, take the rows they share in the same order and do not deadlock on them. Answers come
+ * back as one array in the order the members were sent.
+ *
+ * The calls are the money port's functions as they are (`md_admit`, `md_finish`, `md_charge`), the rate
+ * limiter's `md_rate_consume` (keyless callers), `md_available` and the key lookup by hash. Adding a function is
+ * one branch in `md_batch_call` and its lock class in `md_batch_rank`.
+ *
+ * The definitions the database runs today, byte for byte as migration `2026-11-26T0100_batch` created them;
+ * that migration imports these texts. Never edit them: a change is a new migration whose text goes here, while
+ * the migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */
 export const MD_BATCH_RANK = `create function md_batch_rank(p_f text) returns integer
   language sql immutable as $$
     select case p_f
-      when 'rate_consume' then 0 when 'rate_begin' then 0 when 'meter_charge' then 0
-      when 'hold' then 1 when 'settle' then 1
-      when 'release' then 2
-      when 'complete' then 3 when 'abandon' then 3
-      else 4
+      when 'rate_consume' then 0 when 'admit' then 0 when 'charge' then 0
+      when 'finish' then 1
+      else 2
     end
   $$`
 
@@ -42,32 +44,20 @@ export const MD_BATCH_CALL = `create function md_batch_call(p_f text, p_a jsonb)
       select to_jsonb(r) into v_r
         from md_rate_consume(p_a->>0, (p_a->>1)::integer, (p_a->>2)::bigint, (p_a->>3)::bigint,
           (p_a->>4)::bigint) r;
-    elsif p_f = 'rate_begin' then
+    elsif p_f = 'admit' then
       select to_jsonb(r) into v_r
-        from md_rate_begin(p_a->>0, (p_a->>1)::integer, (p_a->>2)::bigint, (p_a->>3)::bigint,
-          (p_a->>4)::bigint, p_a->>5, p_a->>6, p_a->>7, p_a->>8, (p_a->>9)::bigint) r;
-    elsif p_f = 'meter_charge' then
+        from md_admit(p_a->>0, (p_a->>1)::bigint, p_a->>2, (p_a->>3)::integer, (p_a->>4)::bigint,
+          (p_a->>5)::bigint, (p_a->>6)::bigint, p_a->>7, (p_a->>8)::bigint, p_a->>9, p_a->>10, p_a->>11,
+          (p_a->>12)::bigint) r;
+    elsif p_f = 'finish' then
       select to_jsonb(r) into v_r
-        from md_meter_charge(p_a->>0, (p_a->>1)::bigint, (p_a->>2)::bigint, p_a->>3, (p_a->>4)::bigint,
+        from md_finish(p_a->>0, p_a->>1, p_a->>2, (p_a->>3)::bigint, (p_a->>4)::bigint, p_a->>5,
+          (p_a->>6)::bigint, p_a->>7, p_a->>8, (p_a->>9)::integer, nullif(p_a->10, 'null'::jsonb), p_a->>11,
+          (p_a->>12)::bigint) r;
+    elsif p_f = 'charge' then
+      select to_jsonb(r) into v_r
+        from md_charge(p_a->>0, (p_a->>1)::bigint, (p_a->>2)::bigint, p_a->>3, (p_a->>4)::bigint,
           p_a->>5, (p_a->>6)::integer, (p_a->>7)::bigint, (p_a->>8)::bigint) r;
-    elsif p_f = 'hold' then
-      v_r := to_jsonb(md_hold(p_a->>0, p_a->>1, (p_a->>2)::bigint, (p_a->>3)::bigint, (p_a->>4)::bigint));
-    elsif p_f = 'settle' then
-      v_r := to_jsonb(md_settle(p_a->>0, (p_a->>1)::bigint, p_a->>2, (p_a->>3)::bigint,
-        p_a->>4, p_a->>5, p_a->>6, (p_a->>7)::integer, nullif(p_a->8, 'null'::jsonb), p_a->>9, (p_a->>10)::bigint));
-    elsif p_f = 'release' then
-      update ledger_holds set state = 'released' where id = p_a->>0 and state = 'active';
-      v_r := null;
-    elsif p_f = 'complete' then
-      update idempotency_records
-        set state = 'stored', status = (p_a->>3)::integer, headers = p_a->4, body = p_a->>5,
-            expires_at_ms = (p_a->>6)::bigint
-        where key_id = p_a->>0 and idem_key = p_a->>1 and token = p_a->>2 and state = 'in_flight';
-      v_r := null;
-    elsif p_f = 'abandon' then
-      delete from idempotency_records
-        where key_id = p_a->>0 and idem_key = p_a->>1 and token = p_a->>2 and state = 'in_flight';
-      v_r := null;
     else
       raise exception 'md_batch: no call named %', p_f using errcode = '22023';
     end if;
