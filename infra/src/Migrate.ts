@@ -16,6 +16,7 @@ import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
 import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
 import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
+import * as barsTicker from "../migrations/2026-11-26T0300_bars_ticker.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -30,7 +31,8 @@ export const migrations = {
   "2026-11-25T0300_bulk_entries": bulkEntries,
   "2026-11-25T0500_directory_spot": directorySpot,
   "2026-11-25T0600_equity_simulation": equitySimulation,
-  "2026-11-25T2300_top_up": topUp
+  "2026-11-25T2300_top_up": topUp,
+  "2026-11-26T0300_bars_ticker": barsTicker
 }
 
 export interface MigrationReport {

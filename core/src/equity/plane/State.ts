@@ -94,8 +94,11 @@ export interface EquityState {
   /** The facts the operations read beyond the statement lines, and their book. */
   readonly bookOf: (cik: string) => Effect.Effect<{ readonly facts: ReadonlyArray<Fact>; readonly book: FactBook }>
   readonly latestFilings: (cik: string, coverage: CompanyCoverage) => Effect.Effect<LatestFilings>
-  /** The bars of the last year and a half (enough for a 200-bar average and a 1-year baseline). */
-  readonly recentBars: (cik: string, nowMs: number) => Effect.Effect<ReadonlyArray<DailyBar>>
+  /**
+   * The bars of one ticker (the asset's own series: share classes trade apart) of the last year and a half
+   * (enough for a 200-bar average and a 1-year baseline).
+   */
+  readonly recentBars: (cik: string, ticker: string, nowMs: number) => Effect.Effect<ReadonlyArray<DailyBar>>
   /** Price-based freshness, or filings freshness for a company without bars. */
   readonly freshnessOf: (
     cik: string,
@@ -130,8 +133,8 @@ export const makeEquityState = (store: EquityStore["Service"], options: EquityPl
         lastPeriodicFiled: periodic?.filedAt ?? coverage.lastFiledAt
       }
     })
-  const recentBars = (cik: string, nowMs: number) =>
-    store.bars(cik, { fromMs: nowMs - 550 * DAY_MS, toMs: closedBarsThroughMs(nowMs) })
+  const recentBars = (cik: string, ticker: string, nowMs: number) =>
+    store.bars(cik, ticker, { fromMs: nowMs - 550 * DAY_MS, toMs: closedBarsThroughMs(nowMs) })
   const closeDelayed = options.dailyCloseDelayed === true
   const freshnessOf = (
     cik: string,
@@ -146,13 +149,32 @@ export const makeEquityState = (store: EquityStore["Service"], options: EquityPl
   return { store, options, sourceFor, load, bookOf, latestFilings, recentBars, freshnessOf, tables: new Map() }
 }
 
-/** The CIK of a directory entry of this plane (its ID parses: the directory made it). */
-export const cikOf = (entry: DirectoryEntry) => (parseEquityId(entry.asset_id) as { cik: string }).cik
+/** The CIK and ticker of a directory entry of this plane (its ID parses: the directory made it). */
+export const idOf = (entry: DirectoryEntry) => parseEquityId(entry.asset_id) as { cik: string; ticker: string }
 
 export const unknown = (entry: DirectoryEntry): ApiError =>
   apiError("unknown_asset", `no asset ${entry.asset_id}; find canonical IDs with \`resolve\``)
 
 export const lastPrice = (bars: ReadonlyArray<DailyBar>) => bars[bars.length - 1]?.c ?? null
+
+/**
+ * Why a company's price-based figures (market cap, P/E, P/S, EV/EBITDA) are not given for one of its tickers, or
+ * undefined when they are: a company listed under more than one ticker (share classes such as BRK-A and BRK-B, or
+ * lines such as preferreds and warrants). The filed share count (`dei:EntityCommonStockSharesOutstanding`, summed
+ * over the classes of the latest cover page) and per-share earnings are the company's, not one class's, so one
+ * ticker's price times them (or over them) would be wrong for at least one class; the filings as stored give no
+ * count per class to do better.
+ */
+export const classesBlockPriceFigures = (
+  company: Company
+): { readonly reason: UnavailableReason; readonly detail: string } | undefined => {
+  const tickers = [...new Set(company.tickers)]
+  if (tickers.length <= 1) return undefined
+  return {
+    reason: "not_applicable",
+    detail: `${company.name} trades under ${tickers.length} tickers (${tickers.join(", ")}); its filed share count and per-share earnings are the company's, with no count per class on file, so no figure from one ticker's price is given`
+  }
+}
 
 export const marketCap = (price: number | null, shares: SharesOutstanding | null): number | null =>
   price === null || shares === null ? null : Number(fromNumber(price).times(shares.shares).toFixed(2))
