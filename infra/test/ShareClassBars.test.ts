@@ -204,7 +204,7 @@ const databaseSuite = (name: string, open: () => Promise<{ database: Database; c
   })
 
 databaseSuite("pglite", async () => {
-  const database = await openPglite()
+  const database = await openPglite(undefined)
   return { database, close: () => database.close() }
 })
 
