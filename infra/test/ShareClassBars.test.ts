@@ -200,6 +200,14 @@ const databaseSuite = (name: string, open: () => Promise<{ database: Database; c
       expect((await Effect.runPromise(store.bars("2000002", "ZZB", {}))).map((b) => b.c)).toEqual([9])
 
       await twoClassesAnswerApart(store, 1)
+
+      // Down: one series per company again, each day keeping the first ticker's row (BRK-A before BRK-B).
+      const down = await (await migrator(k)).migrateTo(BEFORE)
+      expect(down.error).toBeUndefined()
+      const kept = await sql<{ c: number }>`
+        select c from equity_bars where cik = '1067983' order by t_ms`.execute(k)
+      expect(kept.rows.map((r) => r.c)).toEqual([1.5, ...DAYS.map((_, i) => closeA(i))])
+      await migrateToLatest(k)
     }, 120_000)
   })
 
