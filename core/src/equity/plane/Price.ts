@@ -37,7 +37,7 @@ const priceBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) 
   const quotes = { reason: "not_covered" as const, detail: "equity prices are daily bars; no quotes" }
   unavailable.bid_usd = quotes
   unavailable.ask_usd = quotes
-  const classes = classesBlockPriceFigures(company)
+  const classes = classesBlockPriceFigures(company, ticker)
   if (classes !== undefined) unavailable.market_cap_usd = classes
   else if (shares === null) unavailable.market_cap_usd = { reason: "no_data", detail: "no shares outstanding on file" }
   return withUnavailable(

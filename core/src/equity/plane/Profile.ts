@@ -44,7 +44,7 @@ const profileBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget
   const sector = sectorOfSic(company.sic)
   if (sector === null) unavailable.sector = { reason: "no_data", detail: "no SIC code on file" }
   if (shares === null) unavailable.shares_outstanding = { reason: "no_data", detail: "no share count filed" }
-  const classes = classesBlockPriceFigures(company)
+  const classes = classesBlockPriceFigures(company, ticker)
   const cap = classes === undefined ? marketCap(price, shares) : null
   if (cap === null) {
     unavailable.market_cap_usd =

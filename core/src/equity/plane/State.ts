@@ -157,23 +157,64 @@ export const unknown = (entry: DirectoryEntry): ApiError =>
 
 export const lastPrice = (bars: ReadonlyArray<DailyBar>) => bars[bars.length - 1]?.c ?? null
 
+/** A ticker's line by its suffix: preferreds (`JPM-PD`, `BAC-PL`), warrants, units and rights are not common stock. */
+const NOT_COMMON = /[-.](P[A-Z]?|WTS?|WS|UN?|RTS?|R)$/
+
+/**
+ * The class root of a ticker, to find share classes of one company: `BRK-A` and `BRK-B` share `BRK`, `GOOGL` and
+ * `GOOG` share `GOOG` (a class letter after a separator, or one letter more than a sibling).
+ */
+const classSiblings = (a: string, b: string): boolean => {
+  const root = (t: string) => t.replace(/[-.][A-Z]$/, "")
+  if (root(a) === root(b) && root(a) !== a) return true
+  return (a.length === b.length + 1 && a.startsWith(b)) || (b.length === a.length + 1 && b.startsWith(a))
+}
+
 /**
  * Why a company's price-based figures (market cap, P/E, P/S, EV/EBITDA) are not given for one of its tickers, or
- * undefined when they are: a company listed under more than one ticker (share classes such as BRK-A and BRK-B, or
- * lines such as preferreds and warrants). The filed share count (`dei:EntityCommonStockSharesOutstanding`, summed
- * over the classes of the latest cover page) and per-share earnings are the company's, not one class's, so one
- * ticker's price times them (or over them) would be wrong for at least one class; the filings as stored give no
- * count per class to do better.
+ * undefined when they are. The filed share count (`dei:EntityCommonStockSharesOutstanding`, summed over the classes
+ * of the latest cover page) and per-share earnings are the company's, not one line's, so:
+ * - a preferred, warrant, unit or right line (by its suffix: `JPM-PD`, `XYZ-WT`) has none: they belong to the common
+ *   stock;
+ * - a company with two common share classes (tickers of one root: `BRK-A`/`BRK-B`, `GOOGL`/`GOOG`) has none on any
+ *   class: the filings as stored give no count per class, and one class's price times every class's shares would be
+ *   wrong (Berkshire's class A trades at 1,500 times class B);
+ * - otherwise they are given on the company's primary ticker (the first the SEC lists for it that is common stock
+ *   and, where it has one, exchange-listed: `JPM`, `ASML`, `T`) and not on its other lines (an OTC ordinary beside
+ *   an ADR, exchange-traded notes), whose answers name it.
  */
 export const classesBlockPriceFigures = (
-  company: Company
+  company: Company,
+  ticker: string
 ): { readonly reason: UnavailableReason; readonly detail: string } | undefined => {
   const tickers = [...new Set(company.tickers)]
   if (tickers.length <= 1) return undefined
-  return {
-    reason: "not_applicable",
-    detail: `${company.name} trades under ${tickers.length} tickers (${tickers.join(", ")}); its filed share count and per-share earnings are the company's, with no count per class on file, so no figure from one ticker's price is given`
+  // An OTC line beside an exchange-listed one (a foreign ordinary such as `ASMLF` beside the ADR `ASML`) is not a
+  // class of its own; between OTC lines alone (`LVMUY`, `LVMHF`) the classes are looked for as usual.
+  const otc = (t: string) => (company.exchanges[company.tickers.indexOf(t)] ?? "").toUpperCase() === "OTC"
+  const listed = tickers.filter((t) => !NOT_COMMON.test(t) && !otc(t))
+  const common = listed.length > 0 ? listed : tickers.filter((t) => !NOT_COMMON.test(t))
+  const primary = common[0] ?? tickers[0]
+  if (NOT_COMMON.test(ticker)) {
+    return {
+      reason: "not_applicable",
+      detail: `${ticker} is a preferred, warrant, unit or right line of ${company.name}; its filed share count and per-share earnings are the common stock's (${primary})`
+    }
   }
+  const classes = common.filter((t) => common.some((o) => o !== t && classSiblings(t, o)))
+  if (classes.includes(ticker)) {
+    return {
+      reason: "not_applicable",
+      detail: `${company.name} has share classes (${classes.join(", ")}) and its filed share count is theirs together, with no count per class on file, so no figure from one class's price is given`
+    }
+  }
+  if (ticker !== primary) {
+    return {
+      reason: "not_applicable",
+      detail: `${company.name} trades under ${tickers.length} tickers (${tickers.join(", ")}); its market cap and price multiples are given on its primary ticker ${primary}`
+    }
+  }
+  return undefined
 }
 
 export const marketCap = (price: number | null, shares: SharesOutstanding | null): number | null =>

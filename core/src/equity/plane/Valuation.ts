@@ -21,7 +21,7 @@ const valuationBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarg
   const bars = yield* st.recentBars(cik, ticker, nowMs)
   const shares = sharesOutstanding(facts)
   // A company under several tickers: no multiple from one ticker's price (see `classesBlockPriceFigures`).
-  const classes = classesBlockPriceFigures(company)
+  const classes = classesBlockPriceFigures(company, ticker)
   const v =
     classes === undefined
       ? valuation(book, lastPrice(bars), shares)
