@@ -20,7 +20,8 @@ import {
   type OwnershipReport,
   type TickerEntry
 } from "@market-data/core"
-import { type BulkSession, type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./Copy.ts"
+import type { BulkSession } from "./Copy.ts"
+import { type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./CopyText.ts"
 
 /** A data set to write: every map is by CIK (bars by CIK, then ticker). */
 export interface EquityRows {
