@@ -99,8 +99,8 @@ export const inBulkTransaction = async <A>(database: Database, body: (s: BulkSes
   }
   const client = await (native.pool as pg.Pool).connect()
   try {
-    await client.query("begin")
-    await client.query(ASYNC_COMMIT)
+    // One round trip: a simple-protocol query may hold several statements.
+    await client.query(`begin; ${ASYNC_COMMIT}`)
     const out = await body(pgSession(client))
     await client.query("commit")
     return out
@@ -137,24 +137,20 @@ const companyParams = (c: Company) => [
   JSON.stringify(c.formerNames)
 ]
 
-const INSERT_COMPANY = `insert into equity_companies (cik, name, tickers, exchanges, sic, sic_description, fiscal_year_end, former_names)
-  values ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, $8::jsonb)`
-
 /**
- * Writes the rows of a company read from `source` into `table`: a plain `COPY` when the company has no row there
- * yet (every row is new), else through a staging table, keeping the rows already there. `rows` says, once the
- * source is read, how many rows it held. Returns the rows new to the table.
+ * Writes the rows of a company read from `source` into `table`: a plain `COPY` when the company had no row there
+ * (`existing` false: every row is new), else through a staging table, keeping the rows already there. `rows`
+ * says, once the source is read, how many rows it held. Returns the rows new to the table.
  */
 const writeRows = async (
   s: BulkSession,
   table: "equity_facts" | "equity_filings",
   columns: ReadonlyArray<string>,
-  cik: string,
+  existing: boolean,
   source: CopySource,
   rows: () => number
 ): Promise<number> => {
-  const existing = await s.run(`select 1 from ${table} where cik = $1 limit 1`, [cik])
-  if (existing.rows.length === 0) {
+  if (!existing) {
     await s.copy(table, columns, source)
     return rows()
   }
@@ -168,32 +164,58 @@ const writeRows = async (
   return inserted.count
 }
 
-/** Writes the company row of an entry; 1 if the company is new to the store. */
-const writeCompany = async (s: BulkSession, company: BulkCompanyEntry["company"]): Promise<number> => {
-  if (company === null) return 0
-  const c = company.value
-  const before = await s.run(`select 1 from equity_companies where cik = $1`, [c.cik])
-  const isNew = before.rows.length === 0
-  if (company.mode === "replace") {
-    await s.run(
-      `${INSERT_COMPANY} on conflict (cik) do update set name = excluded.name, tickers = excluded.tickers,
-         exchanges = excluded.exchanges, sic = excluded.sic, sic_description = excluded.sic_description,
-         fiscal_year_end = excluded.fiscal_year_end, former_names = excluded.former_names`,
-      companyParams(c)
-    )
-  } else if (isNew) {
-    await s.run(INSERT_COMPANY, companyParams(c))
-  }
-  return isNew ? 1 : 0
+/** What the store held of an entry's company before the entry. */
+interface Before {
+  /** 1 if the company is new to the store. */
+  readonly companies: number
+  readonly facts: boolean
+  readonly filings: boolean
 }
 
-const writeMark = (s: BulkSession, m: BulkEntryMark, cik: string) =>
-  s.run(
-    `insert into equity_bulk_entries (archive, entry, crc32, size, cik) values ($1, $2, $3, $4, $5)
-       on conflict (archive, entry) do update set crc32 = excluded.crc32, size = excluded.size,
-         cik = excluded.cik, loaded_at = now()`,
-    [m.archive, m.entry, m.crc32, m.size, cik]
+/**
+ * The first statement of an entry's transaction, one round trip: what the store holds of the company (read
+ * before this statement's writes, as every part of one statement sees the same snapshot), the company row (a
+ * submissions feed replaces it; companyfacts creates it only when absent) and the entry's mark (inside the same
+ * transaction as the rows, so a failed entry leaves no mark either). Several statements one after the other
+ * cost a round trip each, and on a loaded machine every round trip waits for the database's process and this
+ * one to be scheduled again: per entry, that was most of what the ingest spent beyond the rows themselves.
+ */
+const entryHead = async (
+  s: BulkSession,
+  mark: BulkEntryMark,
+  cik: string,
+  company: BulkCompanyEntry["company"]
+): Promise<Before> => {
+  const params: Array<unknown> = [cik, mark.archive, mark.entry, mark.crc32, mark.size]
+  let write = ""
+  if (company !== null) {
+    const c = companyParams(company.value)
+    params.push(...c)
+    const insert = `insert into equity_companies (cik, name, tickers, exchanges, sic, sic_description, fiscal_year_end, former_names)
+      values ($6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13::jsonb)`
+    write =
+      company.mode === "replace"
+        ? `, company as (${insert} on conflict (cik) do update set name = excluded.name, tickers = excluded.tickers,
+             exchanges = excluded.exchanges, sic = excluded.sic, sic_description = excluded.sic_description,
+             fiscal_year_end = excluded.fiscal_year_end, former_names = excluded.former_names)`
+        : `, company as (${insert} on conflict (cik) do nothing)`
+  }
+  const r = await s.run(
+    `with before as (
+       select exists (select 1 from equity_companies where cik = $1) as company,
+              exists (select 1 from equity_facts where cik = $1) as facts,
+              exists (select 1 from equity_filings where cik = $1) as filings
+     ), mark as (
+       insert into equity_bulk_entries (archive, entry, crc32, size, cik) values ($2, $3, $4, $5, $1)
+         on conflict (archive, entry) do update set crc32 = excluded.crc32, size = excluded.size,
+           cik = excluded.cik, loaded_at = now()
+     )${write}
+     select company, facts, filings from before`,
+    params
   )
+  const row = r.rows[0] as { company: boolean; facts: boolean; filings: boolean }
+  return { companies: company !== null && !row.company ? 1 : 0, facts: row.facts, filings: row.filings }
+}
 
 const TABLES = {
   facts: { table: "equity_facts", columns: FACT_COLUMNS },
@@ -206,10 +228,11 @@ const TABLES = {
  */
 const writePieces = async (
   s: BulkSession,
-  cik: string,
+  before: Before,
   pieces: AsyncIterable<BulkEncodedPiece>
 ): Promise<{ facts: number; filings: number }> => {
   const written = { facts: 0, filings: 0 }
+  const seen = new Set<"facts" | "filings">()
   const it = pieces[Symbol.asyncIterator]()
   let next = await it.next()
   while (next.done !== true) {
@@ -226,7 +249,9 @@ const writePieces = async (
       ahead = current
     }
     const { table: name, columns } = TABLES[table]
-    written[table] += await writeRows(s, name, columns, cik, run(), () => rows)
+    // A second run of one table in an entry (never made by the worker) goes through the staging table.
+    written[table] += await writeRows(s, name, columns, before[table] || seen.has(table), run(), () => rows)
+    seen.add(table)
     if (ahead === undefined) throw new Error("a streamed entry's rows were not read to their end")
     next = ahead
   }
@@ -246,24 +271,24 @@ export const makePgBulkLoader = (database: Database): BulkLoader => ({
   load: (entry: BulkCompanyEntry) =>
     query("bulk.load", () =>
       inBulkTransaction(database, async (s): Promise<BulkWritten> => {
-        const companies = await writeCompany(s, entry.company)
+        const before = await entryHead(s, entry.mark, entry.cik, entry.company)
         const f = factCopyText(entry.cik, entry.facts)
         const facts =
-          f.rows === 0 ? 0 : await writeRows(s, "equity_facts", FACT_COLUMNS, entry.cik, f.pieces, () => f.rows)
+          f.rows === 0 ? 0 : await writeRows(s, "equity_facts", FACT_COLUMNS, before.facts, f.pieces, () => f.rows)
         const g = filingCopyText(entry.cik, entry.filings)
         const filings =
-          g.rows === 0 ? 0 : await writeRows(s, "equity_filings", FILING_COLUMNS, entry.cik, g.pieces, () => g.rows)
-        await writeMark(s, entry.mark, entry.cik)
-        return { companies, facts, filings }
+          g.rows === 0
+            ? 0
+            : await writeRows(s, "equity_filings", FILING_COLUMNS, before.filings, g.pieces, () => g.rows)
+        return { companies: before.companies, facts, filings }
       })
     ),
   loadStreamed: (entry: BulkStreamedEntry) =>
     query("bulk.load", () =>
       inBulkTransaction(database, async (s): Promise<BulkWritten> => {
-        const companies = await writeCompany(s, entry.company)
-        const { facts, filings } = await writePieces(s, entry.cik, entry.pieces)
-        await writeMark(s, entry.mark, entry.cik)
-        return { companies, facts, filings }
+        const before = await entryHead(s, entry.mark, entry.cik, entry.company)
+        const { facts, filings } = await writePieces(s, before, entry.pieces)
+        return { companies: before.companies, facts, filings }
       })
     )
 })

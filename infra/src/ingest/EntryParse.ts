@@ -14,8 +14,8 @@
  */
 import type { Company, Fact, Filing } from "@market-data/core"
 import { factCopyRows, filingCopyText } from "@market-data/postgres/copy-text"
-import { CompanyFactsStream, parseSubmissions, parseSubmissionsPage } from "@market-data/sources/sec"
-import { Result } from "effect"
+import { CompanyFactsStream, parseSubmissions, parseSubmissionsPage } from "@market-data/sources/bulk-parsers"
+import * as Result from "effect/Result"
 
 export const MAIN_ENTRY = /^CIK\d{10}\.json$/i
 export const PAGE_ENTRY = /^CIK(\d{10})-submissions-\d+\.json$/i

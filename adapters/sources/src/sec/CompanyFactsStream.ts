@@ -16,7 +16,7 @@
  * (the root, `facts`, a taxonomy) is refused (JSON.parse would keep the last silently; a stream has already passed
  * the first on), and the first problem met in document order is the one reported.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { conceptFacts } from "./CompanyFacts.ts"
 import type { Fact } from "./EquityModel.ts"
 import { asCik, asObject, asString, FormatProblem, parseExactJson, problem, runParser } from "./ExactJson.ts"
