@@ -2,7 +2,7 @@
  * One bulk-archive entry parsed as its bytes arrive: the work of the ingest's parsing worker (`ParseWorker.ts`),
  * kept apart from the thread plumbing so it reads (and tests) as plain code.
  *
- * - A companyfacts document (`"entityName"` in its first 4 KB) is read by `CompanyFactsStream`, one concept at a
+ * - A companyfacts document (`"entityName"` or `"facts"` as a key in its first 4 KB) is read by `CompanyFactsStream`, one concept at a
  *   time: memory holds one concept, whatever the document's size. Its facts leave as soon as they are read: as
  *   `COPY` text (`encoding: "copy"`, the database loaders), in pieces of about 256 KB, each its own
  *   `ArrayBuffer` so it is transferred to the main thread, not copied; or as records (`"records"`, the memory
@@ -19,6 +19,12 @@ import * as Result from "effect/Result"
 
 export const MAIN_ENTRY = /^CIK\d{10}\.json$/i
 export const PAGE_ENTRY = /^CIK(\d{10})-submissions-\d+\.json$/i
+
+/**
+ * A companyfacts document names its company `entityName` and holds `facts`, one of them near the start; the
+ * submissions feed has neither key (its keys are `name`, `filings`, ...).
+ */
+const COMPANYFACTS_KEY = /"(?:entityName|facts)"\s*:/
 
 /** How much of a document is read before deciding whether it is companyfacts. */
 const SNIFF_BYTES = 4096
@@ -158,8 +164,7 @@ export class EntryParser {
     const first = Buffer.concat(this.sniffed)
     this.sniffed = []
     if (PAGE_ENTRY.test(this.name)) this.kind = "submissions_page"
-    else if (first.subarray(0, SNIFF_BYTES).toString("latin1").includes('"entityName"')) {
-      // companyfacts names its company `entityName`, near the start; the submissions feed never carries that key.
+    else if (COMPANYFACTS_KEY.test(first.subarray(0, SNIFF_BYTES).toString("latin1"))) {
       this.kind = "companyfacts"
       this.facts = new CompanyFactsStream((facts) => this.concept(facts))
     } else this.kind = "submissions"
