@@ -168,7 +168,8 @@ const children = (pid: number): Array<number> => {
 const ingestProcess = (zip: string, env: Record<string, string>): Promise<IngestRun> =>
   new Promise((resolve, reject) => {
     const t0 = performance.now()
-    const child = spawn(process.execPath, ["infra/src/bin.ts", "ingest", "sec", zip, "--json"], {
+    // With V8's baseline WebAssembly compiler only, as the `market-data` launcher runs `ingest`.
+    const child = spawn(process.execPath, ["--liftoff-only", "infra/src/bin.ts", "ingest", "sec", zip, "--json"], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "pipe", "pipe"]
