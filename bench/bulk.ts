@@ -9,7 +9,8 @@
  *    sum of its per-entry times, which its plain progress lines report; the process start and migrations are
  *    shown apart), rows (facts) per second, and its peak RSS (VmHWM).
  * 3. The same rows (each entry parsed by the same parser, deduplicated the same way) written by one
- *    `COPY ... FROM STDIN` into a scratch table with `equity_facts`' columns and indexes: rows per second.
+ *    `COPY ... FROM STDIN` into a scratch table with `equity_facts`' columns and indexes: rows per second. Steps 2
+ *    and 3 run back to back `BENCH_BULK_PAIRS` times (default 3); the median pair's ratio is reported.
  * 4. The same ingest into an embedded store (PGlite): rows per second and peak RSS; the peak of creating a new
  *    store is measured apart (the ingest process, and the child process that runs PGlite's initdb).
  * 5. An archive of two entries of the largest real size (Apple's concepts `BENCH_BULK_LARGE_COPIES` times over,
@@ -114,6 +115,8 @@ export interface BulkBench {
   readonly postgres: IngestRun
   readonly copy_rows_per_s: number
   readonly ratio_to_copy: number
+  /** Each anchor-and-ingest pair run back to back; the median pair's figures are the ones above. */
+  readonly pairs: ReadonlyArray<{ copy_rows_per_s: number; ingest: IngestRun; ratio: number; load: number }>
   readonly pglite: IngestRun
   /** A new embedded store: the ingest process's peak, and that of the child process that creates the cluster. */
   readonly pglite_new_store_peak_rss_mb: number
@@ -268,31 +271,53 @@ export const bulkBench = async (databaseUrl: string, write: (line: string) => vo
     await migrateToLatest(migrating.db)
     await migrating.close()
     await admin.query(`create table ${schema}.bench_copy_facts (like ${schema}.equity_facts including all)`)
-    const client = new pg.Client({ connectionString: scoped })
-    await client.connect()
-    const c0 = performance.now()
-    await client.query("begin")
-    await pipeline(
-      createReadStream(copyFile),
-      client.query(
-        copyFrom(
-          `copy bench_copy_facts (cik, taxonomy, concept, unit, start_date, end_date, accession, value, fy, fp, form, filed, frame) from stdin`
+    const copyOnce = async (): Promise<number> => {
+      await admin.query(`truncate ${schema}.bench_copy_facts`)
+      const client = new pg.Client({ connectionString: scoped })
+      await client.connect()
+      const c0 = performance.now()
+      await client.query("begin")
+      await pipeline(
+        createReadStream(copyFile),
+        client.query(
+          copyFrom(
+            `copy bench_copy_facts (cik, taxonomy, concept, unit, start_date, end_date, accession, value, fy, fp, form, filed, frame) from stdin`
+          )
         )
       )
-    )
-    await client.query("commit")
-    const copyMs = performance.now() - c0
-    await client.end()
-    const copyRate = Math.round(rows / (copyMs / 1000))
-    write(
-      `bulk: PostgreSQL COPY into a scratch table: ${rows.toLocaleString("en-US")} rows in ${Math.round(copyMs)} ms, ${copyRate.toLocaleString("en-US")} rows/s\n`
-    )
-
-    const postgres = await ingestProcess(zip, { DATABASE_URL: scoped })
-    const ratio = Math.round((postgres.rows_per_s / copyRate) * 100) / 100
-    write(
-      `bulk: ingest sec companyfacts.zip (PostgreSQL): ${postgres.rows_written.toLocaleString("en-US")} rows in ${postgres.ingest_ms} ms (${postgres.wall_ms} ms with the process start), ${postgres.rows_per_s.toLocaleString("en-US")} rows/s, ${ratio}x of COPY, peak RSS ${postgres.peak_rss_mb} MB\n`
-    )
+      await client.query("commit")
+      const copyMs = performance.now() - c0
+      await client.end()
+      return copyMs
+    }
+    // The anchor and the ingest, back to back, `BENCH_BULK_PAIRS` times (default 3; the store emptied before
+    // each ingest): on a shared machine the load moves within seconds, so each pair's ratio is its own and the
+    // median pair is the one reported.
+    const pairs: Array<{ copy_rows_per_s: number; ingest: IngestRun; ratio: number; load: number }> = []
+    for (let k = 0; k < Number(process.env.BENCH_BULK_PAIRS ?? 3); k++) {
+      const copyMs = await copyOnce()
+      const copyRate = Math.round(rows / (copyMs / 1000))
+      write(
+        `bulk: PostgreSQL COPY into a scratch table: ${rows.toLocaleString("en-US")} rows in ${Math.round(copyMs)} ms, ${copyRate.toLocaleString("en-US")} rows/s\n`
+      )
+      await admin.query(
+        `truncate ${schema}.equity_facts, ${schema}.equity_filings, ${schema}.equity_companies, ${schema}.equity_bulk_entries`
+      )
+      const run = await ingestProcess(zip, { DATABASE_URL: scoped })
+      const r = Math.round((run.rows_per_s / copyRate) * 100) / 100
+      pairs.push({ copy_rows_per_s: copyRate, ingest: run, ratio: r, load: Math.round((loadavg()[0] ?? 0) * 10) / 10 })
+      write(
+        `bulk: ingest sec companyfacts.zip (PostgreSQL): ${run.rows_written.toLocaleString("en-US")} rows in ${run.ingest_ms} ms (${run.wall_ms} ms with the process start), ${run.rows_per_s.toLocaleString("en-US")} rows/s, ${r}x of COPY, peak RSS ${run.peak_rss_mb} MB (load average ${(loadavg()[0] ?? 0).toFixed(1)})\n`
+      )
+    }
+    const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor(pairs.length / 2)] as (typeof pairs)[number]
+    const copyRate = median.copy_rows_per_s
+    const ratio = median.ratio
+    const postgres: IngestRun = {
+      ...median.ingest,
+      peak_rss_mb: Math.max(...pairs.map((p) => p.ingest.peak_rss_mb)),
+      exit_code: pairs.every((p) => p.ingest.exit_code === 0) ? 0 : 1
+    }
     // A new embedded store: created first by an ingest of an empty archive, measured apart from the ingest into
     // it. The cluster is created (PGlite's initdb) in a child process of the ingest: both peaks are reported.
     const pgliteDir = join(dir, "pglite")
@@ -340,7 +365,10 @@ export const bulkBench = async (databaseUrl: string, write: (line: string) => vo
     const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
     const ran = [postgres, pglite, created, large].every((r) => r.exit_code === 0)
     const targets: Array<[string, boolean]> = [
-      [`ingest on PostgreSQL >= ${TARGET_RATIO}x of COPY (${ratio}x)`, ratio >= TARGET_RATIO],
+      [
+        `ingest on PostgreSQL >= ${TARGET_RATIO}x of COPY (median pair ${ratio}x; pairs ${pairs.map((p) => `${p.ratio}x`).join(", ")})`,
+        ratio >= TARGET_RATIO
+      ],
       [
         `ingest RSS <= ${TARGET_RSS_MB} MB: PostgreSQL ${postgres.peak_rss_mb}, PGlite ${pglite.peak_rss_mb}, large entries ${large.peak_rss_mb} MB`,
         Math.max(postgres.peak_rss_mb, pglite.peak_rss_mb, large.peak_rss_mb) <= TARGET_RSS_MB
@@ -373,6 +401,7 @@ export const bulkBench = async (databaseUrl: string, write: (line: string) => vo
       postgres,
       copy_rows_per_s: copyRate,
       ratio_to_copy: ratio,
+      pairs,
       pglite,
       pglite_new_store_peak_rss_mb: created.peak_rss_mb,
       pglite_new_store_creation_peak_rss_mb: created.child_peak_rss_mb,
