@@ -16,14 +16,7 @@ import type { RateWindow } from "./RateLimit.ts"
 // metered charges); re-exported here for the port's users.
 export { HOLD_LEASE_MS, type Meter } from "./Money.ts"
 
-export interface LedgerEntry {
-  readonly keyId: string
-  readonly kind: "grant" | "charge"
-  /** Positive for grants and charges alike; `kind` says which way it moved. */
-  readonly amount: number
-  readonly reason: string
-  readonly at: Date
-}
+import type { LedgerEntry } from "./MoneyStore.ts"
 
 /** A reservation of credits for one request. */
 export interface Hold {

@@ -206,3 +206,94 @@ export const decideMetered = (m: {
  */
 export const comparesBeforeHold = (conditional: boolean, ifNoneMatch: string | undefined): boolean =>
   conditional && ifNoneMatch !== undefined
+
+// ---------------------------------------------------------------------------------------------------------------
+// The money port's three steps: admit, finish, charge (`MoneyStore.ts`)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What an admission does (SQL: `md_admit`, in the same order). */
+export type AdmitDecision =
+  /** No unit left: nothing spent. */
+  | { readonly _tag: "RateLimited" }
+  /** The unit is spent; the key is revoked: nothing begun, nothing held. */
+  | { readonly _tag: "KeyRevoked" }
+  /** The unit is spent; the Idempotency-Key refuses (`beginRefusal`) or replays: nothing held. */
+  | { readonly _tag: "InProgress" }
+  | { readonly _tag: "Conflict" }
+  | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+  /** The unit is spent; the balance does not cover the hold: nothing held, the Idempotency-Key left free. */
+  | { readonly _tag: "Insufficient" }
+  /** The unit is spent, the Idempotency-Key (if any) taken in flight, the hold taken. */
+  | { readonly _tag: "Admit" }
+
+/**
+ * The admission rule: the rate unit first (a refused request spends nothing), then the key's revocation, then
+ * the Idempotency-Key (`decideBegin`: a replay or a refusal holds nothing), then the hold (`holdCovered`), which
+ * when refused leaves the key free so that a retry after a top-up executes.
+ */
+export const decideAdmit = (a: {
+  /** Whether the rate unit was admitted (`admitsUnit` on the scope's window). */
+  readonly unitAdmitted: boolean
+  readonly revoked: boolean
+  /** `decideBegin` on the key's record, or undefined without an Idempotency-Key. */
+  readonly begin: BeginDecision | undefined
+  /** Credits available (live holds counted). */
+  readonly available: number
+  readonly hold: number
+}): AdmitDecision => {
+  if (!a.unitAdmitted) return { _tag: "RateLimited" }
+  if (a.revoked) return { _tag: "KeyRevoked" }
+  if (a.begin !== undefined && a.begin._tag !== "Start") return a.begin
+  return holdCovered(a.available, a.hold) ? { _tag: "Admit" } : { _tag: "Insufficient" }
+}
+
+/** How the pipeline ends an admitted request (`MoneyStore.finish`'s `end`). */
+export type FinishKind = "Settle" | "Keep" | "Release"
+
+/** What finishing does. */
+export type FinishDecision =
+  /** Charge (possibly 0), resolve the hold, store the answer in the owned record. */
+  | "Settle"
+  /** The hold outlived its lease and the balance no longer covers the charge: release, free the record. */
+  | "Expired"
+  /** The record belongs to another attempt: release the hold, charge and store nothing. */
+  | "Superseded"
+  /** Nothing was held and the balance does not cover `required`: charge nothing, free the record. */
+  | "Insufficient"
+  /** The hold was resolved already: charge nothing, free the record. */
+  | "AlreadyResolved"
+  /** Release the hold and store the failure's answer in the owned record. */
+  | "Keep"
+  /** Release the hold and free the owned record. */
+  | "Release"
+
+/**
+ * The finishing rule (SQL: `md_finish`, in the same order). `Keep` and `Release` always release. A settlement
+ * with a hold is `decideSettle`; without one (a conditional request compared first), the owner check comes first,
+ * then the balance must cover `required` (`holdCovered`), exactly as the hold it did not take would have.
+ */
+export const decideFinish = (f: {
+  readonly end: FinishKind
+  /** The ticket's hold: none taken, unresolved and within its lease, unresolved past it, or resolved. */
+  readonly hold: "none" | "live" | "expired" | "resolved"
+  readonly charge: number
+  readonly required: number
+  /** Credits available at the finishing time, the ticket's own hold not counted. */
+  readonly available: number
+  /** Without an Idempotency-Key: "none"; with one: whether the ticket's token still owns the in-flight record. */
+  readonly receipt: "none" | "owned" | "lost"
+}): FinishDecision => {
+  if (f.end !== "Settle") return f.end
+  if (f.hold === "none") {
+    if (f.receipt === "lost") return "Superseded"
+    return holdCovered(f.available, f.required) ? "Settle" : "Insufficient"
+  }
+  const settle = decideSettle({
+    resolved: f.hold === "resolved",
+    live: f.hold === "live",
+    charge: f.charge,
+    available: f.available,
+    receipt: f.receipt
+  })
+  return settle === "AlreadyResolved" ? "AlreadyResolved" : settle
+}
