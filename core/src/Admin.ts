@@ -5,7 +5,7 @@ import { Clock, Effect } from "effect"
 import type * as Digest from "effect/crypto/Digest"
 import type * as SecureRandom from "effect/crypto/SecureRandom"
 import { hashKey, KEY_FORMAT, type KeyRecord, KeyStore, mintKey } from "./Keys.ts"
-import { Ledger } from "./Ledger.ts"
+import { MoneyStore } from "./MoneyStore.ts"
 
 /** A problem with an operator's request; the message says what to change. */
 export class AdminError {
@@ -31,7 +31,7 @@ export const createKey = (options: {
 }): Effect.Effect<
   { readonly key: string; readonly record: KeyRecord; readonly balance: number },
   AdminError,
-  KeyStore | Ledger | Digest.Digest | SecureRandom.SecureRandom
+  KeyStore | MoneyStore | Digest.Digest | SecureRandom.SecureRandom
 > =>
   Effect.gen(function* () {
     yield* checkCredits(options.credits)
@@ -42,7 +42,7 @@ export const createKey = (options: {
     const at = yield* now
     const minted = yield* mintKey({ label: options.label ?? null, rateLimitPerMinute: rl ?? null, now: at })
     yield* (yield* KeyStore).insert(minted.record)
-    const ledger = yield* Ledger
+    const ledger = yield* MoneyStore
     const balance =
       options.credits > 0 ? yield* ledger.grant(minted.record.id, options.credits, "opening balance", at.getTime()) : 0
     return { key: minted.key, record: minted.record, balance }
@@ -58,7 +58,7 @@ export const ensureBootstrapKey = (
 ): Effect.Effect<
   { readonly record: KeyRecord; readonly created: boolean; readonly granted: number },
   AdminError,
-  KeyStore | Ledger | Digest.Digest | SecureRandom.SecureRandom
+  KeyStore | MoneyStore | Digest.Digest | SecureRandom.SecureRandom
 > =>
   Effect.gen(function* () {
     if (!KEY_FORMAT.test(secret)) {
@@ -68,7 +68,7 @@ export const ensureBootstrapKey = (
     }
     yield* checkCredits(credits)
     const store = yield* KeyStore
-    const ledger = yield* Ledger
+    const ledger = yield* MoneyStore
     const at = yield* now
     const existing = yield* store.findByHash(yield* hashKey(secret))
     let record: KeyRecord
@@ -89,7 +89,7 @@ export const ensureBootstrapKey = (
 /** Every key with its balance, oldest first. */
 export const listKeys = Effect.gen(function* () {
   const store = yield* KeyStore
-  const ledger = yield* Ledger
+  const ledger = yield* MoneyStore
   const keys = yield* store.list
   const nowMs = yield* Clock.currentTimeMillis
   return yield* Effect.forEach(keys, (record) =>
@@ -118,12 +118,12 @@ export const grantCredits = (
   id: string,
   credits: number,
   reason: string
-): Effect.Effect<number, AdminError, KeyStore | Ledger> =>
+): Effect.Effect<number, AdminError, KeyStore | MoneyStore> =>
   Effect.gen(function* () {
     if (!Number.isSafeInteger(credits) || credits <= 0) {
       return yield* Effect.fail(new AdminError(`credits must be a whole number 1 or more, got ${credits}`))
     }
     const found = yield* (yield* KeyStore).findById(id)
     if (found._tag === "None") return yield* Effect.fail(new AdminError(`no key with ID ${JSON.stringify(id)}`))
-    return yield* (yield* Ledger).grant(id, credits, reason, yield* Clock.currentTimeMillis)
+    return yield* (yield* MoneyStore).grant(id, credits, reason, yield* Clock.currentTimeMillis)
   })

@@ -8,7 +8,7 @@ import { describeOperation, operationIndex } from "./Catalog.ts"
 import { coverageHandler } from "./Coverage.ts"
 import { renderDocs } from "./Docs.ts"
 import { apiError, StoreUnavailable } from "./Errors.ts"
-import { Ledger } from "./Ledger.ts"
+import { MoneyStore } from "./MoneyStore.ts"
 import { type Handler, Handlers, Settings } from "./Pipeline.ts"
 import { type PlaneOperations, planeHandlers } from "./Planes.ts"
 import { type DocsSection, operation } from "./Registry.ts"
@@ -23,9 +23,9 @@ export const BASE_PATH = "/api/v1"
  */
 export const discoveryHandlers = (
   implemented: ReadonlySet<string>
-): Effect.Effect<ReadonlyMap<string, Handler>, never, Ledger | Settings> =>
+): Effect.Effect<ReadonlyMap<string, Handler>, never, MoneyStore | Settings> =>
   Effect.gen(function* () {
-    const ledger = yield* Ledger
+    const ledger = yield* MoneyStore
     const settings = yield* Settings
     const docsContext = { implemented, rateLimitPerMinute: settings.rateLimitPerMinute, basePath: BASE_PATH }
     const handlers = new Map<string, Handler>()
@@ -94,7 +94,7 @@ export const directoryHandlers = (planes: ReadonlyArray<PlaneOperations>): Reado
 export const layerHandlers = (
   handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
   planes: ReadonlyArray<PlaneOperations> = []
-): Layer.Layer<Handlers, never, Ledger | Settings> =>
+): Layer.Layer<Handlers, never, MoneyStore | Settings> =>
   Layer.effect(Handlers)(
     Effect.gen(function* () {
       const sets =

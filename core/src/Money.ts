@@ -178,23 +178,33 @@ export const decideSettle = (s: {
 export type MeteredDecision =
   /** No unit left in the window: nothing spent, nothing charged. */
   | "RateLimited"
+  /** The unit is spent; the key is revoked: nothing charged. */
+  | "KeyRevoked"
   /** The unit is spent; the balance does not cover the request's hold amount: nothing charged. */
   | "Insufficient"
   /** The unit is spent and the charge is made. */
   | "Charge"
 
 /**
- * The metered rule (SQL: `md_meter_charge`): the rate unit first; then the balance must cover what the request
+ * The metered rule (SQL: `md_charge`): the rate unit first, then the key's revocation; then the balance must cover what the request
  * would have held (`required`), not only what it is charged, exactly as the hold/settle path would have refused.
  */
 export const decideMetered = (m: {
   /** Whether the rate unit was admitted (`admitsUnit` on the scope's window). */
   readonly unitAdmitted: boolean
+  /** Whether the key is revoked. */
+  readonly revoked: boolean
   /** Credits available after the unit (live holds counted). */
   readonly available: number
   readonly required: number
 }): MeteredDecision =>
-  !m.unitAdmitted ? "RateLimited" : holdCovered(m.available, m.required) ? "Charge" : "Insufficient"
+  !m.unitAdmitted
+    ? "RateLimited"
+    : m.revoked
+      ? "KeyRevoked"
+      : holdCovered(m.available, m.required)
+        ? "Charge"
+        : "Insufficient"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Conditional requests

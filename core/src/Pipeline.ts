@@ -1,15 +1,18 @@
 /**
  * The request pipeline, one for every transport (HTTP, MCP, the in-process library):
  *
- *   authenticate -> (retry releases an outage cut) -> rate limit -> decode -> idempotency begin -> hold credits
- *     -> execute -> settle or release -> idempotency store -> answer
+ *   authenticate -> decode -> (a paid request) admit -> execute (compare ETag) -> finish -> answer
  *
- * A paid request with a valid Idempotency-Key spends its rate unit and begins under its key in one step
- * (`meteredBegin`), so a replay is one round trip; the answers and their order are the same.
+ * `admit` and `finish` are the money port's two steps (`MoneyStore`): admit spends the rate unit, checks the key
+ * is not revoked, begins under the Idempotency-Key and holds the credits, in one step; finish charges within the
+ * hold and stores the answer (or keeps a failure's answer, or releases), in one step. Every money decision in them
+ * is a pure function of `Money.ts`.
  *
  * A paid request without an Idempotency-Key whose key this process last saw able to pay takes the metered
- * path instead: authenticate -> decode -> execute -> (rate unit + charge, one atomic step) -> answer. It
- * never serves beyond the balance (the charge refuses), and spends one write instead of three.
+ * path instead: authenticate -> decode -> execute -> charge (rate unit + charge, one step) -> answer. It
+ * never serves beyond the balance (the charge refuses), and spends one write instead of two.
+ *
+ * Free operations spend their rate unit through the `RateLimiter` and execute.
  *
  * A conditional request (`If-None-Match` on a conditional operation) executes and compares its ETag before any
  * hold or charge on either path, so an unchanged answer is a free `304` whatever the key's balance.
@@ -22,9 +25,8 @@ import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
 import { clientAddress, type TrustedProxies } from "./ClientAddress.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
-import { type BeginResult, IdempotencyStore, meteredBegin, validateIdempotencyKey } from "./Idempotency.ts"
-import { authenticate, type KeyRecord, type KeyStore, parseAuthorization } from "./Keys.ts"
-import { type Hold, Ledger, type SettleReceipt } from "./Ledger.ts"
+import { validateIdempotencyKey } from "./Idempotency.ts"
+import { authenticate, type KeyRecord, type KeyStore, parseAuthorization, unauthenticated } from "./Keys.ts"
 import {
   beginRefusal,
   chargeWithin,
@@ -34,6 +36,7 @@ import {
   type Meter,
   type StoredAnswer
 } from "./Money.ts"
+import { type FinishEnd, MoneyStore, type Ticket } from "./MoneyStore.ts"
 import { type CanonicalParams, canonicalRequest, decodeParams, isApiError } from "./Params.ts"
 import { RateLimiter, type RateWindow, secondsUntilReset } from "./RateLimit.ts"
 import { type OperationSpec, operation } from "./Registry.ts"
@@ -157,7 +160,7 @@ export interface Answer {
 }
 
 /** The store ports: one implementation each per store (memory, PGlite, PostgreSQL). */
-export type StorePorts = KeyStore | Ledger | RateLimiter | IdempotencyStore
+export type StorePorts = KeyStore | MoneyStore | RateLimiter
 
 /** Services the pipeline needs. */
 export type PipelineServices = Handlers | Settings | StorePorts | Digest.Digest
@@ -256,11 +259,6 @@ export const ifNoneMatchMatches = (header: string | undefined, etag: string): bo
 /** Whether a paid request compares its ETag before it holds or charges anything (`comparesBeforeHold`). */
 const comparesFirst = (op: OperationSpec, ifNoneMatch: string | undefined): boolean =>
   comparesBeforeHold(op.conditional, ifNoneMatch)
-
-/** What running a handler gave: its output, or the error to answer. */
-type Executed =
-  | { readonly _tag: "Output"; readonly out: HandlerOutput }
-  | { readonly _tag: "Error"; readonly error: ApiError }
 
 /** Runs a handler, turning a defect into `internal_error`. */
 const execute = (handler: Handler, input: HandlerInput) =>
@@ -377,59 +375,47 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   const idemKey =
     op.auth === "paid" && principal._tag === "Key" ? validateIdempotencyKey(request.idempotencyKey ?? []) : undefined
 
-  // A paid request without an Idempotency-Key takes the metered path when it can: execute, then spend the
-  // rate unit and charge in one atomic step (one round trip instead of three).
-  if (op.auth === "paid" && principal._tag === "Key" && idemKey === undefined) {
-    const handler = handlers.get(op.name)
-    const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
-    if (handler !== undefined && !isApiError(params)) {
-      const meter = { scope, limit: principal.rateLimitPerMinute }
+  const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+  const handler = handlers.get(op.name)
+
+  // A paid request: admit (rate unit, key, Idempotency-Key, hold) -> execute -> finish; or, without an
+  // Idempotency-Key and a balance this process last saw able to pay, execute -> charge (one step either way).
+  if (
+    op.auth === "paid" &&
+    principal._tag === "Key" &&
+    handler !== undefined &&
+    !isApiError(params) &&
+    !isApiError(idemKey)
+  ) {
+    const meter = { scope, limit: principal.rateLimitPerMinute }
+    if (idemKey === undefined) {
       const metered = yield* meteredPath(op, handler, params, principal, meter, request.ifNoneMatch, nowMs)
       if (metered !== undefined) return answer(metered.outcome, metered.rate, keyId)
     }
+    const done = yield* paid(op, handler, params, principal, meter, request.ifNoneMatch, idemKey, nowMs)
+    return answer(done.outcome, done.rate, keyId)
   }
 
-  // Decoding and the Idempotency-Key check are pure: done first, answered after the rate limit.
-  const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
-
-  // Rate limit: one unit per request, paid or free. A paid request with a valid Idempotency-Key spends it
-  // and begins under its key in one step (one round trip where the store offers `beginMetered`); the
-  // refusal comes first either way, and a request that cannot begin spends its unit alone.
-  let rate: RateWindow
-  let begun: Begun | undefined
-  if (principal._tag === "Key" && !isApiError(params) && typeof idemKey === "string") {
-    const meter = { scope, limit: principal.rateLimitPerMinute }
-    const fingerprint = canonicalRequest(op.name, params)
-    const store = yield* IdempotencyStore
-    const metered = yield* meteredBegin(store, limiter, principal.key.id, idemKey, fingerprint, nowMs, meter)
-    if (metered._tag === "RateLimited") return answer(fail(rateLimited(metered.rate, nowMs)), metered.rate, keyId)
-    rate = metered.rate
-    begun = { key: idemKey, result: metered.begun }
-  } else {
-    rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
-    if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
-  }
+  // Every other request spends its rate unit alone: one unit per request, paid or free.
+  const rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
+  if (!rate.allowed) return answer(fail(rateLimited(rate, nowMs)), rate, keyId)
   const done = (outcome: Outcome) => answer(outcome, rate, keyId)
 
-  // Decode.
+  // Decode, then (a paid request) its Idempotency-Key.
   if (isApiError(params)) return done(fail(params))
+  if (isApiError(idemKey)) return done(fail(idemKey))
+  // A paid operation without a handler is `not_implemented` (transient: nothing held, nothing stored).
+  if (handler === undefined) return done(fail(notImplemented(op)))
 
-  const handler = handlers.get(op.name)
-  const input: HandlerInput = { op, params, principal, rate, nowMs }
-
-  if (op.auth !== "paid" || principal._tag !== "Key") {
-    // Free operations: no credits, no idempotency.
-    if (handler === undefined) return done(fail(notImplemented(op)))
-    const run = yield* execute(handler, input)
-    if (run._tag === "Error") return done(fail(run.error))
-    const out = run.out
-    return done(
-      out._tag === "Markdown"
-        ? out
-        : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
-    )
-  }
-  return done(yield* paid(op, handler, input, principal.key.id, request, idemKey, begun))
+  // Free operations: no credits, no idempotency.
+  const run = yield* execute(handler, { op, params, principal, rate, nowMs })
+  if (run._tag === "Error") return done(fail(run.error))
+  const out = run.out
+  return done(
+    out._tag === "Markdown"
+      ? out
+      : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
+  )
 })
 
 /** The internal principal's path: decode, execute; no key, no rate unit, no credits, no idempotency. */
@@ -458,73 +444,59 @@ const internal: (op: OperationSpec, request: ApiRequest, nowMs: number) => Effec
     })
   })
 
-/** An idempotency key already begun together with the rate unit (`meteredBegin`). */
-interface Begun {
-  readonly key: string
-  readonly result: BeginResult
-}
-
 /**
- * Releases that could not reach the store: what a paid request had taken (its credit hold, its idempotency
+ * Releases that could not reach the store: the ticket of a paid request (its credit hold, its idempotency
  * record) when the store became unavailable under it, so that its own release failed too. Kept per store, by
  * API key, and retried before that key's next paid request (`retryPendingReleases`): a retry of the same
  * Idempotency-Key then finds its record free instead of `request_in_progress` until the lease (60 s) ends.
- * Both releases are guarded, so running one late never frees what was meanwhile resolved: `release` leaves a
- * settled or already released hold alone, `abandon` deletes the record only while it is in flight under the
- * attempt's token (a settlement that did commit before the failure stored its answer, which then replays; a
- * retry that took over after the lease has its own token). Per process and bounded: what another instance or
- * a crash leaves behind still expires with its lease.
+ * A release is guarded (`finish` with `Release` leaves a settled or released hold alone and frees the record
+ * only while it is in flight under the ticket's token), so running one late never frees what was meanwhile
+ * resolved: a settlement that did commit before the failure stored its answer, which then replays; a retry that
+ * took over after the lease has its own token. Per process and bounded: what another instance or a crash leaves
+ * behind still expires with its lease.
  */
-interface PendingRelease {
-  readonly hold: Hold | undefined
-  readonly idempotencyKey: string | undefined
-  readonly token: string | undefined
-}
-const pendingReleases = new WeakMap<object, Map<string, Array<PendingRelease>>>()
+const pendingReleases = new WeakMap<object, Map<string, Array<Ticket>>>()
 /** At most this many pending releases per API key (the oldest go first; their leases still free them). */
 const PENDING_RELEASES_PER_KEY = 64
 
-const rememberRelease = (store: object, keyId: string, pending: PendingRelease): void => {
+const rememberRelease = (store: object, ticket: Ticket): void => {
   let byKey = pendingReleases.get(store)
   if (byKey === undefined) {
     byKey = new Map()
     pendingReleases.set(store, byKey)
   }
-  const list = byKey.get(keyId) ?? []
-  list.push(pending)
+  const list = byKey.get(ticket.keyId) ?? []
+  list.push(ticket)
   if (list.length > PENDING_RELEASES_PER_KEY) list.splice(0, list.length - PENDING_RELEASES_PER_KEY)
-  byKey.set(keyId, list)
+  byKey.set(ticket.keyId, list)
 }
 
-/** How many releases are waiting for the store, for `keyId` (tests and diagnostics). */
+/** How many releases are waiting for the money store `store`, for `keyId` (tests and diagnostics). */
 export const pendingReleaseCount = (store: object, keyId: string): number =>
   pendingReleases.get(store)?.get(keyId)?.length ?? 0
 
+const RELEASE: FinishEnd = { _tag: "Release" }
+
 /**
- * Retries the releases waiting for `keyId` (see `PendingRelease`), oldest first. When the store is still
+ * Retries the releases waiting for `keyId` (see `pendingReleases`), oldest first. When the store is still
  * unavailable the rest stay waiting and the failure propagates (the request would fail on the store anyway).
  */
-const retryPendingReleases = (keyId: string): Effect.Effect<void, never, IdempotencyStore | Ledger> =>
-  Effect.flatMap(IdempotencyStore, (store) => {
-    const byKey = pendingReleases.get(store)
+const retryPendingReleases = (keyId: string): Effect.Effect<void, never, MoneyStore> =>
+  Effect.flatMap(MoneyStore, (money) => {
+    const byKey = pendingReleases.get(money)
     const list = byKey?.get(keyId)
     if (byKey === undefined || list === undefined) return Effect.void
     byKey.delete(keyId)
-    return Effect.flatMap(Ledger, (ledger) =>
+    return Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
       Effect.forEach(
         list,
-        (p, i) =>
-          Effect.andThen(
-            p.hold === undefined ? Effect.void : ledger.release(p.hold),
-            p.token === undefined || p.idempotencyKey === undefined
-              ? Effect.void
-              : store.abandon(keyId, p.idempotencyKey, p.token)
-          ).pipe(
+        (ticket, i) =>
+          money.finish(ticket, RELEASE, nowMs).pipe(
             Effect.onExit((exit) =>
               exit._tag === "Success"
                 ? Effect.void
                 : Effect.sync(() => {
-                    for (const rest of list.slice(i)) rememberRelease(store, keyId, rest)
+                    for (const rest of list.slice(i)) rememberRelease(money, rest)
                   })
             )
           ),
@@ -533,146 +505,121 @@ const retryPendingReleases = (keyId: string): Effect.Effect<void, never, Idempot
     )
   })
 
-/** The money path: idempotency, hold, execute, settle or release, store. */
+/**
+ * The paid path: admit (one step: rate unit, key not revoked, Idempotency-Key begun, credits held) -> execute
+ * (and compare the ETag) -> finish (one step: charge within the hold and store the answer, or keep a failure's
+ * answer, or release). A conditional request holds nothing at admission: it compares its ETag first, so an
+ * unchanged answer is a free `304` whatever the balance, and a changed one is charged only if the balance covers
+ * it when it finishes.
+ */
 const paid = Effect.fnUntraced(function* (
   op: OperationSpec,
-  handler: Handler | undefined,
-  input: HandlerInput,
-  keyId: string,
-  request: ApiRequest,
-  idemKey: string | undefined | ApiError,
-  already: Begun | undefined
+  handler: Handler,
+  params: CanonicalParams,
+  principal: Extract<Principal, { readonly _tag: "Key" }>,
+  meter: Meter,
+  ifNoneMatch: string | undefined,
+  idemKey: string | undefined,
+  nowMs: number
 ) {
-  if (isApiError(idemKey)) return fail(idemKey)
-  const store = yield* IdempotencyStore
-  const nowMs = input.nowMs
-
-  let token: string | undefined
-  if (idemKey !== undefined) {
-    const begun =
-      already?.result ?? (yield* store.begin(keyId, idemKey, canonicalRequest(op.name, input.params), nowMs))
-    const refusal = beginRefusal(begun)
-    if (refusal !== undefined) return fail(refusal)
-    if (begun._tag === "Replay") return { _tag: "Replay", answer: begun.answer } satisfies Outcome
-    if (begun._tag === "Started") token = begun.token
-  }
-  // The store failing under the attempt (an outage) leaves its hold and record for the key's next request.
-  const held: { hold?: Hold } = {}
-  const owned = token === undefined ? undefined : { key: idemKey as string, token }
-  return yield* attempt(op, handler, input, keyId, request, owned, held).pipe(
-    Effect.catchDefect((defect) => {
-      if (defect instanceof StoreUnavailable && (held.hold !== undefined || owned !== undefined)) {
-        rememberRelease(store, keyId, { hold: held.hold, idempotencyKey: owned?.key, token: owned?.token })
-      }
-      return Effect.die(defect)
-    })
-  )
-})
-
-/** A paid request once begun under its Idempotency-Key (`owned`), or without one: hold, execute, settle. */
-const attempt = Effect.fnUntraced(function* (
-  op: OperationSpec,
-  handler: Handler | undefined,
-  input: HandlerInput,
-  keyId: string,
-  request: ApiRequest,
-  owned: { readonly key: string; readonly token: string } | undefined,
-  held: { hold?: Hold }
-) {
-  const store = yield* IdempotencyStore
-  const ledger = yield* Ledger
-  const nowMs = input.nowMs
-  const token = owned?.token
-  const idemKey = owned?.key
-  const abandon = token === undefined ? Effect.void : store.abandon(keyId, idemKey as string, token)
-  const keep = (o: Outcome & { readonly _tag: "Json" | "Failure" }) =>
-    token === undefined ? Effect.void : store.complete(keyId, idemKey as string, token, storedAnswerOf(o), nowMs)
-
-  if (handler === undefined) {
-    const o = fail(notImplemented(op))
-    yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
-    return o
-  }
-
-  // A conditional request runs before any hold and compares its ETag: `304` holds and charges nothing, so it is
-  // answered whatever the balance. Otherwise what it produced is held for and settled as usual.
-  let early: Executed | undefined
-  if (comparesFirst(op, request.ifNoneMatch)) {
-    early = yield* execute(handler, input).pipe(Effect.onInterrupt(() => abandon))
-    if (early._tag === "Output" && early.out._tag === "Json") {
-      const ready = yield* prepare(op, early.out, request.ifNoneMatch)
-      if (ready.notModified !== undefined) {
-        // Nothing stored: a later replay without If-None-Match needs the body.
-        yield* abandon
-        return ready.notModified
-      }
+  const money = yield* MoneyStore
+  const keyId = principal.key.id
+  const amount = holdFor(op, params)
+  const admitted = yield* money.admit({
+    keyId,
+    nowMs,
+    meter,
+    hold: comparesFirst(op, ifNoneMatch) ? 0 : amount,
+    ...(idemKey === undefined ? {} : { idempotency: { key: idemKey, fingerprint: canonicalRequest(op.name, params) } })
+  })
+  const rate = admitted.rate
+  const done = (outcome: Outcome) => ({ outcome, rate })
+  switch (admitted._tag) {
+    case "RateLimited":
+      return done(fail(rateLimited(rate, nowMs)))
+    case "KeyRevoked":
+      return done(fail(unauthenticated()))
+    case "InProgress":
+    case "Conflict":
+      return done(fail(beginRefusal(admitted) ?? internalError()))
+    case "Replay":
+      return done({ _tag: "Replay", answer: admitted.answer })
+    case "Insufficient":
+      return done(fail(insufficient(amount, admitted.available)))
+    case "Admitted": {
+      const ticket = admitted.ticket
+      const outcome = yield* attempt(
+        op,
+        handler,
+        { op, params, principal, rate, nowMs },
+        amount,
+        ticket,
+        ifNoneMatch
+      ).pipe(
+        // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
+        Effect.onInterrupt(() => money.finish(ticket, RELEASE, nowMs)),
+        // The store failing under the attempt (an outage) leaves its ticket for the key's next request.
+        Effect.catchDefect((defect) => {
+          if (defect instanceof StoreUnavailable) rememberRelease(money, ticket)
+          return Effect.die(defect)
+        })
+      )
+      return done(outcome)
     }
   }
-
-  const amount = holdFor(op, input.params)
-  const hold = yield* ledger.hold(keyId, amount, nowMs)
-  if (hold !== undefined) held.hold = hold
-  if (hold === undefined) {
-    // Never entered "in flight" with credits held: the key stays free for a retry after a top-up.
-    yield* abandon
-    const balance = yield* ledger.balance(keyId, nowMs)
-    return fail(insufficient(amount, balance))
-  }
-
-  const receipt =
-    token === undefined
-      ? undefined
-      : (answer: StoredAnswer): SettleReceipt => ({ keyId, idempotencyKey: idemKey as string, token, answer })
-  return yield* settleAfter(op, handler, input, hold, abandon, keep, receipt, request.ifNoneMatch, early).pipe(
-    // A request interrupted mid-way (client gone, shutdown) releases what it held at once.
-    Effect.onInterrupt(() => Effect.andThen(ledger.release(hold), abandon))
-  )
 })
 
-const settleAfter = Effect.fnUntraced(function* (
+/** An admitted request: execute, compare its ETag, finish. */
+const attempt = Effect.fnUntraced(function* (
   op: OperationSpec,
   handler: Handler,
   input: HandlerInput,
-  hold: Hold,
-  abandon: Effect.Effect<void>,
-  keep: (o: Outcome & { readonly _tag: "Json" | "Failure" }) => Effect.Effect<void>,
-  receipt: ((answer: StoredAnswer) => SettleReceipt) | undefined,
-  ifNoneMatch: string | undefined,
-  early: Executed | undefined
+  amount: number,
+  ticket: Ticket,
+  ifNoneMatch: string | undefined
 ) {
-  const ledger = yield* Ledger
-  const run = early ?? (yield* execute(handler, input))
+  const money = yield* MoneyStore
+  const run = yield* execute(handler, input)
   if (run._tag === "Error" || run.out._tag === "Markdown") {
-    yield* ledger.release(hold)
     const o = fail(run._tag === "Error" ? run.error : internalError())
-    yield* isTransientStatus(statusOf(o)) ? abandon : keep(o)
+    // A transient failure frees its Idempotency-Key for the retry; any other is stored and replays.
+    const end: FinishEnd = isTransientStatus(statusOf(o)) ? RELEASE : { _tag: "Keep", answer: storedAnswerOf(o) }
+    yield* money.finish(ticket, end, input.nowMs)
     return o
   }
   const ready = yield* prepare(op, run.out, ifNoneMatch)
   if (ready.notModified !== undefined) {
     // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
-    yield* ledger.release(hold)
-    yield* abandon
+    yield* money.finish(ticket, RELEASE, ready.settledAt)
     return ready.notModified
   }
-  const charge = chargeWithin(run.out.creditsCharged, hold.amount)
+  const charge = chargeWithin(run.out.creditsCharged, amount)
   const o = ready.json(charge)
   // The charge and the stored answer commit together: a crash leaves both or neither.
-  const settled = yield* ledger.settle(hold, charge, op.name, ready.settledAt, receipt?.(storedAnswerOf(o)))
-  if (settled._tag !== "Settled") {
-    // The hold outlived its lease and the balance no longer covers the charge: serve nothing, retryable.
-    yield* abandon
-    return fail(apiError("source_unavailable", "the request took longer than its credit hold; retry"))
+  const finished = yield* money.finish(
+    ticket,
+    { _tag: "Settle", charge, required: amount, reason: op.name, answer: storedAnswerOf(o) },
+    ready.settledAt
+  )
+  switch (finished._tag) {
+    case "Settled":
+      return o
+    case "Insufficient":
+      // Compared first without a hold, changed, and the balance does not cover it: served nothing.
+      return fail(insufficient(amount, finished.available))
+    default:
+      // The hold outlived its lease and the balance no longer covers the charge (or another attempt took the
+      // Idempotency-Key over): serve nothing, retryable.
+      return fail(apiError("source_unavailable", "the request took longer than its credit hold; retry"))
   }
-  return o
 })
 
 /**
  * The metered path of a paid request without an Idempotency-Key: execute first, then spend the rate unit and
- * charge in one atomic step (`Ledger.meteredCharge`), which refuses when the balance does not cover the hold
+ * charge in one atomic step (`MoneyStore.charge`), which refuses when the balance does not cover the hold
  * amount. Nothing is ever served beyond the balance. Taken only when this process last saw the key's balance
  * cover the hold and no rate refusal pending, so a 402 or a 429 normally executes nothing; otherwise
- * `undefined` and the request takes the hold/settle path.
+ * `undefined` and the request takes the admit/finish path.
  */
 const meteredPath = Effect.fnUntraced(function* (
   op: OperationSpec,
@@ -683,16 +630,16 @@ const meteredPath = Effect.fnUntraced(function* (
   ifNoneMatch: string | undefined,
   nowMs: number
 ) {
-  const ledger = yield* Ledger
+  const money = yield* MoneyStore
   const limiter = yield* RateLimiter
   const keyId = principal.key.id
   const amount = holdFor(op, params)
-  if (ledger.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
+  if (money.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
   // A conditional request is compared first whatever the balance: an unchanged `read` is a free 304 even for
   // a key that could not pay for the body (a changed one is then refused by the charge below, never served).
   if (!comparesFirst(op, ifNoneMatch)) {
-    let available = ledger.hint(keyId).available
-    if (available === undefined) available = yield* ledger.balance(keyId, nowMs)
+    let available = money.hint(keyId).available
+    if (available === undefined) available = yield* money.balance(keyId, nowMs)
     if (!holdCovered(available, amount)) return undefined
   }
 
@@ -710,10 +657,19 @@ const meteredPath = Effect.fnUntraced(function* (
   const ready = yield* prepare(op, run.out, ifNoneMatch)
   if (ready.notModified !== undefined) return yield* spendUnit(ready.notModified)
   const charge = chargeWithin(run.out.creditsCharged, amount)
-  const result = yield* ledger.meteredCharge(keyId, amount, charge, op.name, ready.settledAt, meter)
+  const result = yield* money.charge({
+    keyId,
+    required: amount,
+    charge,
+    reason: op.name,
+    nowMs: ready.settledAt,
+    meter
+  })
   switch (result._tag) {
     case "RateLimited":
       return { outcome: fail(rateLimited(result.rate, ready.settledAt)), rate: result.rate }
+    case "KeyRevoked":
+      return { outcome: fail(unauthenticated()), rate: result.rate }
     case "Insufficient":
       return { outcome: fail(insufficient(amount, result.available)), rate: result.rate }
     case "Charged":

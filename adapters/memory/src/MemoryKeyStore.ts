@@ -2,10 +2,17 @@
 import { type KeyRecord, KeyStore } from "@market-data/core"
 import { Effect, Layer, Option } from "effect"
 
-export const makeMemoryKeyStore = (): KeyStore["Service"] => {
+export const makeMemoryKeyStore = (): KeyStore["Service"] => makeMemoryKeys().service
+
+/** The memory key store plus a synchronous revocation check, for the money store's admit and charge. */
+export const makeMemoryKeys = (): {
+  readonly service: KeyStore["Service"]
+  /** Whether the key `id` exists and is revoked (an unknown key is not). */
+  readonly revokedNow: (id: string) => boolean
+} => {
   const byHash = new Map<string, KeyRecord>()
   const byId = new Map<string, KeyRecord>()
-  return {
+  const service: KeyStore["Service"] = {
     insert: (record) =>
       Effect.sync(() => {
         if (byHash.has(record.hash) || byId.has(record.id)) {
@@ -36,6 +43,7 @@ export const makeMemoryKeyStore = (): KeyStore["Service"] => {
         return true
       })
   }
+  return { service, revokedNow: (id) => (byId.get(id)?.revokedAt ?? null) !== null }
 }
 
 export const layerMemoryKeyStore: Layer.Layer<KeyStore> = Layer.sync(KeyStore)(makeMemoryKeyStore)

@@ -17,10 +17,11 @@
  * - replays are byte-identical to the stored answer;
  * - balance = grants - settled charges - live holds, and never below zero.
  *
+ * The stores are driven through the money port (`MoneyStore`: admit, finish, charge) as the pipeline calls it.
+ *
  * Not modelled: a request that is slow rather than dead and completes after its 60 s lease, once a retry under
- * the same key has taken the record over. Today both settle, so one key is charged twice within its window
- * (`Ledger.settle` with a receipt charges even when the receipt's token no longer owns the idempotency
- * record). The "catches a broken store" tests show the property can fail.
+ * the same key has taken the record over (`finish` answers it `Superseded`; store contract tests cover it).
+ * The "catches a broken store" tests show the property can fail.
  */
 import { expect } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer } from "effect"
@@ -29,8 +30,8 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { createKey } from "../../src/Admin.ts"
-import { IDEMPOTENCY_LEASE_MS, IdempotencyStore, REPLAY_WINDOW_MS } from "../../src/Idempotency.ts"
-import { HOLD_LEASE_MS, Ledger } from "../../src/Ledger.ts"
+import { HOLD_LEASE_MS, IDEMPOTENCY_LEASE_MS, REPLAY_WINDOW_MS } from "../../src/Money.ts"
+import { MoneyStore } from "../../src/MoneyStore.ts"
 import { type Answer, Handlers, handle, Settings, type StorePorts, statusOf } from "../../src/Pipeline.ts"
 import { makeTestPlane } from "../support/TestPlane.ts"
 
@@ -265,39 +266,41 @@ const chargedOf = (a: Answer): number => {
  */
 export type Fault = "double_charge" | "early_expiry" | "sticky_transient"
 
-const withFault = (
-  ledger: Ledger["Service"],
-  store: IdempotencyStore["Service"],
-  fault: Fault | undefined
-): { readonly ledger: Ledger["Service"]; readonly store: IdempotencyStore["Service"] } => {
+const withFault = (money: MoneyStore["Service"], fault: Fault | undefined): MoneyStore["Service"] => {
   switch (fault) {
     case undefined:
-      return { ledger, store }
+      return money
     case "double_charge":
+      // A settlement followed by a second charge of the same amount.
       return {
-        store,
-        ledger: {
-          ...ledger,
-          settle: (hold, charge, reason, nowMs, receipt) =>
-            Effect.tap(ledger.settle(hold, charge, reason, nowMs, receipt), (r) =>
-              r._tag === "Settled" && charge > 0
-                ? Effect.flatMap(ledger.hold(hold.keyId, charge, nowMs), (again) =>
-                    again === undefined ? Effect.void : ledger.settle(again, charge, reason, nowMs)
-                  )
-                : Effect.void
-            )
-        }
+        ...money,
+        finish: (ticket, end, nowMs) =>
+          Effect.tap(money.finish(ticket, end, nowMs), (r) =>
+            r._tag === "Settled" && end._tag === "Settle" && end.charge > 0
+              ? money.charge({
+                  keyId: ticket.keyId,
+                  required: end.charge,
+                  charge: end.charge,
+                  reason: end.reason,
+                  nowMs,
+                  meter: { scope: `double:${ticket.keyId}`, limit: 1_000_000 }
+                })
+              : Effect.void
+          )
       }
     case "early_expiry":
+      // Records judged one second late, so they expire one second early.
       return {
-        ledger,
-        store: {
-          ...store,
-          begin: (keyId, key, fingerprint, nowMs) => store.begin(keyId, key, fingerprint, nowMs + SECOND)
-        }
+        ...money,
+        admit: (a) => money.admit(a.idempotency === undefined ? a : { ...a, nowMs: a.nowMs + SECOND })
       }
     case "sticky_transient":
-      return { ledger, store: { ...store, abandon: () => Effect.void } }
+      // A release that frees the hold but keeps the Idempotency-Key.
+      return {
+        ...money,
+        finish: (ticket, end, nowMs) =>
+          money.finish(end._tag === "Release" ? { ...ticket, idempotency: undefined } : ticket, end, nowMs)
+      }
   }
 }
 
@@ -322,11 +325,10 @@ export const runProgram = (
         Layer.succeed(Handlers)(plane.handlers)
       )
     )
-    const faulty = withFault(Context.get(built, Ledger), Context.get(built, IdempotencyStore), fault)
-    const ctx = built.pipe(Context.add(Ledger, faulty.ledger), Context.add(IdempotencyStore, faulty.store))
+    const ctx = built.pipe(Context.add(MoneyStore, withFault(Context.get(built, MoneyStore), fault)))
     const key = yield* createKey({ credits }).pipe(Effect.provide(ctx))
     const keyId = key.record.id
-    const ledger = Context.get(ctx, Ledger)
+    const ledger = Context.get(ctx, MoneyStore)
     const model = new Model(credits)
     const inFlight: Array<{ readonly id: number; readonly key: string; readonly fiber: Fiber.Fiber<Answer> }> = []
     let crashes = 0
