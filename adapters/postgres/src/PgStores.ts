@@ -3,25 +3,14 @@
  * row locks inside the `md_*` functions and single-statement conditional upserts; no process-local locks,
  * so several server instances on one database stay exact.
  */
-import { randomUUID } from "node:crypto"
 import {
-  type BeginResult,
   BUCKET_MS,
   bucketOf,
   cachedKeyStore,
-  HOLD_LEASE_MS,
-  type Hold,
-  IDEMPOTENCY_LEASE_MS,
-  IdempotencyStore,
   type KeyRecord,
   KeyStore,
-  Ledger,
-  type LedgerHint,
-  type MeteredBeginResult,
-  type MeteredChargeResult,
+  MoneyStore,
   RateLimiter,
-  REPLAY_WINDOW_MS,
-  type StoredAnswer,
   type StorePorts,
   WINDOW_MS
 } from "@market-data/core"
@@ -30,6 +19,7 @@ import { sql } from "kysely"
 import type { ApiKeysTable, Database } from "./Database.ts"
 import { num } from "./Database.ts"
 import { query } from "./Errors.ts"
+import { makePgMoneyStore, rateWindow, windowSince } from "./PgMoneyStore.ts"
 
 const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
   id: r.id,
@@ -97,254 +87,6 @@ export const makePgKeyStore = ({ db }: Database): KeyStore["Service"] => ({
     ).pipe(Effect.map((r) => Number(r.numUpdatedRows) === 1))
 })
 
-const holdId = (): string => `hold_${randomUUID()}`
-
-export const makePgLedger = ({ db }: Database): Ledger["Service"] => {
-  /** What this process last saw per key (`Ledger.hint`); bounded, advisory only. */
-  const hints = new Map<string, LedgerHint>()
-  const see = (keyId: string, hint: Partial<LedgerHint>) => {
-    if (hints.size >= 10_000 && !hints.has(keyId)) hints.clear()
-    const before = hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
-    hints.set(keyId, { ...before, ...hint })
-  }
-  return {
-    balance: (keyId, nowMs) =>
-      query("ledger.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
-        Effect.map((r) => num(r.rows[0]?.v ?? 0)),
-        Effect.tap((available) => Effect.sync(() => see(keyId, { available })))
-      ),
-    hold: (keyId, amount, nowMs) =>
-      Effect.suspend(() => {
-        if (!Number.isSafeInteger(amount) || amount < 0)
-          return Effect.die(new RangeError(`hold must be a whole number >= 0, got ${amount}`))
-        const hold: Hold = { id: holdId(), keyId, amount, expiresAtMs: nowMs + HOLD_LEASE_MS }
-        return query("ledger.hold", () =>
-          sql<{
-            ok: boolean
-          }>`select md_hold(${hold.id}, ${keyId}, ${amount}, ${nowMs}, ${hold.expiresAtMs}) as ok`.execute(db)
-        ).pipe(
-          Effect.map((r) => (r.rows[0]?.ok === true ? hold : undefined)),
-          // A refused hold says the balance is short; a granted one says nothing exact: forget what was known.
-          Effect.tap((h) => Effect.sync(() => see(keyId, { available: h === undefined ? 0 : undefined })))
-        )
-      }),
-    settle: (hold, charge, reason, nowMs, receipt) =>
-      Effect.suspend(() => {
-        if (!Number.isSafeInteger(charge) || charge < 0 || charge > hold.amount) {
-          return Effect.die(
-            new RangeError(`charge ${charge} must be a whole number from 0 to the hold of ${hold.amount}`)
-          )
-        }
-        return query("ledger.settle", () =>
-          sql<{ r: string }>`select md_settle(
-          ${hold.id}, ${charge}, ${reason}, ${nowMs},
-          ${receipt?.keyId ?? null}, ${receipt?.idempotencyKey ?? null}, ${receipt?.token ?? null},
-          ${receipt?.answer.status ?? null},
-          ${receipt === undefined ? null : JSON.stringify(receipt.answer.headers)}::jsonb,
-          ${receipt?.answer.body ?? null}, ${nowMs + REPLAY_WINDOW_MS}) as r`.execute(db)
-        ).pipe(
-          Effect.map((r) => {
-            const result = r.rows[0]?.r
-            if (result === "settled") return { _tag: "Settled" as const, charged: charge }
-            if (result === "expired") return { _tag: "Expired" as const }
-            if (result === "superseded") return { _tag: "Superseded" as const }
-            return { _tag: "AlreadyResolved" as const }
-          })
-        )
-      }),
-    release: (hold) =>
-      query("ledger.release", () =>
-        sql`update ledger_holds set state = 'released' where id = ${hold.id} and state = 'active'`.execute(db)
-      ).pipe(Effect.asVoid),
-    grant: (keyId, amount, reason, nowMs) =>
-      Effect.suspend(() => {
-        if (!Number.isSafeInteger(amount) || amount <= 0)
-          return Effect.die(new RangeError(`grant must be a positive whole number, got ${amount}`))
-        return query("ledger.grant", () =>
-          sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
-        ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
-      }),
-    topUp: (keyId, target, reason, nowMs) =>
-      Effect.suspend(() => {
-        if (!Number.isSafeInteger(target) || target < 0)
-          return Effect.die(new RangeError(`top-up target must be a whole number >= 0, got ${target}`))
-        return query("ledger.topUp", () =>
-          sql<{ v: string }>`select md_top_up(${keyId}, ${target}, ${reason}, ${nowMs}) as v`.execute(db)
-        ).pipe(
-          Effect.map((r) => num(r.rows[0]?.v ?? 0)),
-          Effect.tap(() => Effect.sync(() => see(keyId, { available: undefined })))
-        )
-      }),
-    entries: (keyId) =>
-      query("ledger.entries", () =>
-        db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()
-      ).pipe(
-        Effect.map((rows) =>
-          rows.map((r) => ({
-            keyId: r.key_id,
-            kind: r.kind,
-            amount: num(r.amount),
-            reason: r.reason,
-            at: new Date(num(r.at_ms))
-          }))
-        )
-      ),
-    meteredCharge: (keyId, required, charge, reason, nowMs, meter) =>
-      Effect.suspend(() => {
-        if (!Number.isSafeInteger(charge) || charge < 0 || !Number.isSafeInteger(required) || charge > required) {
-          return Effect.die(
-            new RangeError(`charge ${charge} must be a whole number from 0 to the required ${required}`)
-          )
-        }
-        const since = nowMs - WINDOW_MS - BUCKET_MS
-        return query("ledger.meteredCharge", () =>
-          sql<{ outcome: string; used: string; oldest: string | null; available: string | null }>`
-          select * from md_meter_charge(${keyId}, ${required}, ${charge}, ${reason}, ${nowMs},
-            ${meter.scope}, ${meter.limit}, ${bucketOf(nowMs)}, ${since})`.execute(db)
-        ).pipe(
-          Effect.map((r): MeteredChargeResult => {
-            const row = r.rows[0]
-            const used = num(row?.used ?? 0)
-            const oldest = row?.oldest == null ? null : num(row.oldest)
-            const allowed = row?.outcome !== "rate_limited"
-            const rate = {
-              limit: meter.limit,
-              remaining: Math.max(0, meter.limit - used),
-              resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
-              allowed
-            }
-            if (!allowed) {
-              see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
-              return { _tag: "RateLimited", rate }
-            }
-            const available = num(row?.available ?? 0)
-            see(keyId, { available, rateBlockedUntilMs: 0 })
-            return row?.outcome === "charged"
-              ? { _tag: "Charged", rate, available }
-              : { _tag: "Insufficient", rate, available }
-          })
-        )
-      }),
-    hint: (keyId) => hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
-  }
-}
-
-const newToken = (): string => randomUUID()
-
-/** Start of the oldest bucket still counting at `nowMs` is after this (the window plus one bucket). */
-const windowSince = (nowMs: number) => nowMs - WINDOW_MS - BUCKET_MS
-
-/** The rate window from what `md_rate_consume` (or a function calling it) returns. */
-const rateWindow = (limit: number, nowMs: number, used: number, oldest: number | null, allowed: boolean) => ({
-  limit,
-  remaining: Math.max(0, limit - used),
-  resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
-  allowed
-})
-
-const storedAnswer = (status: number | null, headers: unknown, body: string | null): StoredAnswer => ({
-  status: status ?? 200,
-  headers: (typeof headers === "string" ? JSON.parse(headers) : headers) as Record<string, string>,
-  body: body ?? ""
-})
-
-export const makePgIdempotencyStore = ({ db }: Database): IdempotencyStore["Service"] => {
-  const begin = (
-    keyId: string,
-    key: string,
-    fingerprint: string,
-    nowMs: number,
-    attempt: number
-  ): Effect.Effect<BeginResult> =>
-    Effect.gen(function* () {
-      const token = newToken()
-      // One statement: take the key if it is free, or if its record has expired (lease or replay window).
-      const taken = yield* query("idempotency.begin", () =>
-        sql<{ token: string }>`
-          insert into idempotency_records (key_id, idem_key, fingerprint, state, token, expires_at_ms)
-          values (${keyId}, ${key}, ${fingerprint}, 'in_flight', ${token}, ${nowMs + IDEMPOTENCY_LEASE_MS})
-          on conflict (key_id, idem_key) do update
-            set fingerprint = excluded.fingerprint, state = 'in_flight', token = excluded.token,
-                expires_at_ms = excluded.expires_at_ms, status = null, headers = null, body = null
-            where idempotency_records.expires_at_ms <= ${nowMs}
-          returning token`.execute(db)
-      )
-      if (taken.rows[0]?.token === token) return { _tag: "Started", token } as const
-      const found = yield* query("idempotency.read", () =>
-        db
-          .selectFrom("idempotency_records")
-          .selectAll()
-          .where("key_id", "=", keyId)
-          .where("idem_key", "=", key)
-          .executeTakeFirst()
-      )
-      if (found === undefined || num(found.expires_at_ms) <= nowMs) {
-        // Freed or expired between the two statements: try again (bounded).
-        if (attempt >= 3) return { _tag: "InProgress" } as const
-        return yield* begin(keyId, key, fingerprint, nowMs, attempt + 1)
-      }
-      if (found.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
-      if (found.state === "in_flight") return { _tag: "InProgress" } as const
-      return { _tag: "Replay", answer: storedAnswer(found.status, found.headers, found.body) } as const
-    })
-  return {
-    begin: (keyId, key, fingerprint, nowMs) => begin(keyId, key, fingerprint, nowMs, 0),
-    // One statement: md_rate_begin spends the unit through md_rate_consume, then begins as `begin` does.
-    beginMetered: (keyId, key, fingerprint, nowMs, meter) =>
-      Effect.suspend(() => {
-        const token = newToken()
-        return query("idempotency.beginMetered", () =>
-          sql<{
-            allowed: boolean
-            used: string
-            oldest: string | null
-            outcome: string
-            answer_status: number | null
-            answer_headers: unknown
-            answer_body: string | null
-          }>`
-          select * from md_rate_begin(${meter.scope}, ${meter.limit}, ${nowMs}, ${bucketOf(nowMs)},
-            ${windowSince(nowMs)}, ${keyId}, ${key}, ${fingerprint}, ${token},
-            ${nowMs + IDEMPOTENCY_LEASE_MS})`.execute(db)
-        ).pipe(
-          Effect.map((r): MeteredBeginResult => {
-            const row = r.rows[0]
-            const allowed = row?.allowed === true
-            const rate = rateWindow(
-              meter.limit,
-              nowMs,
-              num(row?.used ?? 0),
-              row?.oldest == null ? null : num(row.oldest),
-              allowed
-            )
-            if (row === undefined || !allowed) return { _tag: "RateLimited", rate }
-            const begun: BeginResult =
-              row.outcome === "started"
-                ? { _tag: "Started", token }
-                : row.outcome === "conflict"
-                  ? { _tag: "Conflict" }
-                  : row.outcome === "replay"
-                    ? { _tag: "Replay", answer: storedAnswer(row.answer_status, row.answer_headers, row.answer_body) }
-                    : { _tag: "InProgress" }
-            return { _tag: "Begun", rate, begun }
-          })
-        )
-      }),
-    complete: (keyId, key, token, answer, nowMs) =>
-      query("idempotency.complete", () =>
-        sql`update idempotency_records
-              set state = 'stored', status = ${answer.status}, headers = ${JSON.stringify(answer.headers)}::jsonb,
-                  body = ${answer.body}, expires_at_ms = ${nowMs + REPLAY_WINDOW_MS}
-            where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
-      ).pipe(Effect.asVoid),
-    abandon: (keyId, key, token) =>
-      query("idempotency.abandon", () =>
-        sql`delete from idempotency_records
-            where key_id = ${keyId} and idem_key = ${key} and token = ${token} and state = 'in_flight'`.execute(db)
-      ).pipe(Effect.asVoid)
-  }
-}
-
 export const makePgRateLimiter = ({ db }: Database): RateLimiter["Service"] => {
   const since = windowSince
   const window = rateWindow
@@ -389,8 +131,7 @@ export const layerPgStores = (
 ): Layer.Layer<StorePorts> =>
   Layer.mergeAll(
     Layer.succeed(KeyStore)(cachedKeyStore(makePgKeyStore(database), options.keyCacheMs ?? KEY_CACHE_MS)),
-    Layer.succeed(Ledger)(makePgLedger(database)),
-    Layer.succeed(IdempotencyStore)(makePgIdempotencyStore(database)),
+    Layer.succeed(MoneyStore)(makePgMoneyStore(database)),
     Layer.succeed(RateLimiter)(makePgRateLimiter(database))
   )
 

@@ -2,9 +2,9 @@
  * `md_hold`: holds credits for a request when the available balance covers them, under the account's row lock; false otherwise.
  * It mirrors the core's money rule `holdCovered` (core/src/Money.ts), the memory twin's `MemoryLedger.hold`.
  *
- * The definition the database runs today, byte for byte as migration `2026-11-22T0001_accounts` created it;
- * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
+ * No longer run: migration `2026-11-26T0001_money_port` dropped it (the money port's `md_admit`, `md_finish` and
+ * `md_charge` took its place). The text stays, frozen, byte for byte as the migration that created it ran it;
+ * that migration imports it. Never edit it.
  */
 export const MD_HOLD = `create function md_hold(p_id text, p_key text, p_amount bigint, p_now bigint, p_expires bigint) returns boolean
     language plpgsql as $$

@@ -4,9 +4,9 @@
  * It mirrors the core's money rule `decideMetered` (core/src/Money.ts), as the memory twin's
  * `MemoryLedger.meteredCharge` calls it.
  *
- * The definition the database runs today, byte for byte as migration `2026-11-23T0001_metered_charge` created it;
- * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
+ * No longer run: migration `2026-11-26T0001_money_port` dropped it (the money port's `md_admit`, `md_finish` and
+ * `md_charge` took its place). The text stays, frozen, byte for byte as the migration that created it ran it;
+ * that migration imports it. Never edit it.
  */
 export const MD_METER_CHARGE = `create function md_meter_charge(
     p_key text, p_required bigint, p_charge bigint, p_reason text, p_now bigint,

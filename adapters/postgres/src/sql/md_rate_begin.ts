@@ -4,9 +4,9 @@
  * It mirrors the core's money rules `admitsUnit` and `decideBegin` (core/src/Money.ts), as the memory twin's
  * `MemoryIdempotencyStore` calls them.
  *
- * The definition the database runs today, byte for byte as migration `2026-11-23T0400_rate_begin` created it;
- * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
- * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
+ * No longer run: migration `2026-11-26T0001_money_port` dropped it (the money port's `md_admit`, `md_finish` and
+ * `md_charge` took its place). The text stays, frozen, byte for byte as the migration that created it ran it;
+ * that migration imports it. Never edit it.
  */
 export const MD_RATE_BEGIN = `create function md_rate_begin(
     p_scope text, p_limit integer, p_now bigint, p_bucket bigint, p_since bigint,

@@ -1,0 +1,244 @@
+/**
+ * The money port on PostgreSQL (server or PGlite): one SQL statement per call, each a database function
+ * (`md_admit`, `md_finish`, `md_charge`; their modules in `src/sql/`) that mirrors the core's money rule branch
+ * for branch. Concurrency is the database's work (row locks inside the functions, single-statement conditional
+ * upserts); no process-local locks, so several server instances on one database stay exact.
+ */
+import { randomUUID } from "node:crypto"
+import {
+  type AdmitResult,
+  BUCKET_MS,
+  bucketOf,
+  type ChargeResult,
+  type FinishResult,
+  HOLD_LEASE_MS,
+  IDEMPOTENCY_LEASE_MS,
+  type MoneyHint,
+  type MoneyStore,
+  type RateWindow,
+  REPLAY_WINDOW_MS,
+  type StoredAnswer,
+  WINDOW_MS
+} from "@market-data/core"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import type { Database } from "./Database.ts"
+import { num } from "./Database.ts"
+import { query } from "./Errors.ts"
+
+/** Start of the oldest bucket still counting at `nowMs` is after this (the window plus one bucket). */
+export const windowSince = (nowMs: number): number => nowMs - WINDOW_MS - BUCKET_MS
+
+/** The rate window from what `md_rate_consume` (or a function calling it) returns. */
+export const rateWindow = (
+  limit: number,
+  nowMs: number,
+  used: number,
+  oldest: number | null,
+  allowed: boolean
+): RateWindow => ({
+  limit,
+  remaining: Math.max(0, limit - used),
+  resetAtMs: oldest === null || used === 0 ? nowMs : oldest + WINDOW_MS + BUCKET_MS,
+  allowed
+})
+
+const storedAnswer = (status: number | null, headers: unknown, body: string | null): StoredAnswer => ({
+  status: status ?? 200,
+  headers: (typeof headers === "string" ? JSON.parse(headers) : headers) as Record<string, string>,
+  body: body ?? ""
+})
+
+const wholeOrDie = (amount: number, what: string) =>
+  Number.isSafeInteger(amount) && amount >= 0
+    ? undefined
+    : Effect.die(new RangeError(`${what} must be a whole number >= 0, got ${amount}`))
+
+export const makePgMoneyStore = ({ db }: Database): MoneyStore["Service"] => {
+  /** What this process last saw per key (`MoneyStore.hint`); bounded, advisory only. */
+  const hints = new Map<string, MoneyHint>()
+  const see = (keyId: string, hint: Partial<MoneyHint>) => {
+    if (hints.size >= 10_000 && !hints.has(keyId)) hints.clear()
+    const before = hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
+    hints.set(keyId, { ...before, ...hint })
+  }
+  return {
+    admit: ({ keyId, nowMs, meter, hold, idempotency }) =>
+      Effect.suspend(() => {
+        const bad = wholeOrDie(hold, "hold")
+        if (bad !== undefined) return bad
+        const holdId = hold > 0 ? `hold_${randomUUID()}` : null
+        const holdUntil = hold > 0 ? nowMs + HOLD_LEASE_MS : nowMs
+        const token = idempotency === undefined ? null : randomUUID()
+        return query("money.admit", () =>
+          sql<{
+            outcome: string
+            used: string
+            oldest: string | null
+            available: string | null
+            answer_status: number | null
+            answer_headers: unknown
+            answer_body: string | null
+          }>`select * from md_admit(${keyId}, ${nowMs}, ${meter.scope}, ${meter.limit}, ${bucketOf(nowMs)},
+            ${windowSince(nowMs)}, ${hold}, ${holdId}, ${holdUntil},
+            ${idempotency?.key ?? null}, ${idempotency?.fingerprint ?? null}, ${token},
+            ${nowMs + IDEMPOTENCY_LEASE_MS})`.execute(db)
+        ).pipe(
+          Effect.map((r): AdmitResult => {
+            const row = r.rows[0]
+            const outcome = row?.outcome ?? "rate_limited"
+            const rate = rateWindow(
+              meter.limit,
+              nowMs,
+              num(row?.used ?? 0),
+              row?.oldest == null ? null : num(row.oldest),
+              outcome !== "rate_limited"
+            )
+            switch (outcome) {
+              case "rate_limited":
+                see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
+                return { _tag: "RateLimited", rate }
+              case "key_revoked":
+                return { _tag: "KeyRevoked", rate }
+              case "conflict":
+                return { _tag: "Conflict", rate }
+              case "in_progress":
+                return { _tag: "InProgress", rate }
+              case "replay":
+                return {
+                  _tag: "Replay",
+                  rate,
+                  answer: storedAnswer(row?.answer_status ?? null, row?.answer_headers, row?.answer_body ?? null)
+                }
+              case "insufficient": {
+                const available = num(row?.available ?? 0)
+                see(keyId, { available, rateBlockedUntilMs: 0 })
+                return { _tag: "Insufficient", rate, available }
+              }
+              default:
+                see(keyId, { available: num(row?.available ?? 0), rateBlockedUntilMs: 0 })
+                return {
+                  _tag: "Admitted",
+                  rate,
+                  ticket: {
+                    keyId,
+                    holdId: holdId ?? undefined,
+                    held: hold,
+                    holdExpiresAtMs: holdUntil,
+                    idempotency:
+                      idempotency === undefined || token === null ? undefined : { key: idempotency.key, token }
+                  }
+                }
+            }
+          })
+        )
+      }),
+    finish: (ticket, end, nowMs) =>
+      Effect.suspend(() => {
+        const charge = end._tag === "Settle" ? end.charge : 0
+        const required = end._tag === "Settle" ? end.required : 0
+        const bad = wholeOrDie(charge, "charge") ?? wholeOrDie(required, "required")
+        if (bad !== undefined) return bad
+        if (charge > required || (ticket.holdId !== undefined && charge > ticket.held)) {
+          return Effect.die(
+            new RangeError(`charge ${charge} must be within the required ${required} and the hold of ${ticket.held}`)
+          )
+        }
+        const answer = end._tag === "Release" ? undefined : end.answer
+        return query("money.finish", () =>
+          sql<{ outcome: string; available: string | null }>`select * from md_finish(
+            ${ticket.keyId}, ${ticket.holdId ?? null}, ${end._tag.toLowerCase()}, ${charge}, ${required},
+            ${end._tag === "Settle" ? end.reason : ""}, ${nowMs},
+            ${ticket.idempotency?.key ?? null}, ${ticket.idempotency?.token ?? null},
+            ${answer?.status ?? null}, ${answer === undefined ? null : JSON.stringify(answer.headers)}::jsonb,
+            ${answer?.body ?? null}, ${nowMs + REPLAY_WINDOW_MS})`.execute(db)
+        ).pipe(
+          Effect.map((r): FinishResult => {
+            const row = r.rows[0]
+            switch (row?.outcome) {
+              case "settle":
+                // A charge says nothing exact about the balance now: forget what was known.
+                see(ticket.keyId, { available: undefined })
+                return { _tag: "Settled", charged: charge }
+              case "expired":
+                return { _tag: "Expired" }
+              case "superseded":
+                return { _tag: "Superseded" }
+              case "insufficient": {
+                const available = num(row.available ?? 0)
+                see(ticket.keyId, { available })
+                return { _tag: "Insufficient", available }
+              }
+              case "already":
+                return { _tag: "AlreadyResolved" }
+              default:
+                return { _tag: "Released" }
+            }
+          })
+        )
+      }),
+    charge: ({ keyId, required, charge, reason, nowMs, meter }) =>
+      Effect.suspend(() => {
+        const bad = wholeOrDie(charge, "charge") ?? wholeOrDie(required, "required")
+        if (bad !== undefined) return bad
+        if (charge > required) {
+          return Effect.die(new RangeError(`charge ${charge} exceeds the required ${required}`))
+        }
+        return query("money.charge", () =>
+          sql<{ outcome: string; used: string; oldest: string | null; available: string | null }>`
+          select * from md_charge(${keyId}, ${required}, ${charge}, ${reason}, ${nowMs},
+            ${meter.scope}, ${meter.limit}, ${bucketOf(nowMs)}, ${windowSince(nowMs)})`.execute(db)
+        ).pipe(
+          Effect.map((r): ChargeResult => {
+            const row = r.rows[0]
+            const outcome = row?.outcome ?? "rate_limited"
+            const rate = rateWindow(
+              meter.limit,
+              nowMs,
+              num(row?.used ?? 0),
+              row?.oldest == null ? null : num(row.oldest),
+              outcome !== "rate_limited"
+            )
+            if (outcome === "rate_limited") {
+              see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
+              return { _tag: "RateLimited", rate }
+            }
+            if (outcome === "key_revoked") return { _tag: "KeyRevoked", rate }
+            const available = num(row?.available ?? 0)
+            see(keyId, { available, rateBlockedUntilMs: 0 })
+            return outcome === "charged"
+              ? { _tag: "Charged", rate, available }
+              : { _tag: "Insufficient", rate, available }
+          })
+        )
+      }),
+    balance: (keyId, nowMs) =>
+      query("money.balance", () => sql<{ v: string }>`select md_available(${keyId}, ${nowMs}) as v`.execute(db)).pipe(
+        Effect.map((r) => num(r.rows[0]?.v ?? 0)),
+        Effect.tap((available) => Effect.sync(() => see(keyId, { available })))
+      ),
+    grant: (keyId, amount, reason, nowMs) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(amount) || amount <= 0)
+          return Effect.die(new RangeError(`grant must be a positive whole number, got ${amount}`))
+        return query("money.grant", () =>
+          sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
+        ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
+      }),
+    entries: (keyId) =>
+      query("money.entries", () =>
+        db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()
+      ).pipe(
+        Effect.map((rows) =>
+          rows.map((r) => ({
+            keyId: r.key_id,
+            kind: r.kind,
+            amount: num(r.amount),
+            reason: r.reason,
+            at: new Date(num(r.at_ms))
+          }))
+        )
+      ),
+    hint: (keyId) => hints.get(keyId) ?? { available: undefined, rateBlockedUntilMs: 0 }
+  }
+}
