@@ -6,11 +6,11 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import { describe, expect, it } from "vitest"
 import { createKey, ensureBootstrapKey, grantCredits, listKeys, revokeKey } from "../src/Admin.ts"
 import { authenticate, constantTimeEqual, hashKey, KEY_FORMAT, type KeyStore, parseAuthorization } from "../src/Keys.ts"
-import { Ledger } from "../src/Ledger.ts"
+import { MoneyStore } from "../src/MoneyStore.ts"
 import { isApiError } from "../src/Params.ts"
 
 const layer = Layer.mergeAll(layerMemoryStores, Digest.layerWebCrypto, SecureRandom.layerWebCrypto)
-const run = <A, E>(e: Effect.Effect<A, E, KeyStore | Ledger | Digest.Digest | SecureRandom.SecureRandom>) =>
+const run = <A, E>(e: Effect.Effect<A, E, KeyStore | MoneyStore | Digest.Digest | SecureRandom.SecureRandom>) =>
   Effect.runPromise(Effect.provide(e, layer))
 
 describe("keys", () => {
@@ -120,7 +120,7 @@ describe("keys", () => {
       Effect.gen(function* () {
         const k = yield* createKey({ credits: 10 })
         yield* grantCredits(k.record.id, 5, "top-up")
-        const ledger = yield* Ledger
+        const ledger = yield* MoneyStore
         return { entries: yield* ledger.entries(k.record.id), balance: yield* ledger.balance(k.record.id, Date.now()) }
       })
     )

@@ -10,7 +10,9 @@ import {
   beginRefusal,
   chargeWithin,
   comparesBeforeHold,
+  decideAdmit,
   decideBegin,
+  decideFinish,
   decideMetered,
   decideSettle,
   HOLD_LEASE_MS,
@@ -144,10 +146,52 @@ describe("credits", () => {
     expect(decideSettle({ ...base, live: false, receipt: "lost" })).toBe("Expired")
   })
 
-  it("metered: the rate unit first, then the balance must cover the hold amount, not only the charge", () => {
-    expect(decideMetered({ unitAdmitted: false, available: 100, required: 1 })).toBe("RateLimited")
-    expect(decideMetered({ unitAdmitted: true, available: 2, required: 3 })).toBe("Insufficient")
-    expect(decideMetered({ unitAdmitted: true, available: 3, required: 3 })).toBe("Charge")
+  it("metered: the rate unit first, then the key's revocation, then the balance must cover the hold amount", () => {
+    const base = { unitAdmitted: true, revoked: false, available: 3, required: 3 }
+    expect(decideMetered({ ...base, unitAdmitted: false, available: 100, required: 1 })).toBe("RateLimited")
+    expect(decideMetered({ ...base, unitAdmitted: false, revoked: true })).toBe("RateLimited")
+    expect(decideMetered({ ...base, revoked: true })).toBe("KeyRevoked")
+    expect(decideMetered({ ...base, available: 2 })).toBe("Insufficient")
+    expect(decideMetered(base)).toBe("Charge")
+  })
+
+  it("admit: rate unit, revoked, Idempotency-Key, hold, in that order; a replay or refusal holds nothing", () => {
+    const base = { unitAdmitted: true, revoked: false, begin: undefined, available: 5, hold: 5 }
+    const replay = { _tag: "Replay" as const, answer: { status: 200, headers: {}, body: "{}" } }
+    expect(decideAdmit(base)).toEqual({ _tag: "Admit" })
+    expect(decideAdmit({ ...base, available: 4 })).toEqual({ _tag: "Insufficient" })
+    expect(decideAdmit({ ...base, available: 0, hold: 0 })).toEqual({ _tag: "Admit" })
+    expect(decideAdmit({ ...base, begin: { _tag: "Start" } })).toEqual({ _tag: "Admit" })
+    // A replay, a conflict and a request in progress answer whatever the balance.
+    expect(decideAdmit({ ...base, available: 0, begin: replay })).toEqual(replay)
+    expect(decideAdmit({ ...base, available: 0, begin: { _tag: "Conflict" } })).toEqual({ _tag: "Conflict" })
+    expect(decideAdmit({ ...base, available: 0, begin: { _tag: "InProgress" } })).toEqual({ _tag: "InProgress" })
+    // A revoked key is refused before its Idempotency-Key is looked at; a spent window before anything.
+    expect(decideAdmit({ ...base, revoked: true, begin: replay })).toEqual({ _tag: "KeyRevoked" })
+    expect(decideAdmit({ ...base, unitAdmitted: false, revoked: true })).toEqual({ _tag: "RateLimited" })
+  })
+
+  it("finish: Keep and Release always release; a settlement with a hold is decideSettle; without one the balance must cover what is required", () => {
+    const base = {
+      end: "Settle" as const,
+      hold: "live" as const,
+      charge: 3,
+      required: 5,
+      available: 0,
+      receipt: "none" as const
+    }
+    expect(decideFinish(base)).toBe("Settle")
+    expect(decideFinish({ ...base, end: "Keep", hold: "resolved" })).toBe("Keep")
+    expect(decideFinish({ ...base, end: "Release", receipt: "lost" })).toBe("Release")
+    expect(decideFinish({ ...base, hold: "resolved" })).toBe("AlreadyResolved")
+    expect(decideFinish({ ...base, hold: "expired" })).toBe("Expired")
+    expect(decideFinish({ ...base, hold: "expired", available: 3 })).toBe("Settle")
+    expect(decideFinish({ ...base, receipt: "lost" })).toBe("Superseded")
+    // No hold (compared first): the owner first, then the whole required amount, not only the charge.
+    expect(decideFinish({ ...base, hold: "none", available: 4 })).toBe("Insufficient")
+    expect(decideFinish({ ...base, hold: "none", available: 5 })).toBe("Settle")
+    expect(decideFinish({ ...base, hold: "none", available: 0, receipt: "lost" })).toBe("Superseded")
+    expect(decideFinish({ ...base, hold: "none", available: 5, receipt: "owned" })).toBe("Settle")
   })
 
   it("leases: a hold and an in-flight record live 60 s, a stored answer 24 h", () => {
