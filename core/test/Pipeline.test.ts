@@ -9,7 +9,7 @@ import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
-import { Ledger } from "../src/Ledger.ts"
+import { MoneyStore } from "../src/MoneyStore.ts"
 import {
   type Answer,
   type ApiRequest,
@@ -56,7 +56,7 @@ const setup = (
       }).pipe(Effect.provide(context as typeof ctx))
     const call = (req: { operation: string; query?: string } & Partial<Omit<ApiRequest, "operation" | "params">>) =>
       callIn(ctx, req)
-    const ledger = Context.get(ctx, Ledger)
+    const ledger = Context.get(ctx, MoneyStore)
     const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => ledger.balance(key.record.id, ms))
     return { plane, ctx, key, call, callIn, balance, ledger }
   })
@@ -432,12 +432,18 @@ describe("conditional requests", () => {
       const first = yield* t.call({ operation: "read", query: "id=crypto:bitcoin" })
       const etag = first.outcome._tag === "Json" ? (first.outcome.etag as string) : ""
       let holds = 0
-      const counted = Context.add(t.ctx, Ledger, {
+      let settles = 0
+      const counted = Context.add(t.ctx, MoneyStore, {
         ...t.ledger,
-        hold: (keyId, amount, nowMs) =>
+        admit: (a) =>
           Effect.suspend(() => {
-            holds += 1
-            return t.ledger.hold(keyId, amount, nowMs)
+            if (a.hold > 0) holds += 1
+            return t.ledger.admit(a)
+          }),
+        finish: (ticket, end, nowMs) =>
+          Effect.suspend(() => {
+            if (end._tag === "Settle") settles += 1
+            return t.ledger.finish(ticket, end, nowMs)
           })
       })
       const same = yield* t.callIn(counted, {
@@ -448,7 +454,8 @@ describe("conditional requests", () => {
       })
       assert.strictEqual(same.outcome._tag, "NotModified")
       assert.strictEqual(holds, 0)
-      // A changed one holds once and is charged once, from the one execution.
+      assert.strictEqual(settles, 0)
+      // A changed one holds nothing either and is charged once when it finishes, from the one execution.
       const executions = yield* t.plane.executions
       const changed = yield* t.callIn(counted, {
         operation: "read",
@@ -457,7 +464,8 @@ describe("conditional requests", () => {
         idempotencyKey: ["k2"]
       })
       assert.strictEqual(changed.outcome._tag, "Json")
-      assert.strictEqual(holds, 1)
+      assert.strictEqual(holds, 0)
+      assert.strictEqual(settles, 1)
       assert.strictEqual((yield* t.plane.executions) - executions, 1)
       assert.strictEqual(yield* t.balance, 98)
     }).pipe(Effect.scoped)

@@ -1,10 +1,9 @@
 /**
- * The pipeline's idempotent path with `IdempotencyStore.beginMetered` (one round trip on PostgreSQL): a paid
- * request with a valid Idempotency-Key spends its rate unit and begins under its key in one store call, and
- * every answer and its order are what the two calls (`RateLimiter.consume`, then `IdempotencyStore.begin`)
- * give. The same scenarios run on the memory stores as they are (no `beginMetered`: the two calls) and on
- * the same stores given a `beginMetered`, which counts its calls; the answers must agree and, with it, a
- * replay must make exactly one store call.
+ * The pipeline's idempotent paid path over the money port: a paid request with a valid Idempotency-Key spends its
+ * rate unit, begins under its key and holds in one store call (`MoneyStore.admit`), and ends in one
+ * (`MoneyStore.finish`). The store calls are counted: a replay, a 429, a conflict and a request in progress are one
+ * `admit` each and nothing else; a bad parameter or a bad Idempotency-Key spends its unit alone
+ * (`RateLimiter.consume`) and begins nothing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { memoryStores } from "@market-data/memory"
@@ -13,19 +12,18 @@ import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
-import { IdempotencyStore, meteredBegin } from "../src/Idempotency.ts"
-import { Ledger } from "../src/Ledger.ts"
+import { MoneyStore } from "../src/MoneyStore.ts"
 import { type Answer, type ApiRequest, Handlers, handle, Settings, statusOf } from "../src/Pipeline.ts"
 import { RateLimiter } from "../src/RateLimit.ts"
 import { makeTestPlane } from "./support/TestPlane.ts"
 
 interface Calls {
   consume: number
-  begin: number
-  beginMetered: number
+  admit: number
+  finish: number
 }
 
-const setup = (native: boolean, rateLimitPerMinute: number, credits = 100) =>
+const setup = (rateLimitPerMinute: number, credits = 100) =>
   Effect.gen(function* () {
     const plane = yield* makeTestPlane()
     const built = yield* Layer.build(
@@ -37,30 +35,24 @@ const setup = (native: boolean, rateLimitPerMinute: number, credits = 100) =>
         Layer.succeed(Handlers)(plane.handlers)
       )
     )
-    const calls: Calls = { consume: 0, begin: 0, beginMetered: 0 }
+    const calls: Calls = { consume: 0, admit: 0, finish: 0 }
     const counting = <A>(name: keyof Calls, effect: () => Effect.Effect<A>): Effect.Effect<A> =>
       Effect.suspend(() => {
         calls[name]++
         return effect()
       })
     const rl = Context.get(built, RateLimiter)
-    const store = Context.get(built, IdempotencyStore)
-    assert.isUndefined(store.beginMetered)
+    const money = Context.get(built, MoneyStore)
     const limiter: RateLimiter["Service"] = {
       ...rl,
       consume: (...args) => counting("consume", () => rl.consume(...args))
     }
-    const idempotency: IdempotencyStore["Service"] = {
-      ...store,
-      begin: (...args) => counting("begin", () => store.begin(...args)),
-      ...(native
-        ? {
-            beginMetered: (keyId, key, fingerprint, nowMs, meter) =>
-              counting("beginMetered", () => meteredBegin(store, rl, keyId, key, fingerprint, nowMs, meter))
-          }
-        : {})
+    const counted: MoneyStore["Service"] = {
+      ...money,
+      admit: (a) => counting("admit", () => money.admit(a)),
+      finish: (...args) => counting("finish", () => money.finish(...args))
     }
-    const ctx = built.pipe(Context.add(RateLimiter, limiter), Context.add(IdempotencyStore, idempotency))
+    const ctx = built.pipe(Context.add(RateLimiter, limiter), Context.add(MoneyStore, counted))
     const key = yield* createKey({ credits }).pipe(Effect.provide(ctx))
     const call = (query: string, more: Partial<Omit<ApiRequest, "operation" | "params">> = {}, operation = "price") =>
       handle({
@@ -73,12 +65,11 @@ const setup = (native: boolean, rateLimitPerMinute: number, credits = 100) =>
           .filter((p) => p !== "")
           .map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)] as const)
       }).pipe(Effect.provide(ctx))
-    const ledger = Context.get(ctx, Ledger)
-    const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => ledger.balance(key.record.id, ms))
+    const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => money.balance(key.record.id, ms))
     const reset = () => {
       calls.consume = 0
-      calls.begin = 0
-      calls.beginMetered = 0
+      calls.admit = 0
+      calls.finish = 0
     }
     return { plane, call, calls, reset, balance }
   })
@@ -87,22 +78,15 @@ const code = (a: Answer) => (a.outcome._tag === "Failure" ? a.outcome.error.code
 const body = (a: Answer) =>
   a.outcome._tag === "Json" ? a.outcome.body : a.outcome._tag === "Replay" ? a.outcome.answer.body : undefined
 
-for (const native of [false, true]) {
-  const name = native ? "with beginMetered (one store call)" : "without it (consume, then begin)"
-  // The store calls the rate unit and the begin cost: `admitted` and `refused` requests took the combined step,
-  // `alone` spent their unit without beginning.
+{
+  // The store calls: `admitted` requests took admit and finish, `refused` only admit, `alone` spent their unit alone.
   const expectCalls = (calls: Calls, admitted: number, refused: number, alone: number) =>
-    assert.deepStrictEqual(
-      calls,
-      native
-        ? { consume: alone, begin: 0, beginMetered: admitted + refused }
-        : { consume: admitted + refused + alone, begin: admitted, beginMetered: 0 }
-    )
+    assert.deepStrictEqual(calls, { consume: alone, admit: admitted + refused, finish: admitted })
 
-  describe(`idempotent paid requests ${name}`, () => {
-    it.effect("a replay spends its unit and answers the stored body in one step; nothing executes or is charged", () =>
+  describe("idempotent paid requests on the money port", () => {
+    it.effect("a replay spends its unit and answers the stored body in one admit; nothing executes or is charged", () =>
       Effect.gen(function* () {
-        const t = yield* setup(native, 60)
+        const t = yield* setup(60)
         const first = yield* t.call("id=crypto:bitcoin", { idempotencyKey: ["r"] })
         assert.strictEqual(code(first), "Json")
         assert.strictEqual(first.rate?.remaining, 59)
@@ -114,7 +98,7 @@ for (const native of [false, true]) {
         assert.strictEqual(body(replay), body(first))
         assert.strictEqual(replay.rate?.remaining, 58)
         assert.isTrue(replay.rate?.allowed)
-        expectCalls(t.calls, 1, 0, 0)
+        expectCalls(t.calls, 0, 1, 0)
         assert.strictEqual(yield* t.plane.executions, 1)
         assert.strictEqual(yield* t.balance, 99)
       }).pipe(Effect.scoped)
@@ -122,7 +106,7 @@ for (const native of [false, true]) {
 
     it.effect("over the limit a replay, a conflict and a fresh key are all 429 first, and begin nothing", () =>
       Effect.gen(function* () {
-        const t = yield* setup(native, 3)
+        const t = yield* setup(3)
         yield* t.call("id=crypto:bitcoin", { idempotencyKey: ["a"] })
         yield* t.call("id=crypto:bitcoin", { idempotencyKey: ["a"] })
         const conflict = yield* t.call("id=crypto:ethereum", { idempotencyKey: ["a"] })
@@ -155,7 +139,7 @@ for (const native of [false, true]) {
 
     it.effect("a bad parameter or a bad Idempotency-Key spends the unit and answers 400 without beginning", () =>
       Effect.gen(function* () {
-        const t = yield* setup(native, 60)
+        const t = yield* setup(60)
         const badParam = yield* t.call("id=crypto:", { idempotencyKey: ["p"] })
         assert.strictEqual(statusOf(badParam.outcome), 400)
         const badKey = yield* t.call("id=crypto:bitcoin", { idempotencyKey: [" p"] })
@@ -167,9 +151,9 @@ for (const native of [false, true]) {
       }).pipe(Effect.scoped)
     )
 
-    it.effect("in progress and conflict answer as before; a started request holds, executes and settles", () =>
+    it.effect("in progress and conflict are one admit each; an admitted request holds, executes and finishes", () =>
       Effect.gen(function* () {
-        const t = yield* setup(native, 60, 10)
+        const t = yield* setup(60, 10)
         const slow = yield* t.call("id=crypto:slow", { idempotencyKey: ["s"] }).pipe(Effect.forkChild)
         while ((yield* t.plane.executions) < 1) yield* Effect.yieldNow
         const inProgress = yield* t.call("id=crypto:slow", { idempotencyKey: ["s"] })

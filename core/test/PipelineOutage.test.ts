@@ -13,8 +13,7 @@ import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { createKey } from "../src/Admin.ts"
 import { apiError, StoreUnavailable } from "../src/Errors.ts"
-import { IdempotencyStore } from "../src/Idempotency.ts"
-import { Ledger } from "../src/Ledger.ts"
+import { MoneyStore } from "../src/MoneyStore.ts"
 import {
   type Answer,
   type Handler,
@@ -53,31 +52,25 @@ const setup = Effect.gen(function* () {
     Effect.suspend(() =>
       state.down ? Effect.die(new StoreUnavailable({ operation, cause: new Error("connection refused") })) : effect()
     )
-  const ledger = Context.get(built, Ledger)
-  const store = Context.get(built, IdempotencyStore)
+  const money = Context.get(built, MoneyStore)
   let loseNextSettleAck = false
-  const failingLedger: Ledger["Service"] = {
-    ...ledger,
-    hold: (...a) => guard("ledger.hold", () => ledger.hold(...a)),
-    release: (...a) => guard("ledger.release", () => ledger.release(...a)),
-    settle: (...a) =>
-      guard("ledger.settle", () =>
-        Effect.flatMap(ledger.settle(...a), (r) => {
-          if (!loseNextSettleAck) return Effect.succeed(r)
+  const failing: MoneyStore["Service"] = {
+    ...money,
+    admit: (a) => guard("money.admit", () => money.admit(a)),
+    finish: (ticket, end, nowMs) =>
+      guard("money.finish", () =>
+        Effect.flatMap(money.finish(ticket, end, nowMs), (r) => {
+          if (!loseNextSettleAck || end._tag !== "Settle") return Effect.succeed(r)
           // The settlement committed, then the connection dropped before its answer came back.
           loseNextSettleAck = false
           state.down = true
-          return Effect.die(new StoreUnavailable({ operation: "ledger.settle", cause: new Error("reset") }))
+          return Effect.die(new StoreUnavailable({ operation: "money.finish", cause: new Error("reset") }))
         })
       ),
-    balance: (...a) => guard("ledger.balance", () => ledger.balance(...a))
+    charge: (c) => guard("money.charge", () => money.charge(c)),
+    balance: (...a) => guard("money.balance", () => money.balance(...a))
   }
-  const failingStore: IdempotencyStore["Service"] = {
-    begin: (...a) => guard("idempotency.begin", () => store.begin(...a)),
-    complete: (...a) => guard("idempotency.complete", () => store.complete(...a)),
-    abandon: (...a) => guard("idempotency.abandon", () => store.abandon(...a))
-  }
-  const ctx = built.pipe(Context.add(Ledger, failingLedger), Context.add(IdempotencyStore, failingStore))
+  const ctx = built.pipe(Context.add(MoneyStore, failing))
   const key = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
   const call = (idem: string) =>
     handle({
@@ -87,8 +80,8 @@ const setup = Effect.gen(function* () {
       idempotencyKey: [idem],
       client: "test"
     }).pipe(Effect.provide(ctx))
-  const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => ledger.balance(key.record.id, ms))
-  const pending = () => pendingReleaseCount(failingStore, key.record.id)
+  const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => money.balance(key.record.id, ms))
+  const pending = () => pendingReleaseCount(failing, key.record.id)
   return {
     state,
     call,
