@@ -1,12 +1,13 @@
 /**
  * A conditional `read` on unchanged data is `304` at zero credits whatever the key's balance, on PGlite and
  * server PostgreSQL, through the real pipeline and the real stores, with and without an Idempotency-Key: the
- * ETag is compared before any credit is held (no `md_hold`, no `md_meter_charge` for a 304), and a changed
+ * ETag is compared before any credit is held (a 304 spends its rate unit alone, or is admitted holding nothing
+ * and released under an Idempotency-Key; no charge, no hold row), and a changed
  * `read` by a key that cannot pay is `402`, never served. Statements are counted with a kysely plugin.
  */
-import { createKey, handle, Ledger } from "@market-data/core"
+import { createKey, handle, MoneyStore } from "@market-data/core"
 import { Context, Effect } from "effect"
-import type { RootOperationNode } from "kysely"
+import { type RootOperationNode, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { countingStores } from "./CountingStores.ts"
 import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
@@ -31,7 +32,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
       const { statements, built } = await countingStores(t, 1000, statementOf)
       // One credit: the first read spends it.
       const key = await Effect.runPromise(createKey({ credits: 1 }).pipe(Effect.provide(built)))
-      const ledger = Context.get(built, Ledger)
+      const ledger = Context.get(built, MoneyStore)
       const call = (extra: { ifNoneMatch?: string; idempotencyKey?: Array<string> }) =>
         Effect.runPromise(
           handle({
@@ -48,12 +49,29 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
       expect(etag).toMatch(/^"[0-9a-f]{40}"$/)
       expect(await Effect.runPromise(ledger.balance(key.record.id, Date.now()))).toBe(0)
 
-      for (const extra of [{}, { idempotencyKey: ["current"] }]) {
+      const holdRows = async () =>
+        Number(
+          (
+            await sql<{ n: string }>`select count(*) as n from ledger_holds where key_id = ${key.record.id}`.execute(
+              t.database.db
+            )
+          ).rows[0]?.n
+        )
+      const before = await holdRows()
+      const cases: ReadonlyArray<readonly [{ idempotencyKey?: Array<string> }, ReadonlyArray<string>]> = [
+        [{}, ["md_rate_consume"]],
+        [{ idempotencyKey: ["current"] }, ["md_admit", "md_finish"]]
+      ]
+      for (const [extra, expected] of cases) {
         statements.length = 0
         const same = await call({ ifNoneMatch: etag, ...extra })
         expect(same.outcome._tag, JSON.stringify(extra)).toBe("NotModified")
-        expect(statements.filter((s) => ["md_hold", "md_settle", "md_meter_charge"].includes(s))).toEqual([])
+        expect(
+          statements.filter((s) => s.startsWith("md_")),
+          JSON.stringify(extra)
+        ).toEqual(expected)
       }
+      expect(await holdRows()).toBe(before)
       for (const extra of [{}, { idempotencyKey: ["stale"] }]) {
         const changed = await call({ ifNoneMatch: '"old"', ...extra })
         expect(changed.outcome._tag === "Failure" && changed.outcome.error.code, JSON.stringify(extra)).toBe(

@@ -14,7 +14,7 @@ import {
   type Handler,
   Handlers,
   handle,
-  Ledger,
+  MoneyStore,
   Settings,
   StoreUnavailable,
   statusOf
@@ -25,7 +25,8 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openPostgres } from "../src/Database.ts"
-import { layerPgStores, makePgLedger } from "../src/PgStores.ts"
+import { makePgMoneyStore } from "../src/PgMoneyStore.ts"
+import { layerPgStores } from "../src/PgStores.ts"
 import { postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 /** A TCP proxy to the database that can be cut (an outage) and restored. */
@@ -131,19 +132,19 @@ if (TEST_DATABASE_URL === undefined) {
           )
         ).pipe(Effect.scoped)
       )
-      const ledger = Context.get(built, Ledger)
+      const money = Context.get(built, MoneyStore)
       // The settlement commits on the database, then the connection drops before its answer arrives.
-      const losing: Ledger["Service"] = {
-        ...ledger,
-        settle: (...a) =>
-          Effect.flatMap(ledger.settle(...a), (r) => {
-            if (!state.loseSettleAck) return Effect.succeed(r)
+      const losing: MoneyStore["Service"] = {
+        ...money,
+        finish: (ticket, end, nowMs) =>
+          Effect.flatMap(money.finish(ticket, end, nowMs), (r) => {
+            if (!state.loseSettleAck || end._tag !== "Settle") return Effect.succeed(r)
             state.loseSettleAck = false
             proxy.cut()
-            return Effect.die(new StoreUnavailable({ operation: "ledger.settle", cause: new Error("reset") }))
+            return Effect.die(new StoreUnavailable({ operation: "money.finish", cause: new Error("reset") }))
           })
       }
-      const ctx = Context.add(built, Ledger, losing)
+      const ctx = Context.add(built, MoneyStore, losing)
       const key = await Effect.runPromise(createKey({ credits: 10 }).pipe(Effect.provide(ctx)))
       const call = (idem: string) =>
         Effect.runPromise(
@@ -159,7 +160,7 @@ if (TEST_DATABASE_URL === undefined) {
         a.outcome._tag === "Failure" ? a.outcome.error.code : a.outcome._tag
       // The books read directly, not through the proxy (they are read while it is cut too).
       const db = t.database.db
-      const direct = makePgLedger(t.database)
+      const direct = makePgMoneyStore(t.database)
       const books = async () => ({
         balance: await Effect.runPromise(direct.balance(key.record.id, Date.now())),
         charges: (await Effect.runPromise(direct.entries(key.record.id)))
