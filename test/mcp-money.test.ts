@@ -4,7 +4,7 @@
  * `tools/call`, also inside a batch, spends its own rate unit and is billed on its own. The paid operations are
  * served by the deterministic test plane.
  */
-import { docsExamples, Ledger, Operations } from "@market-data/core"
+import { docsExamples, MoneyStore, Operations } from "@market-data/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestPlane, type TestPlane } from "../core/test/support/TestPlane.ts"
@@ -23,7 +23,8 @@ afterAll(() => server.close())
 const auth = (key: string) => ({ Authorization: `Bearer ${key}` })
 const httpGet = (path: string, key: string, headers: Record<string, string> = {}) =>
   fetch(`${server.base}${path}`, { headers: { ...auth(key), ...headers } })
-const balanceOf = (keyId: string) => server.run(Effect.flatMap(Ledger, (ledger) => ledger.balance(keyId, Date.now())))
+const balanceOf = (keyId: string) =>
+  server.run(Effect.flatMap(MoneyStore, (ledger) => ledger.balance(keyId, Date.now())))
 const executions = () => Effect.runPromise(plane.executions)
 
 describe("parity with HTTP", () => {

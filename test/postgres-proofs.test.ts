@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { createKey } from "@market-data/core"
-import { layerPgStores, makePgLedger } from "@market-data/postgres"
+import { layerPgStores, makePgMoneyStore } from "@market-data/postgres"
 import { Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
@@ -61,8 +61,8 @@ if (TEST_DATABASE_URL === undefined) {
           Effect.provide(Layer.mergeAll(layerPgStores(t.database), Digest.layerWebCrypto, SecureRandom.layerWebCrypto))
         )
       ).then((k) => ({ key: k.key, id: k.record.id }))
-    const entries = (id: string) => Effect.runPromise(makePgLedger(t.database).entries(id))
-    const balance = (id: string) => Effect.runPromise(makePgLedger(t.database).balance(id, Date.now()))
+    const entries = (id: string) => Effect.runPromise(makePgMoneyStore(t.database).entries(id))
+    const balance = (id: string) => Effect.runPromise(makePgMoneyStore(t.database).balance(id, Date.now()))
 
     beforeAll(async () => {
       t = await postgresTestDatabase(TEST_DATABASE_URL as string)

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PassThrough } from "node:stream"
-import { Ledger } from "@market-data/core"
+import { MoneyStore } from "@market-data/core"
 import { memoryStores } from "@market-data/memory"
 import { openPglite, openPostgres } from "@market-data/postgres"
 import { ConfigProvider, Effect } from "effect"
@@ -135,7 +135,7 @@ describe("market-data credits grant", () => {
     const entries = await Effect.runPromise(
       Effect.provide(
         Effect.gen(function* () {
-          return yield* (yield* Ledger).entries(id)
+          return yield* (yield* MoneyStore).entries(id)
         }),
         stores
       )

@@ -5,7 +5,7 @@
  * retry runs. The restart scenario hits this only when the database dies between a request's first store
  * call and its handler's; this makes it deterministic: the handler's store is down on every call.
  */
-import { Ledger, StoreUnavailable } from "@market-data/core"
+import { MoneyStore, StoreUnavailable } from "@market-data/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServer, type TestServer } from "../support/server.ts"
@@ -25,7 +25,7 @@ let server: TestServer
 const balance = (keyId: string) =>
   server.run(
     Effect.gen(function* () {
-      return yield* (yield* Ledger).balance(keyId, Date.now())
+      return yield* (yield* MoneyStore).balance(keyId, Date.now())
     })
   )
 beforeAll(async () => {
