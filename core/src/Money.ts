@@ -4,7 +4,7 @@
  * twin calls these functions; the PostgreSQL functions (adapters/postgres/src/sql/) take the same decisions in
  * SQL, branch for branch, and the store contract and money model suites check that both agree.
  *
- * This module imports nothing of the ports (`Idempotency.ts`, `Ledger.ts`, `RateLimit.ts` import from it), so the
+ * This module imports nothing of the ports (`MoneyStore.ts` and `RateLimit.ts` import from it), so the
  * types both sides of a settlement share live here too.
  */
 import { type ApiError, apiError } from "./Errors.ts"
@@ -152,7 +152,7 @@ export type SettleDecision =
   | "Superseded"
 
 /**
- * The settlement rule (SQL: `md_settle`, in the same order). A hold resolves once. A hold that outlived its lease
+ * The settlement rule (SQL: `md_finish`, in the same order). A hold resolves once. A hold that outlived its lease
  * no longer reserves anything, so a positive charge is made only if the balance (without that hold) covers it
  * now. Then, with a receipt, the charge is made only by the attempt that still owns the idempotency record, so a
  * slow attempt finishing after its retry never charges the same request twice.

@@ -141,7 +141,7 @@ describe("credits", () => {
     expect(decideSettle({ ...base, live: false, charge: 0 })).toBe("Settle")
     expect(decideSettle({ ...base, receipt: "owned" })).toBe("Settle")
     expect(decideSettle({ ...base, receipt: "lost" })).toBe("Superseded")
-    // The order of md_settle: resolved, then expired, then the receipt.
+    // The order of md_finish: resolved, then expired, then the receipt.
     expect(decideSettle({ ...base, resolved: true, receipt: "lost" })).toBe("AlreadyResolved")
     expect(decideSettle({ ...base, live: false, receipt: "lost" })).toBe("Expired")
   })
