@@ -18,7 +18,7 @@
  * - a request under an Idempotency-Key is charged at most once per 24 h: its charge and its stored answer commit
  *   together, and only the attempt that owns the in-flight record may make them.
  *
- * `balance`, `grant` and `entries` serve the operator (admin, CLI, `usage`); `hint` is this process's advisory
+ * `balance`, `grant`, `topUp` and `entries` serve the operator (admin, CLI, `usage`); `hint` is this process's advisory
  * memory of a key, used only to choose the metered path.
  */
 import { Context, type Effect } from "effect"
@@ -169,6 +169,12 @@ export class MoneyStore extends Context.Service<
     readonly balance: (keyId: string, nowMs: number) => Effect.Effect<number>
     /** Adds credits; returns the new available balance. `amount` must be a positive whole number. */
     readonly grant: (keyId: string, amount: number, reason: string, nowMs: number) => Effect.Effect<number>
+    /**
+     * Grants what is missing for the available balance to reach `target` (a whole number >= 0) and returns the
+     * amount granted (0 when the balance already reaches it). Read and grant are one atomic decision per key:
+     * callers topping up the same key at once grant the shortfall once between them, never once each.
+     */
+    readonly topUp: (keyId: string, target: number, reason: string, nowMs: number) => Effect.Effect<number>
     /** The key's entries, oldest first. */
     readonly entries: (keyId: string) => Effect.Effect<ReadonlyArray<LedgerEntry>>
     /** What this process last saw of the key (see `MoneyHint`); synchronous, no I/O. */

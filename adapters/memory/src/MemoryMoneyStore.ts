@@ -296,6 +296,16 @@ export const makeMemoryMoneyStore = (
         append(keyId, "grant", amount, reason, nowMs)
         return available(keyId, nowMs)
       }),
+    topUp: (keyId, target, reason, nowMs) =>
+      Effect.sync(() => {
+        whole(target, "top-up target")
+        lastNowMs = Math.max(lastNowMs, nowMs)
+        // One synchronous step: nothing else runs between the read and the grant (md_top_up locks the account).
+        const short = target - available(keyId, nowMs)
+        if (short <= 0) return 0
+        append(keyId, "grant", short, reason, nowMs)
+        return short
+      }),
     entries: (keyId) =>
       Effect.sync(() => {
         const columns = entries.get(keyId)

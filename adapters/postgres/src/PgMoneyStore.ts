@@ -225,6 +225,17 @@ export const makePgMoneyStore = ({ db }: Database): MoneyStore["Service"] => {
           sql<{ v: string }>`select md_grant(${keyId}, ${amount}, ${reason}, ${nowMs}) as v`.execute(db)
         ).pipe(Effect.map((r) => num(r.rows[0]?.v ?? 0)))
       }),
+    topUp: (keyId, target, reason, nowMs) =>
+      Effect.suspend(() => {
+        if (!Number.isSafeInteger(target) || target < 0)
+          return Effect.die(new RangeError(`top-up target must be a whole number >= 0, got ${target}`))
+        return query("money.topUp", () =>
+          sql<{ v: string }>`select md_top_up(${keyId}, ${target}, ${reason}, ${nowMs}) as v`.execute(db)
+        ).pipe(
+          Effect.map((r) => num(r.rows[0]?.v ?? 0)),
+          Effect.tap(() => Effect.sync(() => see(keyId, { available: undefined })))
+        )
+      }),
     entries: (keyId) =>
       query("money.entries", () =>
         db.selectFrom("ledger_entries").selectAll().where("key_id", "=", keyId).orderBy("id").execute()

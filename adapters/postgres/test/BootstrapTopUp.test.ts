@@ -6,7 +6,7 @@
  * would let several instances grant the full amount each. After spending, a second concurrent start tops the key
  * up to the same amount again, once.
  */
-import { ensureBootstrapKey, hashKey, KeyStore, Ledger } from "@market-data/core"
+import { ensureBootstrapKey, hashKey, KeyStore, MoneyStore } from "@market-data/core"
 import { type Context, Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
@@ -27,7 +27,7 @@ if (TEST_DATABASE_URL === undefined) {
   describe("postgresql: instances starting together with one bootstrap key", () => {
     let t: TestDatabase
     const pools: Array<Database> = []
-    const contexts: Array<Context.Context<KeyStore | Ledger | Digest.Digest | SecureRandom.SecureRandom>> = []
+    const contexts: Array<Context.Context<KeyStore | MoneyStore | Digest.Digest | SecureRandom.SecureRandom>> = []
     beforeAll(async () => {
       t = await postgresTestDatabase(TEST_DATABASE_URL as string, 2)
       for (let i = 0; i < INSTANCES; i++) {
@@ -67,7 +67,7 @@ if (TEST_DATABASE_URL === undefined) {
             sql<{ id: string }>`select id from api_keys where hash = ${hash}`.execute(t.database.db)
           )
           const id = keys.rows[0]?.id as string
-          const ledger = yield* Ledger
+          const ledger = yield* MoneyStore
           const entries = yield* ledger.entries(id)
           return {
             keys: keys.rows.length,
@@ -103,10 +103,16 @@ if (TEST_DATABASE_URL === undefined) {
       const ctx = contexts[1] as (typeof contexts)[number]
       await Effect.runPromise(
         Effect.gen(function* () {
-          const ledger = yield* Ledger
-          const hold = yield* ledger.hold(id, 30, Date.now())
-          expect(hold).toBeDefined()
-          if (hold !== undefined) yield* ledger.settle(hold, 30, "spent", Date.now())
+          const money = yield* MoneyStore
+          const spent = yield* money.charge({
+            keyId: id,
+            required: 30,
+            charge: 30,
+            reason: "spent",
+            nowMs: Date.now(),
+            meter: { scope: id, limit: 1_000 }
+          })
+          expect(spent._tag).toBe("Charged")
         }).pipe(Effect.provide(ctx))
       )
       expect((await stateOf(secret)).balance).toBe(CREDITS - 30)
