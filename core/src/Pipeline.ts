@@ -631,7 +631,6 @@ const meteredPath = Effect.fnUntraced(function* (
   nowMs: number
 ) {
   const money = yield* MoneyStore
-  const limiter = yield* RateLimiter
   const keyId = principal.key.id
   const amount = holdFor(op, params)
   if (money.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
@@ -646,11 +645,21 @@ const meteredPath = Effect.fnUntraced(function* (
   // The handler sees the window as last known; the unit is spent with the charge.
   const provisional: RateWindow = { limit: meter.limit, remaining: meter.limit, resetAtMs: nowMs, allowed: true }
   const run = yield* execute(handler, { op, params, principal, rate: provisional, nowMs })
+  // An answer that charges nothing (an error, a 304) still spends its rate unit, through the same step: nothing
+  // is charged (`required` 0), and a revoked key is refused.
   const spendUnit = (outcome: Outcome) =>
-    Effect.map(limiter.consume(meter.scope, meter.limit, nowMs), (rate) => ({
-      outcome: rate.allowed ? outcome : fail(rateLimited(rate, nowMs)),
-      rate
-    }))
+    Effect.map(
+      money.charge({ keyId, required: 0, charge: 0, reason: op.name, nowMs, meter }),
+      (result): { readonly outcome: Outcome; readonly rate: RateWindow } => ({
+        outcome:
+          result._tag === "RateLimited"
+            ? fail(rateLimited(result.rate, nowMs))
+            : result._tag === "KeyRevoked"
+              ? fail(unauthenticated())
+              : outcome,
+        rate: result.rate
+      })
+    )
   if (run._tag === "Error" || run.out._tag === "Markdown") {
     return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
   }

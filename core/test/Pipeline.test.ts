@@ -9,6 +9,7 @@ import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
+import { cachedKeyStore, KeyStore } from "../src/Keys.ts"
 import { MoneyStore } from "../src/MoneyStore.ts"
 import {
   type Answer,
@@ -488,6 +489,32 @@ describe("conditional requests", () => {
       yield* TestClock.adjust("30 seconds")
       const a = yield* t.call({ operation: "price", query: "id=crypto:bitcoin" })
       assert.strictEqual(a.outcome._tag === "Json" && a.outcome.maxAgeSeconds, 60)
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("key revocation", () => {
+  it.effect("a key revoked elsewhere while this instance still remembers it is refused at admit and at charge", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(10)
+      // This instance remembers valid keys for a minute (as a database instance does for 5 s); another instance
+      // revokes the key in the shared store, which this one's cache does not see.
+      const shared = Context.get(t.ctx, KeyStore)
+      const ctx = Context.add(t.ctx, KeyStore, cachedKeyStore(shared, 60_000))
+      const warm = yield* t.callIn(ctx, { operation: "price", query: "id=crypto:bitcoin" })
+      assert.strictEqual(warm.outcome._tag, "Json")
+      assert.strictEqual(yield* t.balance, 9)
+      yield* shared.revoke(t.key.record.id, new Date(0))
+      // Metered (no Idempotency-Key): executed first, then refused by the charge step; nothing charged.
+      const metered = yield* t.callIn(ctx, { operation: "price", query: "id=crypto:bitcoin" })
+      assert.strictEqual(code(metered), "unauthenticated")
+      // With an Idempotency-Key: refused by admit, nothing held, nothing executed.
+      const executions = yield* t.plane.executions
+      const admitted = yield* t.callIn(ctx, { operation: "price", query: "id=crypto:bitcoin", idempotencyKey: ["r"] })
+      assert.strictEqual(code(admitted), "unauthenticated")
+      assert.strictEqual(yield* t.plane.executions, executions)
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual((yield* t.ledger.entries(t.key.record.id)).filter((e) => e.kind === "charge").length, 1)
     }).pipe(Effect.scoped)
   )
 })

@@ -1,7 +1,7 @@
 /**
  * A conditional `read` on unchanged data is `304` at zero credits whatever the key's balance, on PGlite and
  * server PostgreSQL, through the real pipeline and the real stores, with and without an Idempotency-Key: the
- * ETag is compared before any credit is held (a 304 spends its rate unit alone, or is admitted holding nothing
+ * ETag is compared before any credit is held (a 304 spends its rate unit charging nothing, or is admitted holding nothing
  * and released under an Idempotency-Key; no charge, no hold row), and a changed
  * `read` by a key that cannot pay is `402`, never served. Statements are counted with a kysely plugin.
  */
@@ -59,7 +59,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
         )
       const before = await holdRows()
       const cases: ReadonlyArray<readonly [{ idempotencyKey?: Array<string> }, ReadonlyArray<string>]> = [
-        [{}, ["md_rate_consume"]],
+        [{}, ["md_charge"]],
         [{ idempotencyKey: ["current"] }, ["md_admit", "md_finish"]]
       ]
       for (const [extra, expected] of cases) {
