@@ -17,7 +17,7 @@ import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
 import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
 import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
 import * as barsTicker from "../migrations/2026-11-26T0300_bars_ticker.ts"
-import * as moneyPort from "../migrations/2026-11-26T0001_money_port.ts"
+import * as moneyPort from "../migrations/2026-11-26T0400_money_port.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -34,7 +34,7 @@ export const migrations = {
   "2026-11-25T0600_equity_simulation": equitySimulation,
   "2026-11-25T2300_top_up": topUp,
   "2026-11-26T0300_bars_ticker": barsTicker,
-  "2026-11-26T0001_money_port": moneyPort
+  "2026-11-26T0400_money_port": moneyPort
 }
 
 export interface MigrationReport {

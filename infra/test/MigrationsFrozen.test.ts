@@ -28,7 +28,7 @@ const SHIPPED: Record<string, string> = {
   "2026-11-25T0600_equity_simulation": "e43b889a7b50dac2ac1c0957ca14db563dc98c339003ea6a92979ed00c706761",
   "2026-11-25T2300_top_up": "3ad8ee42209237b80c130826224056e7a4150002cb6843bcefd568be6b6d8708",
   "2026-11-26T0300_bars_ticker": "47aa254eb25a4b78d67b2b598da83d995567d27d04657dac6a99d0d1060945d5",
-  "2026-11-26T0001_money_port": "d298ce1c987dd5637db6527f060492a80bf89a24b138cd1b633b376b29b606ef"
+  "2026-11-26T0400_money_port": "d298ce1c987dd5637db6527f060492a80bf89a24b138cd1b633b376b29b606ef"
 }
 
 /** The statements a migration step sends, captured without a database. */
