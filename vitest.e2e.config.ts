@@ -41,6 +41,7 @@ export const e2eFiles = [
   "infra/test/ProgressivePlanes.test.ts",
   // Bulk archives on memory, PGlite (a database per test) and PostgreSQL; an ingest process killed mid-archive.
   "infra/test/BulkIngest.test.ts",
+  "infra/test/BulkWorker.test.ts",
   "test/ingest-bulk-kill.test.ts"
 ]
 

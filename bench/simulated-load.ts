@@ -31,7 +31,7 @@ const TABLES: ReadonlyArray<readonly [string, string]> = [
   ["equity_facts", "cik, concept, taxonomy, unit, start_date, end_date, accession"],
   ["equity_filings", "cik, accession"],
   ["equity_securities", "cusip"],
-  ["equity_bars", "cik, t_ms"],
+  ["equity_bars", "cik, ticker, t_ms"],
   ["equity_ownership_reports", "accession"],
   ["equity_insider_transactions", "accession, seq"],
   ["equity_holdings_reports", "accession"],

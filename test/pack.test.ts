@@ -2,7 +2,8 @@
  * The packed library: `scripts/pack.ts` builds and packs `@market-data/embedded` and every workspace package it
  * needs; a scratch project outside the workspace installs the tarballs from npm (their third-party dependencies
  * come from the registry, or npm's cache), runs an ESM program against the library, type-checks a TypeScript
- * consumer against the packed declarations, and runs the `market-data` command (`help`, then `serve` over HTTP).
+ * consumer against the packed declarations, and runs the `market-data` command (`help`, a bulk ingest into a new
+ * embedded store, then `serve` over HTTP).
  *
  * Slow by nature (npm installs some 300 packages): several minutes are allowed. It needs the npm registry, or a
  * cache that already holds the dependencies (`npm ci` of this repository fills it); it says so when it fails for
@@ -24,6 +25,8 @@ import {
   type Workspace,
   workspaces
 } from "../scripts/pack.ts"
+import { companyFactsText } from "./support/ingest-fixtures.ts"
+import { writeZip } from "./support/zip-writer.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
 const NODE = process.execPath
@@ -241,7 +244,14 @@ describe("the packed library, installed from its tarballs outside the workspace"
     for (const p of packed.packages) {
       const dir = join(app, "node_modules", p.name)
       const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, unknown>
-      expect(manifest.exports).toEqual({ ".": { types: "./dist/src/index.d.ts", default: "./dist/src/index.js" } })
+      const exports = manifest.exports as Record<string, { types: string; default: string }>
+      expect(exports["."]).toEqual({ types: "./dist/src/index.d.ts", default: "./dist/src/index.js" })
+      // Subpath exports (the bulk ingest's worker loads only what it needs) point at built files too.
+      for (const [subpath, target] of Object.entries(exports)) {
+        expect(target.default, `${p.name} ${subpath}`).toMatch(/^\.\/dist\/src\/.*\.js$/)
+        expect(existsSync(join(dir, target.default)), `${p.name} ${subpath}`).toBe(true)
+        expect(existsSync(join(dir, target.types)), `${p.name} ${subpath}`).toBe(true)
+      }
       expect(manifest.scripts).toBeUndefined()
       expect(manifest.publishConfig).toBeUndefined()
       expect(manifest.engines).toEqual({ node: ">=22.19" })
@@ -302,6 +312,39 @@ describe("the packed library, installed from its tarballs outside the workspace"
       expect(r.stdout).toContain("serve")
     },
     2 * MINUTE
+  )
+
+  it(
+    "ingests a bulk archive from the tarballs into a new embedded store: the parsing worker and the store's creating child process run from dist",
+    async () => {
+      const zip = join(app, "companyfacts.zip")
+      writeZip(zip, [
+        { name: "CIK0009990777.json", data: companyFactsText() },
+        { name: "CIK0009990778.json", data: "{not json" }
+      ])
+      const store = join(app, "bulk-store")
+      const r = await new Promise<Ran>((done) =>
+        execFile(
+          join(app, "node_modules", ".bin", "market-data"),
+          ["ingest", "sec", zip, "--json"],
+          {
+            cwd: app,
+            env: { ...childEnv(), MARKET_DATA_DIR: store, LOG_LEVEL: "warn" },
+            timeout: 3 * MINUTE,
+            encoding: "utf8"
+          },
+          (error, stdout, stderr) =>
+            done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
+        )
+      )
+      if (r.code !== 1) throw new Error(explain("market-data ingest sec companyfacts.zip", r))
+      const report = JSON.parse(r.stdout) as { loaded: number; failed: number; written: { facts: number } }
+      expect(report.loaded).toBe(1)
+      expect(report.failed).toBe(1)
+      expect(report.written.facts).toBe(7)
+      expect(existsSync(join(store, "PG_VERSION"))).toBe(true)
+    },
+    4 * MINUTE
   )
 
   it(

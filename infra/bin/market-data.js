@@ -5,6 +5,11 @@
 // older Node this launcher re-runs the command with the Node 24 that `npm ci` installs (the `node` package in
 // node_modules), passing signals on and exiting as it exits; without one it says, in one sentence, which Node is
 // needed. In the workspace it runs the TypeScript sources; in the packed package (no `src/`), the built `dist/`.
+//
+// `ingest` runs in a child process with V8's baseline WebAssembly compiler only (`--liftoff-only`, as `npm start`
+// runs the server): an ingest into the embedded store (PGlite, WebAssembly) peaked at 860 to 950 MB with V8's
+// optimizing compiler working through PGlite, 400 MB without it, for about a quarter of PGlite's speed. Nothing
+// else is WebAssembly, so an ingest into PostgreSQL is unchanged.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -18,6 +23,9 @@ const REEXEC_MARK = "MARKET_DATA_LAUNCHED_BY"
 const here = dirname(fileURLToPath(import.meta.url))
 const [major, minor] = process.versions.node.split(".").map(Number)
 const supported = major > MIN_MAJOR || (major === MIN_MAJOR && minor >= MIN_MINOR)
+const BASELINE_WASM = "--liftoff-only"
+const wantsBaseline =
+  process.argv[2] === "ingest" && process.env[REEXEC_MARK] === undefined && !process.execArgv.includes(BASELINE_WASM)
 
 const pinnedNode = () => {
   try {
@@ -28,19 +36,20 @@ const pinnedNode = () => {
   }
 }
 
-if (supported) {
+if (supported && !wantsBaseline) {
   const source = join(here, "..", "src", "bin.ts")
   const entry = existsSync(source) ? source : join(here, "..", "dist", "src", "bin.js")
   await import(pathToFileURL(entry).href)
 } else {
-  const pinned = process.env[REEXEC_MARK] === undefined ? pinnedNode() : undefined
+  const pinned = supported ? process.execPath : process.env[REEXEC_MARK] === undefined ? pinnedNode() : undefined
   if (pinned === undefined) {
     process.stderr.write(
       `market-data needs Node >= ${MIN_MAJOR}.${MIN_MINOR} (Node 24 recommended) and this is Node ${process.versions.node}: install Node 24, or run it through npm (npm start, npx market-data) after npm ci, which installs Node 24 into node_modules.\n`
     )
     process.exit(2)
   }
-  const child = spawn(pinned, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  const flags = wantsBaseline ? [...process.execArgv, BASELINE_WASM] : process.execArgv
+  const child = spawn(pinned, [...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: "inherit",
     env: { ...process.env, [REEXEC_MARK]: process.versions.node }
   })

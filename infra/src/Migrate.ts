@@ -16,8 +16,9 @@ import * as bulkEntries from "../migrations/2026-11-25T0300_bulk_entries.ts"
 import * as directorySpot from "../migrations/2026-11-25T0500_directory_spot.ts"
 import * as equitySimulation from "../migrations/2026-11-25T0600_equity_simulation.ts"
 import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
-import * as moneyPort from "../migrations/2026-11-26T0001_money_port.ts"
-import * as batch from "../migrations/2026-11-26T0100_batch.ts"
+import * as barsTicker from "../migrations/2026-11-26T0300_bars_ticker.ts"
+import * as moneyPort from "../migrations/2026-11-26T0400_money_port.ts"
+import * as batch from "../migrations/2026-11-26T0500_batch.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -33,8 +34,9 @@ export const migrations = {
   "2026-11-25T0500_directory_spot": directorySpot,
   "2026-11-25T0600_equity_simulation": equitySimulation,
   "2026-11-25T2300_top_up": topUp,
-  "2026-11-26T0001_money_port": moneyPort,
-  "2026-11-26T0100_batch": batch
+  "2026-11-26T0300_bars_ticker": barsTicker,
+  "2026-11-26T0400_money_port": moneyPort,
+  "2026-11-26T0500_batch": batch
 }
 
 export interface MigrationReport {

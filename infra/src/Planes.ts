@@ -67,6 +67,7 @@ import {
   SimulatedCompanies,
   SimulatedEquityVersion,
   SimulatedManagers,
+  simulatedBarsByTicker,
   simulatedEquity,
   startLiveFeeds,
   startSimulatedCrypto
@@ -576,7 +577,7 @@ export const loadSimulatedEquityOnDatabase = (
           factsByCik: sim.factsByCik,
           filingsByCik: new Map([...sim.submissions].map(([cik, sub]) => [cik, sub.filings])),
           securitiesByCik: sim.securities,
-          barsByCik: sim.dailyBars,
+          barsByCik: simulatedBarsByTicker(sim),
           ownershipReports: sim.ownershipReports,
           holdingsReports: sim.holdingsReports
         })
@@ -661,7 +662,7 @@ export const cachedEquityReads = (store: EquityStore["Service"]): EquityStore["S
     putOwnershipReports: (r) => write(store.putOwnershipReports(r)),
     putHoldingsReports: (r) => write(store.putHoldingsReports(r)),
     putSecurities: (cik, c) => write(store.putSecurities(cik, c)),
-    putBars: (cik, b) => write(store.putBars(cik, b)),
+    putBars: (cik, ticker, b) => write(store.putBars(cik, ticker, b)),
     companies: cached("companies", store.companies),
     company: (cik) => cached(`company|${cik}`, store.company(cik)),
     tickers: cached("tickers", store.tickers),
@@ -671,8 +672,8 @@ export const cachedEquityReads = (store: EquityStore["Service"]): EquityStore["S
     ownershipReports: (cik) => cached(`ownership|${cik}`, store.ownershipReports(cik)),
     holdings: (cik) =>
       cached(`holdings|${cik}`, store.holdings(cik), (h: CompanyHoldings) => h.holdings.length + h.reports.length),
-    bars: (cik, range) =>
-      Effect.map(cached(`bars|${cik}`, store.bars(cik, {})), (all) => {
+    bars: (cik, ticker, range) =>
+      Effect.map(cached(`bars|${cik}|${ticker}`, store.bars(cik, ticker, {})), (all) => {
         const within = all.filter(
           (b) =>
             (range.fromMs === undefined || b.tMs >= range.fromMs) && (range.toMs === undefined || b.tMs <= range.toMs)

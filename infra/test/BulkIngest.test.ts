@@ -239,9 +239,13 @@ for (const backend of backends) {
       try {
         // The first run dies while writing its third entry: the process is gone, nothing after it ran.
         let calls = 0
+        const streamed = b.loader.loadStreamed
         const dying: BulkLoader = {
           ...b.loader,
-          load: (entry) => (++calls === 3 ? Effect.die(new Error("killed")) : b.loader.load(entry))
+          load: (entry) => (++calls === 3 ? Effect.die(new Error("killed")) : b.loader.load(entry)),
+          ...(streamed === undefined
+            ? {}
+            : { loadStreamed: (entry) => (++calls === 3 ? Effect.die(new Error("killed")) : streamed(entry)) })
         }
         await expect(run(dying, b.store, [zip])).rejects.toThrow("killed")
         expect((await Effect.runPromise(b.store.companies)).map((c) => c.cik).sort()).toEqual(["9990811", "9990812"])

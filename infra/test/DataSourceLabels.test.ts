@@ -47,6 +47,7 @@ describe("data-source labels on the simulated feed", () => {
       const sessions = Array.from({ length: 60 }, (_, i) => Date.UTC(2026, 8, 1, 13, 30) + i * DAY_MS)
       yield* equity.putBars(
         "320193",
+        "AAPL",
         sessions.map((tMs, i) => ({ tMs, o: 200 + i, h: 202 + i, l: 199 + i, c: 201 + i, v: 1_000_000 }))
       )
       const call = (name: string, params: ReadonlyArray<readonly [string, string]>) =>

@@ -570,6 +570,7 @@ describe("the equity plane's read cache over the database store", () => {
     await Effect.runPromise(loadSimulatedEquity(sim).pipe(Effect.provideService(EquityStore, base)))
     const cached = cachedEquityReads(base)
     const cik = sim.companies[0]!.cik
+    const ticker = sim.companies[0]!.tickers[0]!
     const bars = sim.dailyBars.get(cik)!
     const mid = bars[Math.floor(bars.length / 2)]!.tMs
     const ranges = [
@@ -581,8 +582,8 @@ describe("the equity plane's read cache over the database store", () => {
       { toMs: 0 }
     ]
     for (const range of ranges) {
-      expect(await Effect.runPromise(cached.bars(cik, range)), JSON.stringify(range)).toEqual(
-        await Effect.runPromise(base.bars(cik, range))
+      expect(await Effect.runPromise(cached.bars(cik, ticker, range)), JSON.stringify(range)).toEqual(
+        await Effect.runPromise(base.bars(cik, ticker, range))
       )
     }
     const company = sim.companies[0]!

@@ -7,7 +7,7 @@
  */
 import { type Company, Equity } from "@market-data/core"
 import { copyEquityRows, inBulkTransaction, makePgEquityStore } from "@market-data/postgres"
-import { loadSimulatedEquity, simulatedEquity } from "@market-data/sources"
+import { loadSimulatedEquity, simulatedBarsByTicker, simulatedEquity } from "@market-data/sources"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -25,14 +25,14 @@ const TABLES: ReadonlyArray<readonly [string, string]> = [
   ["equity_facts", "cik, concept, taxonomy, unit, start_date, end_date, accession"],
   ["equity_filings", "cik, accession"],
   ["equity_securities", "cusip"],
-  ["equity_bars", "cik, t_ms"],
+  ["equity_bars", "cik, ticker, t_ms"],
   ["equity_ownership_reports", "accession"],
   ["equity_insider_transactions", "accession, seq"],
   ["equity_holdings_reports", "accession"],
   ["equity_holdings", "accession, seq"]
 ]
 
-const INPUTS = { seed: 7, asOf: "2026-11-20", generated: 3 }
+const INPUTS = { seed: 7, asOf: "2026-11-20", generated: 8 }
 
 const REAL: Company = {
   cik: "320193",
@@ -71,7 +71,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
       await Effect.runPromise(
         Effect.gen(function* () {
           yield* store.putCompany(REAL)
-          yield* store.putBars(REAL.cik, [
+          yield* store.putBars(REAL.cik, "AAPL", [
             { tMs: Equity.sessionOpenMs("2026-11-19"), o: 1, h: 2, l: 0.5, c: 1.5, v: 10 }
           ])
         })
@@ -104,7 +104,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
           factsByCik: sim.factsByCik,
           filingsByCik: new Map([...sim.submissions].map(([cik, sub]) => [cik, sub.filings])),
           securitiesByCik: sim.securities,
-          barsByCik: sim.dailyBars,
+          barsByCik: simulatedBarsByTicker(sim),
           ownershipReports: sim.ownershipReports,
           holdingsReports: sim.holdingsReports
         })
@@ -117,7 +117,7 @@ const suite = (name: string, open: () => Promise<TestDatabase>) =>
       // Another day is another simulation: replaced whole, the other company still untouched.
       const next = await Effect.runPromise(loadSimulatedEquityOnDatabase(t.database, { ...INPUTS, asOf: "2026-11-23" }))
       expect(next).not.toBe("unchanged")
-      const real = await Effect.runPromise(store.bars(REAL.cik, {}))
+      const real = await Effect.runPromise(store.bars(REAL.cik, "AAPL", {}))
       expect(real).toHaveLength(1)
       expect((await Effect.runPromise(store.company(REAL.cik)))?.name).toBe("Apple Inc.")
     }, 120_000)

@@ -33,7 +33,8 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
   const ownership = new Map<string, OwnershipReport>()
   const holdings = new Map<string, HoldingsReport>()
   const securities = new Map<string, string>()
-  const bars = new Map<string, Map<number, DailyBar>>()
+  /** Daily bars by CIK, then ticker, then open time (the key of `equity_bars`). */
+  const bars = new Map<string, Map<string, Map<number, DailyBar>>>()
 
   const inner = <V>(outer: Map<string, Map<any, V>>, key: string): Map<any, V> => {
     let m = outer.get(key)
@@ -128,15 +129,20 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
   ): CompanyCoverage => {
     const f = [...(facts.get(cik)?.values() ?? [])]
     const fl = [...(filings.get(cik)?.values() ?? [])]
-    const b = [...(bars.get(cik)?.keys() ?? [])]
+    const tickerBars = [...(bars.get(cik) ?? [])]
+      .filter(([, m]) => m.size > 0)
+      .sort(([a], [b]) => byString(a, b))
+      .map(([ticker, m]) => ({ ticker, bars: m.size, lastBarMs: Math.max(...m.keys()) }))
+    const barCount = tickerBars.reduce((n, t) => n + t.bars, 0)
     const dates = [...f.map((x) => x.filed), ...fl.map((x) => x.filedAt)]
     return {
       cik,
       facts: f.length,
       filings: fl.length,
       lastFiledAt: dates.length === 0 ? null : dates.reduce((m, d) => (d > m ? d : m)),
-      bars: b.length,
-      lastBarMs: b.length === 0 ? null : Math.max(...b),
+      bars: barCount,
+      lastBarMs: tickerBars.length === 0 ? null : Math.max(...tickerBars.map((t) => t.lastBarMs)),
+      tickerBars,
       hasHolders: held(cik, known)
     }
   }
@@ -195,9 +201,9 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
       Effect.sync(() => {
         for (const c of cusips) securities.set(c.toUpperCase(), cik)
       }),
-    putBars: (cik, list) =>
+    putBars: (cik, ticker, list) =>
       Effect.sync(() => {
-        const m = inner(bars, cik)
+        const m = inner(inner(bars, cik), ticker)
         for (const b of list) m.set(b.tMs, b)
         return list.length
       }),
@@ -227,9 +233,9 @@ export const makeMemoryEquityStore = (): EquityStore["Service"] => {
           .sort((a, b) => byString(a.filedAt, b.filedAt) || byString(a.accession, b.accession))
       ),
     holdings: (cik) => Effect.sync(() => holdingsOf(cik)),
-    bars: (cik, range) =>
+    bars: (cik, ticker, range) =>
       Effect.sync(() => {
-        const all = [...(bars.get(cik)?.values() ?? [])]
+        const all = [...(bars.get(cik)?.get(ticker)?.values() ?? [])]
           .filter(
             (b) =>
               (range.fromMs === undefined || b.tMs >= range.fromMs) && (range.toMs === undefined || b.tMs <= range.toMs)

@@ -11,53 +11,29 @@
  */
 import { pipeline } from "node:stream/promises"
 import type { PGlite, Transaction } from "@electric-sql/pglite"
-import type { BulkCompanyEntry, BulkLoader, BulkWritten, Company, Fact, Filing } from "@market-data/core"
+import type {
+  BulkCompanyEntry,
+  BulkEncodedPiece,
+  BulkEntryMark,
+  BulkLoader,
+  BulkStreamedEntry,
+  BulkWritten,
+  Company
+} from "@market-data/core"
 import type pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
+import { type CopyValue, copyText, FACT_COLUMNS, FILING_COLUMNS, factCopyText, filingCopyText } from "./CopyText.ts"
 import type { Database } from "./Database.ts"
 import { query } from "./Errors.ts"
 
-/** A value of a `COPY` text-format row: `null` is SQL NULL. */
-export type CopyValue = string | number | boolean | null
-
-const ESCAPES = /[\\\t\n\r]/g
-const escapeOne = (c: string) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r")
-
-/** One value in `COPY`'s text format. */
-const field = (v: CopyValue): string =>
-  v === null
-    ? "\\N"
-    : typeof v === "boolean"
-      ? v
-        ? "t"
-        : "f"
-      : typeof v === "number"
-        ? String(v)
-        : v.replace(ESCAPES, escapeOne)
-
-/** Rows in `COPY`'s text format, in pieces of about 1 MB (a 10 MB entry never becomes one string). */
-export const copyText = (rows: ReadonlyArray<ReadonlyArray<CopyValue>>): Array<string> => {
-  const pieces: Array<string> = []
-  let current: Array<string> = []
-  let size = 0
-  for (const row of rows) {
-    const line = `${row.map(field).join("\t")}\n`
-    current.push(line)
-    size += line.length
-    if (size >= 1 << 20) {
-      pieces.push(current.join(""))
-      current = []
-      size = 0
-    }
-  }
-  if (current.length > 0) pieces.push(current.join(""))
-  return pieces
-}
+/** What a `COPY` reads: pieces of its text format. */
+export type CopySource = Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>
 
 /** What a bulk write needs of a connection inside a transaction. */
 export interface BulkSession {
   readonly run: (text: string, params?: ReadonlyArray<unknown>) => Promise<{ rows: Array<any>; count: number }>
-  readonly copy: (table: string, columns: ReadonlyArray<string>, pieces: ReadonlyArray<string>) => Promise<void>
+  /** One `COPY` of every piece of `source` (read as it comes, with the connection's backpressure). */
+  readonly copy: (table: string, columns: ReadonlyArray<string>, source: CopySource) => Promise<void>
 }
 
 const pgSession = (client: pg.PoolClient): BulkSession => ({
@@ -65,21 +41,39 @@ const pgSession = (client: pg.PoolClient): BulkSession => ({
     const r = await client.query(text, params as Array<unknown>)
     return { rows: r.rows, count: r.rowCount ?? 0 }
   },
-  copy: async (table, columns, pieces) => {
+  copy: async (table, columns, source) => {
     const stream = client.query(copyFrom(`copy ${table} (${columns.join(", ")}) from stdin`))
     await pipeline(async function* () {
-      for (const piece of pieces) yield piece
+      for await (const piece of source) yield piece
     }, stream)
   }
 })
+
+/**
+ * PGlite takes a `COPY`'s rows as one `Blob` beside the statement: a streamed source is written as several
+ * `COPY` statements of about this much text each, so an entry's rows are never all in memory at once.
+ */
+const PGLITE_COPY_BATCH_BYTES = 8 << 20
 
 const pgliteSession = (tx: Transaction): BulkSession => ({
   run: async (text, params) => {
     const r = await tx.query<any>(text, params as Array<unknown>)
     return { rows: r.rows, count: r.affectedRows ?? 0 }
   },
-  copy: async (table, columns, pieces) => {
-    await tx.query(`copy ${table} (${columns.join(", ")}) from '/dev/blob'`, [], { blob: new Blob([...pieces]) })
+  copy: async (table, columns, source) => {
+    const statement = `copy ${table} (${columns.join(", ")}) from '/dev/blob'`
+    let batch: Array<string | Uint8Array> = []
+    let size = 0
+    for await (const piece of source) {
+      batch.push(piece)
+      size += piece.length
+      if (size >= PGLITE_COPY_BATCH_BYTES) {
+        await tx.query(statement, [], { blob: new Blob(batch) })
+        batch = []
+        size = 0
+      }
+    }
+    if (batch.length > 0) await tx.query(statement, [], { blob: new Blob(batch) })
   }
 })
 
@@ -105,8 +99,8 @@ export const inBulkTransaction = async <A>(database: Database, body: (s: BulkSes
   }
   const client = await (native.pool as pg.Pool).connect()
   try {
-    await client.query("begin")
-    await client.query(ASYNC_COMMIT)
+    // One round trip: a simple-protocol query may hold several statements.
+    await client.query(`begin; ${ASYNC_COMMIT}`)
     const out = await body(pgSession(client))
     await client.query("commit")
     return out
@@ -132,96 +126,6 @@ export const copyRows = (
     })
   )
 
-export const FACT_COLUMNS = [
-  "cik",
-  "taxonomy",
-  "concept",
-  "unit",
-  "start_date",
-  "end_date",
-  "accession",
-  "value",
-  "fy",
-  "fp",
-  "form",
-  "filed",
-  "frame"
-] as const
-
-const FILING_COLUMNS = [
-  "cik",
-  "accession",
-  "form",
-  "filed_at",
-  "accepted_at",
-  "report_date",
-  "primary_document",
-  "primary_doc_description",
-  "items",
-  "is_xbrl",
-  "url"
-] as const
-
-const NEEDS_ESCAPE = /[\\\t\n\r]/
-
-/** A text value in `COPY`'s text format (most need no escaping: tested first). */
-const text = (v: string): string => (NEEDS_ESCAPE.test(v) ? v.replace(ESCAPES, escapeOne) : v)
-
-const optional = (v: string | null): string => (v === null ? "\\N" : text(v))
-
-/**
- * The `COPY` text of `equity_facts` rows for a company's facts, a repeated natural key once (the first), as
- * `putFacts` keeps them; written straight from the facts, in pieces of about 1 MB. Returns the pieces and the
- * number of rows.
- */
-export const factCopyText = (
-  cik: string,
-  facts: ReadonlyArray<Fact>
-): { readonly pieces: Array<string>; readonly rows: number } => {
-  const seen = new Set<string>()
-  const pieces: Array<string> = []
-  const c = text(cik)
-  let current = ""
-  let rows = 0
-  for (const f of facts) {
-    const start = f.start ?? ""
-    const key = `${f.taxonomy}|${f.concept}|${f.unit}|${start}|${f.end}|${f.accession}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    rows++
-    current += `${c}\t${text(f.taxonomy)}\t${text(f.concept)}\t${text(f.unit)}\t${text(start)}\t${text(f.end)}\t${text(f.accession)}\t${text(f.value)}\t${f.fy === null ? "\\N" : f.fy}\t${optional(f.fp)}\t${text(f.form)}\t${text(f.filed)}\t${optional(f.frame)}\n`
-    if (current.length >= 1 << 20) {
-      pieces.push(current)
-      current = ""
-    }
-  }
-  if (current.length > 0) pieces.push(current)
-  return { pieces, rows }
-}
-
-export const filingRows = (cik: string, filings: ReadonlyArray<Filing>): Array<Array<CopyValue>> => {
-  const seen = new Set<string>()
-  const rows: Array<Array<CopyValue>> = []
-  for (const f of filings) {
-    if (seen.has(f.accession)) continue
-    seen.add(f.accession)
-    rows.push([
-      cik,
-      f.accession,
-      f.form,
-      f.filedAt,
-      f.acceptedAt,
-      f.reportDate,
-      f.primaryDocument,
-      f.primaryDocDescription,
-      f.items,
-      f.isXbrl,
-      f.url
-    ])
-  }
-  return rows
-}
-
 const companyParams = (c: Company) => [
   c.cik,
   c.name,
@@ -233,31 +137,125 @@ const companyParams = (c: Company) => [
   JSON.stringify(c.formerNames)
 ]
 
-const INSERT_COMPANY = `insert into equity_companies (cik, name, tickers, exchanges, sic, sic_description, fiscal_year_end, former_names)
-  values ($1, $2, $3::jsonb, $4::jsonb, $5, $6, $7, $8::jsonb)`
-
 /**
- * Writes `rows` of a company into `table`: a plain `COPY` when the company has no row there yet (every row is
- * new), else through a staging table, keeping the rows already there. Returns the rows new to the table.
+ * Writes the rows of a company read from `source` into `table`: a plain `COPY` when the company had no row there
+ * (`existing` false: every row is new), else through a staging table, keeping the rows already there. `rows`
+ * says, once the source is read, how many rows it held. Returns the rows new to the table.
  */
 const writeRows = async (
   s: BulkSession,
   table: "equity_facts" | "equity_filings",
   columns: ReadonlyArray<string>,
-  cik: string,
-  data: { readonly pieces: ReadonlyArray<string>; readonly rows: number }
+  existing: boolean,
+  source: CopySource,
+  rows: () => number
 ): Promise<number> => {
-  if (data.rows === 0) return 0
-  const existing = await s.run(`select 1 from ${table} where cik = $1 limit 1`, [cik])
-  if (existing.rows.length === 0) {
-    await s.copy(table, columns, data.pieces)
-    return data.rows
+  if (!existing) {
+    await s.copy(table, columns, source)
+    return rows()
   }
   const stage = `bulk_stage_${table}`
-  await s.run(`create temp table ${stage} (like ${table}) on commit drop`)
-  await s.copy(stage, columns, data.pieces)
+  await s.run(`create temp table if not exists ${stage} (like ${table}) on commit drop`)
+  await s.copy(stage, columns, source)
+  if (rows() === 0) return 0
   const list = columns.join(", ")
-  return (await s.run(`insert into ${table} (${list}) select ${list} from ${stage} on conflict do nothing`)).count
+  const inserted = await s.run(`insert into ${table} (${list}) select ${list} from ${stage} on conflict do nothing`)
+  await s.run(`truncate ${stage}`)
+  return inserted.count
+}
+
+/** What the store held of an entry's company before the entry. */
+interface Before {
+  /** 1 if the company is new to the store. */
+  readonly companies: number
+  readonly facts: boolean
+  readonly filings: boolean
+}
+
+/**
+ * The first statement of an entry's transaction, one round trip: what the store holds of the company (read
+ * before this statement's writes, as every part of one statement sees the same snapshot), the company row (a
+ * submissions feed replaces it; companyfacts creates it only when absent) and the entry's mark (inside the same
+ * transaction as the rows, so a failed entry leaves no mark either). Several statements one after the other
+ * cost a round trip each, and on a loaded machine every round trip waits for the database's process and this
+ * one to be scheduled again: per entry, that was most of what the ingest spent beyond the rows themselves.
+ */
+const entryHead = async (
+  s: BulkSession,
+  mark: BulkEntryMark,
+  cik: string,
+  company: BulkCompanyEntry["company"]
+): Promise<Before> => {
+  const params: Array<unknown> = [cik, mark.archive, mark.entry, mark.crc32, mark.size]
+  let write = ""
+  if (company !== null) {
+    const c = companyParams(company.value)
+    params.push(...c)
+    const insert = `insert into equity_companies (cik, name, tickers, exchanges, sic, sic_description, fiscal_year_end, former_names)
+      values ($6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13::jsonb)`
+    write =
+      company.mode === "replace"
+        ? `, company as (${insert} on conflict (cik) do update set name = excluded.name, tickers = excluded.tickers,
+             exchanges = excluded.exchanges, sic = excluded.sic, sic_description = excluded.sic_description,
+             fiscal_year_end = excluded.fiscal_year_end, former_names = excluded.former_names)`
+        : `, company as (${insert} on conflict (cik) do nothing)`
+  }
+  const r = await s.run(
+    `with before as (
+       select exists (select 1 from equity_companies where cik = $1) as company,
+              exists (select 1 from equity_facts where cik = $1) as facts,
+              exists (select 1 from equity_filings where cik = $1) as filings
+     ), mark as (
+       insert into equity_bulk_entries (archive, entry, crc32, size, cik) values ($2, $3, $4, $5, $1)
+         on conflict (archive, entry) do update set crc32 = excluded.crc32, size = excluded.size,
+           cik = excluded.cik, loaded_at = now()
+     )${write}
+     select company, facts, filings from before`,
+    params
+  )
+  const row = r.rows[0] as { company: boolean; facts: boolean; filings: boolean }
+  return { companies: company !== null && !row.company ? 1 : 0, facts: row.facts, filings: row.filings }
+}
+
+const TABLES = {
+  facts: { table: "equity_facts", columns: FACT_COLUMNS },
+  filings: { table: "equity_filings", columns: FILING_COLUMNS }
+} as const
+
+/**
+ * Writes a streamed entry's pieces: each run of pieces of one table is one `COPY` fed as the pieces arrive. A
+ * failure of the source (the entry turned out bad) aborts the `COPY` and throws, so the transaction rolls back.
+ */
+const writePieces = async (
+  s: BulkSession,
+  before: Before,
+  pieces: AsyncIterable<BulkEncodedPiece>
+): Promise<{ facts: number; filings: number }> => {
+  const written = { facts: 0, filings: 0 }
+  const seen = new Set<"facts" | "filings">()
+  const it = pieces[Symbol.asyncIterator]()
+  let next = await it.next()
+  while (next.done !== true) {
+    const table = next.value.table
+    let rows = 0
+    let ahead: IteratorResult<BulkEncodedPiece> | undefined
+    let current: IteratorResult<BulkEncodedPiece> = next
+    const run = async function* () {
+      while (current.done !== true && current.value.table === table) {
+        rows += current.value.rows
+        yield current.value.bytes
+        current = await it.next()
+      }
+      ahead = current
+    }
+    const { table: name, columns } = TABLES[table]
+    // A second run of one table in an entry (never made by the worker) goes through the staging table.
+    written[table] += await writeRows(s, name, columns, before[table] || seen.has(table), run(), () => rows)
+    seen.add(table)
+    if (ahead === undefined) throw new Error("a streamed entry's rows were not read to their end")
+    next = ahead
+  }
+  return written
 }
 
 /** The bulk loader on a PostgreSQL or PGlite database: `COPY`, one transaction per entry. */
@@ -273,41 +271,24 @@ export const makePgBulkLoader = (database: Database): BulkLoader => ({
   load: (entry: BulkCompanyEntry) =>
     query("bulk.load", () =>
       inBulkTransaction(database, async (s): Promise<BulkWritten> => {
-        let companies = 0
-        if (entry.company !== null) {
-          const c = entry.company.value
-          const before = await s.run(`select 1 from equity_companies where cik = $1`, [c.cik])
-          if (before.rows.length === 0) companies = 1
-          if (entry.company.mode === "replace") {
-            await s.run(
-              `${INSERT_COMPANY} on conflict (cik) do update set name = excluded.name, tickers = excluded.tickers,
-                 exchanges = excluded.exchanges, sic = excluded.sic, sic_description = excluded.sic_description,
-                 fiscal_year_end = excluded.fiscal_year_end, former_names = excluded.former_names`,
-              companyParams(c)
-            )
-          } else if (companies === 1) {
-            await s.run(INSERT_COMPANY, companyParams(c))
-          }
-        }
-        const facts = await writeRows(s, "equity_facts", FACT_COLUMNS, entry.cik, factCopyText(entry.cik, entry.facts))
-        const filings = await writeRows(
-          s,
-          "equity_filings",
-          FILING_COLUMNS,
-          entry.cik,
-          (() => {
-            const rows = filingRows(entry.cik, entry.filings)
-            return { pieces: copyText(rows), rows: rows.length }
-          })()
-        )
-        const m = entry.mark
-        await s.run(
-          `insert into equity_bulk_entries (archive, entry, crc32, size, cik) values ($1, $2, $3, $4, $5)
-             on conflict (archive, entry) do update set crc32 = excluded.crc32, size = excluded.size,
-               cik = excluded.cik, loaded_at = now()`,
-          [m.archive, m.entry, m.crc32, m.size, entry.cik]
-        )
-        return { companies, facts, filings }
+        const before = await entryHead(s, entry.mark, entry.cik, entry.company)
+        const f = factCopyText(entry.cik, entry.facts)
+        const facts =
+          f.rows === 0 ? 0 : await writeRows(s, "equity_facts", FACT_COLUMNS, before.facts, f.pieces, () => f.rows)
+        const g = filingCopyText(entry.cik, entry.filings)
+        const filings =
+          g.rows === 0
+            ? 0
+            : await writeRows(s, "equity_filings", FILING_COLUMNS, before.filings, g.pieces, () => g.rows)
+        return { companies: before.companies, facts, filings }
+      })
+    ),
+  loadStreamed: (entry: BulkStreamedEntry) =>
+    query("bulk.load", () =>
+      inBulkTransaction(database, async (s): Promise<BulkWritten> => {
+        const before = await entryHead(s, entry.mark, entry.cik, entry.company)
+        const { facts, filings } = await writePieces(s, before, entry.pieces)
+        return { companies: before.companies, facts, filings }
       })
     )
 })

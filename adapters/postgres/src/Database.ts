@@ -2,6 +2,10 @@
  * The database handle behind the PostgreSQL adapters: kysely over a `pg` pool (server PostgreSQL) or over
  * PGlite (embedded). One query path for both. Table interfaces mirror the migrations in `infra/migrations`.
  */
+import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { PGlite } from "@electric-sql/pglite"
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
 import pg from "pg"
@@ -143,9 +147,40 @@ export const openPostgres = (
  */
 export const PGLITE_SHARED_BUFFERS = "32MB"
 
-/** PGlite in `dataDir`, or in memory when `dataDir` is undefined. */
+/**
+ * Creates a new cluster in `dataDir` in a child process (`CreatePglite.ts`) on V8's baseline WebAssembly
+ * compiler. PGlite's `initdb` in the opening process peaked it at 1.1 to 1.3 GB (most of it V8's optimizing
+ * compiler working through PGlite's WebAssembly, which is compiled afresh for initdb), whatever is loaded after;
+ * in a child with `--liftoff-only` the creation peaks at about 570 MB, in that child only, and ends with it, and
+ * the opener then reopens an existing cluster (about 300 MB). Undefined when the child could be run and created
+ * it; the child's complaint otherwise.
+ */
+const createClusterApart = (dataDir: string, postgresqlconf: ReadonlyArray<string>): Promise<string | undefined> =>
+  new Promise((resolve) => {
+    const script = fileURLToPath(
+      new URL(import.meta.url.endsWith(".ts") ? "./CreatePglite.ts" : "./CreatePglite.js", import.meta.url)
+    )
+    const child = spawn(process.execPath, ["--liftoff-only", script, dataDir, ...postgresqlconf], {
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let err = ""
+    child.stderr?.on("data", (d) => {
+      if (err.length < 4000) err += d
+    })
+    child.on("error", (e) => resolve(e.message))
+    child.on("exit", (code, signal) =>
+      resolve(code === 0 ? undefined : `exited with ${signal ?? `code ${code}`}: ${err.trim().slice(-1000)}`)
+    )
+  })
+
+/**
+ * PGlite in `dataDir`, or in memory when `dataDir` is undefined. A data directory without a cluster yet gets one
+ * created in a child process first (`createClusterApart`); should that fail, it is created here as before.
+ */
 export const openPglite = async (dataDir: string | undefined): Promise<Database> => {
   const postgresqlconf = [`shared_buffers=${PGLITE_SHARED_BUFFERS}`]
+  if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
+    await createClusterApart(dataDir, postgresqlconf)
   const pglite = await PGlite.create(dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf })
   const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) })
   return {

@@ -20,16 +20,18 @@ import {
   type OwnershipReport,
   type TickerEntry
 } from "@market-data/core"
-import { type BulkSession, type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./Copy.ts"
+import type { BulkSession } from "./Copy.ts"
+import { type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./CopyText.ts"
 
-/** A data set to write: every map is by CIK. */
+/** A data set to write: every map is by CIK (bars by CIK, then ticker). */
 export interface EquityRows {
   readonly companies: ReadonlyArray<Company>
   readonly tickers: ReadonlyArray<TickerEntry>
   readonly factsByCik: ReadonlyMap<string, ReadonlyArray<Fact>>
   readonly filingsByCik: ReadonlyMap<string, ReadonlyArray<Filing>>
   readonly securitiesByCik: ReadonlyMap<string, ReadonlyArray<string>>
-  readonly barsByCik: ReadonlyMap<string, ReadonlyArray<DailyBar>>
+  /** Daily bars of each listed ticker of each company: CIK -> ticker -> bars. */
+  readonly barsByCik: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<DailyBar>>>
   readonly ownershipReports: ReadonlyArray<OwnershipReport>
   readonly holdingsReports: ReadonlyArray<HoldingsReport>
 }
@@ -120,7 +122,7 @@ const FILING_COLUMNS = [
   "is_xbrl",
   "url"
 ] as const
-const BAR_COLUMNS = ["cik", "t_ms", "o", "h", "l", "c", "v"] as const
+const BAR_COLUMNS = ["cik", "ticker", "t_ms", "o", "h", "l", "c", "v"] as const
 const SECURITY_COLUMNS = ["cusip", "cik"] as const
 const OWNERSHIP_COLUMNS = [
   "accession",
@@ -242,10 +244,12 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
   )
 
   const barTable: Array<Array<CopyValue>> = []
-  for (const [cik, bars] of rows.barsByCik) {
-    const byOpen = new Map<number, DailyBar>()
-    for (const b of bars) byOpen.set(b.tMs, b)
-    for (const b of byOpen.values()) barTable.push([cik, b.tMs, b.o, b.h, b.l, b.c, b.v])
+  for (const [cik, byTicker] of rows.barsByCik) {
+    for (const [ticker, bars] of byTicker) {
+      const byOpen = new Map<number, DailyBar>()
+      for (const b of bars) byOpen.set(b.tMs, b)
+      for (const b of byOpen.values()) barTable.push([cik, ticker, b.tMs, b.o, b.h, b.l, b.c, b.v])
+    }
   }
   const bars = await byCik(
     s,
@@ -253,7 +257,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
     BAR_COLUMNS,
     ciks,
     asPieces(barTable),
-    `on conflict (cik, t_ms) do update set ${excludedSet(BAR_COLUMNS.slice(2))}`
+    `on conflict (cik, ticker, t_ms) do update set ${excludedSet(BAR_COLUMNS.slice(3))}`
   )
 
   const tickerRows = new Map<string, TickerEntry>()

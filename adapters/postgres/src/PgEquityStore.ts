@@ -20,6 +20,7 @@ import {
   issuerNameKey,
   type OwnershipReport,
   type ReportingOwner,
+  type TickerBars,
   type TickerEntry
 } from "@market-data/core"
 import { Effect, Layer } from "effect"
@@ -139,6 +140,7 @@ interface SecuritiesTable {
 
 interface BarsTable {
   cik: string
+  ticker: string
   t_ms: string | number
   o: number
   h: number
@@ -405,9 +407,9 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
       const bars = yield* query("equity.coverage.bars", () =>
         db
           .selectFrom("equity_bars")
-          .select(["cik", sql<string>`count(*)`.as("n"), sql<string | null>`max(t_ms)`.as("last")])
+          .select(["cik", "ticker", sql<string>`count(*)`.as("n"), sql<string>`max(t_ms)`.as("last")])
           .$if(only !== undefined, (q) => q.where("cik", "=", only as string))
-          .groupBy("cik")
+          .groupBy(["cik", "ticker"])
           .execute()
       )
       const byCusip = yield* query("equity.coverage.holders", () =>
@@ -460,7 +462,13 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
       const index = <R extends { cik: string }>(rows: ReadonlyArray<R>) => new Map(rows.map((r) => [r.cik, r]))
       const f = index(facts)
       const fl = index(filings)
-      const b = index(bars)
+      const b = new Map<string, Array<TickerBars>>()
+      for (const r of bars) {
+        const list = b.get(r.cik) ?? []
+        list.push({ ticker: r.ticker, bars: num(r.n), lastBarMs: num(r.last) })
+        b.set(r.cik, list)
+      }
+      for (const list of b.values()) list.sort((x, y) => (x.ticker < y.ticker ? -1 : x.ticker > y.ticker ? 1 : 0))
       return companies.map((c): CompanyCoverage => {
         const lastFact = f.get(c.cik)?.last ?? null
         const lastFiling = fl.get(c.cik)?.last ?? null
@@ -472,14 +480,15 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
               : lastFact > lastFiling
                 ? lastFact
                 : lastFiling
-        const lastBar = b.get(c.cik)?.last ?? null
+        const tickerBars = b.get(c.cik) ?? []
         return {
           cik: c.cik,
           facts: num(f.get(c.cik)?.n ?? 0),
           filings: num(fl.get(c.cik)?.n ?? 0),
           lastFiledAt,
-          bars: num(b.get(c.cik)?.n ?? 0),
-          lastBarMs: lastBar === null ? null : num(lastBar),
+          bars: tickerBars.reduce((n, t) => n + t.bars, 0),
+          lastBarMs: tickerBars.length === 0 ? null : Math.max(...tickerBars.map((t) => t.lastBarMs)),
+          tickerBars,
           hasHolders: hasCusips.has(c.cik) ? held.has(c.cik) : heldNames.has(issuerNameKey(c.name))
         }
       })
@@ -658,12 +667,13 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
         { key: ["cusip"], update: ["cik"] }
       ).pipe(Effect.asVoid),
 
-    putBars: (cik, bars) =>
+    putBars: (cik, ticker, bars) =>
       insertInChunks(
         db,
         "equity_bars",
         dedupeBy(bars, (b) => String(b.tMs), "last").map((b) => ({
           cik,
+          ticker,
           t_ms: b.tMs,
           o: b.o,
           h: b.h,
@@ -671,7 +681,7 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
           c: b.c,
           v: b.v
         })),
-        { key: ["cik", "t_ms"], update: ["o", "h", "l", "c", "v"] }
+        { key: ["cik", "ticker", "t_ms"], update: ["o", "h", "l", "c", "v"] }
       ),
 
     companies: query("equity.companies", () =>
@@ -764,9 +774,9 @@ export const makePgEquityStore = (database: Database): EquityStore["Service"] =>
 
     holdings,
 
-    bars: (cik, range) =>
+    bars: (cik, ticker, range) =>
       query("equity.bars", () => {
-        let q = db.selectFrom("equity_bars").selectAll().where("cik", "=", cik)
+        let q = db.selectFrom("equity_bars").selectAll().where("cik", "=", cik).where("ticker", "=", ticker)
         if (range.fromMs !== undefined) q = q.where("t_ms", ">=", range.fromMs)
         if (range.toMs !== undefined) q = q.where("t_ms", "<=", range.toMs)
         q = q.orderBy("t_ms", "desc")

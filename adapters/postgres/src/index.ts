@@ -1,6 +1,7 @@
 /** @market-data/postgres: the store ports on server PostgreSQL and on embedded PGlite. */
 export * from "./Bulk.ts"
 export * from "./Copy.ts"
+export * from "./CopyText.ts"
 export * from "./Database.ts"
 export * from "./EquityCopy.ts"
 export * from "./Errors.ts"

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
 import * as equityMigration from "../../../infra/migrations/2026-11-23T0200_equity.ts"
+import * as barsTickerMigration from "../../../infra/migrations/2026-11-26T0300_bars_ticker.ts"
 import { migrations } from "../../../infra/src/Migrate.ts"
 import { openPostgres } from "../src/Database.ts"
 import { pgliteTestDatabase, type TestDatabase, withSchema } from "./support.ts"
@@ -20,8 +21,9 @@ export const pgliteEquityDatabase = async (): Promise<TestDatabase> => {
 }
 
 /**
- * A fresh schema on server PostgreSQL holding the equity tables only, created by the equity migration itself
- * (not kysely's migrator, whose lock-table check looks across schemas and is confused by a leftover one).
+ * A fresh schema on server PostgreSQL holding the equity tables only, created by the equity migrations themselves
+ * (the tables, then bars keyed by ticker; not kysely's migrator, whose lock-table check looks across schemas and is
+ * confused by a leftover one).
  */
 export const postgresEquityDatabase = async (url: string): Promise<TestDatabase> => {
   const schema = `md_test_eq_${randomUUID().replace(/-/g, "").slice(0, 12)}`
@@ -31,6 +33,7 @@ export const postgresEquityDatabase = async (url: string): Promise<TestDatabase>
   const scoped = withSchema(url, schema)
   const database = openPostgres(scoped, { poolSize: 5 })
   await equityMigration.up(database.db)
+  await barsTickerMigration.up(database.db)
   return {
     database,
     url: scoped,

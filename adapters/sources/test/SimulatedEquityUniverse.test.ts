@@ -15,6 +15,7 @@ import {
   SimulatedEquityVersion,
   SimulatedGeneratedCompanies,
   SimulatedManagers,
+  simulatedBarsByTicker,
   simulatedEquity
 } from "../src/index.ts"
 import { newYorkToUtcMs } from "../src/sec/NewYorkTime.ts"
@@ -161,11 +162,11 @@ describe("a simulation with generated companies", () => {
  * a simulation is rewritten at start only when its version, seed, day or count differ, so a change of what the
  * generator writes must bump `SimulatedEquityVersion` (then record the new digest here).
  */
-const PINNED = { version: 2, digest: "7ca4cfa1351aef5108e64e7a417c1874226c3b5eaf2dd2add91fda14e56db8dd" }
+const PINNED = { version: 3, digest: "d31c92b93400985f3b369d450dcf4770b4dff3ac1168564d299edb885fc191e1" }
 
 describe("the generator's version", () => {
   it("names what the generator writes: a change of output comes with a new version", () => {
-    const sim = simulatedEquity(7, { asOf: "2026-11-20", generated: 6 })
+    const sim = simulatedEquity(7, { asOf: "2026-11-20", generated: 8 })
     const hash = createHash("sha256")
     const d = sim.documents
     for (const [cik, text] of [...d.companyFacts].sort()) hash.update(`${cik}\n${text}\n`)
@@ -174,7 +175,9 @@ describe("the generator's version", () => {
     for (const f of d.thirteenF) hash.update(`${f.accession}\n${f.primaryDocument}\n${f.informationTable}\n`)
     hash.update(d.companyTickers)
     hash.update(d.companyTickersExchange)
-    for (const [cik, bars] of [...sim.dailyBars].sort()) hash.update(`${cik}\n${JSON.stringify(bars)}\n`)
+    for (const [cik, series] of [...simulatedBarsByTicker(sim)].sort()) {
+      for (const [ticker, bars] of series) hash.update(`${cik}\n${ticker}\n${JSON.stringify(bars)}\n`)
+    }
     const digest = hash.digest("hex")
     expect(
       { version: SimulatedEquityVersion, digest },
@@ -192,5 +195,28 @@ describe("New York time by the hour", () => {
     expect(new Date(newYorkToUtcMs(2026, 11, 1, 2, 0, 0)).toISOString()).toBe("2026-11-01T07:00:00.000Z")
     expect(new Date(newYorkToUtcMs(2026, 7, 14, 9, 30, 0)).toISOString()).toBe("2026-07-14T13:30:00.000Z")
     expect(new Date(newYorkToUtcMs(2026, 1, 14, 9, 30, 0)).toISOString()).toBe("2026-01-14T14:30:00.000Z")
+  })
+})
+
+describe("a company with two share classes", () => {
+  it("gets a series per ticker: the same sessions, different prices, the same again for the same seed", () => {
+    const sim = simulatedEquity(7, { asOf: "2026-11-20", generated: 8 })
+    const twoClass = sim.profiles.find((p) => (p.otherClasses ?? []).length > 0 && p.priceDays !== 0)
+    expect(twoClass, "the simulation holds a priced two-class company").toBeDefined()
+    const profile = twoClass!
+    const classTicker = profile.otherClasses![0]!.ticker
+    const series = simulatedBarsByTicker(sim).get(profile.cik)!
+    expect([...series.keys()]).toEqual([profile.ticker, classTicker])
+    const common = series.get(profile.ticker)!
+    const other = series.get(classTicker)!
+    expect(other.map((b) => b.tMs)).toEqual(common.map((b) => b.tMs))
+    expect(other.filter((b, i) => b.c !== common[i]!.c).length).toBeGreaterThan(common.length / 2)
+    for (const b of other) {
+      expect(b.l).toBeLessThanOrEqual(Math.min(b.o, b.c))
+      expect(b.h).toBeGreaterThanOrEqual(Math.max(b.o, b.c))
+      expect(b.l).toBeGreaterThan(0)
+    }
+    const again = simulatedBarsByTicker(simulatedEquity(7, { asOf: "2026-11-20", generated: 8 })).get(profile.cik)!
+    expect(again.get(classTicker)).toEqual(other)
   })
 })

@@ -39,6 +39,28 @@ export interface BulkWritten {
   readonly filings: number
 }
 
+/**
+ * A piece of an entry's rows already in the loader's own encoding (`COPY`'s text format: one line per row, a
+ * repeated natural key once), made off the ingest's main thread by the parsing worker, as the entry is read.
+ */
+export interface BulkEncodedPiece {
+  readonly table: "facts" | "filings"
+  readonly bytes: Uint8Array
+  readonly rows: number
+}
+
+/**
+ * An entry streamed: its company is known (read from the document's head), its rows arrive in pieces while the
+ * rest is still being inflated and parsed. `pieces` ends only once the entry is known whole and valid (CRC-32,
+ * sizes, the document to its end); a bad entry makes it throw, and the loader's transaction must then roll back.
+ */
+export interface BulkStreamedEntry {
+  readonly mark: BulkEntryMark
+  readonly cik: string
+  readonly company: BulkCompanyEntry["company"]
+  readonly pieces: AsyncIterable<BulkEncodedPiece>
+}
+
 export interface BulkLoader {
   /** The marks of the entries of `archive` loaded before: entry name -> CRC-32 and size. */
   readonly marks: (
@@ -46,6 +68,11 @@ export interface BulkLoader {
   ) => Effect.Effect<ReadonlyMap<string, { readonly crc32: number; readonly size: number }>>
   /** Writes one entry and its mark in one transaction. */
   readonly load: (entry: BulkCompanyEntry) => Effect.Effect<BulkWritten>
+  /**
+   * Writes one streamed entry and its mark in one transaction, rows as they arrive (`COPY`); absent on loaders
+   * that need the rows as records (the memory twin), which get `load`.
+   */
+  readonly loadStreamed?: (entry: BulkStreamedEntry) => Effect.Effect<BulkWritten>
   /** How it writes, for the report (`COPY (PostgreSQL)`, ...). */
   readonly method: string
 }

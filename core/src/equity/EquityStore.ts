@@ -24,6 +24,13 @@ export interface DailyBar {
   readonly v: number
 }
 
+/** The daily bars held for one ticker of a company. */
+export interface TickerBars {
+  readonly ticker: string
+  readonly bars: number
+  readonly lastBarMs: number
+}
+
 /** What the store holds for one company, in counts and latest times (directory, freshness). */
 export interface CompanyCoverage {
   readonly cik: string
@@ -31,8 +38,11 @@ export interface CompanyCoverage {
   readonly filings: number
   /** Latest filing date (facts or filings), or null. */
   readonly lastFiledAt: string | null
+  /** Daily bars of all the company's tickers together, and the newest of them. */
   readonly bars: number
   readonly lastBarMs: number | null
+  /** Daily bars per ticker (only tickers with bars), by ticker. */
+  readonly tickerBars: ReadonlyArray<TickerBars>
   /** Whether any 13F holding ties to the company (by CUSIP, or by issuer name when it has no CUSIP on file). */
   readonly hasHolders: boolean
 }
@@ -117,8 +127,11 @@ export class EquityStore extends Context.Service<
     readonly putHoldingsReports: (reports: ReadonlyArray<HoldingsReport>) => Effect.Effect<number>
     /** CUSIPs of a company's securities, tying 13F rows to it (key: CUSIP). */
     readonly putSecurities: (cik: string, cusips: ReadonlyArray<string>) => Effect.Effect<void>
-    /** Daily bars of a company (key: open time; a repeated bar replaces the stored one). */
-    readonly putBars: (cik: string, bars: ReadonlyArray<DailyBar>) => Effect.Effect<number>
+    /**
+     * Daily bars of one listed security: the company's `ticker` (key: CIK, ticker and open time; a repeated bar
+     * replaces the stored one). Each ticker is its own series: share classes (BRK-A and BRK-B) trade apart.
+     */
+    readonly putBars: (cik: string, ticker: string, bars: ReadonlyArray<DailyBar>) => Effect.Effect<number>
 
     /** Every company, by CIK. */
     readonly companies: Effect.Effect<ReadonlyArray<Company>>
@@ -136,9 +149,10 @@ export class EquityStore extends Context.Service<
      * filers that hold it.
      */
     readonly holdings: (cik: string) => Effect.Effect<CompanyHoldings>
-    /** Daily bars with `fromMs <= tMs <= toMs`, the newest `limit` of them, oldest first. */
+    /** Daily bars of the company's `ticker` with `fromMs <= tMs <= toMs`, the newest `limit` of them, oldest first. */
     readonly bars: (
       cik: string,
+      ticker: string,
       range: { readonly fromMs?: number; readonly toMs?: number; readonly limit?: number }
     ) => Effect.Effect<ReadonlyArray<DailyBar>>
     /** What is held for each company (all companies by CIK, or the one named). */

@@ -282,7 +282,7 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
         })
       ))
 
-    it("keeps daily bars per company, replacing a bar at the same time, newest `limit` oldest first", () =>
+    it("keeps daily bars per company and ticker, replacing a bar at the same time, newest `limit` oldest first", () =>
       run(
         Effect.gen(function* () {
           const store = yield* EquityStore
@@ -296,17 +296,25 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
             c: 100.125 + i,
             v: 1_000_000 + i
           }))
-          yield* store.putBars("1", bars.slice(5))
-          yield* store.putBars("1", bars.slice(0, 6))
-          yield* store.putBars("1", [{ ...(bars[9] as DailyBar), c: 42.5 }])
-          const all = yield* store.bars("1", {})
+          yield* store.putBars("1", "ALP", bars.slice(5))
+          yield* store.putBars("1", "ALP", bars.slice(0, 6))
+          yield* store.putBars("1", "ALP", [{ ...(bars[9] as DailyBar), c: 42.5 }])
+          const all = yield* store.bars("1", "ALP", {})
           expect(all.length).toBe(10)
           expect(all[9]?.c).toBe(42.5)
           expect(all[0]).toEqual(bars[0])
-          expect((yield* store.bars("1", { limit: 3 })).map((b) => b.o)).toEqual([107, 108, 109])
-          const mid = yield* store.bars("1", { fromMs: t0 + 2 * day, toMs: t0 + 5 * day, limit: 2 })
+          expect((yield* store.bars("1", "ALP", { limit: 3 })).map((b) => b.o)).toEqual([107, 108, 109])
+          const mid = yield* store.bars("1", "ALP", { fromMs: t0 + 2 * day, toMs: t0 + 5 * day, limit: 2 })
           expect(mid.map((b) => b.o)).toEqual([104, 105])
-          expect(yield* store.bars("2", {})).toEqual([])
+          expect(yield* store.bars("2", "ALP", {})).toEqual([])
+          // A second class of the same company: its own series on the same days, the first one untouched.
+          const classB = bars
+            .slice(0, 4)
+            .map((b) => ({ ...b, o: b.o / 1500, h: b.h / 1500, l: b.l / 1500, c: b.c / 1500 }))
+          yield* store.putBars("1", "ALP-B", classB)
+          expect(yield* store.bars("1", "ALP-B", {})).toEqual(classB)
+          expect((yield* store.bars("1", "ALP", {})).map((b) => b.c)).toEqual(all.map((b) => b.c))
+          expect(yield* store.bars("1", "ALP-C", {})).toEqual([])
         })
       ))
 
@@ -354,7 +362,7 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
             fiscalYearEnd: null,
             formerNames: []
           })
-          const none = { facts: 0, filings: 0, lastFiledAt: null, bars: 0, lastBarMs: null }
+          const none = { facts: 0, filings: 0, lastFiledAt: null, bars: 0, lastBarMs: null, tickerBars: [] }
           const all = yield* store.issuers
           expect(all.map((i) => i.company)).toEqual([
             company("1", "Alpha Corp", ["ALP"]),
@@ -383,7 +391,7 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
         })
       ))
 
-    it("reports coverage per company: counts, latest filing date and bar, holders", () =>
+    it("reports coverage per company: counts, latest filing date and bar (per ticker too), holders", () =>
       run(
         Effect.gen(function* () {
           const store = yield* EquityStore
@@ -391,7 +399,11 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
           yield* store.putCompany(company("2", "Beta Inc", ["BET"]))
           yield* store.putFacts("1", [fact("Revenues", "5", "2023-10-01", "2024-09-28", "0000000001-24-000010")])
           yield* store.putFilings("1", [filing("0000000001-25-000001", "8-K", "2025-01-30T21:05:00.000Z")])
-          yield* store.putBars("1", [{ tMs: 1_700_000_000_000, o: 1, h: 2, l: 0.5, c: 1.5, v: 10 }])
+          yield* store.putBars("1", "ALP", [{ tMs: 1_700_000_000_000, o: 1, h: 2, l: 0.5, c: 1.5, v: 10 }])
+          yield* store.putBars("1", "ALP-B", [
+            { tMs: 1_600_000_000_000, o: 1, h: 2, l: 0.5, c: 1.5, v: 10 },
+            { tMs: 1_600_086_400_000, o: 1, h: 2, l: 0.5, c: 1.5, v: 10 }
+          ])
           yield* store.putSecurities("1", ["000000AA1"])
           yield* store.putHoldingsReports([
             report("5001", "0005001-24-000001", "2024-09-30", [holding("000000AA1", "ALPHA CORP", "1", "1")])
@@ -404,11 +416,24 @@ export const equityStoreContract = (name: string, make: () => Layer.Layer<Equity
               facts: 1,
               filings: 1,
               lastFiledAt: "2025-01-30",
-              bars: 1,
+              bars: 3,
               lastBarMs: 1_700_000_000_000,
+              tickerBars: [
+                { ticker: "ALP", bars: 1, lastBarMs: 1_700_000_000_000 },
+                { ticker: "ALP-B", bars: 2, lastBarMs: 1_600_086_400_000 }
+              ],
               hasHolders: true
             },
-            { cik: "2", facts: 0, filings: 0, lastFiledAt: null, bars: 0, lastBarMs: null, hasHolders: false }
+            {
+              cik: "2",
+              facts: 0,
+              filings: 0,
+              lastFiledAt: null,
+              bars: 0,
+              lastBarMs: null,
+              tickerBars: [],
+              hasHolders: false
+            }
           ])
         })
       ))

@@ -186,7 +186,7 @@ describe("equity plane: per-asset operations", () => {
       Effect.gen(function* () {
         // A bar for Monday 2026-11-23 is in the store while Monday's session runs (NOW is 10:00 New York).
         const store = yield* EquityStore
-        yield* store.putBars("1001", [
+        yield* store.putBars("1001", "ALPH", [
           { tMs: Date.UTC(2026, 10, 23, 14, 30), o: 500, h: 510, l: 490, c: 505, v: 1_000_000 }
         ])
         const early = (yield* call("price", [["id", ALPHA]])).body.data

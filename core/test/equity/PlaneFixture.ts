@@ -348,7 +348,7 @@ export const seedEquity = Effect.gen(function* () {
   yield* store.putOwnershipReports(alphaOwnership())
   yield* store.putSecurities("1001", ["00100A101"])
   yield* store.putHoldingsReports(alphaHoldings())
-  yield* store.putBars("1001", alphaBars())
+  yield* store.putBars("1001", "ALPH", alphaBars())
   yield* store.putFacts("1002", betaFacts())
   yield* store.putFilings("1002", [
     { ...filing("0001002-26-000001", "10-K", "2026-02-20T21:00:00.000Z", "2025-12-31"), url: "https://www.sec.gov/x" }

@@ -6,18 +6,26 @@
  * - The archive is read through its central directory (`yauzl`): every entry's name, CRC-32 and sizes are known
  *   before anything is inflated, which gives the progress bar its total and lets a restarted ingest skip the
  *   entries already loaded unchanged (same name, CRC-32 and size as the mark stored with the company).
- * - Entries are inflated one at a time, in memory, the CRC-32 checked (`yauzl` does not) and the sizes checked
- *   against the directory; an entry is parsed by the same parsers as the per-file ingest and written by the
- *   `BulkLoader` (`COPY` on PostgreSQL and PGlite) in one transaction with its mark. A bad entry (corrupt,
- *   truncated, not valid JSON, not the expected document) is named with its reason and writes nothing; the
- *   others load; the ingest exits 1 at the end (`ingestExitCode`).
- * - Memory stays bounded by the largest entry (one entry's text and parse tree at a time); an entry over
- *   `MAX_ENTRY_BYTES` uncompressed is refused rather than risking the process.
+ * - Three stages overlap, each bounded: this thread inflates entries in order (CRC-32 checked, `yauzl` does not;
+ *   sizes checked against the directory) and passes their bytes, 256 KB at a time, to one parsing worker thread
+ *   (`ParseWorker.ts`); the worker reads each document as it arrives (a companyfacts document one concept at a
+ *   time) and sends its rows back as `COPY` text, transferred, not copied; the `BulkLoader` writes each entry in
+ *   one transaction with its mark, `COPY` fed as the rows arrive (`loadStreamed`). Inflating waits while the
+ *   worker has `MAX_INFLIGHT` pieces unread or `MAX_BUFFERED_BYTES` of rows wait for the database, so memory does
+ *   not follow the archive's size nor its largest entry.
+ * - A bad entry (corrupt, truncated, not valid JSON, not the expected document) is named with its reason and
+ *   writes nothing: its transaction rolls back, even when its rows were already being copied. The others load;
+ *   the ingest exits 1 at the end (`ingestExitCode`). An entry over `MAX_ENTRY_BYTES` uncompressed is refused.
+ * - On two cores one worker measured best: the database's `COPY` takes most of the other core (see
+ *   docs/performance.md).
  */
 import { basename, relative } from "node:path"
+import type { Readable } from "node:stream"
+import { Worker } from "node:worker_threads"
 import { crc32 } from "node:zlib"
 import type {
   BulkCompanyEntry,
+  BulkEncodedPiece,
   BulkLoader,
   BulkWritten,
   Company,
@@ -27,24 +35,23 @@ import type {
   TickerEntry
 } from "@market-data/core"
 import { type Database, makePgBulkLoader } from "@market-data/postgres"
-import { parseCompanyFacts, parseSubmissions, parseSubmissionsPage } from "@market-data/sources"
-import { Effect, Fiber, Result } from "effect"
+import { Effect, Exit } from "effect"
 import yauzl from "yauzl"
 import type { ProgressFactory } from "../Progress.ts"
+import { MAIN_ENTRY, PAGE_ENTRY, type ToMain, type ToWorker } from "./EntryParse.ts"
 import type { IngestCounts, IngestFileResult, IngestSummary } from "./Summary.ts"
 
 /** An entry larger than this (uncompressed) is refused: the biggest companyfacts document is far below it. */
 export const MAX_ENTRY_BYTES = 512 * 1024 * 1024
 
-/**
- * Entries up to this size (uncompressed) are parsed while the previous one is written; a larger one is parsed only
- * once the previous is written, so memory holds one large entry at a time (a 44 MB companyfacts document peaks the
- * process at about 1.3 GB; the largest real ones are of that order).
- */
-const OVERLAP_MAX_BYTES = 8 * 1024 * 1024
+/** Inflated bytes are passed to the worker in pieces of about this size. */
+const PIECE_BYTES = 256 * 1024
 
-const MAIN_ENTRY = /^CIK\d{10}\.json$/i
-const PAGE_ENTRY = /^CIK(\d{10})-submissions-\d+\.json$/i
+/** Pieces sent to the worker and not yet read by it. */
+const MAX_INFLIGHT = 4
+
+/** Rows parsed and waiting for the database (over every entry on its way), beyond which inflating waits. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024
 
 /** A path ingested as a bulk archive. */
 export const isArchivePath = (path: string): boolean => /\.zip$/i.test(path)
@@ -62,112 +69,312 @@ class EntryProblem {
   }
 }
 
-/** The entry's bytes, inflated in memory, with its CRC-32 checked against the central directory. */
-const readEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer | EntryProblem> =>
-  new Promise((resolveRead) => {
-    if (entry.uncompressedSize > MAX_ENTRY_BYTES) {
-      resolveRead(
-        new EntryProblem(
-          `too large: ${plural(entry.uncompressedSize, "byte")} uncompressed, over the ${plural(MAX_ENTRY_BYTES, "byte")} an entry may have`
-        )
-      )
-      return
-    }
-    if (!entry.canDecodeFileData()) {
-      resolveRead(
-        new EntryProblem(
-          entry.isEncrypted()
-            ? "encrypted: cannot be read"
-            : `compressed with method ${entry.compressionMethod}, which is not deflate: cannot be read`
-        )
-      )
-      return
-    }
-    zip.openReadStream(entry, (err, stream) => {
-      if (err !== null) {
-        resolveRead(new EntryProblem(`corrupt: ${err.message}`))
-        return
-      }
-      const chunks: Array<Buffer> = []
-      let crc = 0
-      stream.on("data", (chunk: Buffer) => {
-        chunks.push(chunk)
-        crc = crc32(chunk, crc)
-      })
-      stream.on("error", (e) => resolveRead(new EntryProblem(`corrupt: ${message(e)}`)))
-      stream.on("end", () => {
-        if (crc >>> 0 !== entry.crc32 >>> 0) {
-          resolveRead(
-            new EntryProblem(
-              `corrupt: its data's CRC-32 is ${hex(crc)}, the archive's directory says ${hex(entry.crc32)}`
-            )
-          )
-        } else resolveRead(Buffer.concat(chunks))
-      })
-    })
-  })
-
 const hex = (n: number) => (n >>> 0).toString(16).padStart(8, "0")
 
-/** The company rows an entry gives, parsed by the per-file ingest's parsers. */
-const parseEntry = (
-  name: string,
-  text: string
-):
-  | {
-      readonly kind: "companyfacts" | "submissions" | "submissions_page"
-      readonly cik: string
-      readonly company: Company | null
-      readonly facts: ReadonlyArray<Fact>
-      readonly filings: ReadonlyArray<Filing>
-      readonly notes: ReadonlyArray<string>
-    }
-  | EntryProblem => {
-  const page = PAGE_ENTRY.exec(name)
-  if (page !== null) {
-    const cik = String(Number(page[1]))
-    const filings = parseSubmissionsPage(text, cik)
-    if (Result.isFailure(filings))
-      return new EntryProblem(`not a valid ${filings.failure.format} document: ${filings.failure.message}`)
-    return { kind: "submissions_page", cik, company: null, facts: [], filings: filings.success, notes: [] }
+/** A refusal found before an entry is inflated (too large, encrypted, not deflate), or undefined. */
+const refusal = (entry: yauzl.Entry): EntryProblem | undefined => {
+  if (entry.uncompressedSize > MAX_ENTRY_BYTES)
+    return new EntryProblem(
+      `too large: ${plural(entry.uncompressedSize, "byte")} uncompressed, over the ${plural(MAX_ENTRY_BYTES, "byte")} an entry may have`
+    )
+  if (!entry.canDecodeFileData())
+    return new EntryProblem(
+      entry.isEncrypted()
+        ? "encrypted: cannot be read"
+        : `compressed with method ${entry.compressionMethod}, which is not deflate: cannot be read`
+    )
+  return undefined
+}
+
+/** The worker's head message: what the entry is and whose. */
+type Head = Extract<ToMain, { t: "head" }>
+
+/** Wakes whoever waits on a change. */
+class Signal {
+  private waiters: Array<() => void> = []
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve))
   }
-  // companyfacts names its company `entityName`, near the start; the submissions feed never carries that key.
-  if (text.slice(0, 4096).includes('"entityName"')) {
-    const cf = parseCompanyFacts(text)
-    if (Result.isFailure(cf))
-      return new EntryProblem(`not a valid ${cf.failure.format} document: ${cf.failure.message}`)
-    const { cik, entityName, facts } = cf.success
-    return {
-      kind: "companyfacts",
-      cik,
-      company: {
-        cik,
-        name: entityName,
-        tickers: [],
-        exchanges: [],
-        sic: null,
-        sicDescription: null,
-        fiscalYearEnd: null,
-        formerNames: []
-      },
-      facts,
-      filings: [],
-      notes: []
+  fire(): void {
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w()
+  }
+}
+
+/** Thrown into an entry's `COPY` when the entry turns out bad: its transaction rolls back. */
+class EntryFailed extends Error {}
+
+/** One entry on its way: the reader's verdict, the worker's head, rows and verdict. */
+class EntryFlow {
+  readonly entry: yauzl.Entry
+  readonly id: number
+  head: Head | undefined
+  readonly queue: Array<BulkEncodedPiece> = []
+  records: { readonly facts: Array<Fact>; readonly filings: Array<Filing> } | undefined
+  /** Facts or filings read in the document (repeats included), once done. */
+  count = 0
+  /** The reader's verdict: undefined while inflating, then true or the problem. */
+  read: true | EntryProblem | undefined
+  /** The worker's verdict: undefined while parsing, then true or the reason. */
+  parsed: true | string | undefined
+  readonly changed = new Signal()
+  constructor(entry: yauzl.Entry, id: number) {
+    this.entry = entry
+    this.id = id
+  }
+  get failed(): boolean {
+    return this.read instanceof EntryProblem || typeof this.parsed === "string"
+  }
+  get whole(): boolean {
+    return this.read === true && this.parsed === true
+  }
+  get settled(): boolean {
+    return this.read !== undefined && this.parsed !== undefined
+  }
+  /** Why the entry failed: the archive's problem first (a corrupt entry also reads as bad JSON), else the parse's. */
+  get reason(): string {
+    if (this.read instanceof EntryProblem) return this.read.reason
+    return typeof this.parsed === "string" ? this.parsed : "unknown"
+  }
+  async until(ready: () => boolean): Promise<void> {
+    while (!ready()) await this.changed.wait()
+  }
+}
+
+/** The parsing worker and the bookkeeping of what is on its way through it. */
+class ParserThread {
+  private readonly worker: Worker
+  private readonly flows = new Map<number, EntryFlow>()
+  private inflight = 0
+  /** Bytes of rows received and not yet taken by the database. */
+  private buffered = 0
+  private readonly room = new Signal()
+  crashed: Error | undefined
+  stopped = false
+  readonly encoding: "copy" | "records"
+
+  constructor(encoding: "copy" | "records") {
+    this.encoding = encoding
+    this.worker = new Worker(WORKER_URL)
+    this.worker.on("message", (m: ToMain) => this.receive(m))
+    this.worker.on("error", (e) => this.crash(e))
+    this.worker.on("exit", (code) => {
+      if (!this.stopped) this.crash(new Error(`the parsing worker exited with code ${code}`))
+    })
+  }
+
+  private crash(e: Error): void {
+    if (this.crashed !== undefined) return
+    this.crashed = new Error(`the bulk ingest's parsing worker failed: ${e.message}`, { cause: e })
+    for (const flow of this.flows.values()) {
+      flow.parsed ??= this.crashed.message
+      this.discard(flow)
+      flow.changed.fire()
+    }
+    this.room.fire()
+  }
+
+  private receive(m: ToMain): void {
+    if (m.t === "ack") {
+      this.inflight--
+      this.room.fire()
+      return
+    }
+    const flow = this.flows.get(m.id)
+    if (flow === undefined) return
+    switch (m.t) {
+      case "head":
+        flow.head = m
+        break
+      case "rows":
+        if (flow.failed) return
+        flow.queue.push({ table: m.table, bytes: m.bytes, rows: m.rows })
+        this.buffered += m.bytes.byteLength
+        break
+      case "records":
+        flow.records = { facts: m.facts, filings: m.filings }
+        break
+      case "done":
+        flow.count = m.records
+        flow.parsed = true
+        break
+      case "failed":
+        flow.parsed = m.reason
+        break
+    }
+    if (flow.failed) this.discard(flow)
+    flow.changed.fire()
+  }
+
+  /** Resolves once the worker may be given more bytes (or the ingest stops). */
+  async ready(): Promise<void> {
+    while (
+      !this.stopped &&
+      this.crashed === undefined &&
+      (this.inflight >= MAX_INFLIGHT || this.buffered >= MAX_BUFFERED_BYTES)
+    )
+      await this.room.wait()
+  }
+
+  begin(flow: EntryFlow): void {
+    this.flows.set(flow.id, flow)
+    this.post({ t: "begin", id: flow.id, name: basename(flow.entry.fileName), encoding: this.encoding })
+  }
+
+  data(flow: EntryFlow, bytes: Uint8Array): void {
+    this.inflight++
+    this.post({ t: "data", id: flow.id, bytes }, [bytes.buffer as ArrayBuffer])
+  }
+
+  end(flow: EntryFlow): void {
+    this.post({ t: "end", id: flow.id })
+  }
+
+  /** The entry is abandoned: the worker forgets it, and so does this side. */
+  drop(flow: EntryFlow): void {
+    this.post({ t: "drop", id: flow.id })
+    flow.parsed ??= "abandoned"
+    this.discard(flow)
+    flow.changed.fire()
+  }
+
+  /** A failed entry's rows are never written: they leave the queue at once, so the reader never waits on them. */
+  private discard(flow: EntryFlow): void {
+    for (const piece of flow.queue) this.buffered -= piece.bytes.byteLength
+    flow.queue.length = 0
+    this.room.fire()
+  }
+
+  private post(message: ToWorker, transfer?: Array<ArrayBuffer>): void {
+    if (this.crashed === undefined && !this.stopped) this.worker.postMessage(message, transfer)
+  }
+
+  /** An entry's rows as the database takes them: ends once the entry is whole, throws if it turns out bad. */
+  async *pieces(flow: EntryFlow): AsyncGenerator<BulkEncodedPiece> {
+    for (;;) {
+      const piece = flow.queue.shift()
+      if (piece !== undefined) {
+        this.buffered -= piece.bytes.byteLength
+        this.room.fire()
+        yield piece
+        continue
+      }
+      if (flow.failed) throw new EntryFailed(flow.reason)
+      if (flow.whole) return
+      await flow.changed.wait()
     }
   }
-  const sub = parseSubmissions(text)
-  if (Result.isFailure(sub))
-    return new EntryProblem(`not a valid ${sub.failure.format} document: ${sub.failure.message}`)
-  return {
-    kind: "submissions",
-    cik: sub.success.company.cik,
-    company: sub.success.company,
-    facts: [],
-    filings: sub.success.filings,
-    notes:
-      sub.success.olderFiles.length > 0
-        ? [`lists ${plural(sub.success.olderFiles.length, "older page")}: they load from the same archive`]
-        : []
+
+  /** Forgets an entry that is over, and the rows it left unread. */
+  release(flow: EntryFlow): void {
+    this.discard(flow)
+    flow.records = undefined
+    this.flows.delete(flow.id)
+    this.room.fire()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.room.fire()
+    for (const flow of this.flows.values()) flow.changed.fire()
+    await this.worker.terminate()
+  }
+}
+
+/** The worker's module: its TypeScript source in the workspace (Node strips the types), `.js` in a packed build. */
+const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./ParseWorker.ts" : "./ParseWorker.js", import.meta.url)
+
+/** A copy of `parts` in one new buffer of its own, so it can be transferred (inflated chunks share buffers). */
+const own = (parts: ReadonlyArray<Buffer>, size: number): Uint8Array => {
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+/** An entry's inflated data, or the problem opening it. */
+const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable | EntryProblem> =>
+  new Promise((resolve) =>
+    zip.openReadStream(entry, (err, stream) =>
+      resolve(err !== null ? new EntryProblem(`corrupt: ${err.message}`) : stream)
+    )
+  )
+
+/**
+ * Inflates `todo` in order into the worker, each entry's CRC-32 and sizes checked, handing each entry's flow to
+ * `flows` as it starts. Stops early when the thread is stopped.
+ */
+const readEntries = async (
+  zip: yauzl.ZipFile,
+  todo: ReadonlyArray<yauzl.Entry>,
+  thread: ParserThread,
+  flows: (flow: EntryFlow) => void,
+  current: { stream: Readable | undefined }
+): Promise<void> => {
+  let id = 0
+  for (const entry of todo) {
+    if (thread.stopped) return
+    const flow = new EntryFlow(entry, id++)
+    flows(flow)
+    const refused = refusal(entry)
+    if (refused !== undefined) {
+      flow.read = refused
+      flow.parsed = "not read"
+      flow.changed.fire()
+      continue
+    }
+    thread.begin(flow)
+    const opened = await openEntry(zip, entry)
+    if (opened instanceof EntryProblem) {
+      flow.read = opened
+      thread.drop(flow)
+      continue
+    }
+    current.stream = opened
+    let crc = 0
+    let parts: Array<Buffer> = []
+    let size = 0
+    let problem: EntryProblem | undefined
+    try {
+      for await (const chunk of opened as AsyncIterable<Buffer>) {
+        crc = crc32(chunk, crc)
+        parts.push(chunk)
+        size += chunk.length
+        if (size >= PIECE_BYTES) {
+          await thread.ready()
+          if (thread.stopped) return
+          thread.data(flow, own(parts, size))
+          parts = []
+          size = 0
+        }
+      }
+      if (size > 0) {
+        await thread.ready()
+        if (thread.stopped) return
+        thread.data(flow, own(parts, size))
+      }
+      if (crc >>> 0 !== entry.crc32 >>> 0)
+        problem = new EntryProblem(
+          `corrupt: its data's CRC-32 is ${hex(crc)}, the archive's directory says ${hex(entry.crc32)}`
+        )
+    } catch (e) {
+      if (thread.stopped) return
+      problem = new EntryProblem(`corrupt: ${message(e)}`)
+    } finally {
+      current.stream = undefined
+    }
+    if (problem !== undefined) {
+      flow.read = problem
+      thread.drop(flow)
+    } else {
+      flow.read = true
+      thread.end(flow)
+      flow.changed.fire()
+    }
   }
 }
 
@@ -326,71 +533,123 @@ const ingestArchive = (
         bar.stepDone(`${entry.fileName}: ${what} | ${rate} | ETA ${seconds(eta)}`, now - last)
         last = now
       }
-      type Parsed = Exclude<ReturnType<typeof parseEntry>, EntryProblem>
-      /** The entry read, checked and parsed (CPU work here, while the previous entry's load runs in the database). */
-      const prepare = (entry: yauzl.Entry) =>
-        Effect.map(
-          Effect.promise(() => readEntry(zip, entry)),
-          (bytes): Parsed | EntryProblem =>
-            bytes instanceof EntryProblem ? bytes : parseEntry(basename(entry.fileName), bytes.toString("utf8"))
-        )
-      const loaded = (entry: yauzl.Entry, parsed: Parsed, written: BulkWritten): IngestFileResult => {
+      const failed = (entry: yauzl.Entry, reason: string) =>
+        entryResult(`${label}:${entry.fileName}`, null, { status: "failed", reason })
+      const loaded = (flow: EntryFlow, head: Head, written: BulkWritten): IngestFileResult => {
         counts.companies += written.companies
         counts.facts += written.facts
         counts.filings += written.filings
-        rows += parsed.facts.length + parsed.filings.length
-        return entryResult(`${label}:${entry.fileName}`, parsed.kind, {
+        rows += flow.count
+        return entryResult(`${label}:${flow.entry.fileName}`, head.kind, {
           status: "loaded",
-          cik: parsed.cik,
-          records: parsed.facts.length + parsed.filings.length,
+          cik: head.cik,
+          records: flow.count,
           written: written.companies + written.facts + written.filings,
-          notes: parsed.notes
+          notes: head.notes
         })
       }
-      yield* Effect.gen(function* () {
-        // One entry is written while the next is read and parsed: the database and this process work at once.
-        let inFlight:
-          | {
-              readonly entry: yauzl.Entry
-              readonly size: number
-              readonly parsed: Parsed
-              readonly fiber: Fiber.Fiber<BulkWritten>
-            }
-          | undefined
-        const settle = Effect.gen(function* () {
-          if (inFlight === undefined) return
-          const { entry, parsed, fiber } = inFlight
-          inFlight = undefined
-          finish(entry, loaded(entry, parsed, yield* Fiber.join(fiber)))
-        })
-        for (const entry of todo) {
-          // A large entry waits for the previous one to be written, so at most one large entry is in memory.
-          if (entry.uncompressedSize > OVERLAP_MAX_BYTES || (inFlight?.size ?? 0) > OVERLAP_MAX_BYTES) yield* settle
-          const parsed = yield* prepare(entry)
-          yield* settle
-          if (parsed instanceof EntryProblem) {
-            finish(entry, entryResult(`${label}:${entry.fileName}`, null, { status: "failed", reason: parsed.reason }))
-            continue
-          }
-          const fiber = yield* Effect.forkChild(
-            loader.load({
-              mark: { archive, entry: entry.fileName, crc32: entry.crc32 >>> 0, size: entry.uncompressedSize },
-              cik: parsed.cik,
-              company:
-                parsed.company === null
-                  ? null
-                  : {
-                      value: withTickers(parsed.company, listed),
-                      mode: parsed.kind === "submissions" ? "replace" : "if_absent"
-                    },
-              facts: parsed.facts,
-              filings: parsed.filings
-            } satisfies BulkCompanyEntry)
-          )
-          inFlight = { entry, size: entry.uncompressedSize, parsed, fiber }
+      if (todo.length === 0) {
+        bar.stop()
+        return { results, unchanged, ignored }
+      }
+      const streamed = loader.loadStreamed
+      const thread = new ParserThread(streamed === undefined ? "records" : "copy")
+      const arrived: Array<EntryFlow> = []
+      const arrival = new Signal()
+      const current: { stream: Readable | undefined } = { stream: undefined }
+      let readerError: unknown
+      const reader = readEntries(
+        zip,
+        todo,
+        thread,
+        (flow) => {
+          arrived.push(flow)
+          arrival.fire()
+        },
+        current
+      ).then(
+        () => undefined,
+        (e: unknown) => {
+          readerError = e
+          arrival.fire()
         }
-        yield* settle
-      }).pipe(Effect.ensuring(Effect.sync(() => bar.stop())))
+      )
+      const stop = Effect.promise(async () => {
+        await thread.stop()
+        current.stream?.destroy()
+        arrival.fire()
+        await reader
+      })
+      /** The next entry's flow, in archive order. */
+      const next = Effect.promise(async () => {
+        while (arrived.length === 0 && readerError === undefined) await arrival.wait()
+        return arrived.shift()
+      })
+      /** Fails the ingest if the reader or the worker broke (not an entry's fault). */
+      const healthy = Effect.suspend(() =>
+        readerError !== undefined
+          ? Effect.die(readerError)
+          : thread.crashed !== undefined
+            ? Effect.die(thread.crashed)
+            : Effect.void
+      )
+      yield* Effect.gen(function* () {
+        for (let k = 0; k < todo.length; k++) {
+          const flow = yield* next
+          yield* healthy
+          if (flow === undefined) return yield* Effect.die(new Error("the archive's reader stopped early"))
+          const entry = flow.entry
+          const mark = { archive, entry: entry.fileName, crc32: entry.crc32 >>> 0, size: entry.uncompressedSize }
+          yield* Effect.promise(() => flow.until(() => flow.head !== undefined || flow.failed))
+          const head = flow.head
+          const company = (h: Head) =>
+            h.company === null
+              ? null
+              : ({
+                  value: withTickers(h.company, listed),
+                  mode: h.kind === "submissions" ? "replace" : "if_absent"
+                } as const)
+          let result: IngestFileResult
+          if (head === undefined || flow.failed) {
+            yield* Effect.promise(() => flow.until(() => flow.settled))
+            yield* healthy
+            result = failed(entry, flow.reason)
+          } else if (streamed !== undefined) {
+            const exit = yield* Effect.exit(
+              streamed({ mark, cik: head.cik, company: company(head), pieces: thread.pieces(flow) })
+            )
+            // A failure of the database (not of the entry) ends the ingest, as any store failure does.
+            if (Exit.isFailure(exit) && !flow.failed) return yield* Effect.failCause(exit.cause)
+            yield* Effect.promise(() => flow.until(() => flow.settled))
+            yield* healthy
+            if (flow.failed || Exit.isFailure(exit)) result = failed(entry, flow.reason)
+            else result = loaded(flow, head, exit.value)
+          } else {
+            yield* Effect.promise(() => flow.until(() => flow.settled))
+            yield* healthy
+            if (flow.failed || flow.records === undefined) result = failed(entry, flow.reason)
+            else {
+              const written = yield* loader.load({
+                mark,
+                cik: head.cik,
+                company: company(head),
+                facts: flow.records.facts,
+                filings: flow.records.filings
+              } satisfies BulkCompanyEntry)
+              result = loaded(flow, head, written)
+            }
+          }
+          thread.release(flow)
+          finish(entry, result)
+        }
+      }).pipe(
+        Effect.ensuring(
+          Effect.andThen(
+            stop,
+            Effect.sync(() => bar.stop())
+          )
+        )
+      )
       return { results, unchanged, ignored }
     }).pipe(Effect.ensuring(Effect.sync(() => zip.close())))
   })

@@ -1,6 +1,7 @@
 /**
- * `ingest prices`: daily price CSVs (see `../Ingest.ts` for the format), each row for the company `--id` names
- * or the one its `id` or `ticker` column names; good rows load, refused rows are counted by reason and named by line.
+ * `ingest prices`: daily price CSVs (see `../Ingest.ts` for the format), each row for the ticker `--id` names or the
+ * one its `id` or `ticker` column names (each ticker of a company is its own series: the rows load under that
+ * ticker); good rows load, refused rows are counted by reason and named by line.
  */
 import { type Company, Equity, type EquityStore } from "@market-data/core"
 import { parse } from "csv-parse/sync"
@@ -271,10 +272,11 @@ const ingestPriceFile = (
       )
     }
     const refusals = [...parsed.refusals]
-    const byCik = new Map<string, Array<PriceRow>>()
+    // Rows by the asset they load into (`eq:<cik>:<ticker>`): each ticker is its own series.
+    const byId = new Map<string, { readonly cik: string; readonly ticker: string; readonly rows: Array<PriceRow> }>()
     const resolved = new Map<string, { readonly cik: string; readonly id: string } | { readonly problem: string }>()
     for (const row of parsed.rows) {
-      let cik: string
+      let into: { readonly cik: string; readonly id: string }
       if (target !== undefined) {
         // With --id, a row naming its company must name that one.
         const tid = Equity.parseEquityId(target.id)!
@@ -282,7 +284,7 @@ const ingestPriceFile = (
           refusals.push({ line: row.line, reason: "other_company", detail: `is for ${row.company}, not ${target.id}` })
           continue
         }
-        cik = target.cik
+        into = target
       } else {
         const name = row.company as string
         let found = resolved.get(name)
@@ -294,9 +296,14 @@ const ingestPriceFile = (
           refusals.push({ line: row.line, reason: "unknown_company", detail: found.problem })
           continue
         }
-        cik = found.cik
+        into = found
       }
-      byCik.set(cik, [...(byCik.get(cik) ?? []), row])
+      let group = byId.get(into.id)
+      if (group === undefined) {
+        group = { cik: into.cik, ticker: Equity.parseEquityId(into.id)!.ticker, rows: [] }
+        byId.set(into.id, group)
+      }
+      group.rows.push(row)
     }
     refusals.sort((a, b) => a.line - b.line)
     const bad = refusals.map((r) => `line ${r.line}: ${r.detail}`)
@@ -305,8 +312,9 @@ const ingestPriceFile = (
       refusedByReason: countByReason(refusals),
       refusedRows: refusals
     }
-    const loadedRows = [...byCik.values()].flat()
-    const only = byCik.size === 1 ? ([...byCik.keys()][0] as string) : (target?.cik ?? null)
+    const loadedRows = [...byId.values()].flatMap((g) => g.rows)
+    const ciks = [...new Set([...byId.values()].map((g) => g.cik))]
+    const only = ciks.length === 1 ? (ciks[0] as string) : (target?.cik ?? null)
     if (loadedRows.length === 0) {
       return {
         ...fail(`no good rows${bad.length > 0 ? `: ${bad.join("; ")}` : ""}`, only),
@@ -314,10 +322,11 @@ const ingestPriceFile = (
       }
     }
     let written = 0
-    for (const [cik, rows] of byCik) {
+    for (const { cik, ticker, rows } of byId.values()) {
       const before = (yield* store.issuer(cik))?.coverage.bars ?? 0
       yield* store.putBars(
         cik,
+        ticker,
         rows.map((r) => r.bar).sort((a, b) => a.tMs - b.tMs)
       )
       written += ((yield* store.issuer(cik))?.coverage.bars ?? 0) - before
@@ -331,7 +340,7 @@ const ingestPriceFile = (
       cik: only,
       records: loadedRows.length,
       written,
-      notes: byCik.size > 1 ? [`daily bars of ${byCik.size} companies (CIK ${[...byCik.keys()].join(", ")})`] : [],
+      notes: byId.size > 1 ? [`daily bars of ${byId.size} tickers (${[...byId.keys()].join(", ")})`] : [],
       ...refusedFields,
       warnings: closedDayWarning(loadedRows)
     }

@@ -35,7 +35,7 @@ export interface DatabaseFunction {
 /**
  * Every function the migrations leave in the database (a test checks the list is complete). The modules of
  * functions a later migration dropped (`md_hold`, `md_settle`, `md_rate_begin`, `md_meter_charge`, replaced by
- * `md_admit`, `md_finish` and `md_charge` in `2026-11-26T0001_money_port`) stay, frozen, for the migrations that
+ * `md_admit`, `md_finish` and `md_charge` in `2026-11-26T0400_money_port`) stay, frozen, for the migrations that
  * created them; they do not run.
  */
 export const databaseFunctions: ReadonlyArray<DatabaseFunction> = [
@@ -43,10 +43,10 @@ export const databaseFunctions: ReadonlyArray<DatabaseFunction> = [
   { name: "md_grant", migration: "2026-11-22T0001_accounts", definition: MD_GRANT },
   { name: "md_rate_consume", migration: "2026-11-22T0001_accounts", definition: MD_RATE_CONSUME },
   { name: "md_top_up", migration: "2026-11-25T2300_top_up", definition: MD_TOP_UP },
-  { name: "md_admit", migration: "2026-11-26T0001_money_port", definition: MD_ADMIT },
-  { name: "md_finish", migration: "2026-11-26T0001_money_port", definition: MD_FINISH },
-  { name: "md_charge", migration: "2026-11-26T0001_money_port", definition: MD_CHARGE },
-  { name: "md_batch_rank", migration: "2026-11-26T0100_batch", definition: MD_BATCH_RANK },
-  { name: "md_batch_call", migration: "2026-11-26T0100_batch", definition: MD_BATCH_CALL },
-  { name: "md_batch", migration: "2026-11-26T0100_batch", definition: MD_BATCH }
+  { name: "md_admit", migration: "2026-11-26T0400_money_port", definition: MD_ADMIT },
+  { name: "md_finish", migration: "2026-11-26T0400_money_port", definition: MD_FINISH },
+  { name: "md_charge", migration: "2026-11-26T0400_money_port", definition: MD_CHARGE },
+  { name: "md_batch_rank", migration: "2026-11-26T0500_batch", definition: MD_BATCH_RANK },
+  { name: "md_batch_call", migration: "2026-11-26T0500_batch", definition: MD_BATCH_CALL },
+  { name: "md_batch", migration: "2026-11-26T0500_batch", definition: MD_BATCH }
 ]

@@ -18,7 +18,7 @@
  * limiter's `md_rate_consume` (keyless callers), `md_available` and the key lookup by hash. Adding a function is
  * one branch in `md_batch_call` and its lock class in `md_batch_rank`.
  *
- * The definitions the database runs today, byte for byte as migration `2026-11-26T0100_batch` created them;
+ * The definitions the database runs today, byte for byte as migration `2026-11-26T0500_batch` created them;
  * that migration imports these texts. Never edit them: a change is a new migration whose text goes here, while
  * the migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */

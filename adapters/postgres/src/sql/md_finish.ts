@@ -8,7 +8,7 @@
  *
  * Locks, in order: the account row, the hold row, the idempotency record row (as `md_admit`).
  *
- * The definition the database runs today, byte for byte as migration `2026-11-26T0001_money_port` created it;
+ * The definition the database runs today, byte for byte as migration `2026-11-26T0400_money_port` created it;
  * that migration imports this text. Never edit it: a change is a new migration whose text goes here, while the
  * migration that imported the old text gets a frozen copy of it (see docs/storage.md).
  */

@@ -2,7 +2,7 @@
  * `md_hold`: holds credits for a request when the available balance covers them, under the account's row lock; false otherwise.
  * It mirrors the core's money rule `holdCovered` (core/src/Money.ts), the memory twin's `MemoryLedger.hold`.
  *
- * No longer run: migration `2026-11-26T0001_money_port` dropped it (the money port's `md_admit`, `md_finish` and
+ * No longer run: migration `2026-11-26T0400_money_port` dropped it (the money port's `md_admit`, `md_finish` and
  * `md_charge` took its place). The text stays, frozen, byte for byte as the migration that created it ran it;
  * that migration imports it. Never edit it.
  */

@@ -4,7 +4,7 @@
  * It mirrors the core's money rules `admitsUnit` and `decideBegin` (core/src/Money.ts), as the memory twin's
  * `MemoryIdempotencyStore` calls them.
  *
- * No longer run: migration `2026-11-26T0001_money_port` dropped it (the money port's `md_admit`, `md_finish` and
+ * No longer run: migration `2026-11-26T0400_money_port` dropped it (the money port's `md_admit`, `md_finish` and
  * `md_charge` took its place). The text stays, frozen, byte for byte as the migration that created it ran it;
  * that migration imports it. Never edit it.
  */

@@ -162,16 +162,17 @@ and answers scripts with an HTML proof-of-work page, so it is not used.
   issuer list the equity directory serves: every company of the ticker list, every stored company, every Form 4
   issuer with a ticker), prices split-adjusted, not dividend-adjusted, read to the source's \`priceHint\`
   decimals. Bars are keyed by session open, like \`ingest prices\`, and a repeated bar replaces the stored one.
-  The store keeps one bar series per CIK, which every asset of that CIK (\`eq:<cik>:<ticker>\`, one per ticker)
-  answers from; it is fetched under the issuer's first ticker the source knows (its primary listing first; when
-  Yahoo does not know a ticker, the next is tried, and the one that answered is asked first from then on). An issuer
-  with no ticker (a Form 4 issuer whose reports name none) is skipped and counted in the status \`detail\`.
+  Every ticker is its own series (bars keyed by CIK and ticker; share classes such as BRK-A and BRK-B trade
+  apart), so every ticker of every issuer is fetched, one request each, and stored under that ticker; a ticker
+  Yahoo does not know (a warrant, preferred or note line, a delisted symbol) is named in the status \`detail\` and
+  the issuer's other tickers load all the same. An issuer with no ticker (a Form 4 issuer whose reports name none)
+  is skipped and counted in the status \`detail\`.
 - Delay: a session's bar exists once the session has closed; the service stores only closed sessions. While the
   market trades the newest price is therefore the previous session's close, and price-based answers say
   \`delayed\` (\`closed\` outside the session, \`stale\` more than 3 sessions behind).
-- Cadence: a pass every ${minutes(PRICES_POLL_MS)} reads the issuer list with each one's newest bar (one grouped
-  read of the store, not one per issuer) and fetches every issuer whose newest bar is older than the last closed
-  session (each at most once per session); the others cost no request. A ticker with no bars gets
+- Cadence: a pass every ${minutes(PRICES_POLL_MS)} reads the issuer list with each ticker's newest bar (one
+  grouped read of the store, not one per issuer) and fetches every ticker whose newest bar is older than the last
+  closed session (each at most once per session); the others cost no request. A ticker with no bars gets
   ${PRICES_BACKFILL_DAYS} days of history, the others the days since their newest bar plus a week (corrections
   replace). Requests are spread at \`MARKET_DATA_PRICES_PER_MINUTE\` (at the default one per second, about
   10,000 tickers take under three hours). A split new to the service re-reads that ticker's whole stored range.

@@ -4,11 +4,12 @@
  * ticker) from Yahoo Finance's chart endpoint, written with `EquityStore.putBars`, the store path
  * `market-data ingest prices` writes through (bars keyed by session open; a repeated bar replaces the stored one).
  *
- * The store keeps one bar series per CIK, and every asset of the CIK (`eq:<cik>:<ticker>`, one per ticker) answers
- * from it. So each issuer is fetched once per pass, under its first ticker the source knows: the issuer's tickers in
- * its own order (a stored company's primary listing first; the ticker list's rows by ticker), the next one tried
- * when Yahoo does not know a ticker (a warrant or preferred line listed first). An issuer with no ticker at all (a
- * Form 4 issuer whose reports name none) has nothing to fetch: it is skipped and counted in the status detail.
+ * Every ticker is its own series (`eq:<cik>:<ticker>`, bars keyed by CIK and ticker): share classes (BRK-A and
+ * BRK-B, GOOGL and GOOG) trade at their own prices. So every ticker of every issuer is fetched, one request per
+ * ticker, each written under its own ticker. A ticker the source does not know (a warrant, a preferred or a note line
+ * Yahoo does not carry, a delisted symbol) is a per-ticker problem named in the status detail; the issuer's other
+ * tickers are fetched all the same. An issuer with no ticker at all (a Form 4 issuer whose reports name none) has
+ * nothing to fetch: it is skipped and counted in the status detail.
  *
  * Source: `GET <base>/v8/finance/chart/<TICKER>?period1=<s>&period2=<s>&interval=1d&events=div,split`
  * (default base `https://query1.finance.yahoo.com`). Keyless, but unofficial and undocumented: Yahoo publishes no
@@ -31,10 +32,11 @@
  * rows are skipped and named in the status `detail`.
  *
  * Incremental and spread over time: a pass reads the issuer list once (one grouped query per table, with each
- * issuer's newest bar), then fetches only the issuers whose newest stored bar is older than the last closed
+ * ticker's newest bar), then fetches only the tickers whose newest stored bar is older than the last closed
  * session, at most once per closed session, through one limiter (`MARKET_DATA_PRICES_PER_MINUTE` requests per
- * minute, one at a time; at the default 60, the first backfill of the whole ticker list, about 10,000 issuers,
- * takes about three hours, and each later pass fetches each issuer once after each close); a ticker with no bars
+ * minute, one at a time; at the default 60, the first backfill of the whole ticker list, about 10,000 tickers (one
+ * request each), takes about three hours, and each later pass fetches each ticker once after each close);
+ * a ticker with no bars
  * gets `backfillDays` of history, the others the days
  * since their newest bar (plus a week of overlap, so a corrected bar replaces the stored one). Only bars of closed
  * sessions are stored. A split inside a fetched range (new to this process) re-fetches the ticker's whole stored range,
@@ -178,22 +180,21 @@ export const parseYahooChart = (text: string): Result.Result<ChartBars, ChartPro
   return Result.succeed({ bars: [...bars.values()].sort((a, b) => a.tMs - b.tMs), skipped, splitsMs })
 }
 
-/** One issuer the connector fetches: its CIK, its tickers in the order tried, and its newest stored bar. */
+/** One ticker the connector fetches: its issuer's CIK, the ticker, and its newest stored bar. */
 export interface PriceTarget {
   readonly cik: string
-  /** The issuer's tickers, its primary first (see the module comment); never empty. */
-  readonly tickers: ReadonlyArray<string>
-  /** The newest stored bar's open (null: none), as the store's issuer list reports it. */
+  readonly ticker: string
+  /** The newest stored bar's open of this ticker (null: none), as the store's issuer list reports it. */
   readonly lastBarMs: number | null
 }
 
-/** Every issuer the store holds, as the connector fetches it, and the CIKs of those with no ticker to fetch. */
+/** Every ticker of every issuer the store holds, as the connector fetches it, and the CIKs with no ticker. */
 export interface PriceTargets {
   readonly targets: ReadonlyArray<PriceTarget>
   readonly withoutTicker: ReadonlyArray<string>
 }
 
-/** The store's issuers (`EquityStore.issuers`, by CIK) as price targets; one read of the store. */
+/** The store's issuers (`EquityStore.issuers`, by CIK) as price targets, each ticker its own; one read of the store. */
 export const priceTargets = (store: EquityStore["Service"]): Effect.Effect<PriceTargets> =>
   Effect.map(store.issuers, (issuers) => {
     const targets: Array<PriceTarget> = []
@@ -201,14 +202,15 @@ export const priceTargets = (store: EquityStore["Service"]): Effect.Effect<Price
     for (const { company, coverage } of issuers) {
       const tickers = [...new Set(company.tickers.filter((t) => t !== ""))]
       if (tickers.length === 0) withoutTicker.push(company.cik)
-      else targets.push({ cik: company.cik, tickers, lastBarMs: coverage.lastBarMs })
+      const newest = new Map(coverage.tickerBars.map((t) => [t.ticker, t.lastBarMs]))
+      for (const ticker of tickers) targets.push({ cik: company.cik, ticker, lastBarMs: newest.get(ticker) ?? null })
     }
     return { targets, withoutTicker }
   })
 
 /** What one pass did. */
 export interface PricePassReport {
-  /** Equity assets visited (0: the store holds none yet, and nothing is recorded). */
+  /** Equity assets (tickers) visited (0: the store holds none yet, and nothing is recorded). */
   readonly targets: number
   /** Tickers fetched this pass. */
   readonly fetched: number
@@ -227,12 +229,10 @@ export const makePriceFeed = (
   options: PriceFeedOptions,
   limiter: RequestLimiter = makePriceLimiter(PRICES_DEFAULT_PER_MINUTE)
 ) => {
-  /** CIK -> the last closed session it was fetched for (a ticker with no newer bar is not asked again). */
+  /** `cik|ticker` -> the last closed session it was fetched for (a ticker with no newer bar is not asked again). */
   const triedFor = new Map<string, string>()
-  /** `cik|split ms` of splits whose whole range was re-fetched by this process. */
+  /** `cik|ticker|split ms` of splits whose whole range was re-fetched by this process. */
   const splitsDone = new Set<string>()
-  /** CIK -> the ticker the source last answered for it: tried first next time (no request spent on a known miss). */
-  const answeredAs = new Map<string, string>()
 
   const chart = (ticker: string, fromMs: number, toMs: number) =>
     Effect.andThen(
@@ -283,8 +283,8 @@ export const makePriceFeed = (
     })
 
   /**
-   * Fetches and stores one issuer's bars of closed sessions, under its first ticker the source knows; returns the
-   * bars written. When the source knows none of its tickers, each one's reason is a problem.
+   * Fetches and stores the bars of closed sessions of one ticker, under that ticker; returns the bars written. When
+   * the source does not know the ticker, its reason is a problem.
    */
   const fetchTicker = (
     target: PriceTarget,
@@ -292,46 +292,30 @@ export const makePriceFeed = (
     problems: Array<string>
   ): Effect.Effect<number, SourceError> =>
     Effect.gen(function* () {
-      const lastBarMs = target.lastBarMs
+      const { cik, ticker, lastBarMs } = target
       const throughMs = Equity.closedBarsThroughMs(nowMs)
       const fromMs = lastBarMs === null ? nowMs - options.backfillDays * DAY_MS : lastBarMs - OVERLAP_DAYS * DAY_MS
-      const unknown: Array<string> = []
-      let read: ChartBars | undefined
-      const known = answeredAs.get(target.cik)
-      const order =
-        known !== undefined && target.tickers.includes(known)
-          ? [known, ...target.tickers.filter((t) => t !== known)]
-          : target.tickers
-      let ticker = order[0] as string
-      for (const t of order) {
-        ticker = t
-        read = yield* readChart(t, fromMs, nowMs, unknown)
-        if (read !== undefined) break
-      }
-      if (read === undefined) {
-        problems.push(...unknown)
-        return 0
-      }
-      answeredAs.set(target.cik, ticker)
+      const read = yield* readChart(ticker, fromMs, nowMs, problems)
+      if (read === undefined) return 0
       if (read.skipped.length > 0) {
         problems.push(`${ticker}: ${read.skipped.length} rows skipped (${read.skipped.slice(0, 3).join("; ")})`)
       }
       let bars = read.bars
       // A split new to this process, when older bars are stored: they are on the old basis. Re-read the whole
       // stored range (the source answers it split-adjusted) so the history stays on one basis.
-      const freshSplits = read.splitsMs.filter((ms) => !splitsDone.has(`${target.cik}|${ms}`))
+      const freshSplits = read.splitsMs.filter((ms) => !splitsDone.has(`${cik}|${ticker}|${ms}`))
       if (freshSplits.length > 0 && lastBarMs !== null) {
-        const first = (yield* store.bars(target.cik, {}))[0]
+        const first = (yield* store.bars(cik, ticker, {}))[0]
         if (first !== undefined && first.tMs < fromMs) {
           const whole = yield* readChart(ticker, first.tMs - DAY_MS, nowMs, problems)
           if (whole === undefined) return 0
           bars = whole.bars
         }
       }
-      for (const ms of freshSplits) splitsDone.add(`${target.cik}|${ms}`)
+      for (const ms of freshSplits) splitsDone.add(`${cik}|${ticker}|${ms}`)
       const closed = bars.filter((b) => b.tMs <= throughMs)
       if (closed.length === 0) return 0
-      yield* store.putBars(target.cik, closed)
+      yield* store.putBars(cik, ticker, closed)
       return closed.length
     })
 
@@ -359,7 +343,8 @@ export const makePriceFeed = (
         problems
       })
       for (const target of targets) {
-        if (triedFor.get(target.cik) === session) {
+        const key = `${target.cik}|${target.ticker}`
+        if (triedFor.get(key) === session) {
           upToDate++
           continue
         }
@@ -369,7 +354,7 @@ export const makePriceFeed = (
         }
         bars += yield* fetchTicker(target, nowMs, problems)
         fetched++
-        triedFor.set(target.cik, session)
+        triedFor.set(key, session)
         yield* onProgress(report())
       }
       return report()

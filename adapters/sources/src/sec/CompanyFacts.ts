@@ -27,6 +27,37 @@ export interface CompanyFacts {
   readonly facts: ReadonlyArray<Fact>
 }
 
+/**
+ * The facts of one concept (`$.facts.<taxonomy>.<concept>`, its parsed value), appended to `out` in document
+ * order. Throws `FormatProblem` naming the place; shared by the whole-document and the streaming parser.
+ */
+export const conceptFacts = (taxonomy: string, concept: string, conceptValue: unknown, out: Array<Fact>): void => {
+  const conceptPath = `$.facts.${taxonomy}.${concept}`
+  const units = asObject(field(asObject(conceptValue, conceptPath), "units", conceptPath), `${conceptPath}.units`)
+  for (const [unit, rowsValue] of Object.entries(units)) {
+    const rows = asArray(rowsValue, `${conceptPath}.units.${unit}`)
+    rows.forEach((rowValue, index) => {
+      const path = `${conceptPath}.units.${unit}[${index}]`
+      const row = asObject(rowValue, path)
+      const fy = row.fy
+      out.push({
+        taxonomy,
+        concept,
+        unit,
+        value: asDecimal(field(row, "val", path), `${path}.val`),
+        start: row.start === undefined ? null : asDate(row.start, `${path}.start`),
+        end: asDate(field(row, "end", path), `${path}.end`),
+        fy: fy === undefined || fy === null ? null : asInteger(fy, `${path}.fy`),
+        fp: asOptionalString(row.fp, `${path}.fp`),
+        form: asString(field(row, "form", path), `${path}.form`),
+        accession: asString(field(row, "accn", path), `${path}.accn`),
+        filed: asDate(field(row, "filed", path), `${path}.filed`),
+        frame: asOptionalString(row.frame, `${path}.frame`)
+      })
+    })
+  }
+}
+
 /** Parses a companyfacts JSON text. Every taxonomy, concept and unit is kept; no value goes through a float. */
 export const parseCompanyFacts = (text: string): Result.Result<CompanyFacts, SecFormatError> =>
   runParser("companyfacts", () => {
@@ -37,32 +68,8 @@ export const parseCompanyFacts = (text: string): Result.Result<CompanyFacts, Sec
     const taxonomies = asObject(field(root, "facts", "$"), "$.facts")
     for (const [taxonomy, conceptsValue] of Object.entries(taxonomies)) {
       const concepts = asObject(conceptsValue, `$.facts.${taxonomy}`)
-      for (const [concept, conceptValue] of Object.entries(concepts)) {
-        const conceptPath = `$.facts.${taxonomy}.${concept}`
-        const units = asObject(field(asObject(conceptValue, conceptPath), "units", conceptPath), `${conceptPath}.units`)
-        for (const [unit, rowsValue] of Object.entries(units)) {
-          const rows = asArray(rowsValue, `${conceptPath}.units.${unit}`)
-          rows.forEach((rowValue, index) => {
-            const path = `${conceptPath}.units.${unit}[${index}]`
-            const row = asObject(rowValue, path)
-            const fy = row.fy
-            facts.push({
-              taxonomy,
-              concept,
-              unit,
-              value: asDecimal(field(row, "val", path), `${path}.val`),
-              start: row.start === undefined ? null : asDate(row.start, `${path}.start`),
-              end: asDate(field(row, "end", path), `${path}.end`),
-              fy: fy === undefined || fy === null ? null : asInteger(fy, `${path}.fy`),
-              fp: asOptionalString(row.fp, `${path}.fp`),
-              form: asString(field(row, "form", path), `${path}.form`),
-              accession: asString(field(row, "accn", path), `${path}.accn`),
-              filed: asDate(field(row, "filed", path), `${path}.filed`),
-              frame: asOptionalString(row.frame, `${path}.frame`)
-            })
-          })
-        }
-      }
+      for (const [concept, conceptValue] of Object.entries(concepts))
+        conceptFacts(taxonomy, concept, conceptValue, facts)
     }
     return { cik, entityName, facts }
   })

@@ -6,7 +6,7 @@
  * messages turn the parsed tree into typed records.
  */
 import { Decimal } from "decimal.js"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { type SecFormat, SecFormatError } from "./SecFormatError.ts"
 
 /** A JSON number as it was written in the source. */

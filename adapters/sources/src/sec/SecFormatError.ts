@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** The SEC formats the parsers read. */
 export type SecFormat =

@@ -1,5 +1,6 @@
 /** Parsers for the SEC's own formats, producing the core's equity model with every filed figure exact. */
 export { type CompanyFacts, parseCompanyFacts } from "./CompanyFacts.ts"
+export { type CompanyFactsHeader, CompanyFactsStream } from "./CompanyFactsStream.ts"
 export {
   type DailyIndexEntry,
   dailyIndexDays,

@@ -1,7 +1,8 @@
 /**
  * The equities' daily price connector against a local replay server answering Yahoo-shaped chart JSON (the
  * project's hand-made fixtures, and the real recording when `../shared/data/prices` is present): a pass writes the
- * closed sessions' bars through `EquityStore.putBars`; an HTML page answered with 200, a 403 and a 503 are source
+ * closed sessions' bars through `EquityStore.putBars`, every ticker its own series (a two-class issuer gets two
+ * series, and its two assets answer two prices); an HTML page answered with 200, a 403 and a 503 are source
  * failures (nothing stored, venue `yahoo` component `bars` failing, shown in `coverage` `sources`); an unknown symbol
  * is a per-ticker problem; and the equity plane then answers `price`, `technicals`, `valuation` and the `read`
  * headline from the connector's bars, `delayed` while the session runs.
@@ -51,9 +52,14 @@ const UA = "service-market-data tests"
 
 const chartPath = (ticker: string) => `/v8/finance/chart/${ticker}`
 
-/** AAPL and SNOW answer the fixture; anything else is unknown (404 with Yahoo's error JSON). */
+/**
+ * AAPL and SNOW answer the fixture, BRK-A and BRK-B (a two-class issuer) at two price levels; anything else is
+ * unknown (404 with Yahoo's error JSON).
+ */
 const yahooRoute = (r: FakeRequest): Reply => {
   if (r.path === chartPath("AAPL")) return { json: Y.chartJson({ symbol: "AAPL" }) }
+  if (r.path === chartPath("BRK-A")) return { json: Y.chartJson({ symbol: "BRK-A", nullRow: -1, scale: 1500 }) }
+  if (r.path === chartPath("BRK-B")) return { json: Y.chartJson({ symbol: "BRK-B", nullRow: -1, scale: 0.9 }) }
   if (r.path === chartPath("SNOW")) return { json: Y.chartJson({ symbol: "SNOW", nullRow: -1 }) }
   return { status: 404, json: Y.unknownSymbolJson }
 }
@@ -145,7 +151,7 @@ describe("price connector against a replay server", () => {
         const report = yield* runPricePass(feed, market)
         assert.strictEqual(report.fetched, 2)
         // 60 sessions through today: today's (still forming) is not stored, nor AAPL's row of nulls.
-        const aapl = yield* equity.bars("320193", {})
+        const aapl = yield* equity.bars("320193", "AAPL", {})
         assert.lengthOf(aapl, Y.DAYS.length - 2)
         assert.strictEqual(aapl.at(-1)?.tMs, Equity.sessionOpenMs(Y.LAST_CLOSED))
         assert.strictEqual(aapl.at(-1)?.c, Y.closeOf(Y.DAYS.length - 2))
@@ -153,7 +159,7 @@ describe("price connector against a replay server", () => {
           aapl.map((b) => b.tMs),
           Equity.sessionOpenMs(Y.DAYS[Y.NULL_ROW] as string)
         )
-        assert.lengthOf(yield* equity.bars("1640147", {}), Y.DAYS.length - 1, "the ticker-list issuer too")
+        assert.lengthOf(yield* equity.bars("1640147", "SNOW", {}), Y.DAYS.length - 1, "the ticker-list issuer too")
         assert.include(report.problems.join(" "), "AAPL: 1 rows skipped")
 
         const first = server.requests.find((r) => r.path === chartPath("AAPL"))
@@ -184,7 +190,7 @@ describe("price connector against a replay server", () => {
           Number(incremental?.query.get("period1")),
           Math.floor((Equity.sessionOpenMs(Y.LAST_CLOSED) - 7 * 86_400_000) / 1000)
         )
-        assert.strictEqual((yield* equity.bars("320193", {})).at(-1)?.tMs, Equity.sessionOpenMs(Y.TODAY))
+        assert.strictEqual((yield* equity.bars("320193", "AAPL", {})).at(-1)?.tMs, Equity.sessionOpenMs(Y.TODAY))
       }).pipe(Effect.scoped)
   )
 
@@ -210,8 +216,8 @@ describe("price connector against a replay server", () => {
           assert.strictEqual(e.kind, kind)
           if (kind === "status") assert.strictEqual(e.status, (reply as { status: number }).status)
           if (e.status === 503) assert.strictEqual(e.retryAfterMs, 120_000, "Retry-After reaches the backoff")
-          assert.lengthOf(yield* equity.bars("320193", {}), 0, "no page is parsed as prices")
-          assert.lengthOf(yield* equity.bars("1640147", {}), 0, "the pass stops at a source failure")
+          assert.lengthOf(yield* equity.bars("320193", "AAPL", {}), 0, "no page is parsed as prices")
+          assert.lengthOf(yield* equity.bars("1640147", "SNOW", {}), 0, "the pass stops at a source failure")
 
           const status = yield* pricesStatus(market)
           assert.strictEqual(status?.failing, true)
@@ -240,7 +246,7 @@ describe("price connector against a replay server", () => {
           broken = false
           yield* runPricePass(feed, market)
           assert.strictEqual((yield* pricesStatus(market))?.failing, false)
-          assert.lengthOf(yield* equity.bars("320193", {}), Y.DAYS.length - 2)
+          assert.lengthOf(yield* equity.bars("320193", "AAPL", {}), Y.DAYS.length - 2)
         }).pipe(Effect.scoped)
     )
   }
@@ -252,7 +258,7 @@ describe("price connector against a replay server", () => {
       const report = yield* runPricePass(feed, market)
       assert.strictEqual(report.fetched, 3)
       assert.include(report.problems.join(" "), "GONE: not found (HTTP 404)")
-      assert.lengthOf(yield* equity.bars("320193", {}), Y.DAYS.length - 2)
+      assert.lengthOf(yield* equity.bars("320193", "AAPL", {}), Y.DAYS.length - 2)
       const status = yield* pricesStatus(market)
       assert.strictEqual(status?.failing, false)
       assert.include(status?.detail ?? "", "GONE: not found")
@@ -274,7 +280,7 @@ describe("price connector against a replay server", () => {
       yield* runPricePass(feed, market)
       const aaplRequests = server.requests.filter((r) => r.path === chartPath("AAPL"))
       assert.lengthOf(aaplRequests, 3, "backfill, incremental, then the whole stored range")
-      const oldest = (yield* equity.bars("320193", {}))[0]?.tMs as number
+      const oldest = (yield* equity.bars("320193", "AAPL", {}))[0]?.tMs as number
       assert.strictEqual(Number(aaplRequests[2]?.query.get("period1")), Math.floor((oldest - 86_400_000) / 1000))
     }).pipe(Effect.scoped)
   )
@@ -315,7 +321,7 @@ describe("equity answers from the connector's prices", () => {
         yield* TestClock.setTime(now)
         const report = yield* runPricePass(feed, market)
         assert.strictEqual(report.bars, 49)
-        const bars = yield* equity.bars("320193", {})
+        const bars = yield* equity.bars("320193", "AAPL", {})
         assert.lengthOf(bars, 49)
         const quote = (
           JSON.parse(recorded) as {
@@ -368,6 +374,75 @@ describe("equity answers from the connector's prices", () => {
         const evening = yield* call("price", Equity.sessionCloseMs(Y.TODAY) + 3_600_000)
         assert.strictEqual(evening.status, "closed")
       }).pipe(Effect.scoped)
+  )
+})
+
+describe("a two-class issuer through the connector", () => {
+  const BERKSHIRE: Company = {
+    cik: "1067983",
+    name: "Berkshire Hathaway Inc",
+    tickers: ["BRK-A", "BRK-B"],
+    exchanges: ["NYSE", "NYSE"],
+    sic: null,
+    sicDescription: null,
+    fiscalYearEnd: "1231",
+    formerNames: []
+  }
+
+  it.effect("each class is fetched and stored as its own series; its asset answers its own prices", () =>
+    Effect.gen(function* () {
+      const { server, equity, market, feed } = yield* setup()
+      yield* equity.putCompany(BERKSHIRE)
+      const report = yield* runPricePass(feed, market)
+      assert.strictEqual(report.fetched, 4, "AAPL, SNOW, BRK-A and BRK-B: one request each")
+      assert.deepStrictEqual(
+        server.requests.map((r) => r.path).filter((p) => p.includes("BRK")),
+        [chartPath("BRK-A"), chartPath("BRK-B")]
+      )
+      const a = yield* equity.bars(BERKSHIRE.cik, "BRK-A", {})
+      const b = yield* equity.bars(BERKSHIRE.cik, "BRK-B", {})
+      assert.lengthOf(a, Y.DAYS.length - 1)
+      assert.lengthOf(b, Y.DAYS.length - 1)
+      assert.deepStrictEqual(
+        a.map((x) => x.tMs),
+        b.map((x) => x.tMs)
+      )
+      for (let i = 0; i < a.length; i++) assert.isAbove(a[i]!.c, 1000 * b[i]!.c, `session ${i}`)
+      const coverage = (yield* equity.issuer(BERKSHIRE.cik))?.coverage
+      assert.deepStrictEqual(
+        coverage?.tickerBars.map((t) => [t.ticker, t.bars]),
+        [
+          ["BRK-A", a.length],
+          ["BRK-B", b.length]
+        ]
+      )
+
+      const plane = yield* makeEquityPlane({ source: "sec", dailyCloseDelayed: true }).pipe(
+        Effect.provideService(Equity.EquityStore, equity)
+      )
+      const call = (name: string, id: string) =>
+        Effect.map(callPlanes([plane], name, [["id", id]], Y.NOW_MS), dataOf<Record<string, any>>)
+      for (const [id, bars] of [
+        ["eq:1067983:BRK-A", a],
+        ["eq:1067983:BRK-B", b]
+      ] as const) {
+        const lastClose = bars.at(-1)?.c
+        assert.strictEqual((yield* call("price", id)).usd, lastClose, id)
+        assert.strictEqual((yield* call("read", id)).headline.price_usd, lastClose, id)
+        const valuation = yield* call("valuation", id)
+        assert.strictEqual(valuation.price_usd, lastClose, id)
+        // Two classes and one filed share count: no multiple from one class's price.
+        assert.strictEqual(valuation.unavailable?.pe_ttm?.reason, "not_applicable", id)
+        const technicals = yield* call("technicals", id)
+        const closes = bars.slice(-20).map((x) => x.c)
+        assert.closeTo(
+          technicals.moving_averages.sma_20,
+          closes.reduce((s, c) => s + c, 0) / 20,
+          1e-6 * Math.max(1, lastClose ?? 1),
+          id
+        )
+      }
+    }).pipe(Effect.scoped)
   )
 })
 
@@ -507,7 +582,7 @@ describe("price connector over the whole ticker list", () => {
             exchange: "Nasdaq"
           }))
         )
-        // An issuer whose first ticker (by the list's order) the source does not know: the next one is fetched.
+        // An issuer whose first ticker (by the list's order) the source does not know: a problem; its other is fetched.
         yield* equity.putTickers([
           { cik: "3000001", ticker: "BAD1", name: "Two Lines Inc.", exchange: "NYSE" },
           { cik: "3000001", ticker: tickerOf(GENERATED), name: "Two Lines Inc.", exchange: "NYSE" }
@@ -533,17 +608,21 @@ describe("price connector over the whole ticker list", () => {
           limiter
         )
         const report = yield* runPricePass(feed, market)
-        // AAPL and SNOW (the seed), the generated list, the two-ticker issuer and the Form 4 issuer with a ticker.
-        const issuers = GENERATED + 4
-        assert.strictEqual(report.targets, issuers)
-        assert.strictEqual(report.fetched, issuers)
+        // AAPL and SNOW (the seed), the generated list, the two tickers of the two-line issuer and the Form 4
+        // issuer's ticker: every ticker is an asset of its own.
+        const tickers = GENERATED + 5
+        assert.strictEqual(report.targets, tickers)
+        assert.strictEqual(report.fetched, tickers)
         assert.strictEqual(report.withoutTicker, 1)
-        assert.strictEqual(report.problems.filter((p) => p.includes("not found")).length, 0)
+        assert.deepStrictEqual(
+          report.problems.filter((p) => p.includes("not found")),
+          ["BAD1: not found (HTTP 404)"]
+        )
 
-        // One request per issuer, plus the unknown first ticker; every request through the limiter, spaced by it.
+        // One request per ticker; every request through the limiter, spaced by it.
         const charts = server.requests.filter((r) => r.path.startsWith("/v8/finance/chart/"))
-        assert.strictEqual(charts.length, issuers + 1)
-        assert.strictEqual(new Set(charts.map((r) => r.path)).size, issuers + 1)
+        assert.strictEqual(charts.length, tickers)
+        assert.strictEqual(new Set(charts.map((r) => r.path)).size, tickers)
         assert.strictEqual(takes.length, charts.length)
         for (let i = 1; i < takes.length; i++) {
           assert.isAtLeast((takes[i] as number) - (takes[i - 1] as number), base.windowMs, `request ${i}`)
@@ -564,12 +643,12 @@ describe("price connector over the whole ticker list", () => {
         yield* TestClock.setTime(Y.NOW_MS + 3_600_000)
         const again = yield* runPricePass(feed, market)
         assert.strictEqual(again.fetched, 0)
-        assert.strictEqual(again.upToDate, issuers)
-        assert.strictEqual(server.requests.filter((r) => r.path.startsWith("/v8/")).length, issuers + 1)
+        assert.strictEqual(again.upToDate, tickers)
+        assert.strictEqual(server.requests.filter((r) => r.path.startsWith("/v8/")).length, tickers)
       }).pipe(Effect.scoped)
   )
 
-  it.effect("after the next close, an issuer is asked under the ticker the source answered, not the unknown one", () =>
+  it.effect("after the next close, every ticker is asked again, the unknown one too (once per closed session)", () =>
     Effect.gen(function* () {
       const { server, equity, market, feed } = yield* setup(route)
       yield* equity.putTickers([
@@ -577,10 +656,14 @@ describe("price connector over the whole ticker list", () => {
         { cik: "3000001", ticker: "T0001", name: "Two Lines Inc.", exchange: "NYSE" }
       ])
       yield* runPricePass(feed, market)
+      yield* TestClock.setTime(Y.NOW_MS + 3_600_000)
+      yield* runPricePass(feed, market)
       yield* TestClock.setTime(Equity.sessionCloseMs(Y.TODAY) + 30 * 60_000)
       yield* runPricePass(feed, market)
       const paths = server.requests.map((r) => r.path).filter((p) => p.endsWith("BAD1") || p.endsWith("T0001"))
-      assert.deepStrictEqual(paths, [chartPath("BAD1"), chartPath("T0001"), chartPath("T0001")])
+      assert.deepStrictEqual(paths, [chartPath("BAD1"), chartPath("T0001"), chartPath("BAD1"), chartPath("T0001")])
+      assert.lengthOf(yield* equity.bars("3000001", "T0001", {}), days.length, "through today's close")
+      assert.lengthOf(yield* equity.bars("3000001", "BAD1", {}), 0)
     }).pipe(Effect.scoped)
   )
 })

@@ -1,7 +1,7 @@
 /**
  * The equity directory (`resolve`, `coverage`) and `lookup`: every ticker of every issuer the store knows is an
- * asset `eq:<cik>:<ticker>` (tier `full` with daily prices, `equity` filings only), the company's other tickers,
- * former names and CIK among its aliases.
+ * asset `eq:<cik>:<ticker>` (tier `full` when that ticker has daily prices, `equity` filings only), the company's
+ * other tickers, former names and CIK among its aliases.
  */
 import { Clock, Effect, Ref } from "effect"
 import type { DirectoryEntry } from "../../Planes.ts"
@@ -10,18 +10,24 @@ import type { Company } from "../Model.ts"
 import { DAY_MS, priceFreshness } from "./Freshness.ts"
 import { type EquityState, parseEquityId } from "./State.ts"
 
-const tierOf = (c: CompanyCoverage) => (c.bars > 0 ? ("full" as const) : ("equity" as const))
-const aliveOf = (c: CompanyCoverage, nowMs: number): boolean =>
-  c.bars > 0 && c.lastBarMs !== null
-    ? priceFreshness(c.lastBarMs, nowMs).status !== "stale"
+/** The newest bar of one ticker (each ticker is its own series), or undefined when it has none. */
+const lastBarOf = (c: CompanyCoverage, ticker: string): number | undefined =>
+  c.tickerBars.find((t) => t.ticker === ticker)?.lastBarMs
+const tierOf = (c: CompanyCoverage, ticker: string) =>
+  lastBarOf(c, ticker) !== undefined ? ("full" as const) : ("equity" as const)
+const aliveOf = (c: CompanyCoverage, ticker: string, nowMs: number): boolean => {
+  const lastBarMs = lastBarOf(c, ticker)
+  return lastBarMs !== undefined
+    ? priceFreshness(lastBarMs, nowMs).status !== "stale"
     : c.lastFiledAt !== null && nowMs - Date.parse(`${c.lastFiledAt}T00:00:00Z`) <= 400 * DAY_MS
+}
 
 const entryOf = (company: Company, coverage: CompanyCoverage, ticker: string, nowMs: number): DirectoryEntry => ({
   asset_id: `eq:${company.cik}:${ticker}`,
   plane: "equity",
   symbol: ticker,
   name: company.name,
-  tier: tierOf(coverage),
+  tier: tierOf(coverage, ticker),
   networks: [],
   aliases: [
     ...company.tickers.filter((t) => t !== ticker),
@@ -29,7 +35,7 @@ const entryOf = (company: Company, coverage: CompanyCoverage, ticker: string, no
     company.cik,
     company.cik.padStart(10, "0")
   ],
-  alive: aliveOf(coverage, nowMs)
+  alive: aliveOf(coverage, ticker, nowMs)
 })
 
 /** One asset of the plane, or undefined when the store does not know its company or ticker. */
@@ -83,7 +89,7 @@ export const makeDirectory = (st: EquityState) =>
       }
       let changed = false
       const entries = snap.entries.map((e, i) => {
-        const alive = aliveOf(snap.coverages[i] as CompanyCoverage, nowMs)
+        const alive = aliveOf(snap.coverages[i] as CompanyCoverage, e.symbol, nowMs)
         if (alive === e.alive) return e
         changed = true
         return { ...e, alive }

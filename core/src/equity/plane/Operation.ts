@@ -12,13 +12,15 @@ import type { Handler, HandlerInput, HandlerOutput } from "../../Pipeline.ts"
 import type { DirectoryEntry, PlaneForAsset } from "../../Planes.ts"
 import type { CompanyCoverage } from "../EquityStore.ts"
 import type { Company } from "../Model.ts"
-import { cikOf, type EquityState, parseEquityId, unknown } from "./State.ts"
+import { type EquityState, idOf, parseEquityId, unknown } from "./State.ts"
 
 /** The company a per-asset operation answers for, and the moment it answers at. */
 export interface AssetTarget {
   readonly entry: DirectoryEntry
   readonly params: HandlerInput["params"]
   readonly cik: string
+  /** The asset's ticker: its own price series. */
+  readonly ticker: string
   readonly company: Company
   readonly coverage: CompanyCoverage
   readonly nowMs: number
@@ -29,6 +31,8 @@ export interface CallTarget {
   readonly input: HandlerInput
   readonly assetId: string
   readonly cik: string
+  /** The asset's ticker: its own price series. */
+  readonly ticker: string
   readonly company: Company
   readonly coverage: CompanyCoverage
   readonly nowMs: number
@@ -42,10 +46,10 @@ const assetTarget = Effect.fnUntraced(function* (
   params: HandlerInput["params"]
 ) {
   const nowMs = yield* Clock.currentTimeMillis
-  const cik = cikOf(entry)
+  const { cik, ticker } = idOf(entry)
   const loaded = yield* st.load(cik)
   if (loaded === undefined) return yield* Effect.fail(unknown(entry))
-  const target: AssetTarget = { entry, params, cik, company: loaded.company, coverage: loaded.coverage, nowMs }
+  const target: AssetTarget = { entry, params, cik, ticker, company: loaded.company, coverage: loaded.coverage, nowMs }
   return target
 })
 
@@ -68,6 +72,7 @@ const callTarget = Effect.fnUntraced(function* (st: EquityState, input: HandlerI
     input,
     assetId,
     cik: id.cik,
+    ticker: id.ticker,
     company: loaded.company,
     coverage: loaded.coverage,
     nowMs

@@ -5,11 +5,18 @@ import { sharesOutstanding } from "../Valuation.ts"
 import { priceFreshness } from "./Freshness.ts"
 import { rangePos7dPct, returnsPct } from "./Measures.ts"
 import { type AssetTarget, perAsset } from "./Operation.ts"
-import { type EquityState, marketCap, priceContext, type Unavailable, withUnavailable } from "./State.ts"
+import {
+  classesBlockPriceFigures,
+  type EquityState,
+  marketCap,
+  priceContext,
+  type Unavailable,
+  withUnavailable
+} from "./State.ts"
 
 const priceBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
-  const { entry, cik, coverage, nowMs } = t
-  const bars = yield* st.recentBars(cik, nowMs)
+  const { entry, cik, ticker, company, coverage, nowMs } = t
+  const bars = yield* st.recentBars(cik, ticker, nowMs)
   const unavailable: Unavailable = {}
   const last = bars[bars.length - 1]
   if (last === undefined) {
@@ -30,7 +37,9 @@ const priceBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) 
   const quotes = { reason: "not_covered" as const, detail: "equity prices are daily bars; no quotes" }
   unavailable.bid_usd = quotes
   unavailable.ask_usd = quotes
-  if (shares === null) unavailable.market_cap_usd = { reason: "no_data", detail: "no shares outstanding on file" }
+  const classes = classesBlockPriceFigures(company, ticker)
+  if (classes !== undefined) unavailable.market_cap_usd = classes
+  else if (shares === null) unavailable.market_cap_usd = { reason: "no_data", detail: "no shares outstanding on file" }
   return withUnavailable(
     {
       asset_id: entry.asset_id,
@@ -40,7 +49,7 @@ const priceBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) 
       range_pos_7d_pct: ctx.put("range_pos_7d_pct", rangePos7dPct(bars)),
       bid_usd: null,
       ask_usd: null,
-      market: { market_cap_usd: marketCap(last.c, shares) }
+      market: { market_cap_usd: classes === undefined ? marketCap(last.c, shares) : null }
     },
     unavailable
   )

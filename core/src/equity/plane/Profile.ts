@@ -4,7 +4,14 @@ import type { PlaneForAsset } from "../../Planes.ts"
 import { sharesOutstanding } from "../Valuation.ts"
 import { filingsFreshness } from "./Freshness.ts"
 import { type AssetTarget, perAsset } from "./Operation.ts"
-import { type EquityState, lastPrice, marketCap, type Unavailable, withUnavailable } from "./State.ts"
+import {
+  classesBlockPriceFigures,
+  type EquityState,
+  lastPrice,
+  marketCap,
+  type Unavailable,
+  withUnavailable
+} from "./State.ts"
 
 /** SIC divisions (the SEC's Standard Industrial Classification) named as sectors. */
 export const sectorOfSic = (sic: string | null): string | null => {
@@ -25,24 +32,25 @@ export const sectorOfSic = (sic: string | null): string | null => {
 }
 
 const profileBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
-  const { entry, cik, company, coverage, nowMs } = t
+  const { entry, cik, ticker, company, coverage, nowMs } = t
   const facts = yield* st.store.facts(cik, [
     "EntityCommonStockSharesOutstanding",
     "WeightedAverageNumberOfDilutedSharesOutstanding"
   ])
-  const bars = yield* st.recentBars(cik, nowMs)
+  const bars = yield* st.recentBars(cik, ticker, nowMs)
   const shares = sharesOutstanding(facts)
   const price = lastPrice(bars)
   const unavailable: Unavailable = {}
   const sector = sectorOfSic(company.sic)
   if (sector === null) unavailable.sector = { reason: "no_data", detail: "no SIC code on file" }
   if (shares === null) unavailable.shares_outstanding = { reason: "no_data", detail: "no share count filed" }
-  const cap = marketCap(price, shares)
+  const classes = classesBlockPriceFigures(company, ticker)
+  const cap = classes === undefined ? marketCap(price, shares) : null
   if (cap === null) {
     unavailable.market_cap_usd =
       price === null
         ? { reason: "not_covered", detail: `tier \`${entry.tier}\` has no price feed` }
-        : { reason: "no_data", detail: "no shares outstanding on file" }
+        : (classes ?? { reason: "no_data", detail: "no shares outstanding on file" })
   }
   // The market cap moves with the price: with one, the profile's clocks are the price's (its next update
   // is the next session close or open, not the next periodic report); without one, the filings'.

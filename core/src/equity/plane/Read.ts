@@ -8,6 +8,7 @@ import { sharesOutstanding, valuation } from "../Valuation.ts"
 import { BASELINE, returnsPct } from "./Measures.ts"
 import { type AssetTarget, perAsset } from "./Operation.ts"
 import {
+  classesBlockPriceFigures,
   type EquityState,
   figure,
   lastPrice,
@@ -18,9 +19,10 @@ import {
 } from "./State.ts"
 
 const readBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
-  const { entry, cik, coverage, nowMs } = t
+  const { entry, cik, ticker, company, coverage, nowMs } = t
   const { facts, book } = yield* st.bookOf(cik)
-  const bars = yield* st.recentBars(cik, nowMs)
+  const bars = yield* st.recentBars(cik, ticker, nowMs)
+  const classes = classesBlockPriceFigures(company, ticker)
   const unavailable: Unavailable = {}
   const price = lastPrice(bars)
   const shares = sharesOutstanding(facts)
@@ -36,9 +38,15 @@ const readBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
     const ctx = priceContext(bars, unavailable)
     returnPct = ctx.put("return_24h_pct", returnsPct(bars))
     n = ctx.n
-    if (shares === null) unavailable.market_cap_usd = { reason: "no_data", detail: "no shares outstanding on file" }
+    if (classes !== undefined) {
+      unavailable.market_cap_usd = classes
+      unavailable.pe_ttm = classes
+    } else if (shares === null) {
+      unavailable.market_cap_usd = { reason: "no_data", detail: "no shares outstanding on file" }
+    }
   }
-  const pe = price === null ? null : figure(valuation(book, price, shares).peTtm, "pe_ttm", unavailable)
+  const pe =
+    price === null || classes !== undefined ? null : figure(valuation(book, price, shares).peTtm, "pe_ttm", unavailable)
   const freshness = yield* st.freshnessOf(cik, coverage, bars, nowMs)
   // Live mode: the daily-index watermark (every company's filings processed through that day); otherwise,
   // and until the follower completed a day, the company's latest filing date on file.
@@ -54,7 +62,7 @@ const readBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
       baseline: { ...BASELINE, n, ...st.sourceFor(cik) },
       headline: {
         price_usd: price,
-        market_cap_usd: marketCap(price, shares),
+        market_cap_usd: classes === undefined ? marketCap(price, shares) : null,
         pe_ttm: pe,
         return_24h_pct: returnPct
       },

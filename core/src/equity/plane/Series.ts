@@ -93,7 +93,7 @@ const seriesBody = Effect.fnUntraced(function* (st: EquityState, t: CallTarget) 
   const after = yield* cursorPosition(input)
   const fromMs = rangeStartMs(range, nowMs)
   const toMs = closedBarsThroughMs(nowMs)
-  const all = yield* st.store.bars(t.cik, fromMs === undefined ? { toMs } : { fromMs, toMs })
+  const all = yield* st.store.bars(t.cik, t.ticker, fromMs === undefined ? { toMs } : { fromMs, toMs })
   const last = all[all.length - 1]
   const freshness =
     last === undefined

@@ -94,8 +94,11 @@ export interface EquityState {
   /** The facts the operations read beyond the statement lines, and their book. */
   readonly bookOf: (cik: string) => Effect.Effect<{ readonly facts: ReadonlyArray<Fact>; readonly book: FactBook }>
   readonly latestFilings: (cik: string, coverage: CompanyCoverage) => Effect.Effect<LatestFilings>
-  /** The bars of the last year and a half (enough for a 200-bar average and a 1-year baseline). */
-  readonly recentBars: (cik: string, nowMs: number) => Effect.Effect<ReadonlyArray<DailyBar>>
+  /**
+   * The bars of one ticker (the asset's own series: share classes trade apart) of the last year and a half
+   * (enough for a 200-bar average and a 1-year baseline).
+   */
+  readonly recentBars: (cik: string, ticker: string, nowMs: number) => Effect.Effect<ReadonlyArray<DailyBar>>
   /** Price-based freshness, or filings freshness for a company without bars. */
   readonly freshnessOf: (
     cik: string,
@@ -130,8 +133,8 @@ export const makeEquityState = (store: EquityStore["Service"], options: EquityPl
         lastPeriodicFiled: periodic?.filedAt ?? coverage.lastFiledAt
       }
     })
-  const recentBars = (cik: string, nowMs: number) =>
-    store.bars(cik, { fromMs: nowMs - 550 * DAY_MS, toMs: closedBarsThroughMs(nowMs) })
+  const recentBars = (cik: string, ticker: string, nowMs: number) =>
+    store.bars(cik, ticker, { fromMs: nowMs - 550 * DAY_MS, toMs: closedBarsThroughMs(nowMs) })
   const closeDelayed = options.dailyCloseDelayed === true
   const freshnessOf = (
     cik: string,
@@ -146,13 +149,73 @@ export const makeEquityState = (store: EquityStore["Service"], options: EquityPl
   return { store, options, sourceFor, load, bookOf, latestFilings, recentBars, freshnessOf, tables: new Map() }
 }
 
-/** The CIK of a directory entry of this plane (its ID parses: the directory made it). */
-export const cikOf = (entry: DirectoryEntry) => (parseEquityId(entry.asset_id) as { cik: string }).cik
+/** The CIK and ticker of a directory entry of this plane (its ID parses: the directory made it). */
+export const idOf = (entry: DirectoryEntry) => parseEquityId(entry.asset_id) as { cik: string; ticker: string }
 
 export const unknown = (entry: DirectoryEntry): ApiError =>
   apiError("unknown_asset", `no asset ${entry.asset_id}; find canonical IDs with \`resolve\``)
 
 export const lastPrice = (bars: ReadonlyArray<DailyBar>) => bars[bars.length - 1]?.c ?? null
+
+/** A ticker's line by its suffix: preferreds (`JPM-PD`, `BAC-PL`), warrants, units and rights are not common stock. */
+const NOT_COMMON = /[-.](P[A-Z]?|WTS?|WS|UN?|RTS?|R)$/
+
+/**
+ * The class root of a ticker, to find share classes of one company: `BRK-A` and `BRK-B` share `BRK`, `GOOGL` and
+ * `GOOG` share `GOOG` (a class letter after a separator, or one letter more than a sibling).
+ */
+const classSiblings = (a: string, b: string): boolean => {
+  const root = (t: string) => t.replace(/[-.][A-Z]$/, "")
+  if (root(a) === root(b) && root(a) !== a) return true
+  return (a.length === b.length + 1 && a.startsWith(b)) || (b.length === a.length + 1 && b.startsWith(a))
+}
+
+/**
+ * Why a company's price-based figures (market cap, P/E, P/S, EV/EBITDA) are not given for one of its tickers, or
+ * undefined when they are. The filed share count (`dei:EntityCommonStockSharesOutstanding`, summed over the classes
+ * of the latest cover page) and per-share earnings are the company's, not one line's, so:
+ * - a preferred, warrant, unit or right line (by its suffix: `JPM-PD`, `XYZ-WT`) has none: they belong to the common
+ *   stock;
+ * - a company with two common share classes (tickers of one root: `BRK-A`/`BRK-B`, `GOOGL`/`GOOG`) has none on any
+ *   class: the filings as stored give no count per class, and one class's price times every class's shares would be
+ *   wrong (Berkshire's class A trades at 1,500 times class B);
+ * - otherwise they are given on the company's primary ticker (the first the SEC lists for it that is common stock
+ *   and, where it has one, exchange-listed: `JPM`, `ASML`, `T`) and not on its other lines (an OTC ordinary beside
+ *   an ADR, exchange-traded notes), whose answers name it.
+ */
+export const classesBlockPriceFigures = (
+  company: Company,
+  ticker: string
+): { readonly reason: UnavailableReason; readonly detail: string } | undefined => {
+  const tickers = [...new Set(company.tickers)]
+  if (tickers.length <= 1) return undefined
+  // An OTC line beside an exchange-listed one (a foreign ordinary such as `ASMLF` beside the ADR `ASML`) is not a
+  // class of its own; between OTC lines alone (`LVMUY`, `LVMHF`) the classes are looked for as usual.
+  const otc = (t: string) => (company.exchanges[company.tickers.indexOf(t)] ?? "").toUpperCase() === "OTC"
+  const listed = tickers.filter((t) => !NOT_COMMON.test(t) && !otc(t))
+  const common = listed.length > 0 ? listed : tickers.filter((t) => !NOT_COMMON.test(t))
+  const primary = common[0] ?? tickers[0]
+  if (NOT_COMMON.test(ticker)) {
+    return {
+      reason: "not_applicable",
+      detail: `${ticker} is a preferred, warrant, unit or right line of ${company.name}; its filed share count and per-share earnings are the common stock's (${primary})`
+    }
+  }
+  const classes = common.filter((t) => common.some((o) => o !== t && classSiblings(t, o)))
+  if (classes.includes(ticker)) {
+    return {
+      reason: "not_applicable",
+      detail: `${company.name} has share classes (${classes.join(", ")}) and its filed share count is theirs together, with no count per class on file, so no figure from one class's price is given`
+    }
+  }
+  if (ticker !== primary) {
+    return {
+      reason: "not_applicable",
+      detail: `${company.name} trades under ${tickers.length} tickers (${tickers.join(", ")}); its market cap and price multiples are given on its primary ticker ${primary}`
+    }
+  }
+  return undefined
+}
 
 export const marketCap = (price: number | null, shares: SharesOutstanding | null): number | null =>
   price === null || shares === null ? null : Number(fromNumber(price).times(shares.shares).toFixed(2))

@@ -8,9 +8,9 @@ import { type AssetTarget, perAsset } from "./Operation.ts"
 import { type EquityState, priceContext, type Unavailable, withUnavailable } from "./State.ts"
 
 const technicalsBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
-  const { entry, params, cik, coverage, nowMs } = t
+  const { entry, params, cik, ticker, coverage, nowMs } = t
   const timeframe = typeof params.timeframe === "string" ? params.timeframe : "1d"
-  const bars = yield* st.recentBars(cik, nowMs)
+  const bars = yield* st.recentBars(cik, ticker, nowMs)
   const freshness = yield* st.freshnessOf(cik, coverage, bars, nowMs)
   const unavailable: Unavailable = {}
   if (timeframe !== "1d") {

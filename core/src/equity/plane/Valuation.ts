@@ -6,14 +6,30 @@ import { newYorkDate } from "../MarketHours.ts"
 import { multipleHistory, sharesOutstanding, valuation } from "../Valuation.ts"
 import { BASELINE, baselineStart } from "./Measures.ts"
 import { type AssetTarget, perAsset } from "./Operation.ts"
-import { type EquityState, figure, lastPrice, type Unavailable, withUnavailable } from "./State.ts"
+import {
+  classesBlockPriceFigures,
+  type EquityState,
+  figure,
+  lastPrice,
+  type Unavailable,
+  withUnavailable
+} from "./State.ts"
 
 const valuationBody = Effect.fnUntraced(function* (st: EquityState, t: AssetTarget) {
-  const { entry, cik, coverage, nowMs } = t
+  const { entry, cik, ticker, company, coverage, nowMs } = t
   const { facts, book } = yield* st.bookOf(cik)
-  const bars = yield* st.recentBars(cik, nowMs)
+  const bars = yield* st.recentBars(cik, ticker, nowMs)
   const shares = sharesOutstanding(facts)
-  const v = valuation(book, lastPrice(bars), shares)
+  // A company under several tickers: no multiple from one ticker's price (see `classesBlockPriceFigures`).
+  const classes = classesBlockPriceFigures(company, ticker)
+  const v =
+    classes === undefined
+      ? valuation(book, lastPrice(bars), shares)
+      : {
+          peTtm: { value: null, ...classes },
+          psTtm: { value: null, ...classes },
+          evEbitdaTtm: { value: null, ...classes }
+        }
   const unavailable: Unavailable = {}
   // Percentiles of today's multiples among their daily values over the baseline year.
   const window = bars.slice(baselineStart(bars))

@@ -97,3 +97,33 @@ export const generatePrices = (input: {
   }
   return { bars, days, unadjustedClose }
 }
+
+/**
+ * The bars of a further share class (its own ticker): the common stock's session by session, at a premium or
+ * discount of its own that wanders (a bounded random walk of about 0.2 % a day, within +/-6 %), on a volume of its
+ * own, as two classes of one company trade (GOOGL and GOOG). Deterministic per seed, company and ticker, and
+ * independent of every other stream, so adding a class changes no other series.
+ */
+export const classPrices = (input: {
+  readonly seed: number
+  readonly cik: string
+  readonly ticker: string
+  readonly primary: ReadonlyArray<SimulatedDailyBar>
+}): ReadonlyArray<SimulatedDailyBar> => {
+  const random = stream(input.seed, `prices:${input.cik}:${input.ticker}`)
+  let premium = (random.next() - 0.5) * 0.06
+  return input.primary.map((bar) => {
+    premium = Math.max(-0.06, Math.min(0.06, premium + random.normal() * 0.002))
+    const f = 1 + premium
+    const o = cents(bar.o * f)
+    const c = cents(bar.c * f)
+    return {
+      tMs: bar.tMs,
+      o,
+      h: Math.max(cents(bar.h * f), o, c),
+      l: Math.min(cents(bar.l * f), o, c),
+      c,
+      v: Math.round(bar.v * 0.4 * Math.exp(random.normal() * 0.3))
+    }
+  })
+}

@@ -38,14 +38,14 @@ import {
 import { generatedManagers, generatedProfiles } from "./Generated.ts"
 import { insiderDocuments, type OwnershipDocumentText } from "./Insiders.ts"
 import { type ThirteenFTexts, thirteenFDocuments } from "./Institutions.ts"
-import { generatePrices, type SimulatedDailyBar } from "./Prices.ts"
+import { classPrices, generatePrices, type SimulatedDailyBar } from "./Prices.ts"
 
 /**
  * The generator's version: bump it whenever the same seed, day and company count would generate anything
  * different, so a database holding the old output is rewritten at the next start. A test pins the digest of a
  * small simulation to this number (`adapters/sources/test/SimulatedEquityUniverse.test.ts`).
  */
-export const SimulatedEquityVersion = 2
+export const SimulatedEquityVersion = 3
 
 /** The `asOf` used when none is given: the simulated history ends on this day. */
 export const SimulatedEquityDefaultAsOf = "2026-11-20"
@@ -85,8 +85,13 @@ export interface SimulatedEquity {
   readonly securities: ReadonlyMap<string, ReadonlyArray<string>>
   /** The 13F filers of this simulation (CIK and name). */
   readonly managers: ReadonlyArray<{ readonly cik: string; readonly name: string }>
-  /** Daily bars by CIK, split-adjusted, oldest first; `tMs` is 09:30 New York time of the session. */
+  /**
+   * Daily bars of each company's common stock (its first ticker) by CIK, split-adjusted, oldest first; `tMs` is
+   * 09:30 New York time of the session.
+   */
   readonly dailyBars: ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>
+  /** Daily bars of each further share class (`otherClasses`), by CIK then ticker: a series of its own. */
+  readonly classBars: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>>
   /** The events planted in the data, for tests of what is built on it. */
   readonly planted: {
     readonly restatements: ReadonlyArray<{
@@ -150,6 +155,7 @@ export const simulatedEquity = (
   const pricedCompanies: Array<Parameters<typeof thirteenFDocuments>[0]["companies"][number]> = []
   const generatedHoldings: Array<Parameters<typeof thirteenFDocuments>[0]["companies"][number]> = []
   const dailyBars = new Map<string, ReadonlyArray<SimulatedDailyBar>>()
+  const classBars = new Map<string, ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>>()
   const restatements: Array<{ cik: string; fiscalYear: number; restatedBy: string }> = []
   const splits: Array<{ cik: string; date: string; ratio: number }> = []
 
@@ -175,7 +181,15 @@ export const simulatedEquity = (
     if (profile.priceDays !== 0) {
       const from =
         profile.priceDays === undefined ? undefined : Date.parse(`${addDays(asOf, -profile.priceDays)}T00:00:00Z`)
-      dailyBars.set(profile.cik, from === undefined ? prices.bars : prices.bars.filter((bar) => bar.tMs >= from))
+      const primary = from === undefined ? prices.bars : prices.bars.filter((bar) => bar.tMs >= from)
+      dailyBars.set(profile.cik, primary)
+      const classes = profile.otherClasses ?? []
+      if (classes.length > 0) {
+        classBars.set(
+          profile.cik,
+          new Map(classes.map((c) => [c.ticker, classPrices({ seed, cik: profile.cik, ticker: c.ticker, primary })]))
+        )
+      }
     }
     const insiders = insiderDocuments({
       seed,
@@ -282,6 +296,7 @@ export const simulatedEquity = (
       name: m.name
     })),
     dailyBars,
+    classBars,
     planted: {
       restatements,
       splits,
@@ -302,4 +317,20 @@ export const simulatedEquity = (
       companyTickersExchange
     }
   }
+}
+
+/** Every daily series of a simulation by CIK, then ticker: the common stock's under the first ticker, each class's. */
+export const simulatedBarsByTicker = (
+  sim: Pick<SimulatedEquity, "companies" | "dailyBars" | "classBars">
+): ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<SimulatedDailyBar>>> => {
+  const out = new Map<string, Map<string, ReadonlyArray<SimulatedDailyBar>>>()
+  for (const company of sim.companies) {
+    const primary = sim.dailyBars.get(company.cik)
+    const ticker = company.tickers[0]
+    if (primary === undefined || ticker === undefined) continue
+    const series = new Map<string, ReadonlyArray<SimulatedDailyBar>>([[ticker, primary]])
+    for (const [classTicker, bars] of sim.classBars.get(company.cik) ?? []) series.set(classTicker, bars)
+    out.set(company.cik, series)
+  }
+  return out
 }

@@ -16,5 +16,6 @@ export {
   SimulatedEquityDefaultAsOf,
   type SimulatedEquityDocuments,
   SimulatedEquityVersion,
+  simulatedBarsByTicker,
   simulatedEquity
 } from "./SimulatedEquity.ts"

@@ -5,7 +5,7 @@
  */
 import { EquityStore } from "@market-data/core"
 import { Effect } from "effect"
-import type { SimulatedEquity } from "./SimulatedEquity.ts"
+import { type SimulatedEquity, simulatedBarsByTicker } from "./SimulatedEquity.ts"
 
 /** What one load wrote (rows new to the store; bars count every bar written or replaced). */
 export interface EquityLoadReport {
@@ -24,12 +24,14 @@ export const loadSimulatedEquity = (sim: SimulatedEquity): Effect.Effect<EquityL
     let facts = 0
     let filings = 0
     let bars = 0
+    const series = simulatedBarsByTicker(sim)
     for (const company of sim.companies) {
       yield* store.putCompany(company)
       facts += yield* store.putFacts(company.cik, sim.factsByCik.get(company.cik) ?? [])
       filings += yield* store.putFilings(company.cik, sim.submissions.get(company.cik)?.filings ?? [])
       yield* store.putSecurities(company.cik, sim.securities.get(company.cik) ?? [])
-      bars += yield* store.putBars(company.cik, sim.dailyBars.get(company.cik) ?? [])
+      for (const [ticker, list] of series.get(company.cik) ?? [])
+        bars += yield* store.putBars(company.cik, ticker, list)
     }
     yield* store.putTickers(sim.tickers)
     const ownershipReports = yield* store.putOwnershipReports(sim.ownershipReports)
