@@ -35,6 +35,12 @@ import {
 import { type AssetProfile, AssetProfiles, type VenueProfile, VenueProfiles } from "./Profiles.ts"
 import { Rng } from "./Random.ts"
 
+/**
+ * The generator's version: bumped whenever the same seed would generate different data (a kept history of
+ * another version is regenerated, see `History.ts`).
+ */
+export const SIMULATED_CRYPTO_VERSION = 1
+
 const STEPS_PER_YEAR = 365 * 96
 const EIGHT_HOURS_MS = 8 * HOUR_MS
 /** Interest component of funding per 8 hours, and the clamp around it (as the large venues define it). */
@@ -135,7 +141,59 @@ class AssetSim {
 
   /** `exp(logP)`, refreshed at each step. */
   priceUsd: number
+
+  /** Everything a step reads or a caller sees, in a fixed order (`ASSET_STATE_LENGTH` numbers). */
+  save(): Array<number> {
+    return [
+      ...this.rng.save(),
+      this.sigma2,
+      this.lastShock,
+      this.logVolRegime,
+      this.volRegime,
+      this.regime,
+      this.anchor,
+      this.logP,
+      this.s,
+      this.logO,
+      this.r,
+      this.sigma,
+      this.drift,
+      this.liq,
+      this.buyFrac,
+      this.volFactor,
+      this.priceUsd
+    ]
+  }
+
+  restore(state: ArrayLike<number>): void {
+    if (state.length !== ASSET_STATE_LENGTH) throw new Error("AssetSim.restore: wrong state length")
+    this.rng.restore(Array.from({ length: 6 }, (_, i) => state[i] as number))
+    const at = (i: number) => state[6 + i] as number
+    this.sigma2 = at(0)
+    this.lastShock = at(1)
+    this.logVolRegime = at(2)
+    this.volRegime = at(3)
+    const regime = at(4)
+    if (regime !== -1 && regime !== 0 && regime !== 1) throw new Error("AssetSim.restore: bad regime")
+    this.regime = regime
+    this.anchor = at(5)
+    this.logP = at(6)
+    this.s = at(7)
+    this.logO = at(8)
+    this.r = at(9)
+    this.sigma = at(10)
+    this.drift = at(11)
+    this.liq = at(12)
+    this.buyFrac = at(13)
+    this.volFactor = at(14)
+    this.priceUsd = at(15)
+  }
 }
+
+/** Numbers in a saved asset state (`AssetSim.save`): its generator's six, then sixteen. */
+const ASSET_STATE_LENGTH = 22
+/** Numbers in a saved listing state (`VenueSim.save`). */
+const VENUE_STATE_LENGTH = 6 + 9
 
 /** Where one venue's rows go: preallocated columns for a backfill, one row for a tick. */
 export class VenueSink {
@@ -355,6 +413,34 @@ class VenueSim {
     }
   }
 
+  /** Everything its steps carry from one to the next, in a fixed order (`VENUE_STATE_LENGTH` numbers). */
+  save(): Array<number> {
+    return [
+      ...this.rng.save(),
+      this.lastClose,
+      this.fundingSum,
+      this.fundingCount,
+      this.lastF8h,
+      this.book.mid,
+      this.book.spreadPct,
+      this.book.bidDepthUsd,
+      this.book.askDepthUsd,
+      this.oiUsd
+    ]
+  }
+
+  restore(state: ArrayLike<number>): void {
+    if (state.length !== VENUE_STATE_LENGTH) throw new Error("VenueSim.restore: wrong state length")
+    this.rng.restore(Array.from({ length: 6 }, (_, i) => state[i] as number))
+    const at = (i: number) => state[6 + i] as number
+    this.lastClose = at(0)
+    this.fundingSum = at(1)
+    this.fundingCount = at(2)
+    this.lastF8h = at(3)
+    this.book = { mid: at(4), spreadPct: at(5), bidDepthUsd: at(6), askDepthUsd: at(7) }
+    this.oiUsd = at(8)
+  }
+
   /** The funding state at `nowMs` (between settlements). */
   fundingState(nowMs: number): FundingState {
     const scale = this.intervalMs / EIGHT_HOURS_MS
@@ -417,6 +503,14 @@ export interface SimulationRun {
   readonly start: number
   readonly z: Float64Array
   readonly pegPaths: Map<string, Float64Array>
+}
+
+/** Where an asset's part of a run starts instead of the run's start: a state saved after `step` steps. */
+export interface AssetResume {
+  /** Steps since the genesis the state was saved after. */
+  readonly step: number
+  /** `Simulation.assetState` then. */
+  readonly state: ArrayLike<number>
 }
 
 /** One asset's part of a run in progress (see `Simulation.beginAsset`). */
@@ -510,22 +604,63 @@ export class Simulation {
    * Asset `index`'s part of a run, to be advanced a few steps at a time (`advanceAsset`) and closed with
    * `endAsset`: the same as `runAsset`, for a caller that does other work between the pieces.
    */
-  beginAsset(run: SimulationRun, index: number): AssetRun {
+  beginAsset(run: SimulationRun, index: number, resume?: AssetResume): AssetRun {
     const a = this.assets[index] as AssetSim
-    const dense = this.denseCount(run.start, run.steps)
+    const k = resume === undefined ? 0 : resume.step - run.start
+    if (k < 0 || k > run.steps) throw new Error(`cannot resume ${a.asset.id} at step ${resume?.step} in this run`)
+    if (resume !== undefined) this.restoreAsset(index, resume.state)
+    const dense = this.denseCount(run.start + k, run.steps - k)
     const mine = this.venues
       .filter((v) => v.asset === a)
       .map(
         (v) =>
           [
             v,
-            new VenueSink(a.asset.id, v.listing.venue, v.perp, run.steps, dense, v.listing === a.asset.listings[0])
+            new VenueSink(a.asset.id, v.listing.venue, v.perp, run.steps - k, dense, v.listing === a.asset.listings[0])
           ] as const
       )
     const peg = a.profile.peg === undefined ? undefined : run.pegPaths.get(a.profile.peg)
     const needed = this.assets.some((other) => other.profile.peg === a.asset.id)
     const path = needed ? new Float64Array(run.steps) : undefined
-    return { run, asset: a, mine, peg, path, k: 0 }
+    return { run, asset: a, mine, peg, path, k }
+  }
+
+  /** How many numbers `assetState(index)` answers. */
+  stateLength(index: number): number {
+    const a = this.assets[index] as AssetSim
+    return ASSET_STATE_LENGTH + this.venues.filter((v) => v.asset === a).length * VENUE_STATE_LENGTH
+  }
+
+  /** Index of `assetId` in simulation order (-1 when not simulated). */
+  indexOf(assetId: string): number {
+    return this.assets.findIndex((a) => a.asset.id === assetId)
+  }
+
+  /** The asset a simulated asset tracks (`AssetProfile.peg`), if any. */
+  pegOf(index: number): string | undefined {
+    return (this.assets[index] as AssetSim).profile.peg
+  }
+
+  /**
+   * Asset `index`'s whole model state after its latest step (its own, then each listing's, in listing order):
+   * what `beginAsset` needs to resume it there, for a history kept on disk.
+   */
+  assetState(index: number): Float64Array {
+    const a = this.assets[index] as AssetSim
+    return Float64Array.from([...a.save(), ...this.venues.filter((v) => v.asset === a).flatMap((v) => v.save())])
+  }
+
+  private restoreAsset(index: number, state: ArrayLike<number>) {
+    const a = this.assets[index] as AssetSim
+    const mine = this.venues.filter((v) => v.asset === a)
+    if (state.length !== ASSET_STATE_LENGTH + mine.length * VENUE_STATE_LENGTH) {
+      throw new Error(`the saved state of ${a.asset.id} does not fit its listings`)
+    }
+    const part = (from: number, n: number) => Array.from({ length: n }, (_, i) => state[from + i] as number)
+    a.restore(part(0, ASSET_STATE_LENGTH))
+    mine.forEach((v, j) => {
+      v.restore(part(ASSET_STATE_LENGTH + j * VENUE_STATE_LENGTH, VENUE_STATE_LENGTH))
+    })
   }
 
   /** Advances an asset's part by up to `steps` steps; answers whether it has run every step. */

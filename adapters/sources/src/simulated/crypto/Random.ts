@@ -73,6 +73,22 @@ export class Rng {
     for (let i = 0; i < 15; i++) this.uint32()
   }
 
+  /** The generator's whole state (six numbers), for `restore`: a simulation kept on disk resumes from it. */
+  save(): [number, number, number, number, number, number] {
+    return [this.a, this.b, this.c, this.d, this.spare, this.hasSpare ? 1 : 0]
+  }
+
+  /** Puts back a state `save` answered: the generator then draws exactly what the saved one would have. */
+  restore(state: ArrayLike<number>): void {
+    if (state.length !== 6) throw new Error("Rng.restore: a state is six numbers")
+    this.a = (state[0] as number) | 0
+    this.b = (state[1] as number) | 0
+    this.c = (state[2] as number) | 0
+    this.d = (state[3] as number) | 0
+    this.spare = state[4] as number
+    this.hasSpare = state[5] === 1
+  }
+
   uint32(): number {
     const t = (((this.a + this.b) | 0) + this.d) | 0
     this.d = (this.d + 1) | 0
