@@ -5,12 +5,13 @@
  * and due funding settlements; at every venue's cadence it refreshes that venue's books and funding states;
  * and it keeps the source status (`source: "simulated"`) current so freshness is computed honestly.
  *
- * Storage choice: the simulated history is regenerated from the seed at every start, not persisted. A year of
- * 15-minute data for the whole universe is ~16 million rows across the series; PGlite ingests far too slowly
- * for the 10 s start budget, while regenerating takes a few seconds and yields the same history again (the
- * genesis sits on a 7-day grid, so restarts within a week regenerate identical data). The composition root
- * therefore runs the simulated feed on the in-memory `MarketStore`; the PostgreSQL store is for live feeds,
- * whose volume arrives at real-time pace.
+ * Storage choice: the feed serves from the in-memory `MarketStore` (PGlite ingests tens of millions of rows far
+ * too slowly). Without a kept history (`SimulatedCryptoOptions.history`) the year is regenerated from the seed at
+ * every start (the genesis sits on a 7-day grid, so restarts within a week regenerate identical data). With one
+ * (the embedded default keeps it in the data folder, see `History.ts`) each asset's data and model state are
+ * read back from its segment file and only the steps between its newest stored bar and now are generated; an
+ * asset whose file is missing, corrupt or of another history is generated from the genesis (with a log line),
+ * and its file written anew.
  *
  * Determinism: same seed, same clock, same data. The ticker stamps rows with scheduled times (multiples of the
  * bar interval and of each venue's cadence), never with the moment it happened to wake up.
@@ -23,11 +24,13 @@ import {
   DAY_MS,
   MarketStore,
   pricedAssets,
+  SeriesColumns,
   type SourceStatus
 } from "@market-data/core"
 import { Clock, Effect, type Fiber, type Scope } from "effect"
-import { Simulation, type VenueSink } from "./Engine.ts"
-import { type AssetProfile, VenueProfiles } from "./Profiles.ts"
+import { SIMULATED_CRYPTO_VERSION, Simulation } from "./Engine.ts"
+import { type KeptAsset, type KeptSeries, type SimulatedHistoryStore, universeDigest } from "./History.ts"
+import { type AssetProfile, AssetProfiles, VenueProfiles } from "./Profiles.ts"
 
 /** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
 export const SIMULATED_RETENTION_DAYS = 400
@@ -61,6 +64,11 @@ export interface SimulatedCryptoOptions {
    * (Bitcoin first); each asset's data is the same in whatever order they are generated (own random streams).
    */
   readonly afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>
+  /**
+   * Where the generated history is kept between starts (a reopened folder then generates only the gap to now).
+   * Absent: regenerated at every start.
+   */
+  readonly history?: SimulatedHistoryStore
 }
 
 export interface BackfillReport {
@@ -77,6 +85,13 @@ export interface BackfillReport {
   readonly durationMs: number
   /** CPU time the process spent meanwhile (ms): the budget measure that other load on the machine cannot inflate. */
   readonly cpuMs: number
+  /** Steps generated, summed over the assets (a fresh start: `steps` per asset; a reopen: only the gaps). */
+  readonly generatedSteps: number
+  /** Assets read back from a kept history (the rest were generated from the genesis). */
+  readonly keptAssets: number
+  /** Bytes of kept history read and written. */
+  readonly historyBytesRead: number
+  readonly historyBytesWritten: number
 }
 
 export interface SimulatedCrypto {
@@ -93,9 +108,11 @@ const PROGRESSIVE_CHUNK_STEPS = 4096
 export const genesisFor = (nowMs: number, historyDays: number): number =>
   Math.floor((nowMs - historyDays * DAY_MS) / GENESIS_GRID_MS) * GENESIS_GRID_MS
 
-/** A simulation of `options` (not yet run). */
-export const makeSimulation = (options: SimulatedCryptoOptions & { readonly nowMs: number }): Simulation => {
-  const genesisMs = genesisFor(options.nowMs, options.historyDays ?? SIMULATED_HISTORY_DAYS)
+/** A simulation of `options` (not yet run); its genesis is `genesisMs` when given (a kept history's). */
+export const makeSimulation = (
+  options: SimulatedCryptoOptions & { readonly nowMs: number; readonly genesisMs?: number }
+): Simulation => {
+  const genesisMs = options.genesisMs ?? genesisFor(options.nowMs, options.historyDays ?? SIMULATED_HISTORY_DAYS)
   const denseFrom =
     Math.floor((options.nowMs - (options.denseHistoryDays ?? SIMULATED_DENSE_HISTORY_DAYS) * DAY_MS) / BAR_MS) * BAR_MS
   return new Simulation({
@@ -106,9 +123,6 @@ export const makeSimulation = (options: SimulatedCryptoOptions & { readonly nowM
     ...(options.profiles === undefined ? {} : { profiles: options.profiles })
   })
 }
-
-const rowsOf = (sinks: ReadonlyArray<VenueSink>): number =>
-  sinks.reduce((n, s) => n + s.batches().reduce((m, b) => m + b.t.length, 0), 0)
 
 const venuesOf = (sim: Simulation): ReadonlyArray<string> => [...new Set(sim.venues.map((v) => v.listing.venue))]
 
@@ -190,14 +204,127 @@ const refreshLatest = (sim: Simulation, atMs: number, venue?: string) =>
 
 const closeOfLastStep = (sim: Simulation): number => sim.openOf(sim.nextStep)
 
+/** Series kinds written only for the dense window (and the bars of every listing but the primary one). */
+const DENSE_KINDS: ReadonlySet<string> = new Set(["markIndex", "openInterest", "takerFlow", "bookMetrics"])
+
+/** Rows `from..to` of a series (views, no copy). */
+const sliceSeries = (s: KeptSeries, from: number, to: number): KeptSeries => {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(s)) out[k] = v instanceof Float64Array ? v.subarray(from, to) : v
+  return out as unknown as KeptSeries
+}
+
+/**
+ * What of a kept asset's series a start at `sim`'s clock serves: rows from `cutoffMs` on (the retention), and of
+ * the dense series only the steps whose bar closes after the simulation's `denseFromMs` (as the generator
+ * writes them).
+ */
+const keptWindow = (sim: Simulation, asset: CryptoAsset, kept: KeptAsset, cutoffMs: number) => {
+  const primary = asset.listings[0]?.venue
+  return kept.series.flatMap((s) => {
+    const dense = DENSE_KINDS.has(s.kind) || (s.kind === "bars" && s.venue !== primary)
+    // Bars and taker flow are stamped at the step's open, the other dense kinds at its close.
+    const shift = s.kind === "bars" || s.kind === "takerFlow" ? BAR_MS : 0
+    let from = 0
+    while (
+      from < s.t.length &&
+      ((s.t[from] as number) < cutoffMs || (dense && (s.t[from] as number) + shift <= sim.options.denseFromMs))
+    )
+      from++
+    return from >= s.t.length ? [] : [sliceSeries(s, from, s.t.length)]
+  })
+}
+
+/** `first`'s rows then `then`'s, per (kind, venue): every row of `then` is newer than every row of `first`. */
+const appendSeries = (first: ReadonlyArray<KeptSeries>, then: ReadonlyArray<KeptSeries>): Array<KeptSeries> => {
+  const key = (s: KeptSeries) => `${s.kind}\u0000${s.venue}`
+  const out = new Map<string, KeptSeries>()
+  for (const s of [...first, ...then]) {
+    const before = out.get(key(s))
+    if (before === undefined) {
+      out.set(key(s), s)
+      continue
+    }
+    const merged: Record<string, unknown> = { kind: s.kind, assetId: s.assetId, venue: s.venue }
+    for (const name of ["t", ...SeriesColumns[s.kind]]) {
+      const a = (before as unknown as Record<string, ArrayLike<number>>)[name] as ArrayLike<number>
+      const b = (s as unknown as Record<string, ArrayLike<number>>)[name] as ArrayLike<number>
+      const col = new Float64Array(a.length + b.length)
+      col.set(a)
+      col.set(b, a.length)
+      merged[name] = col
+    }
+    out.set(key(s), merged as unknown as KeptSeries)
+  }
+  return [...out.values()]
+}
+
+const seriesRows = (series: ReadonlyArray<KeptSeries>): number => series.reduce((n, s) => n + s.t.length, 0)
+
+/**
+ * The kept assets a start resumes, for the assets that track another (`AssetProfile.peg`) and those they track:
+ * such a group resumes only as a whole and from one step (a tracking asset reads its peg's path over the steps
+ * it generates), else every member is generated from the genesis. Answers the kept assets by index, and the
+ * indexes to generate afresh with why.
+ */
+const planPegGroups = (sim: Simulation, history: SimulatedHistoryStore, steps: number) => {
+  const groups = new Map<number, Array<number>>()
+  const rootOf = (i: number): number => {
+    const peg = sim.pegOf(i)
+    const p = peg === undefined ? -1 : sim.indexOf(peg)
+    return p < 0 ? i : rootOf(p)
+  }
+  sim.assetList.forEach((_, i) => {
+    const root = rootOf(i)
+    if (root !== i || sim.assetList.some((_, j) => j !== i && rootOf(j) === i)) {
+      groups.set(root, [...(groups.get(root) ?? []), i])
+    }
+  })
+  const kept = new Map<number, { asset: KeptAsset; bytes: number }>()
+  const fresh = new Map<number, string>()
+  for (const members of groups.values()) {
+    const loaded = members.map((i) => ({ i, result: loadUsable(sim, history, i, steps) }))
+    const usable = loaded.flatMap(({ i, result }) => (result._tag === "Loaded" ? [{ i, ...result }] : []))
+    const step = usable[0]?.asset.step
+    if (usable.length === members.length && usable.every((u) => u.asset.step === step)) {
+      for (const u of usable) kept.set(u.i, u)
+    } else {
+      for (const { i, result } of loaded) {
+        fresh.set(
+          i,
+          result._tag === "Loaded"
+            ? "an asset it tracks or that tracks it is regenerated"
+            : result._tag === "Invalid"
+              ? result.reason
+              : "not kept"
+        )
+      }
+    }
+  }
+  return { kept, fresh }
+}
+
+/** Asset `index`'s kept history, when it is whole and can resume this run (not past its end; its state fits). */
+const loadUsable = (sim: Simulation, history: SimulatedHistoryStore, index: number, steps: number) => {
+  const result = history.load((sim.assetList[index] as CryptoAsset).id)
+  if (result._tag !== "Loaded") return result
+  if (result.asset.step > steps) return { _tag: "Invalid" as const, reason: "newer than now (the clock went back)" }
+  if (result.asset.state.length !== sim.stateLength(index))
+    return { _tag: "Invalid" as const, reason: "state does not fit" }
+  return result
+}
+
 /**
  * Generates every closed bar from the genesis to `nowMs` into the store, asset by asset (each asset's arrays are
- * written in one batch per series and then dropped), logging progress.
+ * written in one batch per series and then dropped), logging progress. With a kept `history`, each asset whose
+ * segment is usable is read back and only its steps after the kept ones are generated; every asset that changed
+ * is kept again.
  */
 export const backfill = (
   sim: Simulation,
   nowMs: number,
-  afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>
+  afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>,
+  history?: SimulatedHistoryStore
 ): Effect.Effect<BackfillReport, never, MarketStore> =>
   Effect.gen(function* () {
     const store = yield* MarketStore
@@ -206,25 +333,62 @@ export const backfill = (
     const steps = Math.max(0, Math.floor((nowMs - sim.openOf(sim.nextStep)) / BAR_MS))
     const run = sim.startRun(steps)
     const assets = sim.assetList
+    const endStep = run.start + run.steps
+    const toMs = sim.openOf(endStep)
+    const cutoffMs = toMs - SIMULATED_RETENTION_DAYS * DAY_MS
     let rows = 0
+    let generatedSteps = 0
+    let keptAssets = 0
+    let historyBytesRead = 0
+    let historyBytesWritten = 0
+    const groups = history === undefined || run.start !== 0 ? undefined : planPegGroups(sim, history, steps)
     yield* Effect.logInfo(
-      `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}`
+      `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}${history === undefined ? "" : ` (kept history in ${history.dir})`}`
     )
     for (let i = 0; i < assets.length; i++) {
-      let sinks: Array<VenueSink>
-      if (afterAsset === undefined) sinks = sim.runAsset(run, i)
+      const asset = assets[i] as CryptoAsset
+      let kept: KeptAsset | undefined
+      if (history !== undefined && groups !== undefined) {
+        const planned = groups.kept.get(i)
+        const why = groups.fresh.get(i)
+        const result =
+          planned !== undefined
+            ? ({ _tag: "Loaded", ...planned } as const)
+            : why !== undefined
+              ? ({ _tag: "Invalid", reason: why } as const)
+              : loadUsable(sim, history, i, steps)
+        if (result._tag === "Loaded") {
+          kept = result.asset
+          keptAssets++
+          historyBytesRead += result.bytes
+        } else if (result._tag === "Invalid") {
+          yield* Effect.logWarning(
+            `simulated crypto: the kept history of ${asset.id} is not used (${result.reason}); generating it from the genesis`
+          )
+        }
+      }
+      const part = sim.beginAsset(run, i, kept === undefined ? undefined : { step: kept.step, state: kept.state })
+      generatedSteps += run.steps - part.k
+      if (afterAsset === undefined) sim.advanceAsset(part, run.steps)
       else {
         // A progressive start answers requests meanwhile: a few thousand steps at a time (some milliseconds).
-        const part = sim.beginAsset(run, i)
         while (!sim.advanceAsset(part, PROGRESSIVE_CHUNK_STEPS)) yield* Effect.yieldNow
-        sinks = sim.endAsset(part)
       }
-      rows += rowsOf(sinks)
-      yield* store.write(sinks.flatMap((s) => s.batches()))
+      const sinks = sim.endAsset(part)
+      const generated = sinks.flatMap((s) => s.batches())
+      const batches = kept === undefined ? generated : appendSeries(keptWindow(sim, asset, kept, cutoffMs), generated)
+      rows += seriesRows(batches)
+      yield* store.write(batches)
+      if (history !== undefined && (kept === undefined || kept.step < endStep)) {
+        historyBytesWritten += history.save({
+          assetId: asset.id,
+          step: endStep,
+          state: sim.assetState(i),
+          series: batches
+        })
+      }
       if (afterAsset !== undefined) {
         // The asset is complete: what the end of the backfill writes for every venue, written now for its own.
-        const asset = assets[i] as CryptoAsset
-        const toMs = sim.openOf(run.start + run.steps)
         const venues = [...new Set(sinks.map((s) => s.venue))]
         yield* store.putStatus(venues.flatMap((v) => stepStatus(v, toMs, lastFundingBefore(sim, v, toMs))))
         const atMs = Math.max(nowMs, yield* Clock.currentTimeMillis)
@@ -249,7 +413,6 @@ export const backfill = (
       }
     }
     sim.finishRun(run)
-    const toMs = closeOfLastStep(sim)
     yield* store.putStatus(venuesOf(sim).flatMap((v) => stepStatus(v, toMs, lastFundingBefore(sim, v, toMs))))
     // Books and funding states as of each venue's latest cadence tick at or before now; "now" read again from
     // the Clock, since generating the history took a few seconds of it.
@@ -262,7 +425,7 @@ export const backfill = (
     const cpu = process.cpuUsage(cpuStarted)
     const cpuMs = (cpu.user + cpu.system) / 1000
     yield* Effect.logInfo(
-      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)`
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history, ${generatedSteps} asset-steps generated`}`
     )
     return {
       fromMs: sim.openOf(run.start),
@@ -272,7 +435,11 @@ export const backfill = (
       listings: sim.venues.length,
       rows,
       durationMs,
-      cpuMs
+      cpuMs,
+      generatedSteps,
+      keptAssets,
+      historyBytesRead,
+      historyBytesWritten
     }
   })
 
@@ -329,8 +496,37 @@ export const startSimulatedCrypto = (
 ): Effect.Effect<SimulatedCrypto, never, MarketStore | Scope.Scope> =>
   Effect.gen(function* () {
     const nowMs = options.nowMs ?? (yield* Clock.currentTimeMillis)
-    const simulation = makeSimulation({ ...options, nowMs })
-    const report = yield* backfill(simulation, nowMs, options.afterAsset)
+    const historyDays = options.historyDays ?? SIMULATED_HISTORY_DAYS
+    let genesisMs = genesisFor(nowMs, historyDays)
+    if (options.history !== undefined) {
+      const assets = options.assets ?? pricedAssets()
+      const profiles = options.profiles ?? AssetProfiles
+      const identity = {
+        generator: SIMULATED_CRYPTO_VERSION,
+        seed: String(options.seed),
+        universe: universeDigest({
+          assets: assets.map((a) => ({ id: a.id, listings: a.listings, profile: profiles[a.id] })),
+          venues: VenueProfiles,
+          historyDays,
+          denseHistoryDays: options.denseHistoryDays ?? SIMULATED_DENSE_HISTORY_DAYS
+        })
+      }
+      // A kept history is extended while its genesis is at most two history spans back (its oldest rows past the
+      // retention are dropped as it is read); older, a fresh year costs less than the gap would.
+      const begun = options.history.begin(
+        identity,
+        genesisMs,
+        (kept) => kept <= genesisMs && nowMs - kept <= 2 * historyDays * DAY_MS
+      )
+      if (!begun.kept) {
+        yield* Effect.logInfo(
+          `simulated crypto: starting a new kept history in ${options.history.dir} (${begun.reason ?? "new"})`
+        )
+      }
+      genesisMs = begun.genesisMs
+    }
+    const simulation = makeSimulation({ ...options, nowMs, genesisMs })
+    const report = yield* backfill(simulation, nowMs, options.afterAsset, options.history)
     const ticker = yield* Effect.forkScoped(runTicker(simulation))
     return { simulation, report, ticker }
   })

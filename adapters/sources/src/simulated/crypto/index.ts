@@ -1,6 +1,7 @@
 /** The simulated crypto market: the default feed of the crypto plane. */
 export * from "./Engine.ts"
 export * from "./Feed.ts"
+export * from "./History.ts"
 export * from "./Profiles.ts"
 export * from "./Random.ts"
 export * from "./Universe.ts"

@@ -1,0 +1,253 @@
+/**
+ * The simulated crypto history kept on disk (`History.ts`): a second start on the same folder reads it back
+ * instead of generating it (the report's `generatedSteps` counts the steps generated), serves the same bytes and
+ * ticks on the same way; a later start generates only the gap and then equals a start that generated everything;
+ * a corrupt or foreign segment is regenerated, never served.
+ */
+import { createHash } from "node:crypto"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { BAR_MS, cryptoAsset, DAY_MS, HOUR_MS, MarketStore, SeriesColumns, SeriesKinds } from "@market-data/core"
+import { makeMemoryMarketStore } from "@market-data/memory"
+import { Effect, References } from "effect"
+import { TestClock } from "effect/testing"
+import { afterAll } from "vitest"
+import {
+  decodeSegment,
+  encodeSegment,
+  genesisFor,
+  makeSimulatedHistoryStore,
+  SIMULATED_CRYPTO_VERSION,
+  type SimulatedCryptoOptions,
+  segmentName,
+  startSimulatedCrypto
+} from "../src/simulated/crypto/index.ts"
+
+const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
+/** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks. */
+const SMALL = ids("bitcoin", "sui", "compound", "mog-coin", "wrapped-bitcoin")
+const HISTORY_DAYS = 20
+const DENSE_DAYS = 6
+
+/** An instant inside a bar whose genesis is also the genesis two days later (one 7-day grid cell). */
+const NOW = (() => {
+  let t = Date.UTC(2026, 10, 20, 6, 7, 12, 345)
+  while (genesisFor(t, HISTORY_DAYS) !== genesisFor(t + 2 * DAY_MS + 6 * HOUR_MS, HISTORY_DAYS)) t += DAY_MS
+  return t
+})()
+
+const folders: Array<string> = []
+const folder = () => {
+  const dir = mkdtempSync(join(tmpdir(), "md-simhistory-"))
+  folders.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true })
+})
+
+/** SHA-256 of every series, book, funding state and status in `store` for `SMALL`, in a fixed order. */
+const digestStore = (store: MarketStore["Service"]) =>
+  Effect.gen(function* () {
+    const h = createHash("sha256")
+    for (const a of SMALL) {
+      for (const kind of SeriesKinds) {
+        for (const s of yield* store.read(kind, { assetId: a.id, fromMs: 0, toMs: Number.MAX_SAFE_INTEGER })) {
+          h.update(`${kind}|${a.id}|${s.venue}|${s.t.length}|`)
+          h.update(new Uint8Array(s.t.buffer, s.t.byteOffset, s.t.byteLength))
+          for (const c of SeriesColumns[kind]) {
+            const col = (s as unknown as Record<string, Float64Array>)[c] as Float64Array
+            h.update(new Uint8Array(col.buffer, col.byteOffset, col.byteLength))
+          }
+        }
+      }
+      h.update(JSON.stringify(yield* store.books(a.id)))
+      h.update(JSON.stringify(yield* store.fundingStates(a.id)))
+    }
+    h.update(JSON.stringify(yield* store.status))
+    return h.digest("hex")
+  })
+
+/**
+ * A start at the TestClock's now (on `dir`'s kept history when given), then `tickFor` of ticks: the report and
+ * the store's digest after the backfill and after the ticks.
+ */
+const start = (dir: string | undefined, options: { seed?: string; tickFor?: number } = {}) =>
+  Effect.gen(function* () {
+    const store = makeMemoryMarketStore()
+    const simOptions: SimulatedCryptoOptions = {
+      seed: options.seed ?? "42",
+      assets: SMALL,
+      historyDays: HISTORY_DAYS,
+      denseHistoryDays: DENSE_DAYS,
+      ...(dir === undefined ? {} : { history: makeSimulatedHistoryStore(dir) })
+    }
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const { report } = yield* startSimulatedCrypto(simOptions)
+        const backfilled = yield* digestStore(store)
+        yield* TestClock.adjust(options.tickFor ?? 0)
+        return { report, backfilled, ticked: yield* digestStore(store) }
+      })
+    ).pipe(Effect.provideService(MarketStore, store))
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "None"))
+
+const TICKS = 5 * HOUR_MS + 3 * 60_000
+
+describe("simulated crypto history kept on disk", () => {
+  it.effect("a reopened folder reads the history back: nothing generated, the same bytes, the same ticks", () =>
+    Effect.gen(function* () {
+      const dir = folder()
+      yield* TestClock.setTime(NOW)
+      const first = yield* start(dir, { tickFor: TICKS })
+      assert.strictEqual(first.report.keptAssets, 0)
+      assert.strictEqual(first.report.generatedSteps, first.report.steps * SMALL.length)
+      assert.isAbove(first.report.historyBytesWritten, 0)
+      assert.deepStrictEqual(readdirSync(dir).sort(), ["history.json", ...SMALL.map((a) => segmentName(a.id))].sort())
+
+      yield* TestClock.setTime(NOW)
+      const second = yield* start(dir, { tickFor: TICKS })
+      assert.strictEqual(second.report.keptAssets, SMALL.length)
+      assert.strictEqual(second.report.generatedSteps, 0)
+      assert.strictEqual(second.report.historyBytesWritten, 0)
+      assert.strictEqual(second.report.historyBytesRead, first.report.historyBytesWritten)
+      assert.strictEqual(second.report.rows, first.report.rows)
+      assert.strictEqual(second.backfilled, first.backfilled)
+      // The model state came back too: the ticks after the reopen are the ticks after the first start.
+      assert.strictEqual(second.ticked, first.ticked)
+      assert.notStrictEqual(first.ticked, first.backfilled)
+      // And both are what a start without a kept history serves.
+      yield* TestClock.setTime(NOW)
+      const plain = yield* start(undefined, { tickFor: TICKS })
+      assert.strictEqual(plain.backfilled, first.backfilled)
+      assert.strictEqual(plain.ticked, first.ticked)
+    })
+  )
+
+  it.effect("a later reopen generates only the gap, and equals a start that generated all of it", () =>
+    Effect.gen(function* () {
+      const dir = folder()
+      yield* TestClock.setTime(NOW)
+      const first = yield* start(dir)
+      const later = NOW + 2 * DAY_MS + 6 * HOUR_MS
+      yield* TestClock.setTime(later)
+      const second = yield* start(dir, { tickFor: TICKS })
+      const gap = second.report.steps - first.report.steps
+      assert.strictEqual(gap, (2 * DAY_MS + 6 * HOUR_MS) / BAR_MS)
+      assert.strictEqual(second.report.keptAssets, SMALL.length)
+      assert.strictEqual(second.report.generatedSteps, gap * SMALL.length)
+      yield* TestClock.setTime(later)
+      const plain = yield* start(undefined, { tickFor: TICKS })
+      assert.strictEqual(second.backfilled, plain.backfilled)
+      assert.strictEqual(second.ticked, plain.ticked)
+      // The files now hold the longer history: a third start generates nothing.
+      yield* TestClock.setTime(later)
+      const third = yield* start(dir)
+      assert.strictEqual(third.report.generatedSteps, 0)
+      assert.strictEqual(third.backfilled, plain.backfilled)
+    })
+  )
+
+  it.effect(
+    "a corrupt, truncated or foreign segment is regenerated (a tracked asset with its tracker), never served",
+    () =>
+      Effect.gen(function* () {
+        const dir = folder()
+        yield* TestClock.setTime(NOW)
+        const first = yield* start(dir)
+        // One flipped bit in Bitcoin's data (Wrapped Bitcoin tracks it), a truncated SUI, MOG's file in COMP's place.
+        const btc = join(dir, segmentName("crypto:bitcoin"))
+        const bytes = readFileSync(btc)
+        bytes[Math.floor(bytes.length / 2)] = (bytes[Math.floor(bytes.length / 2)] as number) ^ 1
+        writeFileSync(btc, bytes)
+        const sui = join(dir, segmentName("crypto:sui"))
+        writeFileSync(sui, readFileSync(sui).subarray(0, 5000))
+        writeFileSync(
+          join(dir, segmentName("crypto:compound")),
+          readFileSync(join(dir, segmentName("crypto:mog-coin")))
+        )
+        yield* TestClock.setTime(NOW)
+        const second = yield* start(dir)
+        assert.strictEqual(second.report.keptAssets, 1)
+        assert.strictEqual(second.report.generatedSteps, 4 * second.report.steps)
+        assert.strictEqual(second.backfilled, first.backfilled)
+        // Written anew: the next start reads all of them.
+        yield* TestClock.setTime(NOW)
+        const third = yield* start(dir)
+        assert.strictEqual(third.report.keptAssets, SMALL.length)
+        assert.strictEqual(third.backfilled, first.backfilled)
+      })
+  )
+
+  it.effect("another seed starts a new history in the folder; so does a history too old to extend", () =>
+    Effect.gen(function* () {
+      const dir = folder()
+      yield* TestClock.setTime(NOW)
+      yield* start(dir)
+      yield* TestClock.setTime(NOW)
+      const other = yield* start(dir, { seed: "43" })
+      assert.strictEqual(other.report.keptAssets, 0)
+      yield* TestClock.setTime(NOW)
+      const plain = yield* start(undefined, { seed: "43" })
+      assert.strictEqual(other.backfilled, plain.backfilled)
+      assert.strictEqual(JSON.parse(readFileSync(join(dir, "history.json"), "utf8")).seed, "43")
+      // Two history spans later the kept genesis is dropped for a fresh one.
+      yield* TestClock.setTime(NOW + 2 * HISTORY_DAYS * DAY_MS + 8 * DAY_MS)
+      const old = yield* start(dir, { seed: "43" })
+      assert.strictEqual(old.report.keptAssets, 0)
+      assert.strictEqual(old.report.fromMs, genesisFor(NOW + 2 * HISTORY_DAYS * DAY_MS + 8 * DAY_MS, HISTORY_DAYS))
+    })
+  )
+
+  it("a segment decodes to what was encoded, and names what is wrong with a foreign or damaged one", () => {
+    const identity = { generator: SIMULATED_CRYPTO_VERSION, seed: "1", universe: "u" }
+    const t = Float64Array.from({ length: 5 }, (_, i) => 900 * 1000 * (100 + i))
+    const asset = {
+      assetId: "crypto:x",
+      step: 5,
+      state: Float64Array.of(1, -2, Number.NaN, 0.5),
+      series: [
+        { kind: "bars", assetId: "crypto:x", venue: "v", t, open: t, high: t, low: t, close: t, volume: t },
+        {
+          kind: "funding",
+          assetId: "crypto:x",
+          venue: "v",
+          t: Float64Array.of(1, 7, 9),
+          rate: Float64Array.of(0.1, 0.2, 0.3),
+          intervalMs: Float64Array.of(8, 8, 8)
+        }
+      ] as const
+    }
+    const bytes = encodeSegment(identity, 0, asset)
+    const expected = { ...identity, genesisMs: 0, assetId: "crypto:x" }
+    const decoded = decodeSegment(bytes, expected)
+    assert.isTrue("asset" in decoded)
+    if ("asset" in decoded) {
+      assert.deepStrictEqual(Array.from(decoded.asset.state), [1, -2, Number.NaN, 0.5])
+      assert.deepStrictEqual(
+        decoded.asset.series.map((s) => [s.kind, Array.from(s.t)]),
+        [
+          ["bars", Array.from(t)],
+          ["funding", [1, 7, 9]]
+        ]
+      )
+    }
+    const reason = (b: Uint8Array, e = expected) => {
+      const d = decodeSegment(b, e)
+      return "reason" in d ? d.reason : "decoded"
+    }
+    assert.strictEqual(
+      reason(bytes, { ...expected, generator: SIMULATED_CRYPTO_VERSION + 1 }),
+      "another generator version, seed or universe"
+    )
+    assert.strictEqual(reason(bytes, { ...expected, genesisMs: 1 }), "another genesis")
+    assert.strictEqual(reason(bytes, { ...expected, assetId: "crypto:y" }), "holds crypto:x")
+    assert.strictEqual(reason(bytes.subarray(0, bytes.length - 3)), "truncated (no trailer)")
+    const flipped = bytes.slice()
+    flipped[40] = (flipped[40] as number) ^ 0x10
+    assert.strictEqual(reason(flipped), "checksum mismatch")
+    assert.strictEqual(reason(new Uint8Array(3)), "not a segment")
+  })
+})
