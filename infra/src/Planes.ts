@@ -7,13 +7,18 @@
  * 5 s; `serve` generates it in the background after it listens, asset by asset, see
  * `OpenPlanesOptions.progressive`) that then ticks
  * on each venue's cadence, and 525 fictional companies (five hand-made, `MARKET_DATA_SIMULATED_COMPANIES`
- * generated) whose filings are generated in the SEC's own formats and parsed by the real parsers. The simulated market is never persisted: the same seed gives the same
- * history, and PostgreSQL's market tables are for live data. Filings are: on a database (PGlite or PostgreSQL)
+ * generated) whose filings are generated in the SEC's own formats and parsed by the real parsers. The simulated
+ * market is served from memory; on the embedded default its history is also kept in the data folder
+ * (`SIMULATED_HISTORY_FOLDER`, see `History.ts` in the sources), so a reopened folder reads it back and generates
+ * only the gap to now; with `DATABASE_URL=memory` or on server PostgreSQL it is regenerated at every start (the
+ * same seed gives the same history, and PostgreSQL's market tables are for live data). Filings are: on a database (PGlite or PostgreSQL)
  * the equity plane serves the database's equity store, which holds what `market-data ingest` loaded, and the
  * simulated companies are written into it at start (`loadSimulatedEquityOnDatabase`), and the plane reads it
  * through a one-minute cache (`cachedEquityReads`); on `DATABASE_URL=memory` they stay in memory. The account stores (keys, credits, idempotency, rate limit) are whatever the
  * configuration names, independently.
  */
+
+import { join } from "node:path"
 import {
   type AssetDirectory,
   apiError,
@@ -65,6 +70,7 @@ import {
   MaxGeneratedCompanies,
   makeSimulatedUniverse,
   SimulatedCompanies,
+  SimulatedCrypto,
   SimulatedEquityVersion,
   SimulatedManagers,
   simulatedBarsByTicker,
@@ -94,6 +100,8 @@ export interface OpenedPlanes {
   readonly equity: EquityStore["Service"]
   /** What the planes still lack before every answer can be given (`/readyz`); empty once the baselines are warm. */
   readonly missing: () => ReadonlyArray<string>
+  /** The simulated crypto backfill's report once it is done (the simulated feed only). */
+  readonly simulatedReport?: () => SimulatedCrypto.BackfillReport | undefined
 }
 
 export interface OpenPlanesOptions {
@@ -128,6 +136,20 @@ const simulatedMarket = (config: AppConfig) => {
   const built = makeSimulatedUniverse()
   return { universe: built.universe, priced: built.priced, profiles: built.profiles }
 }
+
+/** The folder of the kept simulated crypto history inside the embedded default's data folder. */
+export const SIMULATED_HISTORY_FOLDER = "simulated-market"
+
+/**
+ * Where the simulated crypto history is kept between starts: on the embedded default, in the data folder beside
+ * PGlite's files (one process at a time holds it, by the lock file); nowhere with `DATABASE_URL=memory` (nothing
+ * persists) or on server PostgreSQL, where every instance regenerates its own (a shared database is for live
+ * data; several instances would race on one folder; see docs/storage.md).
+ */
+const simulatedHistory = (config: AppConfig) =>
+  config.store._tag === "Embedded"
+    ? { history: SimulatedCrypto.makeSimulatedHistoryStore(join(config.store.dir, SIMULATED_HISTORY_FOLDER)) }
+    : {}
 
 /** The log line of a simulated market whose history is generated. */
 const logMarketReady = (report: {
@@ -218,7 +240,8 @@ export const openPlanes = (
     const crypto = yield* startSimulatedCrypto({
       seed: config.seed,
       assets: sim.priced,
-      ...(sim.profiles === undefined ? {} : { profiles: sim.profiles })
+      ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
+      ...simulatedHistory(config)
     }).pipe(Effect.provideService(MarketStoreTag, market))
     yield* logMarketReady(crypto.report)
 
@@ -252,7 +275,8 @@ export const openPlanes = (
       description: `simulated (seed ${config.seed}; not live market data)`,
       market,
       equity,
-      missing: () => (warm ? [] : ["crypto baselines: being computed"])
+      missing: () => (warm ? [] : ["crypto baselines: being computed"]),
+      simulatedReport: () => crypto.report
     }
   })
 
@@ -318,6 +342,7 @@ const openSimulatedProgressively = (
     const ready = new Set<string>()
     let allReady = false
     const isReady = (assetId: string | undefined) => allReady || (assetId !== undefined && ready.has(assetId))
+    let report: SimulatedCrypto.BackfillReport | undefined
     yield* Effect.logInfo("simulated market: generating a year of history in the background", {
       seed: config.seed,
       assets: total
@@ -326,6 +351,7 @@ const openSimulatedProgressively = (
       seed: config.seed,
       assets: sim.priced,
       ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
+      ...simulatedHistory(config),
       afterAsset: (asset) =>
         Effect.gen(function* () {
           yield* cryptoPlane.warmAsset(asset.id)
@@ -357,6 +383,7 @@ const openSimulatedProgressively = (
       Effect.tap((crypto) =>
         Effect.gen(function* () {
           allReady = true
+          report = crypto.report
           yield* logMarketReady(crypto.report)
           yield* Effect.logInfo("crypto baselines warm")
           yield* releaseFreedMemory("crypto baselines warm")
@@ -382,7 +409,8 @@ const openSimulatedProgressively = (
       description: `simulated (seed ${config.seed}; not live market data)`,
       market,
       equity,
-      missing: () => (allReady ? [] : [`crypto baselines: ${ready.size} of ${total} assets ready`])
+      missing: () => (allReady ? [] : [`crypto baselines: ${ready.size} of ${total} assets ready`]),
+      simulatedReport: () => report
     }
   })
 
