@@ -1,8 +1,16 @@
 /**
- * In-memory twin of the market store, and the hot store behind the simulated feed: columnar `Float64Array`s
- * per (kind, asset, venue), grown geometrically, so a year of 15-minute data for the whole universe is a few
- * hundred bytes per row-time and a range read is two binary searches and a copy. Appends in time order (the
- * common case: backfill, then ticks) are O(rows); a write that overlaps stored times merges in O(n).
+ * In-memory twin of the market store, and the hot store behind the simulated feed: columnar typed arrays per
+ * (kind, asset, venue), so a year of 15-minute data for the whole universe is a few hundred bytes per row-time
+ * and a range read is two binary searches and a copy. Appends in time order (the common case: backfill, then
+ * ticks) are O(rows); a write that overlaps stored times merges in O(n).
+ *
+ * Layout, for memory (issue 16 point 6): times are `Float64Array` (epoch milliseconds need it); a value column
+ * is a `Float32Array` while every value written to it is exactly a float32 (checked value by value, so nothing
+ * is ever rounded: a live venue's prices are not, and stay `Float64Array`; the simulated feed emits
+ * float32-exact values on purpose and takes half the memory), widened to `Float64Array` by the first write that
+ * is not. Reads answer `Float64Array`s either way. The first write into an empty series allocates exactly what
+ * it holds (a backfill leaves no unused headroom); appends then grow by about a day of 15-minute rows (96) or
+ * 1/256 of the series, whichever is more, so a year-long series copies itself about once a day of ticks.
  */
 import {
   type AnySeriesInput,
@@ -20,31 +28,46 @@ import {
 } from "@market-data/core"
 import { Effect, Layer } from "effect"
 
+/** A value column: float32 while every value in it is exactly a float32, else float64. */
+type Column = Float32Array | Float64Array
+
 /** One venue's stored series: `length` used rows of capacity `t.length`. */
 interface Columns {
   t: Float64Array
-  cols: Array<Float64Array>
+  cols: Array<Column>
   length: number
 }
 
-const newColumns = (width: number, capacity: number): Columns => ({
-  t: new Float64Array(capacity),
-  cols: Array.from({ length: width }, () => new Float64Array(capacity)),
-  length: 0
-})
+/** Whether every value of `values` is exactly a float32 (NaN included). */
+const float32Exact = (values: ArrayLike<number>): boolean => {
+  if (values instanceof Float32Array) return true
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number
+    if (Math.fround(v) !== v && !Number.isNaN(v)) return false
+  }
+  return true
+}
+
+/** An empty column of `capacity` rows, of the narrower type when `narrow`. */
+const newColumn = (narrow: boolean, capacity: number): Column =>
+  narrow ? new Float32Array(capacity) : new Float64Array(capacity)
+
+/** `col` resized to `capacity` rows (its first `length` kept), as float64 when `widen`. */
+const resized = (col: Column, capacity: number, length: number, widen = false): Column => {
+  const next = widen || col instanceof Float64Array ? new Float64Array(capacity) : new Float32Array(capacity)
+  next.set(col.subarray(0, length))
+  return next
+}
 
 const grow = (c: Columns, needed: number) => {
   if (needed <= c.t.length) return
-  // About 6 % headroom: a year of 15-minute rows then takes weeks of ticks to outgrow, and no doubling of memory.
-  const capacity = needed + Math.max(1024, needed >>> 4)
+  // An empty series takes exactly what its first write holds (a backfill's year leaves no headroom); a series
+  // that grows by appends gets about a day of 15-minute rows, or 1/256 of itself, of headroom.
+  const capacity = c.length === 0 ? needed : needed + Math.max(96, needed >>> 8)
   const t = new Float64Array(capacity)
   t.set(c.t.subarray(0, c.length))
   c.t = t
-  c.cols = c.cols.map((col) => {
-    const next = new Float64Array(capacity)
-    next.set(col.subarray(0, c.length))
-    return next
-  })
+  c.cols = c.cols.map((col) => resized(col, capacity, c.length))
 }
 
 /** The input as strictly increasing times, the last of equal times winning. */
@@ -74,17 +97,26 @@ const normalize = (t: ArrayLike<number>, cols: ReadonlyArray<ArrayLike<number>>)
 const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArray<ArrayLike<number>>; n: number }) => {
   const { t, cols, n } = input
   if (n === 0) return
+  // A float32 column that is written a value float32 cannot hold exactly becomes float64 first.
+  cols.forEach((col, j) => {
+    const stored = c.cols[j] as Column
+    if (stored instanceof Float32Array && !float32Exact(col)) c.cols[j] = resized(stored, c.t.length, c.length, true)
+  })
   if (c.length === 0 || (t[0] as number) > (c.t[c.length - 1] as number)) {
     grow(c, c.length + n)
     c.t.set(t, c.length)
     cols.forEach((col, j) => {
-      ;(c.cols[j] as Float64Array).set(col, c.length)
+      ;(c.cols[j] as Column).set(col, c.length)
     })
     c.length += n
     return
   }
   // Merge: stored rows and input rows in time order, the input replacing stored rows at equal times.
-  const merged = newColumns(c.cols.length, c.length + n)
+  const merged: Columns = {
+    t: new Float64Array(c.length + n),
+    cols: c.cols.map((col) => newColumn(col instanceof Float32Array, c.length + n)),
+    length: 0
+  }
   let i = 0
   let k = 0
   let m = 0
@@ -93,14 +125,12 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
     const ti = k < n ? (t[k] as number) : Number.POSITIVE_INFINITY
     if (ti <= ts) {
       merged.t[m] = ti
-      for (let j = 0; j < cols.length; j++)
-        (merged.cols[j] as Float64Array)[m] = (cols[j] as ArrayLike<number>)[k] as number
+      for (let j = 0; j < cols.length; j++) (merged.cols[j] as Column)[m] = (cols[j] as ArrayLike<number>)[k] as number
       k++
       if (ti === ts) i++
     } else {
       merged.t[m] = ts
-      for (let j = 0; j < c.cols.length; j++)
-        (merged.cols[j] as Float64Array)[m] = (c.cols[j] as Float64Array)[i] as number
+      for (let j = 0; j < c.cols.length; j++) (merged.cols[j] as Column)[m] = (c.cols[j] as Column)[i] as number
       i++
     }
     m++
@@ -120,7 +150,8 @@ const toSeries = <K extends SeriesKind>(
 ): Series<K> => {
   const out: Record<string, unknown> = { kind, assetId, venue, t: c.t.slice(from, to) }
   SeriesColumns[kind].forEach((name, j) => {
-    out[name] = (c.cols[j] as Float64Array).slice(from, to)
+    const col = c.cols[j] as Column
+    out[name] = col instanceof Float64Array ? col.slice(from, to) : new Float64Array(col.subarray(from, to))
   })
   return out as Series<K>
 }
@@ -136,8 +167,8 @@ const trimColumns = (c: Columns, cutoffMs: number): number => {
   // A day of 15-minute rows of headroom (growing later copies as usual): a trimmed series is short, and the
   // usual 1,024 rows would nearly double it.
   const capacity = rest === 0 ? 0 : rest + Math.max(96, rest >>> 4)
-  const shrink = (col: Float64Array) => {
-    const next = new Float64Array(capacity)
+  const shrink = <C extends Column>(col: C): C => {
+    const next = (col instanceof Float32Array ? new Float32Array(capacity) : new Float64Array(capacity)) as C
     next.set(col.subarray(k, c.length))
     return next
   }
@@ -155,6 +186,8 @@ export type MemoryMarketStore = MarketStore["Service"] & {
    * read (see the simulated feed in `infra/src/Planes.ts`).
    */
   readonly trim: (kind: SeriesKind, assetId: string, cutoffMs: number, venues?: ReadonlyArray<string>) => number
+  /** Bytes the stored series' arrays take (capacity, not only the rows used): for measurements and tests. */
+  readonly bytes: () => number
 }
 
 /** A fresh, empty in-memory market store. */
@@ -201,6 +234,15 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
   }
 
   return {
+    bytes: () => {
+      let n = 0
+      for (const byAsset of data.values()) {
+        for (const byVenue of byAsset.values()) {
+          for (const c of byVenue.values()) n += c.t.byteLength + c.cols.reduce((m, col) => m + col.byteLength, 0)
+        }
+      }
+      return n
+    },
     trim: (kind, assetId, cutoffMs, venues) => {
       revision++
       let dropped = 0
@@ -261,7 +303,7 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
           byAsset.set(s.assetId, byVenue)
           let c = byVenue.get(s.venue)
           if (c === undefined) {
-            c = newColumns(names.length, 0)
+            c = { t: new Float64Array(0), cols: cols.map((col) => newColumn(float32Exact(col), 0)), length: 0 }
             byVenue.set(s.venue, c)
           }
           writeInto(c, normalize(s.t, cols))
