@@ -36,10 +36,19 @@ import { type AssetProfile, AssetProfiles, type VenueProfile, VenueProfiles } fr
 import { Rng } from "./Random.ts"
 
 /**
+ * Every value the generator writes into a series, but funding rates, is rounded to the nearest float32
+ * (`Math.fround`): about seven significant digits, as venues print them, which lets the memory store keep the
+ * columns in four bytes a value (it narrows only columns whose every value is exactly a float32). Funding rates
+ * stay float64: a settlement at exactly the 0.01 % interest rate must print as 0.0001, which float32 cannot hold.
+ * The model itself runs in float64.
+ */
+const f32 = Math.fround
+
+/**
  * The generator's version: bumped whenever the same seed would generate different data (a kept history of
  * another version is regenerated, see `History.ts`).
  */
-export const SIMULATED_CRYPTO_VERSION = 1
+export const SIMULATED_CRYPTO_VERSION = 2
 
 const STEPS_PER_YEAR = 365 * 96
 const EIGHT_HOURS_MS = 8 * HOUR_MS
@@ -331,21 +340,21 @@ class VenueSim {
       const i = sink.barRows++
       const b = sink.bars
       b.t[i] = tOpen
-      b.open[i] = open
-      b.high[i] = high
-      b.low[i] = low
-      b.close[i] = close
-      b.volume[i] = turnoverUsd / close
+      b.open[i] = f32(open)
+      b.high[i] = f32(high)
+      b.low[i] = f32(low)
+      b.close[i] = f32(close)
+      b.volume[i] = f32(turnoverUsd / close)
     }
     if (dense) {
       const j = sink.denseRows++
       const m = sink.bookMetrics
       m.t[j] = tClose
-      m.mid[j] = close
-      m.spreadPct[j] = spreadPct
-      m.imbalance[j] = imbalance
-      m.bidDepthUsd[j] = this.book.bidDepthUsd
-      m.askDepthUsd[j] = this.book.askDepthUsd
+      m.mid[j] = f32(close)
+      m.spreadPct[j] = f32(spreadPct)
+      m.imbalance[j] = f32(imbalance)
+      m.bidDepthUsd[j] = f32(this.book.bidDepthUsd)
+      m.askDepthUsd[j] = f32(this.book.askDepthUsd)
     }
     if (!this.perp) return
 
@@ -355,15 +364,15 @@ class VenueSim {
       const j = sink.denseRows - 1
       const mi = sink.markIndex as Series<"markIndex">
       mi.t[j] = tClose
-      mi.mark[j] = mark
-      mi.index[j] = index
+      mi.mark[j] = f32(mark)
+      mi.index[j] = f32(index)
       const oi = sink.openInterest as Series<"openInterest">
       oi.t[j] = tClose
-      oi.oiUsd[j] = this.oiUsd
+      oi.oiUsd[j] = f32(this.oiUsd)
       const f = sink.takerFlow as Series<"takerFlow">
       f.t[j] = tOpen
-      f.buyUsd[j] = turnoverUsd * buyShare
-      f.sellUsd[j] = turnoverUsd * (1 - buyShare)
+      f.buyUsd[j] = f32(turnoverUsd * buyShare)
+      f.sellUsd[j] = f32(turnoverUsd * (1 - buyShare))
     }
 
     // Funding: the premium (basis) plus the interest term clamped around it, averaged over the interval.
@@ -373,6 +382,7 @@ class VenueSim {
     this.fundingCount++
     if (tClose % this.intervalMs === 0) {
       sink.funding.t.push(tClose)
+      // Not rounded: a settlement at exactly the interest rate prints as 0.0001, which float32 cannot hold.
       sink.funding.rate.push((this.fundingSum / this.fundingCount) * (this.intervalMs / EIGHT_HOURS_MS))
       sink.funding.intervalMs.push(this.intervalMs)
       this.fundingSum = 0
@@ -401,15 +411,15 @@ class VenueSim {
         if (at <= last) continue
         last = at
         sink.liquidations.t.push(tOpen + at)
-        sink.liquidations.longUsd.push(longUsd)
-        sink.liquidations.shortUsd.push(shortUsd)
+        sink.liquidations.longUsd.push(f32(longUsd))
+        sink.liquidations.shortUsd.push(f32(shortUsd))
       }
     } else if (rng.next() < 0.04) {
       const usd = this.oiUsd * 0.00003 * Math.exp(rng.noise())
       const long = rng.next() < 0.5
       sink.liquidations.t.push(tOpen + Math.floor(rng.next() * BAR_MS))
-      sink.liquidations.longUsd.push(long ? usd : 0)
-      sink.liquidations.shortUsd.push(long ? 0 : usd)
+      sink.liquidations.longUsd.push(long ? f32(usd) : 0)
+      sink.liquidations.shortUsd.push(long ? 0 : f32(usd))
     }
   }
 
