@@ -233,6 +233,12 @@ describe("simulated crypto history kept on disk", () => {
           ["funding", [1, 7, 9]]
         ]
       )
+      // Float32-exact columns are kept in four bytes a value, the others in eight; no value changes.
+      const [bars, funding] = decoded.asset.series as unknown as Array<Record<string, ArrayLike<number>>>
+      assert.instanceOf(bars?.close, Float32Array)
+      assert.deepStrictEqual(Array.from(bars?.close ?? []), Array.from(t))
+      assert.instanceOf(funding?.rate, Float64Array)
+      assert.deepStrictEqual(Array.from(funding?.rate ?? []), [0.1, 0.2, 0.3])
     }
     const reason = (b: Uint8Array, e = expected) => {
       const d = decodeSegment(b, e)

@@ -210,7 +210,8 @@ const DENSE_KINDS: ReadonlySet<string> = new Set(["markIndex", "openInterest", "
 /** Rows `from..to` of a series (views, no copy). */
 const sliceSeries = (s: KeptSeries, from: number, to: number): KeptSeries => {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(s)) out[k] = v instanceof Float64Array ? v.subarray(from, to) : v
+  for (const [k, v] of Object.entries(s))
+    out[k] = v instanceof Float64Array || v instanceof Float32Array ? v.subarray(from, to) : v
   return out as unknown as KeptSeries
 }
 
@@ -350,6 +351,8 @@ export const backfill = (
       let kept: KeptAsset | undefined
       if (history !== undefined && groups !== undefined) {
         const planned = groups.kept.get(i)
+        // Held only until used: the file's bytes go once the store has copied them.
+        groups.kept.delete(i)
         const why = groups.fresh.get(i)
         const result =
           planned !== undefined

@@ -8,8 +8,10 @@
  *
  * A segment is little-endian binary: the magic `MDSIMSG1`, a u32 header length and a JSON header (the history's
  * identity, the asset, the step the state was saved after, the series it holds), zero padding to 8 bytes, then
- * float64 values (the state, then each series' columns; a series on the 15-minute grid stores no time column,
- * only its first time), then a CRC-32 of everything before it and the magic `MDSE`. It is written to a temporary
+ * the values: float64 first (the state, then per series its times, unless it is on the 15-minute grid, when
+ * its first time is in the header, and its columns that are not float32-exact), then the float32 columns (every
+ * value exactly a float32, as the simulated generator emits them: no value is ever rounded here), zero padding
+ * to 8 bytes, then a CRC-32 of everything before it and the magic `MDSE`. It is written to a temporary
  * name and renamed, so a reader sees the old file or the new one, never half of one; a file that does not parse,
  * whose lengths or checksum do not add up, or whose identity is not the history's is reported invalid and the
  * feed regenerates that asset (with a log line). Nothing is fsynced: a file torn by a power cut fails its
@@ -59,6 +61,8 @@ interface SeriesHeader {
   readonly rows: number
   /** The first time of a series on the 15-minute grid (`t[i] = gridFromMs + i * BAR_MS`); absent: a time column. */
   readonly gridFromMs?: number
+  /** Per value column, whether it is kept as float32 (every value exactly a float32); absent: none. */
+  readonly narrow?: ReadonlyArray<boolean>
 }
 
 interface SegmentHeader extends HistoryIdentity {
@@ -95,14 +99,26 @@ const columnsOf = (s: KeptSeries): ReadonlyArray<ArrayLike<number>> => {
   return (SeriesColumns[s.kind] as ReadonlyArray<string>).map((name) => record[name] as ArrayLike<number>)
 }
 
+/** Whether every value is exactly a float32 (NaN included): such a column is kept in four bytes a value. */
+const float32Exact = (values: ArrayLike<number>): boolean => {
+  if (values instanceof Float32Array) return true
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number
+    if (Math.fround(v) !== v && !Number.isNaN(v)) return false
+  }
+  return true
+}
+
 /** The bytes of a segment. */
 export const encodeSegment = (identity: HistoryIdentity, genesisMs: number, asset: KeptAsset): Uint8Array => {
   const series = asset.series.filter((s) => s.t.length > 0)
-  const headers: Array<SeriesHeader> = series.map((s) =>
-    onGrid(s.t)
-      ? { kind: s.kind, venue: s.venue, rows: s.t.length, gridFromMs: s.t[0] as number }
-      : { kind: s.kind, venue: s.venue, rows: s.t.length }
-  )
+  const headers: Array<SeriesHeader> = series.map((s) => ({
+    kind: s.kind,
+    venue: s.venue,
+    rows: s.t.length,
+    ...(onGrid(s.t) ? { gridFromMs: s.t[0] as number } : {}),
+    narrow: columnsOf(s).map(float32Exact)
+  }))
   const header: SegmentHeader = {
     format: HISTORY_FORMAT,
     ...identity,
@@ -114,30 +130,53 @@ export const encodeSegment = (identity: HistoryIdentity, genesisMs: number, asse
   }
   const json = new TextEncoder().encode(JSON.stringify(header))
   const bodyAt = Math.ceil((12 + json.length) / 8) * 8
-  let values = asset.state.length
-  series.forEach((s, i) => {
-    values += s.t.length * ((headers[i]?.gridFromMs === undefined ? 1 : 0) + SeriesColumns[s.kind].length)
-  })
-  const bytes = new Uint8Array(bodyAt + values * 8 + 8)
+  const { wide, narrow } = sizesOf(header)
+  const end = bodyAt + wide * 8 + narrow * 4
+  const bytes = new Uint8Array(Math.ceil(end / 8) * 8 + 8)
   const view = new DataView(bytes.buffer)
   bytes.set(new TextEncoder().encode(MAGIC), 0)
   view.setUint32(8, json.length, true)
   bytes.set(json, 12)
-  const body = new Float64Array(bytes.buffer, bodyAt, values)
-  let at = 0
-  const put = (col: ArrayLike<number>) => {
-    body.set(col, at)
-    at += col.length
+  // Float64 values first (state, times, columns that need them), then the float32 columns.
+  const body64 = new Float64Array(bytes.buffer, bodyAt, wide)
+  const body32 = new Float32Array(bytes.buffer, bodyAt + wide * 8, narrow)
+  let at64 = 0
+  let at32 = 0
+  const put = (col: ArrayLike<number>, narrowed: boolean) => {
+    if (narrowed) {
+      body32.set(col, at32)
+      at32 += col.length
+    } else {
+      body64.set(col, at64)
+      at64 += col.length
+    }
   }
-  put(asset.state)
+  put(asset.state, false)
   series.forEach((s, i) => {
-    if (headers[i]?.gridFromMs === undefined) put(s.t)
-    for (const col of columnsOf(s)) put(col)
+    const h = headers[i] as SeriesHeader
+    if (h.gridFromMs === undefined) put(s.t, false)
+    columnsOf(s).forEach((col, j) => {
+      put(col, h.narrow?.[j] === true)
+    })
   })
-  const end = bodyAt + values * 8
-  view.setUint32(end, crc32(bytes.subarray(0, end)), true)
-  view.setUint32(end + 4, TRAILER_MAGIC, true)
+  const crcAt = bytes.length - 8
+  view.setUint32(crcAt, crc32(bytes.subarray(0, crcAt)), true)
+  view.setUint32(crcAt + 4, TRAILER_MAGIC, true)
   return bytes
+}
+
+/** How many float64 and float32 values a segment's body holds. */
+const sizesOf = (header: SegmentHeader): { wide: number; narrow: number } => {
+  let wide = header.stateLength
+  let narrow = 0
+  for (const s of header.series) {
+    if (s.gridFromMs === undefined) wide += s.rows
+    SeriesColumns[s.kind].forEach((_, j) => {
+      if (s.narrow?.[j] === true) narrow += s.rows
+      else wide += s.rows
+    })
+  }
+  return { wide, narrow }
 }
 
 const isIdentity = (h: Partial<HistoryIdentity>, identity: HistoryIdentity) =>
@@ -145,7 +184,8 @@ const isIdentity = (h: Partial<HistoryIdentity>, identity: HistoryIdentity) =>
 
 /**
  * A segment's content, or why it cannot be used: bad magic, a header that does not parse, lengths that do not
- * add up, a checksum mismatch, or another history's identity, genesis or asset.
+ * add up, a checksum mismatch, or another history's identity, genesis or asset. Columns are views on `bytes`
+ * (float32 columns as `Float32Array`s).
  */
 export const decodeSegment = (
   bytes: Uint8Array,
@@ -173,33 +213,46 @@ export const decodeSegment = (
   if (!Number.isSafeInteger(header.stateLength) || header.stateLength < 0) return { reason: "bad state length" }
   if (!Array.isArray(header.series)) return { reason: "bad series list" }
   const list: ReadonlyArray<SeriesHeader> = header.series
-  const bodyAt = Math.ceil((12 + jsonLength) / 8) * 8
-  let values = header.stateLength
   for (const s of list) {
-    if (!SeriesKinds.includes(s.kind) || typeof s.venue !== "string" || !Number.isSafeInteger(s.rows) || s.rows < 0) {
+    if (
+      !SeriesKinds.includes(s.kind) ||
+      typeof s.venue !== "string" ||
+      !Number.isSafeInteger(s.rows) ||
+      s.rows < 0 ||
+      (s.narrow !== undefined && (!Array.isArray(s.narrow) || s.narrow.length !== SeriesColumns[s.kind].length))
+    ) {
       return { reason: "bad series header" }
     }
-    values += s.rows * ((s.gridFromMs === undefined ? 1 : 0) + SeriesColumns[s.kind].length)
   }
-  if (bodyAt + values * 8 + 8 !== bytes.length) return { reason: "lengths do not add up" }
-  // Aligned float64 views when the buffer allows, else one aligned copy.
+  const bodyAt = Math.ceil((12 + jsonLength) / 8) * 8
+  const { wide, narrow } = sizesOf(header)
+  if (Math.ceil((bodyAt + wide * 8 + narrow * 4) / 8) * 8 + 8 !== bytes.length)
+    return { reason: "lengths do not add up" }
+  // Aligned views when the buffer allows, else one aligned copy.
   const aligned = (bytes.byteOffset + bodyAt) % 8 === 0 ? bytes : bytes.slice()
-  const body = new Float64Array(aligned.buffer, aligned.byteOffset + bodyAt, values)
-  let at = 0
-  const take = (n: number) => {
-    const out = body.subarray(at, at + n)
-    at += n
-    return out
+  const body64 = new Float64Array(aligned.buffer, aligned.byteOffset + bodyAt, wide)
+  const body32 = new Float32Array(aligned.buffer, aligned.byteOffset + bodyAt + wide * 8, narrow)
+  let at64 = 0
+  let at32 = 0
+  const take = (n: number, narrowed: boolean): Float64Array | Float32Array => {
+    if (narrowed) {
+      at32 += n
+      return body32.subarray(at32 - n, at32)
+    }
+    at64 += n
+    return body64.subarray(at64 - n, at64)
   }
-  const state = Float64Array.from(take(header.stateLength))
+  const state = Float64Array.from(take(header.stateLength, false))
   const series: Array<KeptSeries> = []
   for (const s of list) {
     const t =
       s.gridFromMs === undefined
-        ? take(s.rows)
+        ? take(s.rows, false)
         : Float64Array.from({ length: s.rows }, (_, i) => (s.gridFromMs as number) + i * BAR_MS)
     const out: Record<string, unknown> = { kind: s.kind, assetId: header.assetId, venue: s.venue, t }
-    for (const name of SeriesColumns[s.kind]) out[name] = take(s.rows)
+    SeriesColumns[s.kind].forEach((name, j) => {
+      out[name] = take(s.rows, s.narrow?.[j] === true)
+    })
     series.push(out as unknown as KeptSeries)
   }
   return { asset: { assetId: header.assetId, step: header.step, state, series } }
