@@ -39,6 +39,8 @@ export const e2eFiles = [
   "adapters/postgres/test/EquityUniverseReal.test.ts",
   "embedded/test/Embedded.test.ts",
   "infra/test/ProgressivePlanes.test.ts",
+  // The simulated history kept in an embedded data folder: two progressive starts of the registry's market.
+  "infra/test/KeptSimulatedHistory.test.ts",
   // Bulk archives on memory, PGlite (a database per test) and PostgreSQL; an ingest process killed mid-archive.
   "infra/test/BulkIngest.test.ts",
   "infra/test/BulkWorker.test.ts",
