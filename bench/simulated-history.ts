@@ -7,6 +7,7 @@
  * warm-up (after a full garbage collection) `process.memoryUsage()`: RSS, V8 heap, array buffers, and the
  * market store's own array bytes. The account and equity stores are in memory (PGlite's own cost is the
  * startup bench's, `BENCH_ONLY=startup`); the data folder is a temporary one, deleted at the end.
+ * `BENCH_PHASES=fresh` runs the fresh phase only.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
@@ -20,6 +21,7 @@ const MB = 1024 * 1024
 
 interface Phase {
   readonly assets: number
+  readonly firstReadyMs: number
   readonly first200Ms: number
   readonly warmMs: number
   readonly cpuMs: number
@@ -27,6 +29,8 @@ interface Phase {
   readonly keptAssets: number
   readonly keptReadMb: number
   readonly keptWrittenMb: number
+  readonly keptReadMs: number
+  readonly keptWriteMs: number
   readonly rssMb: number
   readonly heapUsedMb: number
   readonly arrayBuffersMb: number
@@ -62,10 +66,12 @@ const phase = async (dir: string): Promise<Phase> => {
         const opened = yield* openPlanes(config, yield* openStores({ ...config, store: { _tag: "Memory" } }), {
           progressive: true
         })
+        let firstReadyMs = Number.NaN
         let first200Ms = Number.NaN
         for (;;) {
           const missing = opened.missing()
           const ready = Number(/(\d+) of \d+ assets ready/.exec(missing[0] ?? "")?.[1] ?? 0)
+          if (Number.isNaN(firstReadyMs) && (ready >= 1 || missing.length === 0)) firstReadyMs = performance.now() - t0
           if (Number.isNaN(first200Ms) && (ready >= 200 || missing.length === 0)) first200Ms = performance.now() - t0
           if (missing.length === 0) break
           yield* Effect.sleep(20)
@@ -78,6 +84,7 @@ const phase = async (dir: string): Promise<Phase> => {
         const store = opened.market as { bytes?: () => number }
         return {
           assets: report?.assets ?? 0,
+          firstReadyMs: Math.round(firstReadyMs),
           first200Ms: Math.round(first200Ms),
           warmMs: Math.round(warmMs),
           cpuMs: Math.round((cpu.user + cpu.system) / 1000),
@@ -85,6 +92,8 @@ const phase = async (dir: string): Promise<Phase> => {
           keptAssets: report?.keptAssets ?? 0,
           keptReadMb: Math.round((report?.historyBytesRead ?? 0) / MB),
           keptWrittenMb: Math.round((report?.historyBytesWritten ?? 0) / MB),
+          keptReadMs: report?.historyReadMs ?? 0,
+          keptWriteMs: report?.historyWriteMs ?? 0,
           rssMb: Math.round(memory.rss / MB),
           heapUsedMb: Math.round(memory.heapUsed / MB),
           arrayBuffersMb: Math.round(memory.arrayBuffers / MB),
@@ -101,7 +110,8 @@ if (process.argv[2] === "--phase") {
 } else {
   const dir = mkdtempSync(join(tmpdir(), "md-simhistory-bench-"))
   try {
-    for (const name of ["fresh", "reopened"]) {
+    // BENCH_PHASES=fresh measures only the fresh folder.
+    for (const name of process.env.BENCH_PHASES === "fresh" ? ["fresh"] : ["fresh", "reopened"]) {
       // `npm start`'s Node flags, and --expose-gc for a measurement after a full collection.
       const out = execFileSync(
         process.execPath,
@@ -110,10 +120,11 @@ if (process.argv[2] === "--phase") {
       )
       const p = JSON.parse(out.trim().split("\n").at(-1) as string) as Phase
       process.stdout.write(
-        `simulated history, ${name.padEnd(8)}: ${p.assets} assets; first 200 ready ${p.first200Ms} ms, all warm ${p.warmMs} ms, ${p.cpuMs} ms CPU; ${p.generatedSteps} asset-steps generated, ${p.keptAssets} assets read back (${p.keptReadMb} MB read, ${p.keptWrittenMb} MB written); after warm-up RSS ${p.rssMb} MB, heap ${p.heapUsedMb} MB, array buffers ${p.arrayBuffersMb} MB (market store ${p.storeArraysMb ?? "?"} MB)\n`
+        `simulated history, ${name.padEnd(8)}: ${p.assets} assets; first asset ready (Bitcoin) ${p.firstReadyMs} ms, 200 ready ${p.first200Ms} ms, all warm ${p.warmMs} ms, ${p.cpuMs} ms CPU; ${p.generatedSteps} asset-steps generated, ${p.keptAssets} assets read back (${p.keptReadMb} MB read in ${p.keptReadMs} ms, ${p.keptWrittenMb} MB written in ${p.keptWriteMs} ms); after warm-up RSS ${p.rssMb} MB, heap ${p.heapUsedMb} MB, array buffers ${p.arrayBuffersMb} MB (market store ${p.storeArraysMb ?? "?"} MB)\n`
       )
     }
-    process.stdout.write(`kept history folder: ${Math.round(folderMb(join(dir, SIMULATED_HISTORY_FOLDER)))} MB\n`)
+    const kept = join(dir, SIMULATED_HISTORY_FOLDER)
+    process.stdout.write(`kept history folder: ${Math.round(folderMb(kept))} MB in ${readdirSync(kept).length} files\n`)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -92,6 +92,9 @@ export interface BackfillReport {
   /** Bytes of kept history read and written. */
   readonly historyBytesRead: number
   readonly historyBytesWritten: number
+  /** Wall time (ms) spent reading and checking kept segments, and writing them. */
+  readonly historyReadMs: number
+  readonly historyWriteMs: number
 }
 
 export interface SimulatedCrypto {
@@ -325,7 +328,7 @@ export const backfill = (
   sim: Simulation,
   nowMs: number,
   afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>,
-  history?: SimulatedHistoryStore
+  keptIn?: SimulatedHistoryStore
 ): Effect.Effect<BackfillReport, never, MarketStore> =>
   Effect.gen(function* () {
     const store = yield* MarketStore
@@ -342,7 +345,13 @@ export const backfill = (
     let keptAssets = 0
     let historyBytesRead = 0
     let historyBytesWritten = 0
-    const groups = history === undefined || run.start !== 0 ? undefined : planPegGroups(sim, history, steps)
+    let historyReadMs = 0
+    let historyWriteMs = 0
+    // A kept history covers a simulation from its genesis: a backfill that does not start there keeps nothing.
+    const history = run.start === 0 ? keptIn : undefined
+    const planStarted = performance.now()
+    const groups = history === undefined ? undefined : planPegGroups(sim, history, steps)
+    historyReadMs += performance.now() - planStarted
     yield* Effect.logInfo(
       `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}${history === undefined ? "" : ` (kept history in ${history.dir})`}`
     )
@@ -350,6 +359,7 @@ export const backfill = (
       const asset = assets[i] as CryptoAsset
       let kept: KeptAsset | undefined
       if (history !== undefined && groups !== undefined) {
+        const readStarted = performance.now()
         const planned = groups.kept.get(i)
         // Held only until used: the file's bytes go once the store has copied them.
         groups.kept.delete(i)
@@ -360,6 +370,7 @@ export const backfill = (
             : why !== undefined
               ? ({ _tag: "Invalid", reason: why } as const)
               : loadUsable(sim, history, i, steps)
+        historyReadMs += performance.now() - readStarted
         if (result._tag === "Loaded") {
           kept = result.asset
           keptAssets++
@@ -383,12 +394,14 @@ export const backfill = (
       rows += seriesRows(batches)
       yield* store.write(batches)
       if (history !== undefined && (kept === undefined || kept.step < endStep)) {
+        const writeStarted = performance.now()
         historyBytesWritten += history.save({
           assetId: asset.id,
           step: endStep,
           state: sim.assetState(i),
           series: batches
         })
+        historyWriteMs += performance.now() - writeStarted
       }
       if (afterAsset !== undefined) {
         // The asset is complete: what the end of the backfill writes for every venue, written now for its own.
@@ -428,7 +441,7 @@ export const backfill = (
     const cpu = process.cpuUsage(cpuStarted)
     const cpuMs = (cpu.user + cpu.system) / 1000
     yield* Effect.logInfo(
-      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history, ${generatedSteps} asset-steps generated`}`
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
     )
     return {
       fromMs: sim.openOf(run.start),
@@ -442,7 +455,9 @@ export const backfill = (
       generatedSteps,
       keptAssets,
       historyBytesRead,
-      historyBytesWritten
+      historyBytesWritten,
+      historyReadMs: Math.round(historyReadMs),
+      historyWriteMs: Math.round(historyWriteMs)
     }
   })
 
