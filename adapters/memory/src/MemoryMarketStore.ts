@@ -8,12 +8,14 @@
  * is a `Float32Array` while every value written to it is exactly a float32 (checked value by value, so nothing
  * is ever rounded: a live venue's prices are not, and stay `Float64Array`; the simulated feed emits
  * float32-exact values on purpose and takes half the memory), widened to `Float64Array` by the first write that
- * is not. Reads answer `Float64Array`s either way. The first write into an empty series allocates exactly what
+ * is not. A series whose rows step by exactly 15 minutes (bars and the other per-bar series) keeps no time
+ * column, only its first time, until a write leaves the grid. Reads answer `Float64Array`s either way. The first write into an empty series allocates exactly what
  * it holds (a backfill leaves no unused headroom); appends then grow by about a day of 15-minute rows (96) or
  * 1/256 of the series, whichever is more, so a year-long series copies itself about once a day of ticks.
  */
 import {
   type AnySeriesInput,
+  BAR_MS,
   type BookSnapshot,
   type FundingState,
   lowerBound,
@@ -31,11 +33,56 @@ import { Effect, Layer } from "effect"
 /** A value column: float32 while every value in it is exactly a float32, else float64. */
 type Column = Float32Array | Float64Array
 
-/** One venue's stored series: `length` used rows of capacity `t.length`. */
+/** One venue's stored series: `length` used rows of capacity `cols[j].length`. */
 interface Columns {
+  /** The times, while the series is not on the grid (else empty). */
   t: Float64Array
+  /**
+   * While every row is on the 15-minute grid from this time (`t[i] = grid + i * BAR_MS`, as bars and the other
+   * per-bar series are): no time column is kept.
+   */
+  grid: number | undefined
   cols: Array<Column>
   length: number
+}
+
+const NO_TIMES = new Float64Array(0)
+
+/** Rows the series can hold without growing (every kind has at least one value column). */
+const capacityOf = (c: Columns): number => (c.cols[0] as Column).length
+
+const timeAt = (c: Columns, i: number): number => (c.grid === undefined ? (c.t[i] as number) : c.grid + i * BAR_MS)
+
+/** The first row in `[lo, hi)` at or after `ms`, else `hi` (`lowerBound` on the times, kept or implied). */
+const boundOf = (c: Columns, ms: number, lo: number, hi: number): number => {
+  if (c.grid === undefined) return lowerBound(c.t, ms, lo, hi)
+  const i = Math.ceil((ms - c.grid) / BAR_MS)
+  // As lowerBound answers for a NaN bound (no time is below it).
+  return Number.isNaN(i) ? lo : Math.min(hi, Math.max(lo, i))
+}
+
+/** Rows `from..to` of the times, as a new array. */
+const timesOf = (c: Columns, from: number, to: number): Float64Array => {
+  if (c.grid === undefined) return c.t.slice(from, to)
+  const out = new Float64Array(to - from)
+  for (let i = 0; i < out.length; i++) out[i] = c.grid + (from + i) * BAR_MS
+  return out
+}
+
+/** Whether `n` input times step by exactly 15 minutes. */
+const onGrid = (t: ArrayLike<number>, n: number): boolean => {
+  const first = t[0] as number
+  for (let i = 1; i < n; i++) if (t[i] !== first + i * BAR_MS) return false
+  return n > 0
+}
+
+/** Keeps the times in a column again (a write that leaves the grid). */
+const materialize = (c: Columns) => {
+  if (c.grid === undefined) return
+  const t = new Float64Array(capacityOf(c))
+  for (let i = 0; i < c.length; i++) t[i] = c.grid + i * BAR_MS
+  c.t = t
+  c.grid = undefined
 }
 
 /** Whether every value of `values` is exactly a float32 (NaN included). */
@@ -60,13 +107,15 @@ const resized = (col: Column, capacity: number, length: number, widen = false): 
 }
 
 const grow = (c: Columns, needed: number) => {
-  if (needed <= c.t.length) return
+  if (needed <= capacityOf(c)) return
   // An empty series takes exactly what its first write holds (a backfill's year leaves no headroom); a series
   // that grows by appends gets about a day of 15-minute rows, or 1/256 of itself, of headroom.
   const capacity = c.length === 0 ? needed : needed + Math.max(96, needed >>> 8)
-  const t = new Float64Array(capacity)
-  t.set(c.t.subarray(0, c.length))
-  c.t = t
+  if (c.grid === undefined) {
+    const t = new Float64Array(capacity)
+    t.set(c.t.subarray(0, c.length))
+    c.t = t
+  }
   c.cols = c.cols.map((col) => resized(col, capacity, c.length))
 }
 
@@ -100,11 +149,17 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
   // A float32 column that is written a value float32 cannot hold exactly becomes float64 first.
   cols.forEach((col, j) => {
     const stored = c.cols[j] as Column
-    if (stored instanceof Float32Array && !float32Exact(col)) c.cols[j] = resized(stored, c.t.length, c.length, true)
+    if (stored instanceof Float32Array && !float32Exact(col)) c.cols[j] = resized(stored, capacityOf(c), c.length, true)
   })
-  if (c.length === 0 || (t[0] as number) > (c.t[c.length - 1] as number)) {
+  if (c.length === 0 || (t[0] as number) > timeAt(c, c.length - 1)) {
+    // An append: the series stays on (or starts) the grid when the input continues it, else keeps its times.
+    const continues = onGrid(t, n) && (c.length === 0 || (c.grid !== undefined && t[0] === c.grid + c.length * BAR_MS))
+    if (continues && c.length === 0) {
+      c.grid = t[0] as number
+      c.t = NO_TIMES
+    } else if (!continues) materialize(c)
     grow(c, c.length + n)
-    c.t.set(t, c.length)
+    if (c.grid === undefined) c.t.set(t, c.length)
     cols.forEach((col, j) => {
       ;(c.cols[j] as Column).set(col, c.length)
     })
@@ -112,8 +167,10 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
     return
   }
   // Merge: stored rows and input rows in time order, the input replacing stored rows at equal times.
+  materialize(c)
   const merged: Columns = {
     t: new Float64Array(c.length + n),
+    grid: undefined,
     cols: c.cols.map((col) => newColumn(col instanceof Float32Array, c.length + n)),
     length: 0
   }
@@ -138,6 +195,10 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
   c.t = merged.t
   c.cols = merged.cols
   c.length = m
+  if (onGrid(c.t, m)) {
+    c.grid = c.t[0] as number
+    c.t = NO_TIMES
+  }
 }
 
 const toSeries = <K extends SeriesKind>(
@@ -148,7 +209,7 @@ const toSeries = <K extends SeriesKind>(
   from: number,
   to: number
 ): Series<K> => {
-  const out: Record<string, unknown> = { kind, assetId, venue, t: c.t.slice(from, to) }
+  const out: Record<string, unknown> = { kind, assetId, venue, t: timesOf(c, from, to) }
   SeriesColumns[kind].forEach((name, j) => {
     const col = c.cols[j] as Column
     out[name] = col instanceof Float64Array ? col.slice(from, to) : new Float64Array(col.subarray(from, to))
@@ -161,7 +222,7 @@ const toSeries = <K extends SeriesKind>(
  * headroom), so the memory is given back, unlike `prune`, which keeps the capacity for the ticks to come.
  */
 const trimColumns = (c: Columns, cutoffMs: number): number => {
-  const k = lowerBound(c.t, cutoffMs, 0, c.length)
+  const k = boundOf(c, cutoffMs, 0, c.length)
   if (k === 0) return 0
   const rest = c.length - k
   // A day of 15-minute rows of headroom (growing later copies as usual): a trimmed series is short, and the
@@ -172,7 +233,8 @@ const trimColumns = (c: Columns, cutoffMs: number): number => {
     next.set(col.subarray(k, c.length))
     return next
   }
-  c.t = shrink(c.t)
+  if (c.grid === undefined) c.t = shrink(c.t)
+  else c.grid += k * BAR_MS
   c.cols = c.cols.map(shrink)
   c.length = rest
   return k
@@ -255,8 +317,8 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
       Effect.sync(() => {
         const out: Array<Series<K>> = []
         for (const [venue, c] of venuesOf(kind, q.assetId, q.venue)) {
-          const from = lowerBound(c.t, q.fromMs, 0, c.length)
-          const to = lowerBound(c.t, q.toMs, from, c.length)
+          const from = boundOf(c, q.fromMs, 0, c.length)
+          const to = boundOf(c, q.toMs, from, c.length)
           if (to > from) out.push(toSeries(kind, q.assetId, venue, c, from, to))
         }
         return out
@@ -268,7 +330,7 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
       Effect.sync(() => {
         const out: Array<Series<K>> = []
         for (const [venue, c] of venuesOf(kind, q.assetId, q.venue)) {
-          const to = q.atMs === undefined ? c.length : lowerBound(c.t, q.atMs + 1, 0, c.length)
+          const to = q.atMs === undefined ? c.length : boundOf(c, q.atMs + 1, 0, c.length)
           const from = Math.max(0, to - Math.max(0, Math.floor(q.n)))
           if (to > from) out.push(toSeries(kind, q.assetId, venue, c, from, to))
         }
@@ -281,8 +343,8 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
           .map(
             ([venue, c]): SeriesExtent => ({
               venue,
-              firstMs: c.t[0] as number,
-              lastMs: c.t[c.length - 1] as number,
+              firstMs: timeAt(c, 0),
+              lastMs: timeAt(c, c.length - 1),
               count: c.length
             })
           )
@@ -303,7 +365,12 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
           byAsset.set(s.assetId, byVenue)
           let c = byVenue.get(s.venue)
           if (c === undefined) {
-            c = { t: new Float64Array(0), cols: cols.map((col) => newColumn(float32Exact(col), 0)), length: 0 }
+            c = {
+              t: NO_TIMES,
+              grid: undefined,
+              cols: cols.map((col) => newColumn(float32Exact(col), 0)),
+              length: 0
+            }
             byVenue.set(s.venue, c)
           }
           writeInto(c, normalize(s.t, cols))
@@ -341,9 +408,10 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
         for (const byAsset of data.values()) {
           for (const byVenue of byAsset.values()) {
             for (const c of byVenue.values()) {
-              const k = lowerBound(c.t, cutoffMs, 0, c.length)
+              const k = boundOf(c, cutoffMs, 0, c.length)
               if (k === 0) continue
-              c.t.copyWithin(0, k, c.length)
+              if (c.grid === undefined) c.t.copyWithin(0, k, c.length)
+              else c.grid += k * BAR_MS
               for (const col of c.cols) col.copyWithin(0, k, c.length)
               c.length -= k
               deleted += k

@@ -1,6 +1,7 @@
 /**
  * The memory market store's column layout: a value column is float32 only while every value written to it is
- * exactly a float32, so nothing is ever rounded; a backfill-sized first write leaves no headroom.
+ * exactly a float32, so nothing is ever rounded; a series on the 15-minute grid keeps no time column until a
+ * write leaves the grid; a backfill-sized first write leaves no headroom.
  */
 import { BAR_MS } from "@market-data/core"
 import { Effect } from "effect"
@@ -31,8 +32,8 @@ describe("memory market store layout", () => {
   it("keeps float32-exact columns in 4 bytes a value and the first write without headroom", () => {
     const store = makeMemoryMarketStore()
     Effect.runSync(store.write([bars(0, 10_000, exact)]))
-    // Times in 8 bytes, five value columns in 4, exactly 10,000 rows.
-    expect(store.bytes()).toBe(10_000 * (8 + 5 * 4))
+    // On the 15-minute grid: no time column; five value columns in 4 bytes, exactly 10,000 rows.
+    expect(store.bytes()).toBe(10_000 * 5 * 4)
     const s = readAll(store)
     expect(s?.close).toBeInstanceOf(Float64Array)
     expect(s?.close[123]).toBe(exact(123))
@@ -42,7 +43,7 @@ describe("memory market store layout", () => {
   it("never rounds: values float32 cannot hold keep float64, and a column widens when one arrives", () => {
     const store = makeMemoryMarketStore()
     Effect.runSync(store.write([bars(0, 1_000, decimal)]))
-    expect(store.bytes()).toBe(1_000 * (8 + 5 * 8) - 1_000 * 4)
+    expect(store.bytes()).toBe(1_000 * (4 * 8 + 4))
     // volume (i % 7) is float32-exact, the prices are not.
     expect(readAll(store)?.close[17]).toBe(decimal(17))
 
@@ -66,11 +67,49 @@ describe("memory market store layout", () => {
     const store = makeMemoryMarketStore()
     Effect.runSync(store.write([bars(0, 35_000, exact)]))
     Effect.runSync(store.write([bars(35_000, 1, exact)]))
-    const rowBytes = 8 + 5 * 4
+    const rowBytes = 5 * 4
     expect(store.bytes()).toBe((35_001 + Math.max(96, 35_001 >>> 8)) * rowBytes)
     // A day of ticks fits the headroom without another copy.
     for (let i = 1; i < 96; i++) Effect.runSync(store.write([bars(35_000 + i, 1, exact)]))
     expect(store.bytes()).toBe((35_001 + Math.max(96, 35_001 >>> 8)) * rowBytes)
     expect(readAll(store)?.t.length).toBe(35_096)
+  })
+
+  it("keeps the times implied while on the grid, and exact through appends, merges, trims and prunes off it", () => {
+    const store = makeMemoryMarketStore()
+    const times = () => Array.from(readAll(store)?.t ?? [])
+    Effect.runSync(store.write([bars(10, 100, exact)]))
+    expect(store.bytes()).toBe(100 * 5 * 4)
+    // Trimmed and pruned on the grid, then continued by a tick: still no time column.
+    expect(store.trim("bars", "crypto:bitcoin", 20 * BAR_MS)).toBe(10)
+    expect(Effect.runSync(store.prune(30 * BAR_MS + 1))).toBe(11)
+    Effect.runSync(store.write([bars(110, 1, exact)]))
+    expect(times()).toEqual(Array.from({ length: 80 }, (_, i) => (31 + i) * BAR_MS))
+    expect(readAll(store)?.close[0]).toBe(exact(31))
+    // A read between grid points, and `latest` at a time inside a bar.
+    const window = Effect.runSync(
+      store.read("bars", { assetId: "crypto:bitcoin", fromMs: 40 * BAR_MS - 1, toMs: 42 * BAR_MS + 1 })
+    )[0]
+    expect(Array.from(window?.t ?? [])).toEqual([40, 41, 42].map((i) => i * BAR_MS))
+    const last = Effect.runSync(store.latest("bars", { assetId: "crypto:bitcoin", n: 2, atMs: 50 * BAR_MS + 5 }))[0]
+    expect(Array.from(last?.t ?? [])).toEqual([49, 50].map((i) => i * BAR_MS))
+    // A row off the grid: the times are kept from then on, all of them exact.
+    const off = { ...bars(0, 1, exact), t: [111 * BAR_MS + 7] }
+    Effect.runSync(store.write([off]))
+    expect(times().at(-1)).toBe(111 * BAR_MS + 7)
+    expect(times().at(-2)).toBe(110 * BAR_MS)
+    expect(times().length).toBe(81)
+    const [extent] = Effect.runSync(store.extent("bars", "crypto:bitcoin"))
+    expect(extent).toEqual({ venue: "binance", firstMs: 31 * BAR_MS, lastMs: 111 * BAR_MS + 7, count: 81 })
+    // A rewrite of the newest bar (as a live venue sends while the bar is open) merges, and the series stays
+    // on the grid: no time column, the widened price columns in 8 bytes (a merge allocates the rows of both).
+    const live = makeMemoryMarketStore()
+    Effect.runSync(live.write([bars(0, 10, exact)]))
+    Effect.runSync(live.write([bars(9, 1, decimal)]))
+    expect(live.bytes()).toBe(11 * (4 * 8 + 4))
+    const rewritten = Effect.runSync(live.read("bars", { assetId: "crypto:bitcoin", fromMs: 0, toMs: 1e15 }))[0]
+    expect(Array.from(rewritten?.t ?? [])).toEqual(Array.from({ length: 10 }, (_, i) => i * BAR_MS))
+    expect(rewritten?.close[9]).toBe(decimal(9))
+    expect(rewritten?.close[8]).toBe(exact(8))
   })
 })
