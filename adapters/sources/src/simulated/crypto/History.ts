@@ -165,6 +165,13 @@ export const encodeSegment = (identity: HistoryIdentity, genesisMs: number, asse
   return bytes
 }
 
+/** `rows` times 15 minutes apart from `fromMs`. */
+const gridTimes = (fromMs: number, rows: number): Float64Array => {
+  const t = new Float64Array(rows)
+  for (let i = 0; i < rows; i++) t[i] = fromMs + i * BAR_MS
+  return t
+}
+
 /** How many float64 and float32 values a segment's body holds. */
 const sizesOf = (header: SegmentHeader): { wide: number; narrow: number } => {
   let wide = header.stateLength
@@ -245,10 +252,7 @@ export const decodeSegment = (
   const state = Float64Array.from(take(header.stateLength, false))
   const series: Array<KeptSeries> = []
   for (const s of list) {
-    const t =
-      s.gridFromMs === undefined
-        ? take(s.rows, false)
-        : Float64Array.from({ length: s.rows }, (_, i) => (s.gridFromMs as number) + i * BAR_MS)
+    const t = s.gridFromMs === undefined ? take(s.rows, false) : gridTimes(s.gridFromMs, s.rows)
     const out: Record<string, unknown> = { kind: s.kind, assetId: header.assetId, venue: s.venue, t }
     SeriesColumns[s.kind].forEach((name, j) => {
       out[name] = take(s.rows, s.narrow?.[j] === true)
