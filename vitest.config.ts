@@ -18,7 +18,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, "test/faults/**", ...e2eFiles],
     // The suites run the five hand-made simulated companies (child processes and in-process services alike);
     // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
-    env: { MARKET_DATA_SIMULATED_COMPANIES: "0" },
+    // The suites run the small simulated universe and no generated companies (a server they start inherits it).
+    env: { MARKET_DATA_SIMULATED_COMPANIES: "0", MARKET_DATA_SIM_UNIVERSE: "registry" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Both cores: vitest's default is one worker fewer than the cores, which on a 2-core machine runs the files

@@ -10,7 +10,8 @@ export default defineConfig({
     include: ["test/faults/**/*.test.ts"],
     // The suites run the five hand-made simulated companies (child processes and in-process services alike);
     // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
-    env: { MARKET_DATA_SIMULATED_COMPANIES: "0" },
+    // The suites run the small simulated universe and no generated companies (a server they start inherits it).
+    env: { MARKET_DATA_SIMULATED_COMPANIES: "0", MARKET_DATA_SIM_UNIVERSE: "registry" },
     testTimeout: 240_000,
     hookTimeout: 120_000,
     // Each file starts its own server processes and database; two at a time on a 2-core machine.

@@ -33,9 +33,9 @@ export interface AppConfig {
   readonly seed: number
   /**
    * `MARKET_DATA_SIM_UNIVERSE`: the simulated crypto universe. `market`: the production-scale market of the
-   * simulated venues' listings (over 400 assets, `makeSimulatedUniverse`); `registry` (default): only the
-   * hand-written registry's 35 assets. `market` is opt-in until its memory (about 2 GB warm, target 1 GB) and its
-   * history kept in the store land (issue 16); absent (a configuration built in code) means `registry` too.
+   * simulated venues' listings (over 400 assets, `makeSimulatedUniverse`), the default of `serve`; `registry`: only
+   * the hand-written registry's 35 assets (the test suites' choice). Absent (a configuration built in code, as the
+   * embedded library builds it) means `registry`.
    */
   readonly simulatedUniverse?: "market" | "registry"
   /** How many generated companies the simulated equity plane has beside the hand-made five (0 to 999). */
@@ -96,7 +96,7 @@ const readConfig = Effect.gen(function* () {
   )
   const seed = yield* Config.Int("MARKET_DATA_SEED").pipe(Config.withDefault(20261123))
   const simulatedUniverse = yield* Config.Literals(["market", "registry"], "MARKET_DATA_SIM_UNIVERSE").pipe(
-    Config.withDefault("registry" as const)
+    Config.withDefault("market" as const)
   )
   const simulatedCompanies = yield* Config.Int("MARKET_DATA_SIMULATED_COMPANIES").pipe(
     Config.withDefault(DefaultSimulatedCompanies)

@@ -1,5 +1,5 @@
 /**
- * The simulated default at production scale (`MARKET_DATA_SIM_UNIVERSE=market`, opt-in until its memory target is met): the planes serve
+ * The simulated default at production scale (`MARKET_DATA_SIM_UNIVERSE=market`, the default of `serve`): the planes serve
  * the simulated venues' 400-odd assets (`makeSimulatedUniverse`), not the 35 of the hand-written registry, and
  * the market generated for them is the one served.
  */
@@ -40,11 +40,11 @@ const callDirectory = (handlers: ReadonlyMap<string, Handler>, name: string, par
   })
 
 describe("the simulated market at production scale", () => {
-  it.effect("is opt-in: the default is the registry's; MARKET_DATA_SIM_UNIVERSE=market picks the market", () =>
+  it.effect("is the default of serve; MARKET_DATA_SIM_UNIVERSE=registry picks the 35-asset registry", () =>
     Effect.gen(function* () {
       const read = (env: Record<string, string>) =>
         loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
-      assert.strictEqual((yield* read({})).simulatedUniverse, "registry")
+      assert.strictEqual((yield* read({})).simulatedUniverse, "market")
       assert.strictEqual((yield* read({ MARKET_DATA_SIM_UNIVERSE: "market" })).simulatedUniverse, "market")
       assert.strictEqual((yield* read({ MARKET_DATA_SIM_UNIVERSE: "registry" })).simulatedUniverse, "registry")
       const bad = yield* Effect.exit(read({ MARKET_DATA_SIM_UNIVERSE: "everything" }))
