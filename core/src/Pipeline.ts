@@ -20,7 +20,7 @@
  * Transports turn their wire format into an `ApiRequest` and an `Answer` back into their wire format; nothing
  * else. Every failure becomes an answer; the pipeline itself never fails.
  */
-import { Cause, Clock, Context, Effect, Layer } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
 import { clientAddress, type TrustedProxies } from "./ClientAddress.ts"
@@ -449,15 +449,29 @@ const internal: (op: OperationSpec, request: ApiRequest, nowMs: number) => Effec
  * record) when the store became unavailable under it, so that its own release failed too. Kept per store, by
  * API key, and retried before that key's next paid request (`retryPendingReleases`): a retry of the same
  * Idempotency-Key then finds its record free instead of `request_in_progress` until the lease (60 s) ends.
+ * One request of the key makes them (`retrying`); the key's other requests arriving meanwhile wait for it, so a
+ * retry of a released Idempotency-Key never meets its own record still in flight.
  * A release is guarded (`finish` with `Release` leaves a settled or released hold alone and frees the record
  * only while it is in flight under the ticket's token), so running one late never frees what was meanwhile
  * resolved: a settlement that did commit before the failure stored its answer, which then replays; a retry that
  * took over after the lease has its own token. Per process and bounded: what another instance or a crash leaves
  * behind still expires with its lease.
  */
-const pendingReleases = new WeakMap<object, Map<string, Array<Ticket>>>()
+interface KeyReleases {
+  /** The releases waiting, oldest first. */
+  tickets: Array<Ticket>
+  /** Completed when the request making this key's releases is done (failed with the store's failure). */
+  retrying: Deferred.Deferred<void> | undefined
+}
+const pendingReleases = new WeakMap<object, Map<string, KeyReleases>>()
+/** Keys with releases waiting or being made, over every store: 0 keeps `retryPendingReleases` a no-op. */
+let keysWithReleases = 0
 /** At most this many pending releases per API key (the oldest go first; their leases still free them). */
 const PENDING_RELEASES_PER_KEY = 64
+
+const keep = (entry: KeyReleases, tickets: Array<Ticket>): void => {
+  entry.tickets = tickets.length > PENDING_RELEASES_PER_KEY ? tickets.slice(-PENDING_RELEASES_PER_KEY) : tickets
+}
 
 const rememberRelease = (store: object, ticket: Ticket): void => {
   let byKey = pendingReleases.get(store)
@@ -465,45 +479,77 @@ const rememberRelease = (store: object, ticket: Ticket): void => {
     byKey = new Map()
     pendingReleases.set(store, byKey)
   }
-  const list = byKey.get(ticket.keyId) ?? []
-  list.push(ticket)
-  if (list.length > PENDING_RELEASES_PER_KEY) list.splice(0, list.length - PENDING_RELEASES_PER_KEY)
-  byKey.set(ticket.keyId, list)
+  let entry = byKey.get(ticket.keyId)
+  if (entry === undefined) {
+    entry = { tickets: [], retrying: undefined }
+    byKey.set(ticket.keyId, entry)
+    keysWithReleases++
+  }
+  entry.tickets.push(ticket)
+  keep(entry, entry.tickets)
 }
 
 /** How many releases are waiting for the money store `store`, for `keyId` (tests and diagnostics). */
 export const pendingReleaseCount = (store: object, keyId: string): number =>
-  pendingReleases.get(store)?.get(keyId)?.length ?? 0
+  pendingReleases.get(store)?.get(keyId)?.tickets.length ?? 0
+
+/** How many API keys, over every store of this process, have releases waiting or being made (diagnostics). */
+export const keysWithPendingReleases = (): number => keysWithReleases
 
 const RELEASE: FinishEnd = { _tag: "Release" }
 
 /**
- * Retries the releases waiting for `keyId` (see `pendingReleases`), oldest first. When the store is still
- * unavailable the rest stay waiting and the failure propagates (the request would fail on the store anyway).
+ * Makes the releases waiting for `keyId` (see `pendingReleases`) before the key's request goes on. Nothing
+ * waiting anywhere (the normal case): nothing allocated, nothing awaited. Otherwise the first request of the key
+ * makes them, oldest first, and the key's requests arriving meanwhile wait for it and then look again. When the
+ * store is still unavailable the rest stay waiting and the failure propagates to the request making them and to
+ * those waiting for it (each would fail on the store anyway).
  */
 const retryPendingReleases = (keyId: string): Effect.Effect<void, never, MoneyStore> =>
-  Effect.flatMap(MoneyStore, (money) => {
-    const byKey = pendingReleases.get(money)
-    const list = byKey?.get(keyId)
-    if (byKey === undefined || list === undefined) return Effect.void
-    byKey.delete(keyId)
-    return Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-      Effect.forEach(
-        list,
-        (ticket, i) =>
-          money.finish(ticket, RELEASE, nowMs).pipe(
-            Effect.onExit((exit) =>
-              exit._tag === "Success"
-                ? Effect.void
-                : Effect.sync(() => {
-                    for (const rest of list.slice(i)) rememberRelease(money, rest)
-                  })
-            )
-          ),
-        { discard: true }
+  keysWithReleases === 0 ? Effect.void : Effect.flatMap(MoneyStore, (money) => releasesOf(money, keyId))
+
+const releasesOf = (money: MoneyStore["Service"], keyId: string): Effect.Effect<void> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.suspend(() => {
+      const byKey = pendingReleases.get(money)
+      const entry = byKey?.get(keyId)
+      if (byKey === undefined || entry === undefined) return Effect.void
+      if (entry.retrying !== undefined) {
+        return Effect.andThen(restore(Deferred.await(entry.retrying)), releasesOf(money, keyId))
+      }
+      const list = entry.tickets
+      const retrying = Deferred.makeUnsafe<void>()
+      entry.tickets = []
+      entry.retrying = retrying
+      let made = 0
+      const work = Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+        Effect.forEach(
+          list,
+          (ticket) =>
+            Effect.map(money.finish(ticket, RELEASE, nowMs), () => {
+              made++
+            }),
+          { discard: true }
+        )
       )
-    )
-  })
+      return restore(work).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            // What was not made goes back ahead of what was remembered meanwhile.
+            if (made < list.length) keep(entry, list.slice(made).concat(entry.tickets))
+            entry.retrying = undefined
+            if (entry.tickets.length === 0 && byKey.get(keyId) === entry) {
+              byKey.delete(keyId)
+              keysWithReleases--
+            }
+            // The store's failure reaches the requests waiting; an interruption of this request does not (they
+            // look again, and one of them makes what is left).
+            Deferred.doneUnsafe(retrying, exit._tag === "Failure" && !Exit.hasInterrupts(exit) ? exit : Effect.void)
+          })
+        )
+      )
+    })
+  )
 
 /**
  * The paid path: admit (one step: rate unit, key not revoked, Idempotency-Key begun, credits held) -> execute

@@ -8,7 +8,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { memoryStores } from "@market-data/memory"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { createKey } from "../src/Admin.ts"
@@ -19,6 +19,7 @@ import {
   type Handler,
   Handlers,
   handle,
+  keysWithPendingReleases,
   pendingReleaseCount,
   Settings,
   statusOf
@@ -27,10 +28,23 @@ import {
 type Mode = "fail" | "serve" | "lose-settle-ack"
 
 const setup = Effect.gen(function* () {
-  const state = { down: false, mode: "serve" as Mode, runs: 0 }
+  const state = { down: false, mode: "serve" as Mode, runs: 0, waiting: 0 }
+  // When set, a handler waits for it to open (so several requests of a key are in flight at once).
+  let gate: Deferred.Deferred<void> | undefined
   const price: Handler = () =>
     Effect.suspend(() => {
       state.runs++
+      if (gate !== undefined) {
+        const open = gate
+        state.waiting++
+        return Effect.andThen(Deferred.await(open), () => {
+          state.waiting--
+          if (state.mode !== "fail")
+            return Effect.succeed({ _tag: "Json" as const, body: { data: { usd: 1 } }, creditsCharged: 1 })
+          state.down = true
+          return Effect.fail(apiError("source_unavailable", "upstream down", { retryAfterSeconds: 1 }))
+        })
+      }
       if (state.mode === "fail") {
         // The database goes away while the request runs; the handler's own source fails transiently.
         state.down = true
@@ -48,8 +62,10 @@ const setup = Effect.gen(function* () {
       Layer.succeed(Handlers)(new Map([["price", price]]))
     )
   )
+  // Every store call takes a turn of the scheduler first, as a round trip to a real store would: requests of one
+  // key interleave there.
   const guard = <A>(operation: string, effect: () => Effect.Effect<A>): Effect.Effect<A> =>
-    Effect.suspend(() =>
+    Effect.andThen(Effect.yieldNow, () =>
       state.down ? Effect.die(new StoreUnavailable({ operation, cause: new Error("connection refused") })) : effect()
     )
   const money = Context.get(built, MoneyStore)
@@ -87,6 +103,9 @@ const setup = Effect.gen(function* () {
     call,
     balance,
     pending,
+    gate: (g: Deferred.Deferred<void> | undefined) => {
+      gate = g
+    },
     loseSettleAck: () => {
       loseNextSettleAck = true
     }
@@ -148,6 +167,45 @@ describe("after a store outage, a retried idempotent request is not left in flig
       assert.strictEqual(yield* t.balance, 9)
       assert.strictEqual(t.state.runs, 1)
       assert.strictEqual(t.pending(), 0)
+    })
+  )
+
+  it.effect("several requests of a key cut by an outage, retried all at once: each runs once, none 409", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const before = keysWithPendingReleases()
+      const N = 5
+      const idems = Array.from({ length: N }, (_, i) => `k-many-${i}`)
+      const all = () => Effect.all(idems.map(t.call), { concurrency: "unbounded" })
+      const codes = (answers: ReadonlyArray<Answer>) => answers.map(code)
+      const each = (c: string) => Array.from({ length: N }, () => c)
+      // N requests of the key are admitted and wait in their handler; the store goes down under all of them.
+      const open = yield* Deferred.make<void>()
+      t.gate(open)
+      t.state.mode = "fail"
+      const cut = yield* Effect.forkChild(all())
+      while (t.state.waiting < N) yield* Effect.yieldNow
+      yield* Deferred.succeed(open, undefined)
+      assert.deepStrictEqual(codes(yield* Fiber.join(cut)), each("source_unavailable"))
+      assert.strictEqual(t.pending(), N)
+      assert.strictEqual(keysWithPendingReleases(), before + 1)
+      // Retried all at once while the store is still down: each fails on it, and every release keeps waiting.
+      t.gate(undefined)
+      t.state.mode = "serve"
+      assert.deepStrictEqual(codes(yield* all()), each("source_unavailable"))
+      assert.strictEqual(t.pending(), N)
+      assert.strictEqual(t.state.runs, N)
+      // The store is back; the clients retry all at once. The first retry makes the pending releases and the
+      // others wait for it rather than finding their record still in flight.
+      t.state.down = false
+      assert.deepStrictEqual(codes(yield* all()), each("Json"))
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(keysWithPendingReleases(), before)
+      assert.strictEqual(yield* t.balance, 10 - N)
+      assert.strictEqual(t.state.runs, 2 * N)
+      assert.deepStrictEqual(codes(yield* all()), each("Replay"))
+      assert.strictEqual(yield* t.balance, 10 - N)
+      assert.strictEqual(t.state.runs, 2 * N)
     })
   )
 })
