@@ -260,10 +260,9 @@ if (TEST_DATABASE_URL === undefined) {
       expect((await books(k.id)).charges).toBe(0)
       gate = await Effect.runPromise(Deferred.make<void>())
       await Effect.runPromise(Deferred.succeed(gate, undefined))
-      // One after the other: a retry that arrives while another request of the key is still making the pending
-      // releases does not wait for them (Pipeline.ts `retryPendingReleases`), and may answer `request_in_progress`.
-      const retries = []
-      for (let i = 0; i < N; i++) retries.push(await call(`kill-${i}`))
+      // All at once: the first retry makes the key's pending releases and the others wait for it (Pipeline.ts
+      // `retryPendingReleases`), so none meets its record still in flight (`request_in_progress`).
+      const retries = await Promise.all(Array.from({ length: N }, (_, i) => call(`kill-${i}`)))
       expect(retries.map((a) => (a.outcome._tag === "Failure" ? a.outcome.error.code : a.outcome._tag))).toEqual(
         Array.from({ length: N }, () => "Json")
       )
