@@ -28,7 +28,7 @@ import {
 type Mode = "fail" | "serve" | "lose-settle-ack"
 
 const setup = Effect.gen(function* () {
-  const state = { down: false, mode: "serve" as Mode, runs: 0, waiting: 0 }
+  const state = { down: false, mode: "serve" as Mode, runs: 0, waiting: 0, releasesHeld: 0 }
   // When set, a handler waits for it to open (so several requests of a key are in flight at once).
   let gate: Deferred.Deferred<void> | undefined
   const price: Handler = () =>
@@ -70,18 +70,30 @@ const setup = Effect.gen(function* () {
     )
   const money = Context.get(built, MoneyStore)
   let loseNextSettleAck = false
+  // When set, a release waits for it to open before reaching the store (`state.releasesHeld` count the waiting).
+  let releaseGate: Deferred.Deferred<void> | undefined
+  const releaseHeld = (end: { readonly _tag: string }): Effect.Effect<void> => {
+    const g = releaseGate
+    if (g === undefined || end._tag !== "Release") return Effect.void
+    return Effect.suspend(() => {
+      state.releasesHeld++
+      return Deferred.await(g).pipe(Effect.ensuring(Effect.sync(() => state.releasesHeld--)))
+    })
+  }
   const failing: MoneyStore["Service"] = {
     ...money,
     admit: (a) => guard("money.admit", () => money.admit(a)),
     finish: (ticket, end, nowMs) =>
       guard("money.finish", () =>
-        Effect.flatMap(money.finish(ticket, end, nowMs), (r) => {
-          if (!loseNextSettleAck || end._tag !== "Settle") return Effect.succeed(r)
-          // The settlement committed, then the connection dropped before its answer came back.
-          loseNextSettleAck = false
-          state.down = true
-          return Effect.die(new StoreUnavailable({ operation: "money.finish", cause: new Error("reset") }))
-        })
+        Effect.flatMap(releaseHeld(end), () =>
+          Effect.flatMap(money.finish(ticket, end, nowMs), (r) => {
+            if (!loseNextSettleAck || end._tag !== "Settle") return Effect.succeed(r)
+            // The settlement committed, then the connection dropped before its answer came back.
+            loseNextSettleAck = false
+            state.down = true
+            return Effect.die(new StoreUnavailable({ operation: "money.finish", cause: new Error("reset") }))
+          })
+        )
       ),
     charge: (c) => guard("money.charge", () => money.charge(c)),
     balance: (...a) => guard("money.balance", () => money.balance(...a))
@@ -105,6 +117,9 @@ const setup = Effect.gen(function* () {
     pending,
     gate: (g: Deferred.Deferred<void> | undefined) => {
       gate = g
+    },
+    holdReleases: (g: Deferred.Deferred<void> | undefined) => {
+      releaseGate = g
     },
     loseSettleAck: () => {
       loseNextSettleAck = true
@@ -206,6 +221,45 @@ describe("after a store outage, a retried idempotent request is not left in flig
       assert.deepStrictEqual(codes(yield* all()), each("Replay"))
       assert.strictEqual(yield* t.balance, 10 - N)
       assert.strictEqual(t.state.runs, 2 * N)
+    })
+  )
+
+  it.effect("the request making the key's releases goes away: a request waiting for it makes them and runs", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const before = keysWithPendingReleases()
+      // Two requests of the key cut by the outage.
+      const open = yield* Deferred.make<void>()
+      t.gate(open)
+      t.state.mode = "fail"
+      const cut = yield* Effect.forkChild(Effect.all([t.call("k-gone-0"), t.call("k-gone-1")], { concurrency: 2 }))
+      while (t.state.waiting < 2) yield* Effect.yieldNow
+      yield* Deferred.succeed(open, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(cut)).map(code), ["source_unavailable", "source_unavailable"])
+      assert.strictEqual(t.pending(), 2)
+      t.gate(undefined)
+      t.state.mode = "serve"
+      t.state.down = false
+      // The first retry starts making the releases and is held at the store; the second waits for it.
+      const held = yield* Deferred.make<void>()
+      t.holdReleases(held)
+      const first = yield* Effect.forkChild(t.call("k-gone-0"))
+      while (t.state.releasesHeld < 1) yield* Effect.yieldNow
+      const second = yield* Effect.forkChild(t.call("k-gone-1"))
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      // Still waiting (it does not go on to find its record in flight).
+      assert.strictEqual(second.pollUnsafe(), undefined)
+      assert.strictEqual(t.state.runs, 2)
+      // The first client goes away: its releases are not made, and the waiting request makes them itself.
+      yield* Fiber.interrupt(first)
+      t.holdReleases(undefined)
+      yield* Deferred.succeed(held, undefined)
+      assert.strictEqual(code(yield* Fiber.join(second)), "Json")
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(keysWithPendingReleases(), before)
+      assert.strictEqual(code(yield* t.call("k-gone-0")), "Json")
+      assert.strictEqual(yield* t.balance, 8)
+      assert.strictEqual(t.state.runs, 4)
     })
   )
 })
