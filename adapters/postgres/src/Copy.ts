@@ -17,12 +17,19 @@ import type {
   BulkEntryMark,
   BulkLoader,
   BulkStreamedEntry,
-  BulkWritten,
-  Company
+  BulkWritten
 } from "@market-data/core"
 import type pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
-import { type CopyValue, copyText, FACT_COLUMNS, FILING_COLUMNS, factCopyText, filingCopyText } from "./CopyText.ts"
+import {
+  type CopyValue,
+  companyRow,
+  copyText,
+  FACT_COLUMNS,
+  FILING_COLUMNS,
+  factCopyText,
+  filingCopyText
+} from "./CopyText.ts"
 import type { Database } from "./Database.ts"
 import { query } from "./Errors.ts"
 
@@ -126,17 +133,6 @@ export const copyRows = (
     })
   )
 
-const companyParams = (c: Company) => [
-  c.cik,
-  c.name,
-  JSON.stringify(c.tickers),
-  JSON.stringify(c.exchanges),
-  c.sic,
-  c.sicDescription,
-  c.fiscalYearEnd,
-  JSON.stringify(c.formerNames)
-]
-
 /**
  * Writes the rows of a company read from `source` into `table`: a plain `COPY` when the company had no row there
  * (`existing` false: every row is new), else through a staging table, keeping the rows already there. `rows`
@@ -189,7 +185,7 @@ const entryHead = async (
   const params: Array<unknown> = [cik, mark.archive, mark.entry, mark.crc32, mark.size]
   let write = ""
   if (company !== null) {
-    const c = companyParams(company.value)
+    const c = companyRow(company.value)
     params.push(...c)
     const insert = `insert into equity_companies (cik, name, tickers, exchanges, sic, sic_description, fiscal_year_end, former_names)
       values ($6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13::jsonb)`

@@ -2,7 +2,7 @@
  * `COPY`'s text format for the bulk ingest's rows: plain string work, no driver, so the ingest's parsing worker
  * encodes rows with it off the main thread (`@market-data/postgres/copy-text`) and `Copy.ts` writes them.
  */
-import type { Fact, Filing } from "@market-data/core"
+import type { Company, Fact, Filing } from "@market-data/core"
 
 /** A value of a `COPY` text-format row: `null` is SQL NULL. */
 export type CopyValue = string | number | boolean | null
@@ -56,6 +56,18 @@ export const FACT_COLUMNS = [
   "filed",
   "frame"
 ] as const
+
+/** A company's row of `equity_companies`, in its column order (names, tickers and exchanges as JSON). */
+export const companyRow = (c: Company): Array<CopyValue> => [
+  c.cik,
+  c.name,
+  JSON.stringify(c.tickers),
+  JSON.stringify(c.exchanges),
+  c.sic,
+  c.sicDescription,
+  c.fiscalYearEnd,
+  JSON.stringify(c.formerNames)
+]
 
 export const FILING_COLUMNS = [
   "cik",

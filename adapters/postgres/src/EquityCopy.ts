@@ -21,7 +21,15 @@ import {
   type TickerEntry
 } from "@market-data/core"
 import type { BulkSession } from "./Copy.ts"
-import { type CopyValue, copyText, FACT_COLUMNS, factCopyText, filingRows } from "./CopyText.ts"
+import {
+  type CopyValue,
+  companyRow,
+  copyText,
+  FACT_COLUMNS,
+  FILING_COLUMNS,
+  factCopyText,
+  filingRows
+} from "./CopyText.ts"
 
 /** A data set to write: every map is by CIK (bars by CIK, then ticker). */
 export interface EquityRows {
@@ -109,19 +117,6 @@ const COMPANY_COLUMNS = [
   "former_names"
 ] as const
 const TICKER_COLUMNS = ["cik", "ticker", "name", "exchange"] as const
-const FILING_COLUMNS = [
-  "cik",
-  "accession",
-  "form",
-  "filed_at",
-  "accepted_at",
-  "report_date",
-  "primary_document",
-  "primary_doc_description",
-  "items",
-  "is_xbrl",
-  "url"
-] as const
 const BAR_COLUMNS = ["cik", "ticker", "t_ms", "o", "h", "l", "c", "v"] as const
 const SECURITY_COLUMNS = ["cusip", "cik"] as const
 const OWNERSHIP_COLUMNS = [
@@ -184,18 +179,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
   for (const c of rows.companies) companies.set(c.cik, c)
   const ciks = [...new Set([...companies.keys(), ...rows.tickers.map((t) => t.cik)])]
 
-  const companyRows = asPieces(
-    [...companies.values()].map((c) => [
-      c.cik,
-      c.name,
-      JSON.stringify(c.tickers),
-      JSON.stringify(c.exchanges),
-      c.sic,
-      c.sicDescription,
-      c.fiscalYearEnd,
-      JSON.stringify(c.formerNames)
-    ])
-  )
+  const companyRows = asPieces([...companies.values()].map(companyRow))
   const writtenCompanies = await byCik(
     s,
     "equity_companies",
