@@ -44,6 +44,14 @@ export const rateWindow = (
   allowed
 })
 
+/** The rate window from a money function's row (`used`, `oldest`; none: nothing counted). */
+const rowWindow = (
+  row: { readonly used?: string | number | null; readonly oldest?: string | number | null } | undefined,
+  limit: number,
+  nowMs: number,
+  allowed: boolean
+): RateWindow => rateWindow(limit, nowMs, num(row?.used ?? 0), row?.oldest == null ? null : num(row.oldest), allowed)
+
 const storedAnswer = (status: number | null, headers: unknown, body: string | null): StoredAnswer => ({
   status: status ?? 200,
   headers: (typeof headers === "string" ? JSON.parse(headers) : headers) as Record<string, string>,
@@ -110,13 +118,7 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
         ).pipe(
           Effect.map((row): AdmitResult => {
             const outcome = row?.outcome ?? "rate_limited"
-            const rate = rateWindow(
-              meter.limit,
-              nowMs,
-              num(row?.used ?? 0),
-              row?.oldest == null ? null : num(row.oldest),
-              outcome !== "rate_limited"
-            )
+            const rate = rowWindow(row, meter.limit, nowMs, outcome !== "rate_limited")
             switch (outcome) {
               case "rate_limited":
                 see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
@@ -253,13 +255,7 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
         ).pipe(
           Effect.map((row): ChargeResult => {
             const outcome = row?.outcome ?? "rate_limited"
-            const rate = rateWindow(
-              meter.limit,
-              nowMs,
-              num(row?.used ?? 0),
-              row?.oldest == null ? null : num(row.oldest),
-              outcome !== "rate_limited"
-            )
+            const rate = rowWindow(row, meter.limit, nowMs, outcome !== "rate_limited")
             if (outcome === "rate_limited") {
               see(keyId, { rateBlockedUntilMs: rate.resetAtMs })
               return { _tag: "RateLimited", rate }

@@ -32,38 +32,28 @@ const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
   rateLimitPerMinute: r.rate_limit_per_minute
 })
 
+/** A key as its `api_keys` row. */
+const keyRow = (k: KeyRecord): ApiKeysTable => ({
+  id: k.id,
+  hash: k.hash,
+  prefix: k.prefix,
+  label: k.label,
+  created_at_ms: k.createdAt.getTime(),
+  revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
+  rate_limit_per_minute: k.rateLimitPerMinute
+})
+
 export const makePgKeyStore = (database: Database): KeyStore["Service"] => {
   const { db } = database
   return {
     insert: (k) =>
-      query("keys.insert", () =>
-        db
-          .insertInto("api_keys")
-          .values({
-            id: k.id,
-            hash: k.hash,
-            prefix: k.prefix,
-            label: k.label,
-            created_at_ms: k.createdAt.getTime(),
-            revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
-            rate_limit_per_minute: k.rateLimitPerMinute
-          })
-          .execute()
-      ).pipe(Effect.asVoid),
+      query("keys.insert", () => db.insertInto("api_keys").values(keyRow(k)).execute()).pipe(Effect.asVoid),
     insertIfAbsent: (k) =>
       query("keys.insertIfAbsent", async () => {
         // The conflicting insert waits for a racing one to commit; the select after it then sees that key.
         await db
           .insertInto("api_keys")
-          .values({
-            id: k.id,
-            hash: k.hash,
-            prefix: k.prefix,
-            label: k.label,
-            created_at_ms: k.createdAt.getTime(),
-            revoked_at_ms: k.revokedAt === null ? null : k.revokedAt.getTime(),
-            rate_limit_per_minute: k.rateLimitPerMinute
-          })
+          .values(keyRow(k))
           .onConflict((oc) => oc.column("hash").doNothing())
           .execute()
         return db.selectFrom("api_keys").selectAll().where("hash", "=", k.hash).executeTakeFirstOrThrow()
