@@ -1,7 +1,8 @@
 /**
  * `node bench/micro.ts <op> [n]`: CPU cost of one request in process on the memory store (no HTTP), with a paid
  * key, for profiling the core (`PROF=<file>` writes a CPU profile of the measured loop). Not part of
- * `npm run bench`.
+ * `npm run bench`. `UNIVERSE=market` simulates the 428-asset market (as `serve`'s default) instead of the
+ * 35-asset registry: about a minute of CPU to start.
  *
  * - `<op>` (price, read, funding, rank, ...): through the embedded library and the real simulated planes.
  * - `pipeline`: `handle` alone with the deterministic test plane's `price` (what the pipeline itself costs).
@@ -74,7 +75,8 @@ const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Prom
     store: "memory",
     apiKey: key,
     ensureCredits: 1_000_000_000,
-    rateLimitPerMinute: 1_000_000_000
+    rateLimitPerMinute: 1_000_000_000,
+    simulatedUniverse: process.env.UNIVERSE === "market" ? "market" : "registry"
   })
   const params: Record<string, string> = op === "rank" ? { limit: "50" } : { id: "crypto:bitcoin" }
   return { call: () => client.call(op, params).then((r) => r.status), close: () => client.close() }

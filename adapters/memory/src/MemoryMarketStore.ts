@@ -263,6 +263,13 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
   let sortedStatuses: ReadonlyArray<SourceStatus> | undefined
   /** Bumped by every change (the port's `revision`). */
   let revision = 0
+  /**
+   * The port's `seriesRevision`: a stamp taken from `seriesStamp` at each change of an asset's series, and the
+   * stamp of the last pruning (which may change every asset's).
+   */
+  let seriesStamp = 0
+  let prunedStamp = 0
+  const seriesStamps = new Map<string, number>()
 
   const venuesOf = (kind: SeriesKind, assetId: string, venue: string | undefined): Array<[string, Columns]> => {
     const byVenue = data.get(kind)?.get(assetId)
@@ -307,6 +314,7 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
     },
     trim: (kind, assetId, cutoffMs, venues) => {
       revision++
+      seriesStamps.set(assetId, ++seriesStamp)
       let dropped = 0
       for (const [venue, c] of venuesOf(kind, assetId, undefined)) {
         if (venues === undefined || venues.includes(venue)) dropped += trimColumns(c, cutoffMs)
@@ -350,9 +358,12 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
           )
       ),
     revision: () => revision,
+    seriesRevision: (assetId) => Math.max(seriesStamps.get(assetId) ?? 0, prunedStamp),
     write: (batch: ReadonlyArray<AnySeriesInput>) =>
       Effect.sync(() => {
         revision++
+        const stamp = ++seriesStamp
+        for (const s of batch) seriesStamps.set(s.assetId, stamp)
         for (const s of batch) {
           const names = SeriesColumns[s.kind] as ReadonlyArray<string>
           const input = s as unknown as Record<string, ArrayLike<number>>
@@ -404,6 +415,7 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
     prune: (cutoffMs) =>
       Effect.sync(() => {
         revision++
+        prunedStamp = ++seriesStamp
         let deleted = 0
         for (const byAsset of data.values()) {
           for (const byVenue of byAsset.values()) {
@@ -447,7 +459,8 @@ export const makeWriteThroughMarketStore = (
   status: hot.status,
   prune: (cutoffMs) => Effect.andThen(persistent.prune(cutoffMs), hot.prune(cutoffMs)),
   // Reads are the hot store's, and every write reaches it: its revision is this store's.
-  ...(hot.revision === undefined ? {} : { revision: hot.revision })
+  ...(hot.revision === undefined ? {} : { revision: hot.revision }),
+  ...(hot.seriesRevision === undefined ? {} : { seriesRevision: hot.seriesRevision })
 })
 
 /**

@@ -255,6 +255,12 @@ export class MarketStore extends Context.Service<
      * pruning). Optional: a store that offers it lets readers reuse results built from unchanged content.
      */
     readonly revision?: () => number
+    /**
+     * A number that changes whenever one asset's stored series (any kind) change: a write or trim of its rows,
+     * or a pruning. Books, funding states, statuses and other assets' writes leave it as it was. Optional, as
+     * `revision`: a reader of one asset's series reuses what it built from them while this is unchanged.
+     */
+    readonly seriesRevision?: (assetId: string) => number
   }
 >()("market-data/core/MarketStore") {}
 

@@ -262,5 +262,37 @@ export const marketStoreContract = (name: string, make: () => Layer.Layer<Market
           ])
         })
       ))
+
+    it("seriesRevision (where offered) moves with the asset's own series only", () =>
+      run(
+        Effect.gen(function* () {
+          const store = yield* MarketStore
+          const of = store.seriesRevision
+          if (of === undefined) return
+          const seen = new Set<number>()
+          /** Asserts whether BTC's series revision moved since the last look. */
+          const moved = (expected: boolean) => {
+            const r = of(BTC)
+            expect(seen.has(r)).toBe(!expected)
+            seen.add(r)
+          }
+          moved(true)
+          yield* store.write([bars("binance", [0, 1, 2])])
+          moved(true)
+          // Another asset's rows, books, funding states and statuses leave it.
+          const eth = of(ETH)
+          yield* store.write([bars("binance", [0, 1], 0, ETH)])
+          expect(of(ETH)).not.toBe(eth)
+          yield* store.putBooks([book("binance", 10, 100)])
+          yield* store.putFundingStates([fundingState("bybit", 10, 0.0001)])
+          yield* store.putStatus([status("binance", "books", 10)])
+          moved(false)
+          // Any kind of its own series moves it, and so does a pruning (whatever it deleted).
+          yield* store.write([bars("okx", [3])])
+          moved(true)
+          yield* store.prune(at(1))
+          moved(true)
+        })
+      ))
   })
 }

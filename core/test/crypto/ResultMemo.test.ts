@@ -12,6 +12,7 @@ import { TestClock } from "effect/testing"
 import { cryptoAsset } from "../../src/crypto/Assets.ts"
 import { makeCryptoPlane } from "../../src/crypto/CryptoPlane.ts"
 import { type AnySeriesInput, MarketStore, SeriesColumns, SeriesKinds } from "../../src/crypto/Market.ts"
+import { makePlaneState } from "../../src/crypto/plane/State.ts"
 import { callPlanes, dataOf } from "../support/PlaneCall.ts"
 import { buildFixture, writeFixture } from "./support/MarketFixture.ts"
 
@@ -37,10 +38,10 @@ const CALLS: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, str
  * New data, as a feed delivers it: every series' newest row again, `stepMs` later and 0.5 % higher, and every
  * source's status moved on by `stepMs`.
  */
-const tick = (store: MarketStore["Service"], stepMs: number) =>
+const tick = (store: MarketStore["Service"], stepMs: number, ids = IDS, statuses = true) =>
   Effect.gen(function* () {
     const batch: Array<AnySeriesInput> = []
-    for (const id of IDS) {
+    for (const id of ids) {
       for (const kind of SeriesKinds) {
         for (const series of yield* store.latest(kind, { assetId: id, n: 1 })) {
           const row: Record<string, unknown> = {
@@ -56,7 +57,7 @@ const tick = (store: MarketStore["Service"], stepMs: number) =>
       }
     }
     yield* store.write(batch)
-    yield* store.putStatus((yield* store.status).map((s) => ({ ...s, newestMs: s.newestMs + stepMs })))
+    if (statuses) yield* store.putStatus((yield* store.status).map((s) => ({ ...s, newestMs: s.newestMs + stepMs })))
   })
 
 const planeCaller = (store: MarketStore["Service"]) =>
@@ -72,7 +73,7 @@ describe("remembered crypto results", () => {
       const store = makeMemoryMarketStore()
       assert.isFunction(store.revision)
       yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
-      const { revision: _revision, ...withoutRevision } = store
+      const { revision: _revision, seriesRevision: _seriesRevision, ...withoutRevision } = store
       const remembering = yield* planeCaller(store)
       const rebuilding = yield* planeCaller(withoutRevision)
 
@@ -101,6 +102,36 @@ describe("remembered crypto results", () => {
       }
       // Every repeated call at the same instant is served from memory.
       assert.strictEqual(reused, steps.length * IDS.length * CALLS.length)
+    })
+  )
+
+  it.effect("an asset's state outlives other assets' writes and book ticks, not its own series' writes", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      const { revision: _revision, seriesRevision: _seriesRevision, ...withoutRevision } = store
+      const rebuilding = yield* planeCaller(withoutRevision)
+      const st = makePlaneState(store)
+      const btc = assets[0] as (typeof assets)[number]
+      const now = END + 5 * 1000
+      yield* TestClock.setTime(now)
+      const stateNow = Effect.flatMap(st.statusesOf(btc), (statuses) => st.stateOf(btc, now, statuses))
+      const first = yield* stateNow
+      // Sui's and Tron's rows (every kind), and books, funding states and a book status for every asset.
+      yield* tick(store, 15 * M, ["crypto:sui", "crypto:tron"], false)
+      const books = yield* store.books(btc.id)
+      yield* store.putBooks(books.map((b) => ({ ...b, t: b.t + 1 })))
+      yield* store.putFundingStates((yield* store.fundingStates(btc.id)).map((f) => ({ ...f, t: f.t + 1 })))
+      assert.strictEqual(yield* stateNow, first)
+      // Bitcoin's own rows (and the statuses moving on): rebuilt, and the plane over the tracked state answers as a rebuild does.
+      yield* tick(store, 15 * M)
+      const after = yield* stateNow
+      assert.notStrictEqual(after, first)
+      const remembering = yield* planeCaller(store)
+      assert.deepStrictEqual(
+        yield* remembering("read", [["id", btc.id]], now),
+        yield* rebuilding("read", [["id", btc.id]], now)
+      )
     })
   )
 

@@ -184,7 +184,8 @@ export interface PlaneState {
   readonly baselines: Map<string, { baselines: AssetBaselines; firstBarMs: number; firstFundingMs: number }>
   /**
    * Each asset's state, with what it was computed from (the data's end, its series statuses, and the store's
-   * revision where the store has one, so that no write is hidden by it).
+   * revision of the asset's series where the store has one, else its global revision, so that no write is
+   * hidden by it).
    */
   readonly states: Map<
     string,
@@ -302,9 +303,12 @@ export const makePlaneState = (
       const at = dataEnd === undefined || dataEnd >= nowMs ? Math.floor(nowMs / 60_000) * 60_000 : dataEnd
       const series = statuses.filter((s) => SeriesComponents.has(s.component))
       const cached = states.get(asset.id)
-      const revision = store.revision?.()
+      // Only the asset's own series feed its state: other assets' writes, books, funding states and ticks of
+      // statuses that are not series leave it valid (the store's global revision where it has no per-asset one).
+      const revision = store.seriesRevision?.(asset.id) ?? store.revision?.()
       if (
         cached !== undefined &&
+        cached.state.asset === asset &&
         cached.at === at &&
         cached.revision === revision &&
         sameSeriesStatuses(cached.statuses, series)
