@@ -13,6 +13,7 @@ import { cryptoAsset } from "../../src/crypto/Assets.ts"
 import { makeCryptoPlane } from "../../src/crypto/CryptoPlane.ts"
 import { type AnySeriesInput, MarketStore, SeriesColumns, SeriesKinds } from "../../src/crypto/Market.ts"
 import { makePlaneState } from "../../src/crypto/plane/State.ts"
+import type { HandlerOutput } from "../../src/Pipeline.ts"
 import { callPlanes, dataOf } from "../support/PlaneCall.ts"
 import { buildFixture, writeFixture } from "./support/MarketFixture.ts"
 
@@ -132,6 +133,49 @@ describe("remembered crypto results", () => {
         yield* remembering("read", [["id", btc.id]], now),
         yield* rebuilding("read", [["id", btc.id]], now)
       )
+    })
+  )
+
+  it.effect("rank's remembered pages equal a rebuild, their text is their body's JSON, cursors resume alike", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      const { revision: _revision, seriesRevision: _seriesRevision, ...withoutRevision } = store
+      const planeOf = (s: MarketStore["Service"]) => makeCryptoPlane.pipe(Effect.provideService(MarketStore, s))
+      const remembering = yield* planeOf(store)
+      const rebuilding = yield* planeOf(withoutRevision)
+      const textOf = (out: HandlerOutput) => {
+        const json = out as Extract<HandlerOutput, { readonly _tag: "Json" }>
+        // Where a handler gives the serialized body, it is exactly the body's JSON.
+        if (json.text !== undefined) assert.strictEqual(json.text, JSON.stringify(json.body))
+        return { body: JSON.stringify(json.body), credits: json.creditsCharged, next: json.nextUpdateAtMs }
+      }
+      let texts = 0
+      for (const now of [END + 1000, END + 2000, END + 20 * M, END + 61 * M]) {
+        if (now === END + 20 * M) yield* tick(store, 15 * M)
+        yield* TestClock.setTime(now)
+        for (const metric of ["extreme_count", "return_24h_pct"])
+          for (const direction of ["top", "bottom"]) {
+            let cursor: string | null = null
+            do {
+              const params: Array<readonly [string, string]> = [
+                ["metric", metric],
+                ["direction", direction],
+                ["limit", "1"],
+                ...(cursor === null ? [] : [["cursor", cursor] as const])
+              ]
+              const first = yield* callPlanes([remembering], "rank", params, now)
+              const again = yield* callPlanes([remembering], "rank", params, now)
+              const fresh = yield* callPlanes([rebuilding], "rank", params, now)
+              assert.deepStrictEqual(textOf(first), textOf(fresh))
+              assert.deepStrictEqual(textOf(again), textOf(fresh))
+              if ((again as { text?: string }).text !== undefined) texts++
+              cursor = (dataOf(fresh) as { next_cursor: string | null }).next_cursor
+            } while (cursor !== null)
+          }
+      }
+      // The pages were served serialized (a clock-free body), not rebuilt each time.
+      assert.isAbove(texts, 0)
     })
   )
 

@@ -47,7 +47,15 @@ interface Scan {
   readonly nextUpdate: number
   readonly freshest: "live" | "delayed" | "stale"
   readonly sorted: { top?: ReadonlyArray<RankRow>; bottom?: ReadonlyArray<RankRow> }
+  /**
+   * The pages answered from this scan, serialized once: by direction, tier, limit and first row (the metric is
+   * the scan's, and a cursor only ever resumes at a row). Only while the body does not depend on the clock.
+   */
+  readonly pages: Map<string, { readonly body: object; readonly text: string; readonly rows: number }>
 }
+
+/** Pages kept per scan (each a few kilobytes of JSON); beyond it they are dropped and rebuilt on demand. */
+const MaxPagesPerScan = 256
 
 /** The `rank` handler over a plane's state. */
 export const makeRank = (st: PlaneState): Handler => {
@@ -148,7 +156,8 @@ export const makeRank = (st: PlaneState): Handler => {
         newest,
         nextUpdate,
         freshest,
-        sorted: {}
+        sorted: {},
+        pages: new Map()
       }
       if (revision !== undefined && store.revision?.() === revision) scans.set(metric, scan)
       return scan
@@ -192,6 +201,20 @@ export const makeRank = (st: PlaneState): Handler => {
               return cmp > 0 || (cmp === 0 && r.asset_id > (after as { id: string }).id)
             })
       const from = startAt < 0 ? sorted.length : startAt
+      // A body with no clock in it (some asset's newest data and next update) is the same for every call
+      // while the scan holds: it is built and serialized once.
+      const timeless = newest !== 0 && Number.isFinite(nextUpdate)
+      const pageKey = `${direction}\u0000${String(params.tier)}\u0000${limit}\u0000${from}`
+      const known = timeless ? scan.pages.get(pageKey) : undefined
+      if (known !== undefined) {
+        return {
+          _tag: "Json" as const,
+          body: known.body,
+          text: known.text,
+          creditsCharged: chargeFor(input.op, { rows: known.rows }),
+          nextUpdateAtMs: nextUpdate
+        }
+      }
       const page = sorted.slice(from, from + limit)
       const lastRow = page[page.length - 1]
       const next_cursor =
@@ -199,27 +222,35 @@ export const makeRank = (st: PlaneState): Handler => {
           ? encodeCursor(input.op.name, params, `${lastRow.score}|${lastRow.asset_id}`)
           : null
       const excludedCount = Object.values(excluded).reduce((a, b) => a + b, 0)
+      const body = {
+        data: {
+          as_of: iso(newest === 0 ? nowMs : newest),
+          // Only live assets are ranked: a ranking with rows is live; an empty one says how fresh the
+          // freshest scanned asset was (why nothing was ranked).
+          status: rows.length > 0 ? "live" : freshest,
+          next_update_at: iso(Number.isFinite(nextUpdate) ? nextUpdate : nowMs),
+          metric,
+          direction,
+          rows: page,
+          coverage: {
+            scanned,
+            ranked: rows.length,
+            excluded: excludedCount,
+            excluded_by_reason: excluded
+          },
+          next_cursor
+        }
+      }
+      let text: string | undefined
+      if (timeless) {
+        text = JSON.stringify(body)
+        if (scan.pages.size >= MaxPagesPerScan) scan.pages.clear()
+        scan.pages.set(pageKey, { body, text, rows: page.length })
+      }
       return {
         _tag: "Json" as const,
-        body: {
-          data: {
-            as_of: iso(newest === 0 ? nowMs : newest),
-            // Only live assets are ranked: a ranking with rows is live; an empty one says how fresh the
-            // freshest scanned asset was (why nothing was ranked).
-            status: rows.length > 0 ? "live" : freshest,
-            next_update_at: iso(Number.isFinite(nextUpdate) ? nextUpdate : nowMs),
-            metric,
-            direction,
-            rows: page,
-            coverage: {
-              scanned,
-              ranked: rows.length,
-              excluded: excludedCount,
-              excluded_by_reason: excluded
-            },
-            next_cursor
-          }
-        },
+        body,
+        ...(text === undefined ? {} : { text }),
         creditsCharged: chargeFor(input.op, { rows: page.length }),
         ...(Number.isFinite(nextUpdate) ? { nextUpdateAtMs: nextUpdate } : {})
       }
