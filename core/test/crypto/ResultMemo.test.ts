@@ -179,6 +179,36 @@ describe("remembered crypto results", () => {
     })
   )
 
+  it.effect("concurrent rank calls while the tier is scanned share one scan", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      let scans = 0
+      // Every asset's extent lets other fibers run, as a long scan does; each scan reads the statuses once.
+      const yielding: MarketStore["Service"] = {
+        ...store,
+        status: Effect.suspend(() => {
+          scans++
+          return store.status
+        }),
+        extent: (kind, assetId) => Effect.andThen(Effect.yieldNow, store.extent(kind, assetId))
+      }
+      const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, yielding))
+      const { revision: _revision, seriesRevision: _seriesRevision, ...withoutRevision } = store
+      const rebuilding = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, withoutRevision))
+      const now = END + 1000
+      yield* TestClock.setTime(now)
+      const params = [["limit", "50"] as const]
+      const answers = yield* Effect.all(
+        Array.from({ length: 6 }, () => callPlanes([plane], "rank", params, now)),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(scans, 1)
+      const fresh = dataOf(yield* callPlanes([rebuilding], "rank", params, now))
+      for (const a of answers) assert.deepStrictEqual(dataOf(a), fresh)
+    })
+  )
+
   it.effect("a write, however small, is never hidden by a remembered answer", () =>
     Effect.gen(function* () {
       const store = makeMemoryMarketStore()

@@ -2,7 +2,7 @@
  * `rank`: the core tier ranked by one metric, or by how many metrics sit in their tails (`extreme_count`), live
  * assets only; the coverage block counts what was scanned and why the rest was excluded.
  */
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { chargeFor } from "../../Billing.ts"
 import { decodeCursor, encodeCursor } from "../../Cursor.ts"
 import { apiError } from "../../Errors.ts"
@@ -68,20 +68,64 @@ export const makeRank = (st: PlaneState): Handler => {
    * then costs one scan per change, not one per request.
    */
   const scans = new Map<string, Scan>()
-  const scanOf = (metric: (typeof RankMetrics)[number], nowMs: number) =>
-    Effect.gen(function* () {
+  /**
+   * The scan being built for each metric, with what it is built from: the requests that arrive meanwhile (the
+   * build yields to them) wait for it instead of scanning the whole tier once each. Its answer is `undefined`
+   * when the build did not finish (interrupted); they then scan themselves.
+   */
+  const building = new Map<
+    string,
+    {
+      readonly version: number
+      readonly revision: number
+      readonly fromMs: number
+      readonly done: Deferred.Deferred<Scan | undefined>
+    }
+  >()
+  const scanOf = (metric: (typeof RankMetrics)[number], nowMs: number): Effect.Effect<Scan> =>
+    Effect.suspend(() => {
       const u = st.universe.get()
       const revision = store.revision?.()
-      const known = scans.get(metric)
-      if (
-        known !== undefined &&
+      const holds = (scan: Scan | undefined): scan is Scan =>
+        scan !== undefined &&
         revision !== undefined &&
-        known.version === u.version &&
-        known.revision === revision &&
-        nowMs >= known.fromMs &&
-        nowMs < known.untilMs
+        scan.version === u.version &&
+        scan.revision === revision &&
+        nowMs >= scan.fromMs &&
+        nowMs < scan.untilMs
+      const known = scans.get(metric)
+      if (holds(known)) return Effect.succeed(known)
+      if (revision === undefined) return buildScan(metric, nowMs, u, revision)
+      const pending = building.get(metric)
+      if (
+        pending !== undefined &&
+        pending.version === u.version &&
+        pending.revision === revision &&
+        nowMs >= pending.fromMs
       )
-        return known
+        return Effect.flatMap(Deferred.await(pending.done), (scan) =>
+          holds(scan) ? Effect.succeed(scan) : buildScan(metric, nowMs, u, revision)
+        )
+      const done = Deferred.makeUnsafe<Scan | undefined>()
+      const mine = { version: u.version, revision, fromMs: nowMs, done }
+      building.set(metric, mine)
+      return buildScan(metric, nowMs, u, revision).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            if (building.get(metric) === mine) building.delete(metric)
+            Deferred.doneUnsafe(done, Effect.succeed(exit._tag === "Success" ? exit.value : undefined))
+          })
+        )
+      )
+    })
+  /** One scan of the core tier of universe `u` at `nowMs`, remembered when the store did not change meanwhile. */
+  const buildScan = (
+    metric: (typeof RankMetrics)[number],
+    nowMs: number,
+    u: ReturnType<PlaneState["universe"]["get"]>,
+    revision: number | undefined
+  ): Effect.Effect<Scan> =>
+    Effect.gen(function* () {
       const universe = u.core
       const all = yield* store.status
       // Assets mostly share one venue set: their statuses are filtered once per set.
