@@ -21,6 +21,7 @@ import { BaselineWindows, CadenceWindow } from "../Percentile.ts"
 import { HOUR_MS } from "./Market.ts"
 import {
   type AssetData,
+  fundingAt,
   fundingMeasuresAt,
   type MeasureName,
   MeasureNames,
@@ -100,6 +101,13 @@ export class AssetBaselines {
         })
       }
       if (!sampleFunding) continue
+      // Outside the 90 days only the one-year aggregate is sampled: `fundingAt` is `fundingMeasuresAt`'s
+      // aggregate without building the per-venue map (most of the year's hours on a reopen).
+      if (!inNinety) {
+        fundingHours.push(h)
+        fundingValues.push(fundingAt(data, h))
+        continue
+      }
       // Funding from the settlements alone: `fundingMeasuresAt`, which `measuresAt` also uses.
       const f =
         m === undefined
@@ -107,7 +115,6 @@ export class AssetBaselines {
           : { aggregate: m.funding_rate_8h_pct, byVenue: m.venueFunding8hPct }
       fundingHours.push(h)
       fundingValues.push(f.aggregate)
-      if (!inNinety) continue
       funding90Hours.push(h)
       funding90Values.push(f.aggregate)
       for (const [venue, rate] of f.byVenue) {

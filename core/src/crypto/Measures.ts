@@ -144,13 +144,13 @@ const recent = (t: Float64Array | undefined, T: number, maxAgeMs: number): numbe
 }
 
 /**
- * Sum of `at(i)` over rows with `from <= t < to`, added in row order. The same rows give the same total
+ * Sum of `column` over rows with `from <= t < to`, added in row order. The same rows give the same total
  * whatever range was loaded around them (a difference of prefix sums would not, in floating point), so a value
  * recomputed from a shorter load equals the baseline sample taken of it and ranks the same.
  */
-const windowSum = (t: Float64Array, at: (i: number) => number, from: number, to: number): number => {
+const windowSum = (t: Float64Array, column: ArrayLike<number>, from: number, to: number): number => {
   let sum = 0
-  for (let i = lowerBound(t, from), end = lowerBound(t, to); i < end; i++) sum += at(i)
+  for (let i = lowerBound(t, from), end = lowerBound(t, to); i < end; i++) sum += column[i] as number
   return sum
 }
 
@@ -217,19 +217,59 @@ export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> =>
     if (f === undefined) continue
     const oi = venueOiAt(v, T)
     // Already normalized: present it as an 8 h rate.
-    out.push({
-      venue: v.venue,
-      ratePct: f.rate8hPct,
-      intervalHours: 8,
-      nextFundingAtMs: 0,
-      ...(oi === undefined ? {} : { oiUsd: oi })
-    })
+    out.push(
+      oi === undefined
+        ? { venue: v.venue, ratePct: f.rate8hPct, intervalHours: 8, nextFundingAtMs: 0 }
+        : { venue: v.venue, ratePct: f.rate8hPct, intervalHours: 8, nextFundingAtMs: 0, oiUsd: oi }
+    )
   }
   return out
 }
 
-/** The aggregate 8 h funding rate at `T` alone; NaN without venues. */
-export const fundingAt = (d: AssetData, T: number): number => aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
+/** Scratch columns of `fundingAt` (synchronous: never shared between two calls). */
+const scratchRates: Array<number> = []
+const scratchWeights: Array<number | undefined> = []
+
+/**
+ * The aggregate 8 h funding rate at `T` alone; NaN without venues. The same number as
+ * `aggregateRate8hPct(fundingVenuesAt(d, T))`, the same arithmetic in the same order (`Funding.ts`), without the
+ * objects: the one-year funding baseline samples it at every hour of the year.
+ */
+export const fundingAt = (d: AssetData, T: number): number => {
+  let n = 0
+  for (const v of d.venues) {
+    const f = v.funding
+    if (f === undefined) continue
+    const i = before(f.t, T + 1)
+    if (i < 0 || T - (f.t[i] as number) > 2 * (f.intervalMs[i] as number) + HOUR_MS) continue
+    scratchRates[n] = normalizedRates(f)[i] as number
+    scratchWeights[n] = venueOiAt(v, T)
+    n++
+  }
+  if (n === 0) return Number.NaN
+  let weighted = true
+  for (let k = 0; k < n; k++) {
+    const w = scratchWeights[k]
+    if (!(w !== undefined && Number.isFinite(w) && w >= 0)) weighted = false
+  }
+  let total = 0
+  if (weighted) for (let k = 0; k < n; k++) total += scratchWeights[k] as number
+  const useWeights = weighted && total > 0
+  let low = Number.POSITIVE_INFINITY
+  let high = Number.NEGATIVE_INFINITY
+  for (let k = 0; k < n; k++) {
+    const r = scratchRates[k] as number
+    if (r < low) low = r
+    if (r > high) high = r
+  }
+  if (!(high > low)) return low
+  let excess = 0
+  for (let k = 0; k < n; k++) {
+    excess += ((scratchRates[k] as number) - low) * (useWeights ? (scratchWeights[k] as number) : 1)
+  }
+  const mean = low + excess / (useWeights ? total : n)
+  return Math.min(high, Math.max(low, mean))
+}
 
 /**
  * The funding measures at `T`: each venue's 8 h rate (venues with a recent settlement) and their aggregate
@@ -314,13 +354,18 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
     }
     if (v.taker !== undefined && v.taker.t.length > 0 && (v.taker.t[0] as number) <= T - DAY_MS + HOUR_MS) {
       const taker = v.taker
-      takerNet += windowSum(taker.t, (i) => (taker.buyUsd[i] as number) - (taker.sellUsd[i] as number), T - DAY_MS, T)
+      // Summed on its own, then added (as `windowSum` does): the same rows give the same total.
+      let net = 0
+      for (let i = lowerBound(taker.t, T - DAY_MS), end = lowerBound(taker.t, T); i < end; i++) {
+        net += (taker.buyUsd[i] as number) - (taker.sellUsd[i] as number)
+      }
+      takerNet += net
       takerAny = true
     }
     if (v.liq !== undefined) {
       const liq = v.liq
-      liqLong += windowSum(liq.t, (i) => liq.longUsd[i] as number, T - DAY_MS, T)
-      liqShort += windowSum(liq.t, (i) => liq.shortUsd[i] as number, T - DAY_MS, T)
+      liqLong += windowSum(liq.t, liq.longUsd, T - DAY_MS, T)
+      liqShort += windowSum(liq.t, liq.shortUsd, T - DAY_MS, T)
       liqAny = true
     }
     const bk = recent(v.book?.t, T, MaxSnapshotAgeMs)

@@ -12,6 +12,8 @@ import {
   rate8hPct,
   venueSpread8hPct
 } from "../../src/crypto/Funding.ts"
+import { fundingAt, fundingVenuesAt, venueData } from "../../src/crypto/Measures.ts"
+import { prng } from "./support/Fixture.ts"
 import { hasHistory, readText } from "./support/SharedData.ts"
 
 /** Forward scan: index of the first nonzero sample of the current sign run, if the sign ever changed. */
@@ -243,5 +245,71 @@ describe("funding bands", () => {
     expect(fundingBand(-0.05)).toBe("negative")
     expect(fundingBand(0)).toBe("subdued")
     expect(fundingBand(0.01)).toBe("neutral")
+  })
+})
+
+describe("fundingAt: the aggregate without the per-venue objects", () => {
+  const H = 3_600_000
+  /** One venue's settlements every `every` hours with rates from a few values (ties, equal venues), some OI. */
+  const venue = (name: string, rnd: () => number, every: number, withOi: boolean, negativeOi: boolean) => {
+    const t: Array<number> = []
+    const rate: Array<number> = []
+    const intervalMs: Array<number> = []
+    for (let x = 0; x < 200 * H; x += every * H) {
+      if (rnd() < 0.1) continue
+      t.push(x)
+      rate.push([0.0001, -0.0002, 0.00005, 0.0001, 0.0003 * rnd()][Math.floor(rnd() * 5)] as number)
+      intervalMs.push(every * H)
+    }
+    const ot: Array<number> = []
+    const oiUsd: Array<number> = []
+    if (withOi) {
+      for (let x = 0; x < 200 * H; x += H / 4) {
+        if (rnd() < 0.05) continue
+        ot.push(x)
+        oiUsd.push(negativeOi && rnd() < 0.2 ? -1 : rnd() < 0.05 ? 0 : 1e6 * rnd())
+      }
+    }
+    return venueData(name, {
+      funding: {
+        kind: "funding",
+        assetId: "a",
+        venue: name,
+        t: Float64Array.from(t),
+        rate: Float64Array.from(rate),
+        intervalMs: Float64Array.from(intervalMs)
+      },
+      ...(withOi
+        ? {
+            oi: {
+              kind: "openInterest",
+              assetId: "a",
+              venue: name,
+              t: Float64Array.from(ot),
+              oiUsd: Float64Array.from(oiUsd)
+            }
+          }
+        : {})
+    })
+  }
+
+  it("is aggregateRate8hPct(fundingVenuesAt) bit for bit at every hour, weighted or not", () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 0, max: 4 }), (seed, count) => {
+        const rnd = prng(seed)
+        const d = {
+          assetId: "a",
+          primary: undefined,
+          venues: Array.from({ length: count }, (_, i) =>
+            venue(`v${i}`, rnd, [1, 4, 8][i % 3] as number, rnd() < 0.8, rnd() < 0.2)
+          )
+        }
+        for (let T = -H; T <= 210 * H; T += H / 2) {
+          const expected = aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
+          expect(Object.is(fundingAt(d, T), expected)).toBe(true)
+        }
+      }),
+      { numRuns: 60 }
+    )
   })
 })
