@@ -18,6 +18,7 @@ import {
   decodeSegment,
   encodeSegment,
   genesisFor,
+  KEPT_REWRITE_STEPS,
   makeSimulatedHistoryStore,
   SIMULATED_CRYPTO_VERSION,
   type SimulatedCryptoOptions,
@@ -124,6 +125,39 @@ describe("simulated crypto history kept on disk", () => {
       assert.strictEqual(plain.backfilled, first.backfilled)
       assert.strictEqual(plain.ticked, first.ticked)
     })
+  )
+
+  it.effect(
+    "a reopen less than a day later generates the gap without rewriting the segments, and serves the same",
+    () =>
+      Effect.gen(function* () {
+        const dir = folder()
+        yield* TestClock.setTime(NOW)
+        const first = yield* start(dir)
+        const later = NOW + (KEPT_REWRITE_STEPS - 1) * BAR_MS
+        yield* TestClock.setTime(later)
+        const second = yield* start(dir, { tickFor: TICKS })
+        const gap = second.report.steps - first.report.steps
+        assert.strictEqual(gap, KEPT_REWRITE_STEPS - 1)
+        assert.strictEqual(second.report.keptAssets, SMALL.length)
+        assert.strictEqual(second.report.generatedSteps, gap * SMALL.length)
+        assert.strictEqual(second.report.historyBytesWritten, 0)
+        yield* TestClock.setTime(later)
+        const plain = yield* start(undefined, { tickFor: TICKS })
+        assert.strictEqual(second.backfilled, plain.backfilled)
+        assert.strictEqual(second.ticked, plain.ticked)
+        // The segments still end where the first start left them: the next start generates the gap again.
+        yield* TestClock.setTime(later)
+        const third = yield* start(dir, { tickFor: TICKS })
+        assert.strictEqual(third.report.generatedSteps, gap * SMALL.length)
+        assert.strictEqual(third.ticked, plain.ticked)
+        // A day's lag rewrites them.
+        yield* TestClock.setTime(NOW + KEPT_REWRITE_STEPS * BAR_MS)
+        const fourth = yield* start(dir)
+        assert.isAbove(fourth.report.historyBytesWritten, 0)
+        const fifth = yield* start(dir)
+        assert.strictEqual(fifth.report.generatedSteps, 0)
+      })
   )
 
   it.effect("a later reopen generates only the gap, and equals a start that generated all of it", () =>

@@ -107,6 +107,14 @@ export interface SimulatedCrypto {
 /** Steps generated between two yields of a progressive start. */
 const PROGRESSIVE_CHUNK_STEPS = 4096
 
+/**
+ * Steps (15-minute bars: one day) a read-back segment must lag the run's end before a start writes it again. A
+ * restart within the day generates the few bars since the segment's end from its kept state (the same bars, the
+ * generator being deterministic) instead of rewriting the asset's 2.4 MB; a longer gap rewrites it, so what a
+ * start regenerates stays under a day an asset.
+ */
+export const KEPT_REWRITE_STEPS = 96
+
 /** The genesis for a start at `nowMs` with `historyDays` of history. */
 export const genesisFor = (nowMs: number, historyDays: number): number =>
   Math.floor((nowMs - historyDays * DAY_MS) / GENESIS_GRID_MS) * GENESIS_GRID_MS
@@ -393,7 +401,9 @@ export const backfill = (
       const batches = kept === undefined ? generated : appendSeries(keptWindow(sim, asset, kept, cutoffMs), generated)
       rows += seriesRows(batches)
       yield* store.write(batches)
-      if (history !== undefined && (kept === undefined || kept.step < endStep)) {
+      // A segment that lags by less than `KEPT_REWRITE_STEPS` is not rewritten: a quick restart would otherwise
+      // write every asset's whole segment again for a few new bars, which the next start regenerates anyway.
+      if (history !== undefined && (kept === undefined || kept.step + KEPT_REWRITE_STEPS <= endStep)) {
         const writeStarted = performance.now()
         historyBytesWritten += history.save({
           assetId: asset.id,
