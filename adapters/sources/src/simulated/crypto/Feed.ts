@@ -29,7 +29,7 @@ import {
 } from "@market-data/core"
 import { Clock, Effect, type Fiber, type Scope } from "effect"
 import { SIMULATED_CRYPTO_VERSION, Simulation } from "./Engine.ts"
-import { type KeptAsset, type KeptSeries, type SimulatedHistoryStore, universeDigest } from "./History.ts"
+import { float32Exact, type KeptAsset, type KeptSeries, type SimulatedHistoryStore, universeDigest } from "./History.ts"
 import { type AssetProfile, AssetProfiles, VenueProfiles } from "./Profiles.ts"
 
 /** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
@@ -261,7 +261,12 @@ const appendSeries = (first: ReadonlyArray<KeptSeries>, then: ReadonlyArray<Kept
     for (const name of ["t", ...SeriesColumns[s.kind]]) {
       const a = (before as unknown as Record<string, ArrayLike<number>>)[name] as ArrayLike<number>
       const b = (s as unknown as Record<string, ArrayLike<number>>)[name] as ArrayLike<number>
-      const col = new Float64Array(a.length + b.length)
+      // Float32 rows read back stay float32 when the new rows are float32-exact too: the same values, half the
+      // bytes copied, and the store (which narrows such a column anyway) need not check every value again.
+      const col =
+        a instanceof Float32Array && float32Exact(b)
+          ? new Float32Array(a.length + b.length)
+          : new Float64Array(a.length + b.length)
       col.set(a)
       col.set(b, a.length)
       merged[name] = col

@@ -100,7 +100,7 @@ const columnsOf = (s: KeptSeries): ReadonlyArray<ArrayLike<number>> => {
 }
 
 /** Whether every value is exactly a float32 (NaN included): such a column is kept in four bytes a value. */
-const float32Exact = (values: ArrayLike<number>): boolean => {
+export const float32Exact = (values: ArrayLike<number>): boolean => {
   if (values instanceof Float32Array) return true
   for (let i = 0; i < values.length; i++) {
     const v = values[i] as number
