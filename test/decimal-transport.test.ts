@@ -37,7 +37,9 @@ describe("decimal strings over HTTP and MCP", () => {
   beforeAll(async () => {
     const files = writeFixtures(join(work, "files"))
     const io: Io = { out: () => {}, err: () => {} }
-    const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_DIR: data }))
+    const env = ConfigProvider.layer(
+      ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", MARKET_DATA_DIR: data })
+    )
     const inputs = [
       files.companyFacts,
       files.submissions,

@@ -51,7 +51,9 @@ describe("ingest sec: a company of the ticker list is an asset", () => {
     const out: Array<string> = []
     const err: Array<string> = []
     const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), progress: lineProgress((l) => err.push(l)) }
-    const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_DIR: data }))
+    const env = ConfigProvider.layer(
+      ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", MARKET_DATA_DIR: data })
+    )
     const code = await Effect.runPromise(runCli(["ingest", "sec", files, "--json"], io).pipe(Effect.provide(env)))
     expect(code, err.join("\n")).toBe(0)
     expect(JSON.parse(out.pop() as string).written).toMatchObject({ tickers: 2, ownershipReports: 2 })

@@ -50,7 +50,9 @@ describe.skipIf(!present)(
       const out: Array<string> = []
       const err: Array<string> = []
       const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), progress: lineProgress((l) => err.push(l)) }
-      const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_DIR: data }))
+      const env = ConfigProvider.layer(
+        ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", MARKET_DATA_DIR: data })
+      )
       const code = await Effect.runPromise(runCli(["ingest", "sec", ...argv, "--json"], io).pipe(Effect.provide(env)))
       return { code, summary: JSON.parse(out.pop() as string), err }
     }
@@ -205,7 +207,9 @@ describe.skipIf(!present)(
         "date,open,high,low,close,volume\n2025-11-03,270.42,270.85,266.25,269.05,50194583\n2025-11-04,268.33,271.49,267.62,270.04,49274846\n"
       )
       const io: Io = { out: () => {}, err: () => {} }
-      const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_DIR: data }))
+      const env = ConfigProvider.layer(
+        ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", MARKET_DATA_DIR: data })
+      )
       expect(
         await Effect.runPromise(
           runCli(["ingest", "prices", csv, "--id", "eq:320193:AAPL"], io).pipe(Effect.provide(env))

@@ -384,7 +384,13 @@ describe("market-data ingest sec <archive.zip>", () => {
     const io: Io = { out: (l) => out.push(l), err: (l) => err.push(l), progress: lineProgress((l) => err.push(l)) }
     const env = { MARKET_DATA_DIR: join(dir, "store") }
     const cli = (...argv: Array<string>) =>
-      Effect.runPromise(runCli(argv, io).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+      Effect.runPromise(
+        runCli(argv, io).pipe(
+          Effect.provide(
+            ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", ...env }))
+          )
+        )
+      )
     expect(await cli("ingest", "sec", zip, files.submissions, "--json")).toBe(1)
     const report = JSON.parse(out.pop() as string)
     expect(report.loaded).toBe(2)

@@ -26,7 +26,8 @@ const capture = (progress?: Io["progress"]) => {
   return { io, out, err }
 }
 
-const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+const withEnv = (env: Record<string, string>) =>
+  ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", ...env }))
 
 describe("market-data CLI", () => {
   it("parses flags in both forms and refuses repeats", () => {
@@ -91,7 +92,9 @@ describe("market-data CLI", () => {
 
   it("refuses key commands on a store the server cannot share, saying what to do", async () => {
     const c = capture()
-    const memory = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ DATABASE_URL: "memory" }))
+    const memory = ConfigProvider.layer(
+      ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", DATABASE_URL: "memory" })
+    )
     expect(await Effect.runPromise(runCli(["keys", "list"], c.io).pipe(Effect.provide(memory)))).toBe(2)
     expect(c.err.join("\n")).toContain("MARKET_DATA_BOOTSTRAP_KEY")
   })
@@ -99,7 +102,9 @@ describe("market-data CLI", () => {
   it("manages keys in the embedded store, migrates it, and refuses while another process holds it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "md-cli-"))
     try {
-      const embedded = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_DIR: dir }))
+      const embedded = ConfigProvider.layer(
+        ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", MARKET_DATA_DIR: dir })
+      )
       const c = capture()
       const cli = (...argv: Array<string>) => Effect.runPromise(runCli(argv, c.io).pipe(Effect.provide(embedded)))
       expect(await cli("migrate", "--json")).toBe(0)
@@ -392,7 +397,11 @@ describe("market-data serve", () => {
     for (const [env, name] of cases) {
       const c = capture()
       const code = await Effect.runPromise(
-        runCli(["serve"], c.io).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
+        runCli(["serve"], c.io).pipe(
+          Effect.provide(
+            ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", ...env }))
+          )
+        )
       )
       expect(code, JSON.stringify(env)).toBe(2)
       expect(c.err.join("\n"), JSON.stringify(env)).toContain(name)

@@ -20,7 +20,8 @@ const capture = () => {
   return { io, out, err }
 }
 
-const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
+const withEnv = (env: Record<string, string>) =>
+  ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", ...env }))
 
 const run = (env: Record<string, string>, ...argv: Array<string>) => {
   const c = capture()

@@ -63,7 +63,13 @@ const capture = () => {
 const cliOn = (env: Record<string, string>) => {
   const c = capture()
   const run = (...argv: Array<string>) =>
-    Effect.runPromise(runCli(argv, c.io).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+    Effect.runPromise(
+      runCli(argv, c.io).pipe(
+        Effect.provide(
+          ConfigProvider.layer(ConfigProvider.fromEnvRecord({ MARKET_DATA_SIM_UNIVERSE: "registry", ...env }))
+        )
+      )
+    )
   return { ...c, run, json: () => JSON.parse(c.out.pop() as string) }
 }
 
@@ -443,6 +449,7 @@ const open = (env: Record<string, string>) =>
       Effect.provide(
         ConfigProvider.layer(
           ConfigProvider.fromEnvRecord({
+            MARKET_DATA_SIM_UNIVERSE: "registry",
             LOG_LEVEL: "warn",
             MARKET_DATA_SIMULATED_COMPANIES: String(GENERATED),
             ...env
