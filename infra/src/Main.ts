@@ -8,16 +8,22 @@ import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
+import { flushLogLines, perTurnConsole } from "./LogLines.ts"
 import { type OpenedService, openService } from "./Service.ts"
 import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
 import { layerTransports } from "./Transports.ts"
 
-/** The logger: one JSON (or logfmt) line per event on stdout, at the configured level. */
-export const layerLogging = (config: AppConfig) =>
-  Layer.mergeAll(
-    Logger.layer([config.logFormat === "json" ? Logger.consoleJson : Logger.consoleLogFmt]),
+/**
+ * The logger: one JSON (or logfmt) line per event on stdout, at the configured level. `perTurn` (the server):
+ * the lines of one event-loop turn are written together (`LogLines.ts`); otherwise each line at once.
+ */
+export const layerLogging = (config: AppConfig, options: { readonly perTurn?: boolean } = {}) => {
+  const format = config.logFormat === "json" ? Logger.formatJson : Logger.formatLogFmt
+  return Layer.mergeAll(
+    Logger.layer([options.perTurn === true ? perTurnConsole(format) : Logger.withConsoleLog(format)]),
     Layer.succeed(References.MinimumLogLevel)(config.logLevel)
   )
+}
 
 /**
  * `serve`: opens the service (stores, planes, core), then runs the HTTP server until interrupted.
@@ -40,11 +46,12 @@ export const serve = (
     const signal = yield* shutdownSignal
     yield* Effect.addFinalizer((exit) =>
       Exit.hasInterrupts(exit)
-        ? Effect.sync(() =>
+        ? Effect.sync(() => {
+            flushLogLines()
             process.stdout.write(
               `market-data stopped${signal.received === undefined ? "" : ` on ${signal.received}`}: in-flight requests drained, stores closed\n`
             )
-          )
+          })
         : Effect.void
     )
     // The server listens while the simulated market's history is generated: each crypto asset answers once
@@ -104,11 +111,12 @@ export const serve = (
           config.store._tag === "Memory" && config.bootstrapKey === undefined
             ? "no API key exists: DATABASE_URL=memory keeps keys inside this process, where `market-data keys create` cannot reach them. To get one, restart with MARKET_DATA_BOOTSTRAP_KEY=mdk_<32 letters or digits> MARKET_DATA_BOOTSTRAP_CREDITS=<n> (that key is then created with n credits), or use the embedded store (unset DATABASE_URL) and `market-data keys create --credits N`\n"
             : ""
-        yield* Effect.sync(() =>
+        yield* Effect.sync(() => {
+          flushLogLines()
           process.stdout.write(
             `market-data listening on ${url}/api/v1 · docs page ${url}/ · MCP ${url}/api/mcp · metrics ${metrics} · store: ${service.storeDescription} · feed: ${service.feedDescription}\n${keyHint}`
           )
-        )
+        })
       })
     )
     const app = startupLine.pipe(
@@ -130,7 +138,7 @@ export const serve = (
         )
       )
     )
-  }).pipe(Effect.scoped, Effect.provide(layerLogging(config)))
+  }).pipe(Effect.scoped, Effect.provide(layerLogging(config, { perTurn: true })))
 
 /** Which signal stopped the server, for the shutdown line (NodeRuntime's own handlers do the stopping). */
 const shutdownSignal = Effect.acquireRelease(
