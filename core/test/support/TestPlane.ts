@@ -45,19 +45,27 @@ export const makeTestPlane = (options: { readonly nextUpdateAtMs?: number; reado
         if (id !== "crypto:slow" && !KNOWN.has(id)) {
           return { _tag: "Refused", reason: "unknown_asset", message: `no asset ${id}` } as const
         }
-        const next = new Date(options.nextUpdateAtMs ?? 4_102_444_800_000).toISOString()
-        return {
-          _tag: "Delivered",
-          result: {
-            asset_id: id,
-            plane: planeOf(id),
-            as_of: "2026-01-01T00:00:00.000Z",
-            status: "live",
-            next_update_at: next,
-            usd: id.length * 1000.5
-          }
-        } as const
+        return delivered(id)
       })
+    // An asset's result never changes here: like the real planes, which hand back the same object while the
+    // data is unchanged, the plane keeps one per asset (so its envelope is serialized once, `PerAsset`).
+    const next = new Date(options.nextUpdateAtMs ?? 4_102_444_800_000).toISOString()
+    const results = new Map<string, AssetOutcome & { readonly _tag: "Delivered" }>()
+    const delivered = (id: string): AssetOutcome & { readonly _tag: "Delivered" } => {
+      const kept = results.get(id)
+      if (kept !== undefined) return kept
+      const result = {
+        asset_id: id,
+        plane: planeOf(id),
+        as_of: "2026-01-01T00:00:00.000Z",
+        status: "live",
+        next_update_at: next,
+        usd: id.length * 1000.5
+      }
+      const outcome = { _tag: "Delivered", result } as const
+      results.set(id, outcome)
+      return outcome
+    }
     const handler = perAssetHandler((id) => forAsset(id))
     const plane: TestPlane = {
       handlers: new Map<string, Handler>([
