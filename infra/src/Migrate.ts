@@ -2,7 +2,7 @@
  * Forward-only migrations, applied in name order. Kysely's migrator takes a PostgreSQL advisory lock for
  * the run, so instances starting together on one database do not race; PGlite has one connection anyway.
  */
-import { type Kysely, sql } from "kysely"
+import { type DatabaseIntrospector, type Kysely, sql, type TableMetadata } from "kysely"
 import { Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
 import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
@@ -45,6 +45,38 @@ export interface MigrationReport {
 }
 
 /**
+ * `db` with an introspector that looks at `schema` alone, for the migrator (which only asks whether its schema and
+ * its two tables exist). Kysely's PostgreSQL introspector lists the tables of every schema of the database and calls
+ * `has_schema_privilege` on each: a schema another session drops during that scan fails it with `schema "..." does
+ * not exist`. Seen twice in the shared test database (suites drop their schemas while others migrate: a server
+ * refused to start); a production database whose operators drop schemas would see it too.
+ */
+const withSchemaIntrospection = (db: Kysely<any>, schema: string): Kysely<any> => {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () =>
+      (
+        await sql<{
+          name: string
+        }>`select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db)
+      ).rows,
+    getTables: async () =>
+      (
+        await sql<{ name: string }>`select c.relname as name from pg_catalog.pg_class c
+          join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v', 'f')`.execute(db)
+      ).rows.map((r): TableMetadata => ({ name: r.name, schema, isView: false, isForeign: false, columns: [] }))
+  }
+  return new Proxy(db, {
+    get: (target, prop) => {
+      if (prop === "introspection") return introspection
+      const value = Reflect.get(target, prop, target)
+      // Kysely's methods read private fields: they run on the real instance.
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
+}
+
+/**
  * The migrator for the connection's current schema. Kysely looks its tables up in every schema unless told
  * which, so without this a leftover schema with a `kysely_migration_lock` (say from a killed test run) would
  * make migrations in another schema of the same database fail.
@@ -52,7 +84,7 @@ export interface MigrationReport {
 export const migrator = async (db: Kysely<any>): Promise<Migrator> => {
   const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
   return new Migrator({
-    db,
+    db: schema === undefined ? db : withSchemaIntrospection(db, schema),
     provider: { getMigrations: async () => migrations },
     migrationTableName: "md_migrations",
     ...(schema === undefined ? {} : { migrationTableSchema: schema })
