@@ -35,10 +35,11 @@ export const withSchema = (url: string, schema: string): string => {
 }
 
 /**
- * A fresh schema on server PostgreSQL, migrated. Seen once in a full CI-like run (2026-11-25), with other suites
- * migrating their own schemas at the same time: the migration of a just-created schema failed with `schema ...
- * does not exist` (the cause is not understood; the same suite passes alone and in other full runs). So a setup
- * that fails is logged and tried once more on a new schema; a second failure fails the suite.
+ * A fresh schema on server PostgreSQL, migrated. Seen in full CI-like runs (2026-11-25 and 26), with other suites
+ * dropping their schemas at the same time: a migration failed with `schema ... does not exist`. The cause was
+ * Kysely's introspector, which scanned every schema of the database (`has_schema_privilege` on each) and failed on
+ * one dropped during the scan; the migrator now looks at its own schema only (`infra/src/Migrate.ts`). A setup that
+ * fails is still logged and tried once more on a new schema; a second failure fails the suite.
  */
 export const postgresTestDatabase = async (url: string, poolSize = 20): Promise<TestDatabase> => {
   try {
