@@ -14,6 +14,7 @@
  * Afterwards the ledger invariant holds with the charges exactly those the served answers reported.
  * Runs on a private PostgreSQL cluster; says so when it cannot make one.
  */
+import { sql } from "kysely"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { postgresTestDatabase, type TestDatabase } from "../../adapters/postgres/test/support.ts"
@@ -29,6 +30,7 @@ import { newKey } from "./database.ts"
 import { checkLedgerInvariant } from "./ledger-invariant.ts"
 
 const unavailable = privatePostgresUnavailable()
+/** The idempotency lease (60 s) and a second: the longest a killed request's record can stay in flight. */
 const LEASE_WAIT_MS = 61_000
 /** Requests per scenario: half with an Idempotency-Key. */
 const REQUESTS = 12
@@ -75,11 +77,11 @@ if (unavailable !== undefined) {
       await cluster?.destroy()
     })
 
-    const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
+    const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 10) => {
       const deadline = Date.now() + timeoutMs
       while (!(await ok())) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-        await sleep(10)
+        await sleep(everyMs)
       }
     }
 
@@ -223,8 +225,20 @@ if (unavailable !== undefined) {
       count(restartAnswers)
       count(await retryOnce(s, restartKey, restartAnswers))
 
-      // The killed process's requests: once their lease has run out, each idempotent one retried runs once.
-      await sleep(LEASE_WAIT_MS)
+      // The killed process's requests: once their lease has run out, each idempotent one retried runs once. The
+      // lease is real time in another process: wait for the store to hold no live in-flight record of the key.
+      await until(
+        "the killed requests' idempotency leases to end",
+        async () => {
+          const live = await sql<{ n: number }>`select count(*)::int as n from idempotency_records
+            where key_id = ${killKey.id} and state = 'in_flight' and expires_at_ms > ${Date.now()}`.execute(
+            t.database.db
+          )
+          return (live.rows[0]?.n ?? 0) === 0
+        },
+        LEASE_WAIT_MS + 10_000,
+        250
+      )
       const killRetries = await retryOnce(s, killKey, killed)
 
       const books = await checkLedgerInvariant(t.database, { served })

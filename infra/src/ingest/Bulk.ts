@@ -305,18 +305,18 @@ const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable | E
   )
 
 /**
- * Inflates `todo` in order into the worker, each entry's CRC-32 and sizes checked, handing each entry's flow to
+ * Inflates `toLoad` in order into the worker, each entry's CRC-32 and sizes checked, handing each entry's flow to
  * `flows` as it starts. Stops early when the thread is stopped.
  */
 const readEntries = async (
   zip: yauzl.ZipFile,
-  todo: ReadonlyArray<yauzl.Entry>,
+  toLoad: ReadonlyArray<yauzl.Entry>,
   thread: ParserThread,
   flows: (flow: EntryFlow) => void,
   current: { stream: Readable | undefined }
 ): Promise<void> => {
   let id = 0
-  for (const entry of todo) {
+  for (const entry of toLoad) {
     if (thread.stopped) return
     const flow = new EntryFlow(entry, id++)
     flows(flow)
@@ -502,13 +502,13 @@ const ingestArchive = (
         return { results, unchanged: 0, ignored }
       }
       const marks = yield* loader.marks(archive)
-      const todo = entries.filter((e) => {
+      const toLoad = entries.filter((e) => {
         const mark = marks.get(e.fileName)
         return mark === undefined || mark.crc32 !== e.crc32 >>> 0 || mark.size !== e.uncompressedSize
       })
-      const unchanged = entries.length - todo.length
-      const totalBytes = todo.reduce((n, e) => n + e.compressedSize, 0)
-      const bar = progress(`ingesting ${archive}`, todo.length)
+      const unchanged = entries.length - toLoad.length
+      const totalBytes = toLoad.reduce((n, e) => n + e.compressedSize, 0)
+      const bar = progress(`ingesting ${archive}`, toLoad.length)
       const started = performance.now()
       let bytesDone = 0
       let rows = 0
@@ -548,7 +548,7 @@ const ingestArchive = (
           notes: head.notes
         })
       }
-      if (todo.length === 0) {
+      if (toLoad.length === 0) {
         bar.stop()
         return { results, unchanged, ignored }
       }
@@ -560,7 +560,7 @@ const ingestArchive = (
       let readerError: unknown
       const reader = readEntries(
         zip,
-        todo,
+        toLoad,
         thread,
         (flow) => {
           arrived.push(flow)
@@ -594,7 +594,7 @@ const ingestArchive = (
             : Effect.void
       )
       yield* Effect.gen(function* () {
-        for (let k = 0; k < todo.length; k++) {
+        for (let k = 0; k < toLoad.length; k++) {
           const flow = yield* next
           yield* healthy
           if (flow === undefined) return yield* Effect.die(new Error("the archive's reader stopped early"))
