@@ -9,6 +9,7 @@ import { layerPgStores, makePgMoneyStore } from "@market-data/postgres"
 import { Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "../adapters/postgres/test/support.ts"
 
@@ -27,7 +28,7 @@ export const startServerProcess = (env: Record<string, string>): Promise<Server>
     })
     let out = ""
     let err = ""
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 60_000)
     child.stderr?.on("data", (d) => (err += d))
     child.stdout?.on("data", (d) => {
       out += d
@@ -140,8 +141,20 @@ if (TEST_DATABASE_URL === undefined) {
         })
       )
       expect(keys.length).toBe(20)
-      // Past the 60 s lease, records left in flight count as released and holds as expired.
-      await new Promise((r) => setTimeout(r, 61_000))
+      // Past the 60 s lease, records left in flight count as released and holds as expired. The lease is real
+      // time in the killed processes: wait until the store holds no live in-flight record or hold of the key.
+      const deadline = Date.now() + 75_000
+      for (;;) {
+        const now = Date.now()
+        const live = await sql<{ n: number }>`select
+            (select count(*)::int from idempotency_records
+              where key_id = ${k.id} and state = 'in_flight' and expires_at_ms > ${now})
+          + (select count(*)::int from ledger_holds
+              where key_id = ${k.id} and state = 'active' and expires_at_ms > ${now}) as n`.execute(t.database.db)
+        if ((live.rows[0]?.n ?? 0) === 0) break
+        if (now > deadline) throw new Error("the killed requests' leases did not end within 75 s")
+        await new Promise((r) => setTimeout(r, 250))
+      }
       const server = await startServerProcess(env)
       try {
         for (const idem of keys) {
