@@ -63,6 +63,16 @@ describe("keyless rate limit and X-Forwarded-For", () => {
     expect(pageOther.status).toBe(200)
   })
 
+  it("IPv6 clients share the budget of their /64: rotating addresses inside it gains nothing", async () => {
+    server = await startServer({ rateLimitPerMinute: 2, trustedProxies: proxies("127.0.0.1,::1") })
+    const base = server.base
+    expect(await call(base, "2001:db8:aa:1::10")).toEqual({ status: 200, remaining: 1 })
+    expect(await call(base, "2001:db8:aa:1:ffff::20")).toEqual({ status: 200, remaining: 0 })
+    expect((await call(base, "2001:db8:aa:1::30")).status).toBe(429)
+    // Another /64 has its own budget.
+    expect(await call(base, "2001:db8:aa:2::10")).toEqual({ status: 200, remaining: 1 })
+  })
+
   it("with no trusted proxy (the default), a claimed X-Forwarded-For changes nothing", async () => {
     server = await startServer({ rateLimitPerMinute: 2, trustedProxies: NO_TRUSTED_PROXIES })
     const base = server.base

@@ -174,3 +174,19 @@ export const clientAddress = (
   }
   return last === peerAddress ? peer : formatAddress(last)
 }
+
+/**
+ * The budget a keyless caller at `address` spends: an IPv4 address is its own; an IPv6 address shares its /64
+ * (`2001:db8:1:2::/64`), the block one subscriber is handed and may draw any address from, so rotating
+ * addresses inside it does not multiply the keyless limit. An IPv4-mapped IPv6 address is its IPv4 address;
+ * text that is not an address (`"unknown"`) is kept as it is.
+ */
+export const keylessBudget = (address: string): string => {
+  if (!address.includes(":")) return address
+  const a = parseAddress(address)
+  if (a === undefined) return address
+  if (a.length === 4) return a.join(".")
+  const groups: Array<string> = []
+  for (let i = 0; i < 8; i += 2) groups.push((((a[i] as number) << 8) | (a[i + 1] as number)).toString(16))
+  return `${groups.join(":")}::/64`
+}

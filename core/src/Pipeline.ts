@@ -23,7 +23,7 @@
 import { Cause, Clock, Context, Deferred, Effect, Exit, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import { holdFor } from "./Billing.ts"
-import { clientAddress, type TrustedProxies } from "./ClientAddress.ts"
+import { clientAddress, keylessBudget, type TrustedProxies } from "./ClientAddress.ts"
 import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "./Errors.ts"
 import { validateIdempotencyKey } from "./Idempotency.ts"
 import { authenticate, type KeyRecord, type KeyStore, parseAuthorization, unauthenticated } from "./Keys.ts"
@@ -341,9 +341,8 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   // be guessed at speed.
   const settings = yield* Settings
   const limiter = yield* RateLimiter
-  const client = clientOf(request, settings)
   const refuse = (error: ApiError) =>
-    Effect.map(limiter.consume(`ip:${client}`, settings.rateLimitPerMinute, nowMs), (rate) =>
+    Effect.map(limiter.consume(`ip:${clientOf(request, settings)}`, settings.rateLimitPerMinute, nowMs), (rate) =>
       rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
     )
   const presented = parseAuthorization(request.authorization)
@@ -351,7 +350,11 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   let principal: Principal
   if (presented === undefined) {
     if (op.auth !== "keyless") return yield* refuse(apiError("unauthenticated", missingKeyMessage(op)))
-    principal = { _tag: "Anonymous", client, rateLimitPerMinute: settings.rateLimitPerMinute }
+    principal = {
+      _tag: "Anonymous",
+      client: clientOf(request, settings),
+      rateLimitPerMinute: settings.rateLimitPerMinute
+    }
   } else {
     const key = yield* Effect.result(authenticate(presented))
     if (key._tag === "Failure") return yield* refuse(key.failure)
@@ -783,14 +786,16 @@ const notImplemented = (op: OperationSpec): ApiError =>
     `\`${op.name}\` is defined but its data plane has not landed yet; see docs section changelog`
   )
 
-/** The address a keyless caller is rate limited by (see `clientAddress`). */
+/** The budget a keyless caller is rate limited by: its address (see `clientAddress`), an IPv6 one by its /64. */
 const clientOf = (
   request: { readonly client: string; readonly forwardedFor?: ReadonlyArray<string> },
   settings: Settings["Service"]
 ): string =>
-  settings.trustedProxies === undefined || request.forwardedFor === undefined
-    ? request.client
-    : clientAddress(request.client, request.forwardedFor, settings.trustedProxies)
+  keylessBudget(
+    settings.trustedProxies === undefined || request.forwardedFor === undefined
+      ? request.client
+      : clientAddress(request.client, request.forwardedFor, settings.trustedProxies)
+  )
 
 const missingKeyMessage = (op: OperationSpec): string =>
   `\`${op.name}\` needs an API key: send \`Authorization: Bearer <API_KEY>\` (see docs section access)`

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest"
 import {
   clientAddress,
+  keylessBudget,
   NO_TRUSTED_PROXIES,
   parseAddress,
   parseTrustedProxies,
@@ -58,6 +59,25 @@ describe("clientAddress", () => {
     expect(clientAddress("10.1.2.3", ["198.51.100.1, garbage, 10.4.4.4"], proxies)).toBe("10.4.4.4")
     // Every entry trusted: the left-most is the origin.
     expect(clientAddress("10.1.2.3", ["10.7.7.7, 10.8.8.8"], proxies)).toBe("10.7.7.7")
+  })
+})
+
+describe("keylessBudget", () => {
+  it("keeps an IPv4 address, maps an IPv4-mapped IPv6 address to it, and keeps text that is not an address", () => {
+    expect(keylessBudget("203.0.113.9")).toBe("203.0.113.9")
+    expect(keylessBudget("::ffff:203.0.113.9")).toBe("203.0.113.9")
+    expect(keylessBudget("unknown")).toBe("unknown")
+    expect(keylessBudget("not:an:address")).toBe("not:an:address")
+  })
+
+  it("groups an IPv6 address by its /64, whatever its spelling", () => {
+    expect(keylessBudget("2001:db8:1:2::1")).toBe("2001:db8:1:2::/64")
+    expect(keylessBudget("2001:0DB8:0001:0002:ffff:eeee:dddd:cccc")).toBe("2001:db8:1:2::/64")
+    expect(keylessBudget("[2001:db8:1:2:a:b:c:d]:443")).toBe("2001:db8:1:2::/64")
+    expect(keylessBudget("fe80::1%eth0")).toBe("fe80:0:0:0::/64")
+    expect(keylessBudget("::1")).toBe("0:0:0:0::/64")
+    // The next /64 is another budget.
+    expect(keylessBudget("2001:db8:1:3::1")).not.toBe(keylessBudget("2001:db8:1:2::1"))
   })
 })
 
