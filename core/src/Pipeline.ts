@@ -32,6 +32,7 @@ import {
   chargeWithin,
   comparesBeforeHold,
   holdCovered,
+  IDEMPOTENCY_LEASE_MS,
   isTransientStatus,
   type Meter,
   type StoredAnswer
@@ -371,7 +372,7 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
 
   // Releases an outage kept this key's earlier requests from making are retried first, so a retry of the same
   // Idempotency-Key finds its record free instead of `request_in_progress` for the whole lease.
-  if (op.auth === "paid" && principal._tag === "Key") yield* retryPendingReleases(principal.key.id)
+  if (op.auth === "paid" && principal._tag === "Key") yield* retryPendingReleases(principal.key.id, nowMs)
 
   // The Idempotency-Key header of a paid request, validated here once: the key, none (undefined), or the
   // `invalid_idempotency_key` error answered after the rate limit and the decode.
@@ -458,7 +459,9 @@ const internal: (op: OperationSpec, request: ApiRequest, nowMs: number) => Effec
  * only while it is in flight under the ticket's token), so running one late never frees what was meanwhile
  * resolved: a settlement that did commit before the failure stored its answer, which then replays; a retry that
  * took over after the lease has its own token. Per process and bounded: what another instance or a crash leaves
- * behind still expires with its lease.
+ * behind still expires with its lease, and so does a pending release whose key never comes back: once the leases
+ * it would free have ended (`usefulUntil`) it frees nothing a lease did not, and the key's entry is swept
+ * (`sweepReleases`) at most every `SWEEP_RELEASES_MS` by any paid request on the same store.
  */
 interface KeyReleases {
   /** The releases waiting, oldest first. */
@@ -466,22 +469,37 @@ interface KeyReleases {
   /** Completed when the request making this key's releases is done (failed with the store's failure). */
   retrying: Deferred.Deferred<void> | undefined
 }
-const pendingReleases = new WeakMap<object, Map<string, KeyReleases>>()
+interface StoreReleases {
+  readonly byKey: Map<string, KeyReleases>
+  /** When `sweepReleases` next looks at this store's keys (epoch ms). */
+  sweepAtMs: number
+}
+const pendingReleases = new WeakMap<object, StoreReleases>()
 /** Keys with releases waiting or being made, over every store: 0 keeps `retryPendingReleases` a no-op. */
 let keysWithReleases = 0
 /** At most this many pending releases per API key (the oldest go first; their leases still free them). */
 const PENDING_RELEASES_PER_KEY = 64
+/** How often a store's pending releases are swept of those whose leases have ended. */
+const SWEEP_RELEASES_MS = 10_000
+
+/**
+ * Until when a release can free something its leases do not: the hold counts as released once its lease ends,
+ * and the idempotency record, begun at admission (at or before `holdExpiresAtMs`), is free for a takeover once
+ * its lease ends.
+ */
+const usefulUntil = (ticket: Ticket): number => ticket.holdExpiresAtMs + IDEMPOTENCY_LEASE_MS
 
 const keep = (entry: KeyReleases, tickets: Array<Ticket>): void => {
   entry.tickets = tickets.length > PENDING_RELEASES_PER_KEY ? tickets.slice(-PENDING_RELEASES_PER_KEY) : tickets
 }
 
 const rememberRelease = (store: object, ticket: Ticket): void => {
-  let byKey = pendingReleases.get(store)
-  if (byKey === undefined) {
-    byKey = new Map()
-    pendingReleases.set(store, byKey)
+  let releases = pendingReleases.get(store)
+  if (releases === undefined) {
+    releases = { byKey: new Map(), sweepAtMs: 0 }
+    pendingReleases.set(store, releases)
   }
+  const byKey = releases.byKey
   let entry = byKey.get(ticket.keyId)
   if (entry === undefined) {
     entry = { tickets: [], retrying: undefined }
@@ -494,7 +512,7 @@ const rememberRelease = (store: object, ticket: Ticket): void => {
 
 /** How many releases are waiting for the money store `store`, for `keyId` (tests and diagnostics). */
 export const pendingReleaseCount = (store: object, keyId: string): number =>
-  pendingReleases.get(store)?.get(keyId)?.tickets.length ?? 0
+  pendingReleases.get(store)?.byKey.get(keyId)?.tickets.length ?? 0
 
 /** How many API keys, over every store of this process, have releases waiting or being made (diagnostics). */
 export const keysWithPendingReleases = (): number => keysWithReleases
@@ -508,13 +526,36 @@ const RELEASE: FinishEnd = { _tag: "Release" }
  * store is still unavailable the rest stay waiting and the failure propagates to the request making them and to
  * those waiting for it (each would fail on the store anyway).
  */
-const retryPendingReleases = (keyId: string): Effect.Effect<void, never, MoneyStore> =>
-  keysWithReleases === 0 ? Effect.void : Effect.flatMap(MoneyStore, (money) => releasesOf(money, keyId))
+const retryPendingReleases = (keyId: string, nowMs: number): Effect.Effect<void, never, MoneyStore> =>
+  keysWithReleases === 0
+    ? Effect.void
+    : Effect.flatMap(MoneyStore, (money) => {
+        sweepReleases(money, nowMs)
+        return releasesOf(money, keyId)
+      })
+
+/**
+ * Drops the pending releases of `money` whose leases have ended (`usefulUntil`), and the entries of keys left
+ * with none, at most every `SWEEP_RELEASES_MS`; an entry whose releases are being made is left to that request.
+ */
+const sweepReleases = (money: MoneyStore["Service"], nowMs: number): void => {
+  const releases = pendingReleases.get(money)
+  if (releases === undefined || nowMs < releases.sweepAtMs) return
+  releases.sweepAtMs = nowMs + SWEEP_RELEASES_MS
+  for (const [keyId, entry] of releases.byKey) {
+    if (entry.retrying !== undefined) continue
+    entry.tickets = entry.tickets.filter((ticket) => usefulUntil(ticket) > nowMs)
+    if (entry.tickets.length === 0) {
+      releases.byKey.delete(keyId)
+      keysWithReleases--
+    }
+  }
+}
 
 const releasesOf = (money: MoneyStore["Service"], keyId: string): Effect.Effect<void> =>
   Effect.uninterruptibleMask((restore) =>
     Effect.suspend(() => {
-      const byKey = pendingReleases.get(money)
+      const byKey = pendingReleases.get(money)?.byKey
       const entry = byKey?.get(keyId)
       if (byKey === undefined || entry === undefined) return Effect.void
       if (entry.retrying !== undefined) {

@@ -11,8 +11,10 @@ import { memoryStores } from "@market-data/memory"
 import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
 import { apiError, StoreUnavailable } from "../src/Errors.ts"
+import { HOLD_LEASE_MS, IDEMPOTENCY_LEASE_MS } from "../src/Money.ts"
 import { MoneyStore } from "../src/MoneyStore.ts"
 import {
   type Answer,
@@ -100,19 +102,23 @@ const setup = Effect.gen(function* () {
   }
   const ctx = built.pipe(Context.add(MoneyStore, failing))
   const key = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
-  const call = (idem: string) =>
+  const other = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
+  const callAs = (bearer: string) => (idem: string) =>
     handle({
       operation: "price",
       params: [["id", "crypto:bitcoin"]],
-      authorization: [`Bearer ${key.key}`],
+      authorization: [`Bearer ${bearer}`],
       idempotencyKey: [idem],
       client: "test"
     }).pipe(Effect.provide(ctx))
+  const call = callAs(key.key)
   const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => money.balance(key.record.id, ms))
   const pending = () => pendingReleaseCount(failing, key.record.id)
   return {
     state,
     call,
+    /** A paid request of another key on the same store. */
+    callOther: callAs(other.key),
     balance,
     pending,
     gate: (g: Deferred.Deferred<void> | undefined) => {
@@ -260,6 +266,31 @@ describe("after a store outage, a retried idempotent request is not left in flig
       assert.strictEqual(code(yield* t.call("k-gone-0")), "Json")
       assert.strictEqual(yield* t.balance, 8)
       assert.strictEqual(t.state.runs, 4)
+    })
+  )
+
+  it.effect("a key that never comes back: its pending release is swept once the leases it would free have ended", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const before = keysWithPendingReleases()
+      t.state.mode = "fail"
+      assert.strictEqual(code(yield* t.call("k-away")), "source_unavailable")
+      assert.strictEqual(t.pending(), 1)
+      assert.strictEqual(keysWithPendingReleases(), before + 1)
+      t.state.down = false
+      t.state.mode = "serve"
+      // Another key's request while the leases run leaves the release waiting for its key.
+      assert.strictEqual(code(yield* t.callOther("o-1")), "Json")
+      assert.strictEqual(t.pending(), 1)
+      // Past both leases (the hold's and the idempotency record's) the next paid request on the store sweeps it.
+      yield* TestClock.adjust(HOLD_LEASE_MS + IDEMPOTENCY_LEASE_MS + 1)
+      assert.strictEqual(code(yield* t.callOther("o-2")), "Json")
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(keysWithPendingReleases(), before)
+      // The key comes back after all: its lease has ended, so its retry takes the record over and runs once.
+      assert.strictEqual(code(yield* t.call("k-away")), "Json")
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(code(yield* t.call("k-away")), "Replay")
     })
   )
 })
