@@ -123,8 +123,25 @@ export const openStores = (config: AppConfig): Effect.Effect<OpenedStores, Confi
       case "Embedded": {
         const dir = config.store.dir
         yield* lockDataDir(dir)
-        const database = yield* openDatabase(() => openPglite(dir), `the embedded database in ${resolve(dir)}`)
-        return { layer: layerPgStores(database), description: `embedded PGlite in ${resolve(dir)}`, database }
+        const batch = config.batch
+        const grouped = batch !== undefined && batch.maxBatch > 1
+        const database = yield* openDatabase(
+          () =>
+            openPglite(
+              dir,
+              grouped
+                ? { groupCommit: { ...GROUP_COMMIT_DEFAULTS, maxBatch: batch.maxBatch, windowMs: batch.windowMs } }
+                : {}
+            ),
+          `the embedded database in ${resolve(dir)}`
+        )
+        return {
+          layer: layerPgStores(database),
+          description: `embedded PGlite in ${resolve(dir)} (${
+            grouped ? `group commit up to ${batch.maxBatch} calls, ${batch.windowMs} ms window` : "group commit off"
+          })`,
+          database
+        }
       }
       case "Postgres": {
         const url = config.store.url

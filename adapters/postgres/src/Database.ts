@@ -59,8 +59,8 @@ export interface Database {
   /** The PostgreSQL pool's connections now (metrics); absent for the embedded database (one connection). */
   readonly poolStats?: () => PoolStats
   /**
-   * Statements sent to the database so far (every round trip, whatever sent it: kysely, `COPY`, group commit).
-   * Counted on server PostgreSQL; absent for the embedded database.
+   * Statements sent to the database so far (every round trip, whatever sent it: kysely, `COPY`, group commit):
+   * on server PostgreSQL each query of a pooled connection, on PGlite each `query` and `exec`.
    */
   readonly statements?: () => number
   /**
@@ -174,22 +174,67 @@ const createClusterApart = (dataDir: string, postgresqlconf: ReadonlyArray<strin
   })
 
 /**
+ * Group commit on the embedded database: one batch at a time. PGlite is one connection on this process's own
+ * event loop, so a second batch on its way could only wait for the first; calls arriving meanwhile join the next.
+ */
+export const PGLITE_GROUP_COMMIT_IN_FLIGHT = 1
+
+/**
  * PGlite in `dataDir`, or in memory when `dataDir` is undefined. A data directory without a cluster yet gets one
  * created in a child process first (`createClusterApart`); should that fail, it is created here as before.
+ *
+ * With `groupCommit` (`maxBatch` above 1), the stores' per-request calls go through a group committer as on
+ * server PostgreSQL: the calls of concurrent requests run as one `md_batch` statement in one transaction. On
+ * PGlite every statement runs on this thread (parse, plan, execute, commit and the protocol's messages through
+ * WebAssembly), so a batch saves each member a statement's fixed cost (see docs/performance.md); a commit is as
+ * durable as a lone statement's, its WAL written to the data directory before the answer is released.
  */
-export const openPglite = async (dataDir: string | undefined): Promise<Database> => {
+export const openPglite = async (
+  dataDir: string | undefined,
+  options: { readonly groupCommit?: GroupCommitOptions } = {}
+): Promise<Database> => {
   const postgresqlconf = [`shared_buffers=${PGLITE_SHARED_BUFFERS}`]
   if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
     await createClusterApart(dataDir, postgresqlconf)
   const pglite = await PGlite.create(dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf })
+  // Every statement is counted, whatever sends it (kysely, `COPY`, group commit): PGlite's `query` and `exec`,
+  // on the instance and on its transactions.
+  let statements = 0
+  const countOn = <T extends { query: PGlite["query"]; exec: PGlite["exec"] }>(target: T): T => {
+    const query = target.query.bind(target)
+    const exec = target.exec.bind(target)
+    target.query = ((...args: Parameters<PGlite["query"]>) => {
+      statements++
+      return query(...args)
+    }) as PGlite["query"]
+    target.exec = ((...args: Parameters<PGlite["exec"]>) => {
+      statements++
+      return exec(...args)
+    }) as PGlite["exec"]
+    return target
+  }
+  countOn(pglite)
+  const transaction = pglite.transaction.bind(pglite)
+  pglite.transaction = ((callback: Parameters<PGlite["transaction"]>[0]) =>
+    transaction((tx) => callback(countOn(tx)))) as PGlite["transaction"]
   const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) })
+  const group = options.groupCommit
   return {
     db,
     kind: "pglite",
     native: { kind: "pglite", pglite },
+    statements: () => statements,
     close: async () => {
       await db.destroy()
       if (!pglite.closed) await pglite.close()
-    }
+    },
+    ...(group === undefined || group.maxBatch <= 1
+      ? {}
+      : {
+          groupCommit: makeGroupCommit(
+            async (calls) => (await pglite.query<{ r: Array<never> }>(BATCH_STATEMENT, [calls])).rows[0]?.r ?? [],
+            { ...group, maxInFlight: PGLITE_GROUP_COMMIT_IN_FLIGHT }
+          )
+        })
   }
 }

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
 import { migrateToLatest } from "../../../infra/src/Migrate.ts"
 import { type Database, openPglite, openPostgres } from "../src/Database.ts"
+import type { GroupCommitOptions } from "../src/GroupCommit.ts"
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
 
@@ -78,9 +79,12 @@ const openMigratedSchema = async (url: string, poolSize: number): Promise<TestDa
   }
 }
 
-/** An in-memory PGlite, migrated. */
-export const pgliteTestDatabase = async (dataDir?: string): Promise<TestDatabase> => {
-  const database = await openPglite(dataDir)
+/** An in-memory PGlite (or one in `dataDir`), migrated; with `groupCommit`, its per-request calls are batched. */
+export const pgliteTestDatabase = async (
+  dataDir?: string,
+  options: { readonly groupCommit?: GroupCommitOptions } = {}
+): Promise<TestDatabase> => {
+  const database = await openPglite(dataDir, options)
   await migrateToLatest(database.db)
   return {
     database,
