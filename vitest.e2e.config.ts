@@ -44,7 +44,9 @@ export const e2eFiles = [
   // Bulk archives on memory, PGlite (a database per test) and PostgreSQL; an ingest process killed mid-archive.
   "infra/test/BulkIngest.test.ts",
   "infra/test/BulkWorker.test.ts",
-  "test/ingest-bulk-kill.test.ts"
+  "test/ingest-bulk-kill.test.ts",
+  // A server process on an embedded data folder killed under paid load, three times, and the folder reopened.
+  "test/embedded-kill.test.ts"
 ]
 
 export default defineConfig({
