@@ -23,8 +23,9 @@ export interface AppConfig {
   /** Connections in the PostgreSQL pool. */
   readonly poolSize: number
   /**
-   * Group commit on server PostgreSQL (`DATABASE_BATCH_MAX`, `DATABASE_BATCH_WINDOW_MS`): most store calls in one
-   * statement (1: off, every call its own statement) and how long the first call of a batch waits for company.
+   * Group commit on server PostgreSQL and the embedded store (`DATABASE_BATCH_MAX`, `DATABASE_BATCH_WINDOW_MS`):
+   * most store calls in one statement (1: off, every call its own statement) and how long the first call of a batch
+   * waits for company.
    * Absent (a configuration built in code): off.
    */
   readonly batch?: { readonly maxBatch: number; readonly windowMs: number }
