@@ -1,7 +1,8 @@
 /**
- * Group commit on server PostgreSQL: store calls of concurrent requests that arrive together are sent as ONE
- * statement, `select md_batch($1::jsonb)` (`sql/md_batch.ts`): one round trip, one transaction, one commit (one
- * WAL flush) for all of them, instead of one each.
+ * Group commit on server PostgreSQL and on the embedded PGlite store: store calls of concurrent requests that
+ * arrive together are sent as ONE statement, `select md_batch($1::jsonb)` (`sql/md_batch.ts`): one round trip, one
+ * transaction, one commit (one WAL flush) for all of them, instead of one each. (On PGlite, which has no round
+ * trip, it saves each call a statement's fixed cost on the server's own thread; `openPglite` in `Database.ts`.)
  *
  * When a batch goes out: as soon as `maxBatch` calls wait, or `windowMs` after the first call of a batch arrived,
  * and in any case only while fewer than `maxInFlight` batches are on their way; calls that arrive while every
