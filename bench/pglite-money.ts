@@ -86,12 +86,13 @@ const round = async (s: Opened) => {
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (performance.now() < until) {
+        // A connection's next request arrives when its last answer is out, and is taken up in a later macrotask
+        // (as a new HTTP request is): its latency counts that wait too.
         const t = performance.now()
+        await new Promise((r) => setImmediate(r))
         const answer = await s.run(handle(request()))
         if (answer.outcome._tag !== "Json") throw new Error(`${s.name}: answered ${answer.outcome._tag}`)
         latencies.push(performance.now() - t)
-        // A request's turn ends: the next one starts in a later macrotask, as a new HTTP request would.
-        await new Promise((r) => setImmediate(r))
       }
     })
   )
