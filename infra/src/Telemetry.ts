@@ -253,7 +253,7 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
   if (statements !== undefined) {
     new Counter({
       name: "market_data_db_statements_total",
-      help: "Statements sent to PostgreSQL (round trips), whatever sent them",
+      help: "Statements sent to the database (PostgreSQL round trips; PGlite query and exec calls), whatever sent them",
       registers: [registry],
       collect() {
         this.reset()
