@@ -77,13 +77,16 @@ export const describeStart = (command: StartCommand, extraEnv: Record<string, st
  * machine the steadier figure beside wall times. Clock ticks are taken as 100 per second (`getconf CLK_TCK` on
  * Linux).
  */
-export const cpuSecondsOf = (pid: number | undefined): number => {
+export const cpuSecondsOf = (pid: number | undefined): number => Math.round(cpuMsOf(pid) / 100) / 10
+
+/** CPU milliseconds (user + system) a process has used so far, unrounded (10 ms steps); NaN off Linux. */
+export const cpuMsOf = (pid: number | undefined): number => {
   if (pid === undefined) return Number.NaN
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return Math.round((Number(fields[11]) + Number(fields[12])) / 10) / 10
+    return (Number(fields[11]) + Number(fields[12])) * 10
   } catch {
     return Number.NaN
   }

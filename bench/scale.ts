@@ -22,7 +22,16 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { cpuSecondsOf, describeStart, KEY, memoryOf, ROOT, type StartCommand, startCommand } from "./process.ts"
+import {
+  cpuMsOf,
+  cpuSecondsOf,
+  describeStart,
+  KEY,
+  memoryOf,
+  ROOT,
+  type StartCommand,
+  startCommand
+} from "./process.ts"
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3)
@@ -247,19 +256,27 @@ interface Load {
   p50: number
   p99: number
   non2xx: number
+  /**
+   * The server's CPU (user + system, all its threads) per 2xx answer over the measured window, in microseconds:
+   * what the machine's other load moves far less than req/s (it includes the server's background work then).
+   */
+  cpu_us_per_2xx: number
   /** The machine's one-minute load average at the end of the window. */
   load_1m: number
 }
 
-const load = async (url: string, connections: number): Promise<Load> => {
+const load = async (url: string, connections: number, server: Server): Promise<Load> => {
   const request = { url, headers: AUTH, connections }
   await autocannon({ ...request, duration: 2 })
+  const cpuBefore = cpuMsOf(server.child.pid)
   const r = await autocannon({ ...request, duration: DURATION })
+  const cpuMs = cpuMsOf(server.child.pid) - cpuBefore
   return {
     rps: Math.round(r.requests.average),
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
+    cpu_us_per_2xx: r["2xx"] > 0 ? Math.round((cpuMs * 1000) / r["2xx"]) : Number.NaN,
     load_1m: Math.round((loadavg()[0] as number) * 100) / 100
   }
 }
@@ -300,23 +317,23 @@ const measureLoad = async (
   print(
     `scale (${store}): coverage lists ${coverage.crypto_assets} crypto assets ${JSON.stringify(coverage.by_tier)}; rank coverage ${JSON.stringify(coverage.rank_coverage)}\n`
   )
-  const rank_market = await load(`${m}/api/v1/rank?limit=50`, RANK_CONNECTIONS)
+  const rank_market = await load(`${m}/api/v1/rank?limit=50`, RANK_CONNECTIONS, market)
   print(
     `scale (${store}): rank limit=50, 428 assets, ${RANK_CONNECTIONS} connections: ${rank_market.rps} req/s, p50 ${rank_market.p50} ms, p99 ${rank_market.p99} ms, non-2xx ${rank_market.non2xx}, load average ${rank_market.load_1m}\n`
   )
-  const rank_registry = await load(`${r}/api/v1/rank?limit=50`, RANK_CONNECTIONS)
+  const rank_registry = await load(`${r}/api/v1/rank?limit=50`, RANK_CONNECTIONS, registry)
   print(
     `scale (${store}): rank limit=50, 35 assets, ${RANK_CONNECTIONS} connections: ${rank_registry.rps} req/s, p50 ${rank_registry.p50} ms, p99 ${rank_registry.p99} ms, non-2xx ${rank_registry.non2xx}\n`
   )
   const read_market: Array<Load> = []
   const read_registry: Array<Load> = []
   for (let round = 1; round <= ROUNDS; round++) {
-    const a = await load(`${r}/api/v1/read?id=crypto:bitcoin`, READ_CONNECTIONS)
+    const a = await load(`${r}/api/v1/read?id=crypto:bitcoin`, READ_CONNECTIONS, registry)
     read_registry.push(a)
-    const b = await load(`${m}/api/v1/read?id=crypto:bitcoin`, READ_CONNECTIONS)
+    const b = await load(`${m}/api/v1/read?id=crypto:bitcoin`, READ_CONNECTIONS, market)
     read_market.push(b)
     print(
-      `scale (${store}): read round ${round}: 35 assets ${a.rps} req/s (p99 ${a.p99} ms), 428 assets ${b.rps} req/s (p99 ${b.p99} ms), non-2xx ${a.non2xx + b.non2xx}, load average ${b.load_1m}\n`
+      `scale (${store}): read round ${round}: 35 assets ${a.rps} req/s (p99 ${a.p99} ms, ${a.cpu_us_per_2xx} us of server CPU an answer), 428 assets ${b.rps} req/s (p99 ${b.p99} ms, ${b.cpu_us_per_2xx} us an answer), non-2xx ${a.non2xx + b.non2xx}, load average ${b.load_1m}\n`
     )
   }
   const read_ratio =
@@ -480,6 +497,11 @@ export const scaleBench = async (print: (line: string) => void): Promise<ScaleRe
       `${l.rank_registry.p50} / ${l.rank_registry.p99}`
     )
     row("read req/s (median)", median(l.read_market.map((x) => x.rps)), median(l.read_registry.map((x) => x.rps)))
+    row(
+      "read server CPU/answer (us, median)",
+      median(l.read_market.map((x) => x.cpu_us_per_2xx)),
+      median(l.read_registry.map((x) => x.cpu_us_per_2xx))
+    )
     row("RSS after the load / peak (MB)", `${l.rss_after_load_mb} / ${l.rss_peak_mb}`, "")
   }
   print("\nscale targets (issue 16 point 6):\n")
