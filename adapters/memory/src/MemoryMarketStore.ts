@@ -11,7 +11,9 @@
  * is not. A series whose rows step by exactly 15 minutes (bars and the other per-bar series) keeps no time
  * column, only its first time, until a write leaves the grid. Reads answer `Float64Array`s either way. The first write into an empty series allocates exactly what
  * it holds (a backfill leaves no unused headroom); appends then grow by about a day of 15-minute rows (96) or
- * 1/256 of the series, whichever is more, so a year-long series copies itself about once a day of ticks.
+ * 1/256 of the series, whichever is more, so a year-long series copies itself about once a day of ticks. Bars
+ * whose every open is the previous bar's close (the simulated feed's, a year of them for each asset: a fifth of
+ * the bars' bytes) keep no open column, only the first bar's open, until a write breaks the chain.
  */
 import {
   type AnySeriesInput,
@@ -44,12 +46,57 @@ interface Columns {
   grid: number | undefined
   cols: Array<Column>
   length: number
+  /** Whether the series is bars, whose open may be implied by the closes. */
+  readonly bars: boolean
+  /**
+   * Bars only: while every row's open is the row before's close (the first row's is this), no open column is
+   * kept (`cols[OPEN]` is empty); undefined while the opens are kept.
+   */
+  firstOpen: number | undefined
 }
 
 const NO_TIMES = new Float64Array(0)
+const NO_VALUES = new Float32Array(0)
 
-/** Rows the series can hold without growing (every kind has at least one value column). */
-const capacityOf = (c: Columns): number => (c.cols[0] as Column).length
+/** The bars' `open` and `close` columns (`SeriesColumns.bars`). */
+const OPEN = SeriesColumns.bars.indexOf("open")
+const CLOSE = SeriesColumns.bars.indexOf("close")
+
+/** Whether column `j` is not kept (bars' open, implied by the closes). */
+const implied = (c: Columns, j: number): boolean => j === OPEN && c.firstOpen !== undefined
+
+/** Rows the series can hold without growing (every kind's last value column is always kept). */
+const capacityOf = (c: Columns): number => (c.cols[c.cols.length - 1] as Column).length
+
+/**
+ * Whether `n` input rows' opens continue their closes: each row's open is the row before's close, and the first
+ * one's is `before` unless that is undefined. `Object.is`: the same number, -0 and NaN told apart as stored.
+ */
+const opensChain = (
+  open: ArrayLike<number>,
+  close: ArrayLike<number>,
+  n: number,
+  before: number | undefined
+): boolean => {
+  if (before !== undefined && !Object.is(open[0], before)) return false
+  for (let i = 1; i < n; i++) if (!Object.is(open[i], close[i - 1])) return false
+  return true
+}
+
+/** Keeps the bars' open column again (a write that breaks the chain), float32 while the closes and first open are. */
+const materializeOpen = (c: Columns) => {
+  const first = c.firstOpen
+  if (first === undefined) return
+  const close = c.cols[CLOSE] as Column
+  const narrow = close instanceof Float32Array && (Math.fround(first) === first || Number.isNaN(first))
+  const open = newColumn(narrow, capacityOf(c))
+  if (c.length > 0) {
+    open[0] = first
+    open.set(close.subarray(0, c.length - 1), 1)
+  }
+  c.cols[OPEN] = open
+  c.firstOpen = undefined
+}
 
 const timeAt = (c: Columns, i: number): number => (c.grid === undefined ? (c.t[i] as number) : c.grid + i * BAR_MS)
 
@@ -116,7 +163,7 @@ const grow = (c: Columns, needed: number) => {
     t.set(c.t.subarray(0, c.length))
     c.t = t
   }
-  c.cols = c.cols.map((col) => resized(col, capacity, c.length))
+  c.cols = c.cols.map((col, j) => (implied(c, j) ? col : resized(col, capacity, c.length)))
 }
 
 /** The input as strictly increasing times, the last of equal times winning. */
@@ -146,12 +193,28 @@ const normalize = (t: ArrayLike<number>, cols: ReadonlyArray<ArrayLike<number>>)
 const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArray<ArrayLike<number>>; n: number }) => {
   const { t, cols, n } = input
   if (n === 0) return
+  const append = c.length === 0 || (t[0] as number) > timeAt(c, c.length - 1)
+  if (c.bars) {
+    const open = cols[OPEN] as ArrayLike<number>
+    const close = cols[CLOSE] as ArrayLike<number>
+    if (c.length === 0) {
+      // An empty series (a first write, or all trimmed away) implies its opens if this write's chain.
+      if (opensChain(open, close, n, undefined)) {
+        c.firstOpen = open[0] as number
+        c.cols[OPEN] = NO_VALUES
+      } else materializeOpen(c)
+    } else if (!append || !opensChain(open, close, n, (c.cols[CLOSE] as Column)[c.length - 1] as number)) {
+      materializeOpen(c)
+    }
+  }
   // A float32 column that is written a value float32 cannot hold exactly becomes float64 first.
   cols.forEach((col, j) => {
     const stored = c.cols[j] as Column
-    if (stored instanceof Float32Array && !float32Exact(col)) c.cols[j] = resized(stored, capacityOf(c), c.length, true)
+    if (stored instanceof Float32Array && !implied(c, j) && !float32Exact(col)) {
+      c.cols[j] = resized(stored, capacityOf(c), c.length, true)
+    }
   })
-  if (c.length === 0 || (t[0] as number) > timeAt(c, c.length - 1)) {
+  if (append) {
     // An append: the series stays on (or starts) the grid when the input continues it, else keeps its times.
     const continues = onGrid(t, n) && (c.length === 0 || (c.grid !== undefined && t[0] === c.grid + c.length * BAR_MS))
     if (continues && c.length === 0) {
@@ -161,7 +224,7 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
     grow(c, c.length + n)
     if (c.grid === undefined) c.t.set(t, c.length)
     cols.forEach((col, j) => {
-      ;(c.cols[j] as Column).set(col, c.length)
+      if (!implied(c, j)) (c.cols[j] as Column).set(col, c.length)
     })
     c.length += n
     return
@@ -172,7 +235,9 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
     t: new Float64Array(c.length + n),
     grid: undefined,
     cols: c.cols.map((col) => newColumn(col instanceof Float32Array, c.length + n)),
-    length: 0
+    length: 0,
+    bars: c.bars,
+    firstOpen: undefined
   }
   let i = 0
   let k = 0
@@ -212,7 +277,14 @@ const toSeries = <K extends SeriesKind>(
   const out: Record<string, unknown> = { kind, assetId, venue, t: timesOf(c, from, to) }
   SeriesColumns[kind].forEach((name, j) => {
     const col = c.cols[j] as Column
-    out[name] = col instanceof Float64Array ? col.slice(from, to) : new Float64Array(col.subarray(from, to))
+    if (implied(c, j)) {
+      // Each open is the close before it.
+      const close = c.cols[CLOSE] as Column
+      const open = new Float64Array(to - from)
+      open[0] = from === 0 ? (c.firstOpen as number) : (close[from - 1] as number)
+      open.set(close.subarray(from, to - 1), 1)
+      out[name] = open
+    } else out[name] = col instanceof Float64Array ? col.slice(from, to) : new Float64Array(col.subarray(from, to))
   })
   return out as Series<K>
 }
@@ -235,7 +307,8 @@ const trimColumns = (c: Columns, cutoffMs: number): number => {
   }
   if (c.grid === undefined) c.t = shrink(c.t)
   else c.grid += k * BAR_MS
-  c.cols = c.cols.map(shrink)
+  if (c.firstOpen !== undefined) c.firstOpen = (c.cols[CLOSE] as Column)[k - 1] as number
+  c.cols = c.cols.map((col, j) => (implied(c, j) ? col : shrink(col)))
   c.length = rest
   return k
 }
@@ -380,7 +453,9 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
               t: NO_TIMES,
               grid: undefined,
               cols: cols.map((col) => newColumn(float32Exact(col), 0)),
-              length: 0
+              length: 0,
+              bars: s.kind === "bars",
+              firstOpen: undefined
             }
             byVenue.set(s.venue, c)
           }
@@ -424,6 +499,7 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
               if (k === 0) continue
               if (c.grid === undefined) c.t.copyWithin(0, k, c.length)
               else c.grid += k * BAR_MS
+              if (c.firstOpen !== undefined) c.firstOpen = (c.cols[CLOSE] as Column)[k - 1] as number
               for (const col of c.cols) col.copyWithin(0, k, c.length)
               c.length -= k
               deleted += k

@@ -1,10 +1,12 @@
 /**
  * The memory market store's column layout: a value column is float32 only while every value written to it is
  * exactly a float32, so nothing is ever rounded; a series on the 15-minute grid keeps no time column until a
- * write leaves the grid; a backfill-sized first write leaves no headroom.
+ * write leaves the grid; a backfill-sized first write leaves no headroom; bars whose opens are the previous
+ * closes keep no open column while they chain.
  */
 import { BAR_MS } from "@market-data/core"
 import { Effect } from "effect"
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeMemoryMarketStore } from "../src/index.ts"
 
@@ -111,5 +113,123 @@ describe("memory market store layout", () => {
     expect(Array.from(rewritten?.t ?? [])).toEqual(Array.from({ length: 10 }, (_, i) => i * BAR_MS))
     expect(rewritten?.close[9]).toBe(decimal(9))
     expect(rewritten?.close[8]).toBe(exact(8))
+  })
+
+  it("implies chained opens (each the close before) and answers every open exactly as written", () => {
+    const store = makeMemoryMarketStore()
+    const chained = (from: number, n: number, price: (i: number) => number, firstOpen = price(from - 1)) => ({
+      ...bars(from, n, price),
+      open: Array.from({ length: n }, (_, i) => (i === 0 ? firstOpen : price(from + i - 1)))
+    })
+    // The first open is any number (here not even a float32); four columns in 4 bytes.
+    Effect.runSync(store.write([chained(0, 1_000, exact, 0.1)]))
+    expect(store.bytes()).toBe(1_000 * 4 * 4)
+    expect(readAll(store)?.open[0]).toBe(0.1)
+    expect(readAll(store)?.open[500]).toBe(exact(499))
+    // Ticks that continue the chain keep it (and the day of headroom covers the four kept columns only).
+    Effect.runSync(store.write([chained(1_000, 1, exact)]))
+    expect(store.bytes()).toBe((1_001 + 96) * 4 * 4)
+    // A trim and a prune move the first open to the close before the new first row.
+    store.trim("bars", "crypto:bitcoin", 10 * BAR_MS)
+    expect(readAll(store)?.open[0]).toBe(exact(9))
+    Effect.runSync(store.prune(20 * BAR_MS))
+    expect(readAll(store)?.open[0]).toBe(exact(19))
+    const window = Effect.runSync(
+      store.read("bars", { assetId: "crypto:bitcoin", fromMs: 100 * BAR_MS, toMs: 103 * BAR_MS })
+    )[0]
+    expect(Array.from(window?.open ?? [])).toEqual([exact(99), exact(100), exact(101)])
+    // An open that is not the close before keeps the opens from then on, all of them exact.
+    Effect.runSync(store.write([chained(1_001, 1, exact, 5)]))
+    const s = readAll(store)
+    expect(s?.open.at(-1)).toBe(5)
+    expect(s?.open.at(-2)).toBe(exact(999))
+    expect(s?.open[0]).toBe(exact(19))
+  })
+
+  it("answers bars as a plain log of the writes would, whatever the mix of chained, broken, merged, trimmed and pruned", () => {
+    // Prices: float32-exact, or a decimal no float32 holds, or -0 and NaN (told apart from 0 and each other).
+    const value = fc.oneof(
+      fc.integer({ min: 0, max: 4_000 }).map((i) => 1_000 + i / 64),
+      fc.integer({ min: 0, max: 4_000 }).map((i) => 1_000 + i * 0.01 + 0.001),
+      fc.constantFrom(-0, 0, Number.NaN)
+    )
+    const write = fc.record({
+      op: fc.constant("write" as const),
+      from: fc.integer({ min: 0, max: 60 }),
+      closes: fc.array(value, { minLength: 1, maxLength: 12 }),
+      // Whether each open is the close before it (the first: the stored close before, if any), else its own.
+      chain: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+      own: value
+    })
+    const cut = fc.record({
+      op: fc.constantFrom("trim" as const, "prune" as const),
+      at: fc.integer({ min: 0, max: 80 })
+    })
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof({ weight: 4, arbitrary: write }, { weight: 1, arbitrary: cut }), { maxLength: 14 }),
+        (ops) => {
+          const store = makeMemoryMarketStore()
+          /** The model: time -> [open, high, low, close, volume]. */
+          const model = new Map<number, Array<number>>()
+          for (const o of ops) {
+            if (o.op === "write") {
+              const n = o.closes.length
+              const before = [...model.keys()]
+                .filter((t) => t < o.from * BAR_MS)
+                .sort((a, b) => a - b)
+                .at(-1)
+              const open = o.closes.map((_, i) =>
+                o.chain[i]
+                  ? i > 0
+                    ? (o.closes[i - 1] as number)
+                    : before === undefined
+                      ? o.own
+                      : (model.get(before)?.[3] as number)
+                  : o.own
+              )
+              const t = Array.from({ length: n }, (_, i) => (o.from + i) * BAR_MS)
+              const row = (i: number) => [open[i] as number, 1, 2, o.closes[i] as number, i]
+              Effect.runSync(
+                store.write([
+                  {
+                    kind: "bars",
+                    assetId: "crypto:bitcoin",
+                    venue: "binance",
+                    t,
+                    open,
+                    high: t.map((_, i) => row(i)[1] as number),
+                    low: t.map((_, i) => row(i)[2] as number),
+                    close: o.closes,
+                    volume: t.map((_, i) => i)
+                  }
+                ])
+              )
+              for (const [i, ms] of t.entries()) model.set(ms, row(i))
+            } else {
+              if (o.op === "trim") store.trim("bars", "crypto:bitcoin", o.at * BAR_MS)
+              else Effect.runSync(store.prune(o.at * BAR_MS))
+              for (const ms of [...model.keys()]) if (ms < o.at * BAR_MS) model.delete(ms)
+            }
+            const times = [...model.keys()].sort((a, b) => a - b)
+            const s = readAll(store)
+            expect(Array.from(s?.t ?? [])).toEqual(times)
+            const names = ["open", "high", "low", "close", "volume"] as const
+            names.forEach((name, j) => {
+              const got = Array.from(s?.[name] ?? [])
+              for (const [i, v] of got.entries()) expect(Object.is(v, model.get(times[i] as number)?.[j])).toBe(true)
+            })
+            // A window starting inside the series answers the same opens.
+            if (times.length > 2) {
+              const w = Effect.runSync(
+                store.read("bars", { assetId: "crypto:bitcoin", fromMs: times[1] as number, toMs: 1e15 })
+              )[0]
+              expect(Object.is(w?.open[0], model.get(times[1] as number)?.[0])).toBe(true)
+            }
+          }
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 })
