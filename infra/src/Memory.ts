@@ -40,11 +40,25 @@ const garbageCollection = (): GarbageCollection => {
   return collect
 }
 
-/** One full, memory-reducing collection (freed heap pages go back to the system), logged with the sizes. */
+/**
+ * How far a warm server's V8 heap may grow past what its last full collection kept before the next one: V8's own
+ * factor (up to 4x for a process with memory to spare) let the 428-asset server's 75 MB heap reach 205 MB of
+ * mostly garbage under request load (docs/performance.md), which RSS carried until the memory reducer ran, seconds
+ * after the load ended. At 1.25x a full collection comes sooner, over a heap of that same small size.
+ */
+export const WARM_HEAP_GROWING_PERCENT = 25
+
+/**
+ * One full, memory-reducing collection (freed heap pages go back to the system), logged with the sizes; from then
+ * on the heap grows by at most `WARM_HEAP_GROWING_PERCENT` between full collections (V8's `--heap-growing-percent`,
+ * read at each collection, so it holds from the next one on; the start's allocation-heavy work ran with V8's own
+ * factor).
+ */
 export const releaseFreedMemory = (reason: string): Effect.Effect<void> =>
   Effect.gen(function* () {
     const before = process.memoryUsage()
     const started = performance.now()
+    setFlagsFromString(`--heap-growing-percent=${WARM_HEAP_GROWING_PERCENT}`)
     garbageCollection()({ type: "major", execution: "sync", flavor: "last-resort" })
     const after = process.memoryUsage()
     const mb = (bytes: number) => Math.round(bytes / 1_000_000)
