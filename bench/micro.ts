@@ -6,13 +6,25 @@
  *
  * - `<op>` (price, read, funding, rank, ...): through the embedded library and the real simulated planes.
  * - `pipeline`: `handle` alone with the deterministic test plane's `price` (what the pipeline itself costs).
+ * - `http`: the HTTP transport's API handler (`nodeApiHandler`, as `serve` mounts it: telemetry, the catalog
+ *   header) on a paid `read` of the test plane, without Node's parser and socket: stand-in request and response
+ *   objects, 50 requests per event-loop turn as under load. `LOG_LEVEL` (default `warn`, as the bench's servers).
  */
 import { writeFileSync } from "node:fs"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { Session } from "node:inspector/promises"
-import { type ApiRequest, handle, type PipelineServices } from "@market-data/core"
+import { type ApiRequest, handle, PipelineObserver, type PipelineServices } from "@market-data/core"
 import { createMarketData } from "@market-data/embedded"
-import { type AppConfig, DefaultSimulatedCompanies, layerLogging, openService } from "@market-data/infra"
-import { type Context, Effect, Scope } from "effect"
+import { nodeApiHandler, RequestTelemetry } from "@market-data/http"
+import {
+  type AppConfig,
+  DefaultSimulatedCompanies,
+  layerLogging,
+  makeTelemetry,
+  openService,
+  transportHeaders
+} from "@market-data/infra"
+import { Context, Effect, Scope } from "effect"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
 
 const op = process.argv[2] ?? "price"
@@ -34,6 +46,7 @@ const startProfiler = async (file: string) => {
 
 /** The call to measure and how to close what it needs. */
 const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Promise<void> }> => {
+  if (op === "http") return setUpHttp()
   if (op === "pipeline") {
     const config: AppConfig = {
       host: "127.0.0.1",
@@ -82,6 +95,102 @@ const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Prom
   return { call: () => client.call(op, params).then((r) => r.status), close: () => client.close() }
 }
 
+/** What `nodeApiHandler` uses of a Node response. */
+class StandInResponse {
+  writableEnded = false
+  destroyed = false
+  statusCode = 0
+  private readonly ended: () => void
+  constructor(ended: () => void) {
+    this.ended = ended
+  }
+  writeHead(code: number) {
+    this.statusCode = code
+    return this
+  }
+  end() {
+    this.writableEnded = true
+    this.ended()
+    return this
+  }
+  on() {
+    return this
+  }
+}
+
+/** Requests handed to the handler per event-loop turn (`http`), as a server under load gets them. */
+const PER_TURN = 50
+
+/**
+ * `http`: the API handler as `serve` mounts it (the service's context with the logger, the telemetry and the
+ * catalog header), on stand-in Node request and response objects. Each call is `PER_TURN` requests handed over
+ * in one turn; it resolves when all are answered (`end`), with 200 only if every answer was a 200.
+ */
+const setUpHttp = async (): Promise<{ call: () => Promise<number>; close: () => Promise<void> }> => {
+  const config: AppConfig = {
+    host: "127.0.0.1",
+    port: 0,
+    store: { _tag: "Memory" },
+    dataDir: "./.market-data",
+    poolSize: 1,
+    feed: "simulated",
+    seed: 1,
+    simulatedCompanies: DefaultSimulatedCompanies,
+    allowedOrigins: [],
+    bootstrapKey: key,
+    bootstrapCredits: 1_000_000_000,
+    rateLimitPerMinute: 1_000_000_000,
+    logLevel: (process.env.LOG_LEVEL ?? "Warn").replace(/^./, (c) => c.toUpperCase()) as AppConfig["logLevel"],
+    logFormat: "json"
+  }
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Effect.gen(function* () {
+      const plane = yield* makeTestPlane()
+      const service = yield* openService(config, { handlerSets: [plane.handlers], withPlanes: false })
+      // The logger and its level, as the server's fibers see them.
+      const ambient = yield* Effect.context<never>()
+      return Context.merge(ambient, service.context)
+    }).pipe(Scope.provide(scope), Effect.provide(layerLogging(config, { perTurn: true })))
+  )
+  const telemetry = makeTelemetry(
+    { missing: Effect.succeed([]), sourceStatus: Effect.succeed([]), poolStats: undefined },
+    { tracing: false }
+  )
+  const served = Context.add(
+    Context.add(context, RequestTelemetry, telemetry.requestTelemetry),
+    PipelineObserver,
+    telemetry.pipelineObserver
+  )
+  const api = nodeApiHandler(served, { mounts: [], headers: transportHeaders })
+  const operational = telemetry.handler(true)
+  const rawHeaders = ["host", "127.0.0.1:8080", "authorization", `Bearer ${key}`]
+  const call = () =>
+    new Promise<number>((resolve) => {
+      let left = PER_TURN
+      let status = 200
+      for (let i = 0; i < PER_TURN; i++) {
+        const req = {
+          method: "GET",
+          url: "/api/v1/read?id=crypto:bitcoin",
+          headers: { host: "127.0.0.1:8080", authorization: `Bearer ${key}` },
+          rawHeaders,
+          socket: { remoteAddress: "127.0.0.1" }
+        } as unknown as IncomingMessage
+        const res = new StandInResponse(() => {
+          if (res.statusCode !== 200) status = res.statusCode
+          if (--left === 0) resolve(status)
+        })
+        const node = res as unknown as ServerResponse
+        if (!operational(req, node) && !api(req, node)) throw new Error("not an API path")
+      }
+    })
+  return {
+    call,
+    close: () => Effect.runPromise(Scope.close(scope, { _tag: "Success", value: undefined } as never))
+  }
+}
+
 const { call, close } = await setUp()
 // Warm: the first calls build the baselines.
 for (let i = 0; i < 200; i++) await call()
@@ -95,7 +204,8 @@ for (let i = 0; i < n; i++) {
 const cpu = process.cpuUsage(c0)
 const ms = performance.now() - t0
 await profiler?.()
+const requests = op === "http" ? n * PER_TURN : n
 process.stdout.write(
-  `${op}: ${((ms * 1000) / n).toFixed(1)} us/request wall, ${((cpu.user + cpu.system) / n).toFixed(1)} us CPU\n`
+  `${op}: ${((ms * 1000) / requests).toFixed(1)} us/request wall, ${((cpu.user + cpu.system) / requests).toFixed(1)} us CPU\n`
 )
 await close()

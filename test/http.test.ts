@@ -228,6 +228,16 @@ describe("authentication", () => {
     expect(JSON.parse(res.body).error).toMatchObject({ code: "invalid_header", param: "authorization" })
   })
 
+  it("echoes one plain X-Request-Id and replaces two with a fresh ID", async () => {
+    const one = await rawRequest(server.port, "GET /api/v1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-7\r\n\r\n")
+    expect(one.headers["x-request-id"]).toBe("req-7")
+    const two = await rawRequest(
+      server.port,
+      "GET /api/v1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-7\r\nx-request-id: req-8\r\n\r\n"
+    )
+    expect(two.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
   it("checks a key sent to a keyless operation", async () => {
     await expectError(await get("/api/v1/docs", { Authorization: "Bearer nope" }), 401, "unauthenticated")
     expect((await get("/api/v1/docs", auth())).status).toBe(200)
@@ -285,6 +295,15 @@ describe("usage and the rate limit", () => {
 describe("request size limits", () => {
   it("answers 414 to an oversized request target", async () => {
     await expectError(await get(`/api/v1/docs?section=${"a".repeat(9000)}`), 414, "uri_too_long")
+  })
+
+  it("answers 414 from the first byte over the limit, not before", async () => {
+    const target = (bytes: number) => {
+      const start = "/api/v1/docs?section="
+      return `${start}${"a".repeat(bytes - start.length)}`
+    }
+    expect((await get(target(8192))).status).not.toBe(414)
+    await expectError(await get(target(8193)), 414, "uri_too_long")
   })
 
   it("answers 431 to oversized headers, below and above Node's own limit", async () => {

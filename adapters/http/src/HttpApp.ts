@@ -178,6 +178,65 @@ const headerBytes = (raw: ReadonlyArray<string>): number => {
   return n
 }
 
+const NONE: ReadonlyArray<string> = []
+
+/** The request headers the API routes read, every value kept in order (see `rawHeaderValues`). */
+export interface RequestHeaders {
+  readonly authorization: ReadonlyArray<string>
+  readonly idempotencyKey: ReadonlyArray<string>
+  readonly ifNoneMatch: ReadonlyArray<string>
+  readonly forwardedFor: ReadonlyArray<string>
+  readonly requestId: ReadonlyArray<string>
+  /** The header bytes as `headerBytes` counts them. */
+  readonly bytes: number
+}
+
+const add = (list: ReadonlyArray<string>, value: string): ReadonlyArray<string> =>
+  list === NONE ? [value] : [...list, value]
+
+/**
+ * `rawHeaderValues` for every header the API routes read, and `headerBytes`, in one pass over Node's raw list:
+ * a name is lower-cased only when its length is one of theirs.
+ */
+export const readHeaders = (raw: ReadonlyArray<string>): RequestHeaders => {
+  let authorization = NONE
+  let idempotencyKey = NONE
+  let ifNoneMatch = NONE
+  let forwardedFor = NONE
+  let requestId = NONE
+  let bytes = 0
+  const n = raw.length
+  for (let i = 0; i < n; i++) bytes += (raw[i] as string).length + 2
+  for (let i = 0; i + 1 < n; i += 2) {
+    const name = raw[i] as string
+    const length = name.length
+    if (length !== 12 && length !== 13 && length !== 15) continue
+    const value = raw[i + 1] as string
+    switch (name.toLowerCase()) {
+      case "authorization":
+        authorization = add(authorization, value)
+        break
+      case "idempotency-key":
+        idempotencyKey = add(idempotencyKey, value)
+        break
+      case "if-none-match":
+        ifNoneMatch = add(ifNoneMatch, value)
+        break
+      case "x-forwarded-for":
+        forwardedFor = add(forwardedFor, value)
+        break
+      case REQUEST_ID_HEADER:
+        requestId = add(requestId, value)
+        break
+    }
+  }
+  return { authorization, idempotencyKey, ifNoneMatch, forwardedFor, requestId, bytes }
+}
+
+/** The `X-Request-Id` value as Node's `req.headers` gives it (repeats joined with ", "). */
+const requestIdHeader = (values: ReadonlyArray<string>): string | undefined =>
+  values.length === 0 ? undefined : values.length === 1 ? values[0] : values.join(", ")
+
 /** A keyless, key-independent document with its ETag, computed once. */
 interface PublicDocument {
   readonly body: string
@@ -313,15 +372,21 @@ export interface WireRequest {
   readonly url: string
   /** Node's raw header list: name, value, name, value, ... */
   readonly rawHeaders: ReadonlyArray<string>
+  /** `readHeaders(rawHeaders)`, when the caller has read them already. */
+  readonly headers?: RequestHeaders
   readonly remoteAddress: string | undefined
 }
 
 /** Answers for requests over this service's limits, whatever their path. */
-const overLimits = (url: string, rawHeaders: ReadonlyArray<string>): WireResponse | undefined => {
-  if (Buffer.byteLength(url) > MAX_URL_BYTES) {
+const overLimits = (url: string, rawHeaders: ReadonlyArray<string>): WireResponse | undefined =>
+  overLimitsOf(url, headerBytes(rawHeaders))
+
+const overLimitsOf = (url: string, headerBytes: number): WireResponse | undefined => {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: a short target needs no count.
+  if (url.length * 3 > MAX_URL_BYTES && Buffer.byteLength(url) > MAX_URL_BYTES) {
     return errorWire(apiError("uri_too_long", `the request target exceeds ${MAX_URL_BYTES} bytes`))
   }
-  if (headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
+  if (headerBytes > MAX_HEADER_BYTES) {
     return errorWire(apiError("headers_too_large", `request headers exceed ${MAX_HEADER_BYTES} bytes`))
   }
   return undefined
@@ -346,7 +411,8 @@ export const apiRoute = (
 ): Effect.Effect<WireResponse, never, PipelineServices> => {
   // Plain combinators rather than a generator: this runs for every request.
   const url = request.url
-  const limited = overLimits(url, request.rawHeaders)
+  const headers = request.headers ?? readHeaders(request.rawHeaders)
+  const limited = overLimitsOf(url, headers.bytes)
   if (limited !== undefined) return Effect.succeed(limited)
   const q = url.indexOf("?")
   const path = q < 0 ? url : url.slice(0, q)
@@ -382,8 +448,12 @@ export const apiRoute = (
       )
     )
   }
-  const ifNoneMatchValues = rawHeaderValues(request.rawHeaders, "if-none-match")
-  const ifNoneMatch = ifNoneMatchValues.length > 0 ? ifNoneMatchValues.join(", ") : undefined
+  const ifNoneMatch =
+    headers.ifNoneMatch.length === 0
+      ? undefined
+      : headers.ifNoneMatch.length === 1
+        ? headers.ifNoneMatch[0]
+        : headers.ifNoneMatch.join(", ")
 
   if (target.kind !== "op") {
     // The root and OpenAPI documents are keyless requests like any other: a presented key is checked and the
@@ -393,9 +463,9 @@ export const apiRoute = (
       Effect.all([
         Effect.service(Handlers),
         admitKeyless({
-          authorization: rawHeaderValues(request.rawHeaders, "authorization"),
+          authorization: headers.authorization,
           client: request.remoteAddress ?? "unknown",
-          forwardedFor: rawHeaderValues(request.rawHeaders, "x-forwarded-for")
+          forwardedFor: headers.forwardedFor
         })
       ]),
       ([handlers, admitted]) => {
@@ -411,11 +481,11 @@ export const apiRoute = (
     handle({
       operation: name,
       params: parseQuery(query),
-      authorization: rawHeaderValues(request.rawHeaders, "authorization"),
-      idempotencyKey: rawHeaderValues(request.rawHeaders, "idempotency-key"),
+      authorization: headers.authorization,
+      idempotencyKey: headers.idempotencyKey,
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
       client: request.remoteAddress ?? "unknown",
-      forwardedFor: rawHeaderValues(request.rawHeaders, "x-forwarded-for")
+      forwardedFor: headers.forwardedFor
     }),
     (answer) => {
       if (answer.op === undefined)
@@ -558,39 +628,51 @@ export const nodeApiHandler = (
     if (isApplicationPath(pathOf(url), routes)) return false
     const started = performance.now()
     const method = req.method ?? "GET"
-    const log = newLog(requestIdOf(req.headers[REQUEST_ID_HEADER]))
-    const routed = apiRoute(
-      { method, url, rawHeaders: req.rawHeaders, remoteAddress: req.socket.remoteAddress },
-      log
-    ).pipe(
-      Effect.tap((wire) => {
-        log.status = wire.status
-        if (record !== undefined)
-          record({
-            transport: "http",
-            operation: log.op,
-            status: wire.status,
-            seconds: (performance.now() - started) / 1000
+    const rawHeaders = req.rawHeaders
+    const headers = readHeaders(rawHeaders)
+    const log = newLog(requestIdOf(requestIdHeader(headers.requestId)))
+    // The request line is written inside the fiber (the logger is the fiber's); the telemetry record outside
+    // it, once the route has answered (not for an answer the route failed to give: `routeFailed`).
+    let routeFailed = false
+    const answered = apiRoute({ method, url, rawHeaders, headers, remoteAddress: req.socket.remoteAddress }, log)
+    const routed = (
+      logsRequests
+        ? Effect.tap(answered, (wire) => {
+            log.status = wire.status
+            return logRequest(method, log, started)
           })
-        return logsRequests ? logRequest(method, log, started) : Effect.void
-      }),
-      Effect.catchCause((cause) =>
-        Effect.logError("unhandled", cause).pipe(
+        : answered
+    ).pipe(
+      Effect.catchCause((cause) => {
+        routeFailed = true
+        return Effect.logError("unhandled", cause).pipe(
           Effect.annotateLogs({ request_id: log.request_id }),
           Effect.as(internalErrorWire())
         )
-      )
+      })
     )
     const program = telemetry.tracing ? Effect.withSpan(routed, `${method} ${pathOf(url)}`) : routed
     const fiber = run(program)
+    const wireOf = (exit: Exit.Exit<WireResponse>): WireResponse => {
+      if (!Exit.isSuccess(exit)) return internalErrorWire()
+      if (record !== undefined && !routeFailed)
+        record({
+          transport: "http",
+          operation: log.op,
+          status: exit.value.status,
+          seconds: (performance.now() - started) / 1000
+        })
+      return exit.value
+    }
     const write = (exit: Exit.Exit<WireResponse>) => {
+      const wire = wireOf(exit)
       if (res.writableEnded || res.destroyed) return
-      writeWire(res, Exit.isSuccess(exit) ? exit.value : internalErrorWire(), routes.headers, log.request_id)
+      writeWire(res, wire, routes.headers, log.request_id)
     }
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
       // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
-      writeSoon(res, Exit.isSuccess(done) ? done.value : internalErrorWire(), routes.headers, log.request_id)
+      writeSoon(res, wireOf(done), routes.headers, log.request_id)
     } else {
       fiber.addObserver(write)
       // A client gone before the answer: stop the work (holds are released as on any interruption).
@@ -663,6 +745,8 @@ const writeWire = (
 }
 
 const safeDecode = (s: string): string => {
+  // Only a percent escape decodes to something else.
+  if (s.indexOf("%") < 0) return s
   try {
     return decodeURIComponent(s)
   } catch {

@@ -8,6 +8,8 @@ import { type ApiError, apiError } from "@market-data/core"
 export type QueryPairs = ReadonlyArray<readonly [string, string]>
 
 const decode = (text: string): string | undefined => {
+  // Only `+` and percent escapes decode to something else.
+  if (text.indexOf("%") < 0 && text.indexOf("+") < 0) return text
   try {
     return decodeURIComponent(text.replace(/\+/g, " "))
   } catch {
