@@ -131,8 +131,11 @@ export const parseAuthorization = (values: ReadonlyArray<string>): string | unde
  */
 export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, KeyStore | Digest.Digest> => {
   if (!KEY_FORMAT.test(key)) return Effect.fail(unauthenticated())
-  // Plain combinators rather than a generator: this runs for every keyed request.
-  return Effect.flatMap(Effect.service(Digest.Digest), (digest) => {
+  // Plain combinators rather than a generator, and both services read from the context at once: this runs for
+  // every keyed request.
+  return Effect.contextWith((context: Context.Context<KeyStore | Digest.Digest>) => {
+    const digest = Context.get(context, Digest.Digest)
+    const store = Context.get(context, KeyStore)
     let known = knownHashes.get(digest)
     if (known === undefined) {
       known = new Map()
@@ -140,25 +143,21 @@ export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, Ke
     }
     const memory = known
     const remembered = memory.get(key)
-    const hashed =
-      remembered === undefined
-        ? digest.digestHex(Digest.sha256, new TextEncoder().encode(key))
-        : Effect.succeed(remembered)
-    return Effect.flatMap(hashed, (hash) =>
-      Effect.flatMap(Effect.service(KeyStore), (store) =>
-        Effect.flatMap(store.findByHash(hash), (found): Effect.Effect<KeyRecord, ApiError> => {
-          if (found._tag === "None" || !constantTimeEqual(found.value.hash, hash) || found.value.revokedAt !== null) {
-            memory.delete(key)
-            return Effect.fail(unauthenticated())
-          }
-          if (remembered === undefined) {
-            if (memory.size >= KNOWN_HASHES_MAX) memory.clear()
-            memory.set(key, hash)
-          }
-          return Effect.succeed(found.value)
-        })
-      )
-    )
+    const lookUp = (hash: string): Effect.Effect<KeyRecord, ApiError> =>
+      Effect.flatMap(store.findByHash(hash), (found): Effect.Effect<KeyRecord, ApiError> => {
+        if (found._tag === "None" || !constantTimeEqual(found.value.hash, hash) || found.value.revokedAt !== null) {
+          memory.delete(key)
+          return Effect.fail(unauthenticated())
+        }
+        if (remembered === undefined) {
+          if (memory.size >= KNOWN_HASHES_MAX) memory.clear()
+          memory.set(key, hash)
+        }
+        return Effect.succeed(found.value)
+      })
+    return remembered === undefined
+      ? Effect.flatMap(digest.digestHex(Digest.sha256, new TextEncoder().encode(key)), lookUp)
+      : lookUp(remembered)
   })
 }
 

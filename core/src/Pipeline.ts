@@ -261,19 +261,24 @@ export const ifNoneMatchMatches = (header: string | undefined, etag: string): bo
 const comparesFirst = (op: OperationSpec, ifNoneMatch: string | undefined): boolean =>
   comparesBeforeHold(op.conditional, ifNoneMatch)
 
+/** What running a handler gave: its output, or the error it failed with. */
+type Executed =
+  | { readonly _tag: "Output"; readonly out: HandlerOutput }
+  | { readonly _tag: "Error"; readonly error: ApiError }
+
 /** Runs a handler, turning a defect into `internal_error`. */
-const execute = (handler: Handler, input: HandlerInput) =>
-  handler(input).pipe(
-    Effect.map((out) => ({ _tag: "Output" as const, out })),
-    Effect.catchCause((cause) => {
+const execute = (handler: Handler, input: HandlerInput): Effect.Effect<Executed> =>
+  Effect.matchCauseEffectEager(handler(input), {
+    onSuccess: (out) => Effect.succeed({ _tag: "Output" as const, out }),
+    onFailure: (cause) => {
       const failure = Cause.findErrorOption(cause)
       if (failure._tag === "Some") return Effect.succeed({ _tag: "Error" as const, error: failure.value })
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       return Effect.logError("handler defect", Cause.pretty(cause)).pipe(
         Effect.as({ _tag: "Error" as const, error: internalError() })
       )
-    })
-  )
+    }
+  })
 
 /** Runs one request through the pipeline. Never fails: every failure is an `Answer` carrying an error. */
 /**
@@ -290,9 +295,10 @@ export const PipelineObserver = Context.Reference<PipelineObserverShape>("@marke
 })
 
 export const handle = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
-  Effect.contextWith((context: Context.Context<never>) => {
+  // The services are read from the fiber's context once, here, rather than yielded one by one on the way.
+  Effect.contextWith((context: Context.Context<PipelineServices>) => {
     const answered = Context.get(context, PipelineObserver).answered
-    const answer = handleUnobserved(request)
+    const answer = handleUnobserved(request, context)
     return answered === undefined
       ? answer
       : Effect.map(answer, (a) => {
@@ -301,8 +307,11 @@ export const handle = (request: ApiRequest): Effect.Effect<Answer, never, Pipeli
         })
   })
 
-const handleUnobserved = (request: ApiRequest): Effect.Effect<Answer, never, PipelineServices> =>
-  run(request).pipe(
+const handleUnobserved = (
+  request: ApiRequest,
+  context: Context.Context<PipelineServices>
+): Effect.Effect<Answer, never, PipelineServices> =>
+  run(request, context).pipe(
     Effect.catchDefect((defect) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
@@ -320,10 +329,15 @@ const handleUnobserved = (request: ApiRequest): Effect.Effect<Answer, never, Pip
     )
   )
 
-const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineServices> = Effect.fnUntraced(function* (
-  request: ApiRequest
+const run: (
+  request: ApiRequest,
+  context: Context.Context<PipelineServices>
+) => Effect.Effect<Answer, never, PipelineServices> = Effect.fnUntraced(function* (
+  request: ApiRequest,
+  context: Context.Context<PipelineServices>
 ) {
-  const nowMs = yield* Clock.currentTimeMillis
+  const clock = Context.get(context, Clock.Clock)
+  const nowMs = clock.currentTimeMillisUnsafe()
   const op = operation(request.operation)
   const answer = (outcome: Outcome, rate?: RateWindow, keyId?: string): Answer => ({
     outcome,
@@ -340,8 +354,8 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
 
   // Authenticate. A failed attempt spends a unit of the client address's keyless budget, so keys cannot
   // be guessed at speed.
-  const settings = yield* Settings
-  const limiter = yield* RateLimiter
+  const settings = Context.get(context, Settings)
+  const limiter = Context.get(context, RateLimiter)
   const refuse = (error: ApiError) =>
     Effect.map(limiter.consume(`ip:${clientOf(request, settings)}`, settings.rateLimitPerMinute, nowMs), (rate) =>
       rate.allowed ? answer(fail(error), rate) : answer(fail(rateLimited(rate, nowMs)), rate)
@@ -368,7 +382,7 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   const keyId = principal._tag === "Key" ? principal.key.id : undefined
 
   const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
-  const handlers = yield* Handlers
+  const handlers = Context.get(context, Handlers)
 
   // Releases an outage kept this key's earlier requests from making are retried first, so a retry of the same
   // Idempotency-Key finds its record free instead of `request_in_progress` for the whole lease.
@@ -393,7 +407,17 @@ const run: (request: ApiRequest) => Effect.Effect<Answer, never, PipelineService
   ) {
     const meter = { scope, limit: principal.rateLimitPerMinute }
     if (idemKey === undefined) {
-      const metered = yield* meteredPath(op, handler, params, principal, meter, request.ifNoneMatch, nowMs)
+      const metered = yield* meteredPath(
+        Context.get(context, MoneyStore),
+        clock,
+        op,
+        handler,
+        params,
+        principal,
+        meter,
+        request.ifNoneMatch,
+        nowMs
+      )
       if (metered !== undefined) return answer(metered.outcome, metered.rate, keyId)
     }
     const done = yield* paid(op, handler, params, principal, meter, request.ifNoneMatch, idemKey, nowMs)
@@ -669,6 +693,7 @@ const attempt = Effect.fnUntraced(function* (
   ifNoneMatch: string | undefined
 ) {
   const money = yield* MoneyStore
+  const clock = yield* Clock.Clock
   const run = yield* execute(handler, input)
   if (run._tag === "Error" || run.out._tag === "Markdown") {
     const o = fail(run._tag === "Error" ? run.error : internalError())
@@ -677,7 +702,7 @@ const attempt = Effect.fnUntraced(function* (
     yield* money.finish(ticket, end, input.nowMs)
     return o
   }
-  const ready = yield* prepare(op, run.out, ifNoneMatch)
+  const ready = yield* prepare(clock, op, run.out, ifNoneMatch)
   if (ready.notModified !== undefined) {
     // 304: zero credits, and nothing stored (a later replay without If-None-Match needs the body).
     yield* money.finish(ticket, RELEASE, ready.settledAt)
@@ -712,6 +737,8 @@ const attempt = Effect.fnUntraced(function* (
  * `undefined` and the request takes the admit/finish path.
  */
 const meteredPath = Effect.fnUntraced(function* (
+  money: MoneyStore["Service"],
+  clock: Clock.Clock,
   op: OperationSpec,
   handler: Handler,
   params: CanonicalParams,
@@ -720,7 +747,6 @@ const meteredPath = Effect.fnUntraced(function* (
   ifNoneMatch: string | undefined,
   nowMs: number
 ) {
-  const money = yield* MoneyStore
   const keyId = principal.key.id
   const amount = holdFor(op, params)
   if (money.hint(keyId).rateBlockedUntilMs > nowMs) return undefined
@@ -753,7 +779,7 @@ const meteredPath = Effect.fnUntraced(function* (
   if (run._tag === "Error" || run.out._tag === "Markdown") {
     return yield* spendUnit(fail(run._tag === "Error" ? run.error : internalError()))
   }
-  const ready = yield* prepare(op, run.out, ifNoneMatch)
+  const ready = yield* prepare(clock, op, run.out, ifNoneMatch)
   if (ready.notModified !== undefined) return yield* spendUnit(ready.notModified)
   const charge = chargeWithin(run.out.creditsCharged, amount)
   const result = yield* money.charge({
@@ -781,14 +807,36 @@ const meteredPath = Effect.fnUntraced(function* (
  * is settled at and its `max-age`; `notModified` when `If-None-Match` matches the ETag; `json(charge)` the answer
  * charging `charge`.
  */
-const prepare = Effect.fnUntraced(function* (
+const prepare = (
+  clock: Clock.Clock,
   op: OperationSpec,
   out: Extract<HandlerOutput, { readonly _tag: "Json" }>,
   ifNoneMatch: string | undefined
-) {
+): Effect.Effect<Prepared, never, Digest.Digest> => {
   const body = out.text ?? JSON.stringify(out.body)
-  const etag = op.conditional ? (rememberedEtags.get(body) ?? (yield* rememberEtag(body, out.text))) : undefined
-  const settledAt = yield* Clock.currentTimeMillis
+  const known = op.conditional ? rememberedEtags.get(body) : undefined
+  // A body hashed before (the common case) is prepared at once: the value, not an effect to run.
+  if (!op.conditional || known !== undefined) {
+    return Effect.succeed(prepared(out, body, known, ifNoneMatch, clock.currentTimeMillisUnsafe()))
+  }
+  return Effect.map(rememberEtag(body, out.text), (etag) =>
+    prepared(out, body, etag, ifNoneMatch, clock.currentTimeMillisUnsafe())
+  )
+}
+
+interface Prepared {
+  readonly settledAt: number
+  readonly notModified: Outcome | undefined
+  readonly json: (charge: number) => Outcome & { readonly _tag: "Json" }
+}
+
+const prepared = (
+  out: Extract<HandlerOutput, { readonly _tag: "Json" }>,
+  body: string,
+  etag: string | undefined,
+  ifNoneMatch: string | undefined,
+  settledAt: number
+): Prepared => {
   const maxAgeSeconds =
     out.nextUpdateAtMs === undefined ? undefined : Math.max(0, Math.ceil((out.nextUpdateAtMs - settledAt) / 1000))
   const cache = maxAgeSeconds === undefined ? {} : { maxAgeSeconds }
@@ -803,7 +851,7 @@ const prepare = Effect.fnUntraced(function* (
     ...sourceOf(out)
   })
   return { settledAt, notModified, json }
-})
+}
 
 const sourceOf = (out: { readonly dataSource?: string }) =>
   out.dataSource === undefined ? {} : { dataSource: out.dataSource }
