@@ -37,16 +37,26 @@ export const makeTestPlane = (options: { readonly nextUpdateAtMs?: number; reado
   Effect.gen(function* () {
     const count = yield* Ref.make(0)
     const gate = yield* Latch.make(false)
-    const forAsset = (id: string): Effect.Effect<AssetOutcome, ReturnType<typeof apiError>> =>
-      Effect.gen(function* () {
-        yield* Ref.update(count, (n) => n + 1)
-        if (id === "crypto:slow") yield* options.slowMs === undefined ? gate.await : Effect.sleep(options.slowMs)
-        if (id === "crypto:flaky") return yield* Effect.fail(apiError("source_unavailable", "test source is down"))
-        if (id !== "crypto:slow" && !KNOWN.has(id)) {
-          return { _tag: "Refused", reason: "unknown_asset", message: `no asset ${id}` } as const
-        }
-        return delivered(id)
-      })
+    // Plain combinators rather than a generator, as the real planes' per-asset path (`admit` in Planes.ts): the
+    // money bench serves this plane, so what it measures is the pipeline's cost, not a fixture's.
+    const forAsset = (id: string): Effect.Effect<AssetOutcome, ReturnType<typeof apiError>> => {
+      const counted = Ref.update(count, (n) => n + 1)
+      if (id === "crypto:slow") {
+        const wait = options.slowMs === undefined ? gate.await : Effect.sleep(options.slowMs)
+        return Effect.andThen(
+          counted,
+          Effect.map(wait, () => delivered(id))
+        )
+      }
+      if (id === "crypto:flaky") {
+        return Effect.flatMap(counted, () => Effect.fail(apiError("source_unavailable", "test source is down")))
+      }
+      return Effect.map(
+        counted,
+        (): AssetOutcome =>
+          KNOWN.has(id) ? delivered(id) : { _tag: "Refused", reason: "unknown_asset", message: `no asset ${id}` }
+      )
+    }
     // An asset's result never changes here: like the real planes, which hand back the same object while the
     // data is unchanged, the plane keeps one per asset (so its envelope is serialized once, `PerAsset`).
     const next = new Date(options.nextUpdateAtMs ?? 4_102_444_800_000).toISOString()
