@@ -38,18 +38,26 @@ const singleText = (result: object): string => {
   return text
 }
 
+/**
+ * `next_update_at` of a result as epoch ms (NaN when absent or unreadable), per result object like its text:
+ * parsed once while the plane hands back the same object.
+ */
+const nextUpdates = new WeakMap<object, number>()
+const nextUpdateOf = (result: { readonly next_update_at?: string } & object): number => {
+  let ms = nextUpdates.get(result)
+  if (ms === undefined) {
+    ms = result.next_update_at === undefined ? Number.NaN : Date.parse(result.next_update_at)
+    nextUpdates.set(result, ms)
+  }
+  return ms
+}
+
 /** Builds a per-asset operation's handler from what it does for one asset. */
 export const perAssetHandler =
   (forAsset: ForAsset): Handler =>
   (input) => {
     const ids = requestedIds(input.params)
-    // One asset (the common case) without the list machinery; plain combinators, not a generator: this runs
-    // for every data request.
-    const all =
-      ids.length === 1
-        ? Effect.map(forAsset(ids[0] as string, input.params, input), (o) => [o])
-        : Effect.forEach(ids, (id) => forAsset(id, input.params, input))
-    return Effect.flatMap(all, (outcomes): Effect.Effect<HandlerOutput, ApiError> => {
+    const answer = (outcomes: ReadonlyArray<AssetOutcome>): Effect.Effect<HandlerOutput, ApiError> => {
       const delivered: Array<string> = []
       const data: Array<object> = []
       const refused: Array<{ id: string; reason: RefusalReason }> = []
@@ -62,7 +70,7 @@ export const perAssetHandler =
         }
         delivered.push(id)
         data.push(o.result)
-        const next = o.result.next_update_at === undefined ? Number.NaN : Date.parse(o.result.next_update_at)
+        const next = nextUpdateOf(o.result)
         if (!Number.isNaN(next)) nextUpdateAtMs = nextUpdateAtMs === undefined ? next : Math.min(nextUpdateAtMs, next)
       })
       const single = !Array.isArray(input.params.ids)
@@ -80,5 +88,13 @@ export const perAssetHandler =
         creditsCharged: chargeFor(input.op, { assetIds: delivered }),
         ...(nextUpdateAtMs === undefined ? {} : { nextUpdateAtMs })
       })
-    })
+    }
+    // One asset (the common case) without the list machinery; plain combinators, not a generator: this runs
+    // for every data request.
+    return ids.length === 1
+      ? Effect.flatMap(forAsset(ids[0] as string, input.params, input), (o) => answer([o]))
+      : Effect.flatMap(
+          Effect.forEach(ids, (id) => forAsset(id, input.params, input)),
+          answer
+        )
   }

@@ -362,7 +362,10 @@ const ASSETS: Record<string, () => Promise<Asset>> = {
 }
 
 /** Whether the docs page answers this path. */
-export const isDocsPagePath = (path: string): boolean => path === DOCS_PAGE_PATH || path in ASSETS
+export const isDocsPagePath = (path: string): boolean => path === DOCS_PAGE_PATH || ASSET_PATHS.has(path)
+
+/** The asset paths, for the check every request makes (a set lookup; `in` walked the object's prototype too). */
+const ASSET_PATHS: ReadonlySet<string> = new Set(Object.keys(ASSETS))
 
 const acceptsGzip = (header: string | undefined): boolean =>
   (header ?? "").split(",").some((part) => {
