@@ -65,9 +65,14 @@ const service = async (suspending: boolean) => {
       const res = {
         writableEnded: false,
         destroyed: false,
-        writeHead(code: number, h: Record<string, string | number>) {
+        writeHead(code: number, h: Record<string, string | number> | Array<string | number>) {
           status = code
-          head = h
+          // A flat name/value list as Node writes it, pair by pair (or an object, property by property).
+          head = Array.isArray(h)
+            ? Object.fromEntries(
+                Array.from({ length: h.length / 2 }, (_, i) => [String(h[2 * i]), h[2 * i + 1] as string | number])
+              )
+            : h
           return res
         },
         end(body?: string) {
@@ -103,7 +108,21 @@ describe("the API handler's synchronous and suspended answers", () => {
     expect([a.waited, b.waited]).toEqual([false, true])
     expect(a.written.status).toBe(200)
     expect(comparable(b.written)).toEqual(comparable(a.written))
-    // Header order is part of the answer too.
+    // Header order is part of the answer too: as written before the list (the request ID first, the catalog
+    // header after the answer's own, the length last).
+    expect(Object.keys(a.written.headers)).toEqual([
+      "x-request-id",
+      "access-control-allow-origin",
+      "access-control-expose-headers",
+      "content-type",
+      "cache-control",
+      "etag",
+      "ratelimit-policy",
+      "ratelimit",
+      "x-credits-charged",
+      "x-catalog-version",
+      "content-length"
+    ])
     expect(Object.keys(b.written.headers)).toEqual(Object.keys(a.written.headers))
     expect(a.written.headers["x-request-id"]).toBe("same-id")
     expect(a.written.headers["x-credits-charged"]).toBe("1")

@@ -723,8 +723,12 @@ const writeSoon = (
 }
 
 /**
- * One `writeHead` with every header in one object (the request ID first, as before): no header set on the
- * response beforehand, so Node takes its fast path instead of a `setHeader` per header.
+ * One `writeHead` with every header, the request ID first: no header set on the response beforehand, so Node
+ * takes its fast path instead of a `setHeader` per header. The headers go as a flat name/value list, which Node
+ * writes pair by pair as it would an object's properties; the list is what the object
+ * `{ "x-request-id": requestId, ...wire.headers, ...extra, "content-length": n }` would hold, in its order (a name
+ * met again keeps its first place and takes the later value; no header name is an array index, which an object
+ * would put first), without building that object.
  */
 const writeWire = (
   res: ServerResponse,
@@ -732,15 +736,41 @@ const writeWire = (
   extra: Readonly<Record<string, string>>,
   requestId: string
 ) => {
-  const headers: Record<string, string | number> = { [REQUEST_ID_HEADER]: requestId, ...wire.headers, ...extra }
+  const list = responseHeaderList(wire.headers, extra, requestId)
   if (wire.body === undefined) {
-    res.writeHead(wire.status, headers)
+    res.writeHead(wire.status, list)
     res.end()
     return
   }
-  headers["content-length"] = Buffer.byteLength(wire.body)
-  res.writeHead(wire.status, headers)
+  set(list, "content-length", Buffer.byteLength(wire.body))
+  res.writeHead(wire.status, list)
   res.end(wire.body)
+}
+
+/** Sets `name` in a flat name/value list as an object assignment would: in its place if present, else last. */
+const set = (list: Array<string | number>, name: string, value: string | number) => {
+  for (let i = 0; i < list.length; i += 2) {
+    if (list[i] === name) {
+      list[i + 1] = value
+      return
+    }
+  }
+  list.push(name, value)
+}
+
+/** The flat list of `{ [REQUEST_ID_HEADER]: requestId, ...headers, ...extra }`. */
+export const responseHeaderList = (
+  headers: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>>,
+  requestId: string
+): Array<string | number> => {
+  const list: Array<string | number> = [REQUEST_ID_HEADER, requestId]
+  for (const name in headers) {
+    if (name === REQUEST_ID_HEADER) list[1] = headers[name] as string
+    else list.push(name, headers[name] as string)
+  }
+  for (const name in extra) set(list, name, extra[name] as string)
+  return list
 }
 
 const safeDecode = (s: string): string => {
