@@ -143,7 +143,7 @@ export const moneyBench = async (deps: MoneyBenchDeps): Promise<MoneyBench> => {
   ): MoneyRow => {
     const rounds = results.map((r, i) => ({
       rps: Math.round(r.requests.average),
-      baseRps: bases[i] as number,
+      baseRps: Math.round(bases[i] as number),
       ratio: round2(r.requests.average / (bases[i] as number))
     }))
     const byRps = [...results].sort((a, b) => a.requests.average - b.requests.average)
