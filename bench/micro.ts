@@ -16,16 +16,10 @@ import { Session } from "node:inspector/promises"
 import { type ApiRequest, handle, PipelineObserver, type PipelineServices } from "@market-data/core"
 import { createMarketData } from "@market-data/embedded"
 import { nodeApiHandler, RequestTelemetry } from "@market-data/http"
-import {
-  type AppConfig,
-  DefaultSimulatedCompanies,
-  layerLogging,
-  makeTelemetry,
-  openService,
-  transportHeaders
-} from "@market-data/infra"
+import { type AppConfig, layerLogging, makeTelemetry, openService, transportHeaders } from "@market-data/infra"
 import { Context, Effect, Scope } from "effect"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
+import { inProcessConfig } from "./process.ts"
 
 const op = process.argv[2] ?? "price"
 const n = Number(process.argv[3] ?? 20_000)
@@ -48,22 +42,7 @@ const startProfiler = async (file: string) => {
 const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Promise<void> }> => {
   if (op === "http") return setUpHttp()
   if (op === "pipeline") {
-    const config: AppConfig = {
-      host: "127.0.0.1",
-      port: 0,
-      store: { _tag: "Memory" },
-      dataDir: "./.market-data",
-      poolSize: 1,
-      feed: "simulated",
-      seed: 1,
-      simulatedCompanies: DefaultSimulatedCompanies,
-      allowedOrigins: [],
-      bootstrapKey: key,
-      bootstrapCredits: 1_000_000_000,
-      rateLimitPerMinute: 1_000_000_000,
-      logLevel: "None",
-      logFormat: "json"
-    }
+    const config = inProcessConfig(key)
     const scope = Effect.runSync(Scope.make())
     const context: Context.Context<PipelineServices> = await Effect.runPromise(
       Effect.gen(function* () {
@@ -127,22 +106,9 @@ const PER_TURN = 50
  * in one turn; it resolves when all are answered (`end`), with 200 only if every answer was a 200.
  */
 const setUpHttp = async (): Promise<{ call: () => Promise<number>; close: () => Promise<void> }> => {
-  const config: AppConfig = {
-    host: "127.0.0.1",
-    port: 0,
-    store: { _tag: "Memory" },
-    dataDir: "./.market-data",
-    poolSize: 1,
-    feed: "simulated",
-    seed: 1,
-    simulatedCompanies: DefaultSimulatedCompanies,
-    allowedOrigins: [],
-    bootstrapKey: key,
-    bootstrapCredits: 1_000_000_000,
-    rateLimitPerMinute: 1_000_000_000,
-    logLevel: (process.env.LOG_LEVEL ?? "Warn").replace(/^./, (c) => c.toUpperCase()) as AppConfig["logLevel"],
-    logFormat: "json"
-  }
+  const config = inProcessConfig(key, {
+    logLevel: (process.env.LOG_LEVEL ?? "Warn").replace(/^./, (c) => c.toUpperCase()) as AppConfig["logLevel"]
+  })
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
     Effect.gen(function* () {

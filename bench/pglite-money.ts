@@ -13,9 +13,10 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { type ApiRequest, handle, type PipelineServices } from "@market-data/core"
-import { type AppConfig, DefaultSimulatedCompanies, layerLogging, openService } from "@market-data/infra"
+import { layerLogging, openService } from "@market-data/infra"
 import { type Context, Effect, Exit, Scope } from "effect"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
+import { inProcessConfig } from "./process.ts"
 
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 10)
@@ -32,23 +33,11 @@ interface Opened {
 
 const open = async (name: string, maxBatch: number): Promise<Opened> => {
   const dir = mkdtempSync(join(tmpdir(), "pglite-money-"))
-  const config: AppConfig = {
-    host: "127.0.0.1",
-    port: 0,
+  const config = inProcessConfig(key, {
     store: { _tag: "Embedded", dir },
     dataDir: dir,
-    poolSize: 1,
-    batch: { maxBatch, windowMs: Number(process.env.WINDOW_MS ?? 1) },
-    feed: "simulated",
-    seed: 1,
-    simulatedCompanies: DefaultSimulatedCompanies,
-    allowedOrigins: [],
-    bootstrapKey: key,
-    bootstrapCredits: 1_000_000_000,
-    rateLimitPerMinute: 1_000_000_000,
-    logLevel: "None",
-    logFormat: "json"
-  }
+    batch: { maxBatch, windowMs: Number(process.env.WINDOW_MS ?? 1) }
+  })
   const scope = Effect.runSync(Scope.make())
   const { context, statements } = await Effect.runPromise(
     Effect.gen(function* () {

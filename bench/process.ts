@@ -5,11 +5,34 @@
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { type AppConfig, DefaultSimulatedCompanies } from "@market-data/infra"
 
 export const ROOT = join(import.meta.dirname, "..")
 
 /** The bootstrap key every bench server is started with (its credits and rate limit raised for the run). */
 export const KEY = `mdk_${"Bench".repeat(6)}XY`
+
+/**
+ * The configuration of a service the bench opens in its own process: the simulated feed on the memory store,
+ * `bootstrapKey` with credits and a rate limit no run exhausts, no log lines; `overrides` for the rest.
+ */
+export const inProcessConfig = (bootstrapKey: string, overrides: Partial<AppConfig> = {}): AppConfig => ({
+  host: "127.0.0.1",
+  port: 0,
+  store: { _tag: "Memory" },
+  dataDir: "./.market-data",
+  poolSize: 1,
+  feed: "simulated",
+  seed: 1,
+  simulatedCompanies: DefaultSimulatedCompanies,
+  allowedOrigins: [],
+  bootstrapKey,
+  bootstrapCredits: 1_000_000_000,
+  rateLimitPerMinute: 1_000_000_000,
+  logLevel: "None",
+  logFormat: "json",
+  ...overrides
+})
 
 /** Current RSS (MB) of a process, from `ps`. */
 export const rssMb = (pid: number | undefined): number => {
