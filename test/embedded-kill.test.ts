@@ -60,6 +60,8 @@ describe("the embedded store under SIGKILL, group commit on", () => {
       expect(s.stdout()).toMatch(/group commit up to 64 calls/)
       let stop = false
       let answered = 0
+      // Resolved when the server has served a few hundred requests: the kill comes mid-load.
+      const midLoad = Promise.withResolvers<void>()
       const loops = Array.from({ length: CONNECTIONS }, async () => {
         while (!stop) {
           try {
@@ -73,6 +75,7 @@ describe("the embedded store under SIGKILL, group commit on", () => {
             }
             served++
             answered++
+            if (answered === 300) midLoad.resolve()
             charged += Number(r.headers.get("x-credits-charged") ?? Number.NaN)
           } catch {
             // The connection was cut by the kill: the request may or may not have been charged.
@@ -81,8 +84,9 @@ describe("the embedded store under SIGKILL, group commit on", () => {
           }
         }
       })
-      // Killed once it has served a few hundred requests, mid-load.
-      while (answered < 300) await new Promise((r) => setTimeout(r, 20))
+      // Killed once it has served a few hundred requests (or, should every loop end first, at once: the
+      // assertions below then fail on the count served).
+      await Promise.race([midLoad.promise, Promise.all(loops)])
       await killServerProcess(s)
       stop = true
       await Promise.all(loops)
