@@ -1,5 +1,5 @@
 /** Entry point of the `market-data` command. */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit } from "effect"
 import { runCli } from "./Cli.ts"
 

@@ -3,7 +3,7 @@
  * the deterministic test plane answering `read`, `price` and `funding`, for tests that need paid operations
  * in separate server processes. `crypto:slow` sleeps TEST_SLOW_MS (default 500 ms).
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { loadConfig, serve } from "@market-data/infra"
 import { Cause, Effect, Exit } from "effect"
 import { makeTestPlane } from "../../core/test/support/TestPlane.ts"

@@ -4,7 +4,7 @@
  */
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type ApiError, apiError, type PipelineServices } from "@market-data/core"
 import { Duration, Effect, Layer, Scope } from "effect"
 import { type HttpRoutes, httpStatus, type MountedRoute, makeHttpApp, nodeApiHandler } from "./HttpApp.ts"
