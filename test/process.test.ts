@@ -164,9 +164,9 @@ interface Run {
   readonly stdout: string
   readonly stderr: string
 }
-const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<Run> =>
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, env = process.env): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(command, args, { cwd, timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(command, args, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
     )
   })
@@ -194,6 +194,28 @@ describe("the market-data launcher", () => {
     const r = await run(process.execPath, [LAUNCHER, "help"], ROOT)
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("market-data <command>")
+  })
+
+  it("turns Node's compile cache on, in the temporary folder unless NODE_COMPILE_CACHE names one", async () => {
+    // Not set here: Node would then turn the cache on by itself, whatever the launcher does.
+    const { NODE_COMPILE_CACHE: _ignored, NODE_DISABLE_COMPILE_CACHE: _off, ...env } = process.env
+    const tmp = tempDir()
+    const r = await run(process.execPath, [LAUNCHER, "help"], ROOT, { ...env, TMPDIR: tmp })
+    expect(r.code).toBe(0)
+    const cache = join(tmp, "node-compile-cache")
+    expect(existsSync(cache)).toBe(true)
+    // One folder per Node build, holding the cached modules.
+    const [build] = readdirSync(cache)
+    expect(readdirSync(join(cache, build as string)).length).toBeGreaterThan(100)
+    // Node's own switch turns it off.
+    const off = tempDir()
+    const r2 = await run(process.execPath, [LAUNCHER, "help"], ROOT, {
+      ...env,
+      TMPDIR: off,
+      NODE_DISABLE_COMPILE_CACHE: "1"
+    })
+    expect(r2.code).toBe(0)
+    expect(existsSync(join(off, "node-compile-cache"))).toBe(false)
   })
 
   // The re-run needs a real old Node: the machine's own `node`, when it is older than 22.19.

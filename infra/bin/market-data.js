@@ -12,7 +12,7 @@
 // else is WebAssembly, so an ingest into PostgreSQL is unchanged.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { createRequire } from "node:module"
+import * as nodeModule from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -29,7 +29,7 @@ const wantsBaseline =
 
 const pinnedNode = () => {
   try {
-    const bin = join(dirname(createRequire(import.meta.url).resolve("node/package.json")), "bin", "node")
+    const bin = join(dirname(nodeModule.createRequire(import.meta.url).resolve("node/package.json")), "bin", "node")
     return existsSync(bin) ? bin : undefined
   } catch {
     return undefined
@@ -37,6 +37,14 @@ const pinnedNode = () => {
 }
 
 if (supported && !wantsBaseline) {
+  // Node's compile cache (the type-stripped sources and V8's code for them, in os.tmpdir()/node-compile-cache, or
+  // NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a start after the first skips most of the
+  // work of loading the service's thousands of modules. Set in the environment too, so child processes (the
+  // PGlite cluster's creation, an ingest) use it. A cache that cannot be written only costs that saving.
+  // (A namespace import: a named import of it would not even load on the old Nodes this launcher must serve.)
+  const cache = nodeModule.enableCompileCache?.()
+  if (cache?.directory !== undefined && process.env.NODE_COMPILE_CACHE === undefined)
+    process.env.NODE_COMPILE_CACHE = cache.directory
   const source = join(here, "..", "src", "bin.ts")
   const entry = existsSync(source) ? source : join(here, "..", "dist", "src", "bin.js")
   await import(pathToFileURL(entry).href)
