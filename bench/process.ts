@@ -58,13 +58,18 @@ export const memoryOf = (pid: number | undefined): { rss: number; peak: number }
 
 /**
  * How `npm start` runs the server (the root package.json's `start` script, `[NAME=value ...] node <flags>
- * <script> serve`): its environment assignments and Node flags, so the start measured is the one users get.
- * `BENCH_NODE_FLAGS` (space-separated, assignments first) replaces them, to try others.
+ * <script> serve`): its environment assignments, Node flags and script (the launcher, `infra/bin/market-data.js`,
+ * which turns Node's compile cache on), so the start measured is the one users get. `BENCH_NODE_FLAGS`
+ * (space-separated, assignments first, the script optional) replaces them, to try others.
  */
 export interface StartCommand {
   readonly env: Record<string, string>
   readonly flags: ReadonlyArray<string>
+  /** The script `node` runs, relative to the project root. */
+  readonly script: string
 }
+
+const LAUNCHER = "infra/bin/market-data.js"
 
 export const startCommand = (): StartCommand => {
   const words = (
@@ -86,14 +91,15 @@ export const startCommand = (): StartCommand => {
   if (words[i] === "node") i++
   const flags: Array<string> = []
   for (; i < words.length && (words[i] as string).startsWith("-"); i++) flags.push(words[i] as string)
-  return { env, flags }
+  const script = words[i]
+  return { env, flags, script: script === undefined || script === "serve" ? LAUNCHER : script }
 }
 
 /** The start command as a shell line, for the printed report. */
 export const describeStart = (command: StartCommand, extraEnv: Record<string, string> = {}): string =>
   `${Object.entries({ ...command.env, ...extraEnv })
     .map(([k, v]) => `${k}=${v} `)
-    .join("")}node ${[...command.flags, "infra/src/bin.ts", "serve"].join(" ")}`
+    .join("")}node ${[...command.flags, command.script, "serve"].join(" ")}`
 
 /**
  * CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (Linux; NaN elsewhere): on a shared

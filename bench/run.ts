@@ -323,7 +323,7 @@ const startupPhase = (dir: string, command: StartCommand): Promise<StartupPhase>
   new Promise((resolve, reject) => {
     const t0 = performance.now()
     const since = () => Math.round(performance.now() - t0)
-    const child = spawn(process.execPath, [...command.flags, "infra/src/bin.ts", "serve"], {
+    const child = spawn(process.execPath, [...command.flags, command.script, "serve"], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -403,7 +403,7 @@ const startupBench = async (): Promise<Record<string, StartupPhase>> => {
   const command = startCommand()
   const assignments = Object.entries(command.env).map(([k, v]) => `${k}=${v} `)
   process.stdout.write(
-    `startup: ${assignments.join("")}node ${[...command.flags, "infra/src/bin.ts", "serve"].join(" ")}\n`
+    `startup: ${assignments.join("")}node ${[...command.flags, command.script, "serve"].join(" ")}\n`
   )
   try {
     for (const phase of ["fresh", "reopened"]) {

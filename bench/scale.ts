@@ -66,7 +66,7 @@ interface Server {
 const launch = (command: StartCommand, universe: Universe, store: Record<string, string>): Server => {
   const t0 = performance.now()
   const since = () => Math.round(performance.now() - t0)
-  const child = spawn(process.execPath, [...command.flags, "infra/src/bin.ts", "serve"], {
+  const child = spawn(process.execPath, [...command.flags, command.script, "serve"], {
     cwd: ROOT,
     env: {
       ...process.env,
