@@ -169,6 +169,93 @@ export class SortedWindow {
 const slotIndices = (capacity: number): Uint16Array | Uint32Array =>
   capacity <= 65_536 ? new Uint16Array(capacity) : new Uint32Array(capacity)
 
+/** Scratch of `sortSlotsByValue` (synchronous: never shared between two calls), grown to the largest sort. */
+let radixKeysHi = new Uint32Array(0)
+let radixKeysLo = new Uint32Array(0)
+let radixSlots = new Uint32Array(0)
+let radixKeysHi2 = new Uint32Array(0)
+let radixKeysLo2 = new Uint32Array(0)
+let radixSlots2 = new Uint32Array(0)
+const radixCounts = new Uint32Array(2048)
+const radixFloat = new Float64Array(1)
+const radixWords = new Uint32Array(radixFloat.buffer)
+/** Which of `radixWords` holds the high (sign and exponent) half of `radixFloat`. */
+const radixHigh = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0
+
+/**
+ * Orders `slots` (given oldest first) by their finite `values`, equal values (0 and -0 included) keeping their
+ * age order: what a stable sort with `(a, b) => values[a] - values[b]` gives, without a comparator call per pair
+ * (a window's first fill sorts thousands of samples, and a reopen fills every window of every asset). A stable
+ * least-significant-digit radix sort, 11 bits a pass, over each value's float64 bits made order-preserving
+ * (-0 read as 0; a negative value's bits inverted, a positive one's sign bit set): six passes over the slots,
+ * a pass skipped when every key has the same digit there. Exported for its property test.
+ */
+export const sortSlotsByValue = (slots: Array<number>, values: Float64Array): void => {
+  const n = slots.length
+  if (n < 2) return
+  if (radixSlots.length < n) {
+    radixKeysHi = new Uint32Array(n)
+    radixKeysLo = new Uint32Array(n)
+    radixSlots = new Uint32Array(n)
+    radixKeysHi2 = new Uint32Array(n)
+    radixKeysLo2 = new Uint32Array(n)
+    radixSlots2 = new Uint32Array(n)
+  }
+  let hi = radixKeysHi
+  let lo = radixKeysLo
+  let sl = radixSlots
+  let hi2 = radixKeysHi2
+  let lo2 = radixKeysLo2
+  let sl2 = radixSlots2
+  const low = 1 - radixHigh
+  for (let i = 0; i < n; i++) {
+    const slot = slots[i] as number
+    const v = values[slot] as number
+    radixFloat[0] = v === 0 ? 0 : v
+    const h = radixWords[radixHigh] as number
+    const l = radixWords[low] as number
+    if (h >= 0x80000000) {
+      hi[i] = ~h >>> 0
+      lo[i] = ~l >>> 0
+    } else {
+      hi[i] = (h | 0x80000000) >>> 0
+      lo[i] = l
+    }
+    sl[i] = slot
+  }
+  const counts = radixCounts
+  for (let pass = 0; pass < 6; pass++) {
+    const shift = (pass % 3) * 11
+    const keys = pass < 3 ? lo : hi
+    counts.fill(0)
+    for (let i = 0; i < n; i++) counts[((keys[i] as number) >>> shift) & 2047]++
+    // Every key has this digit: the pass would not move anything.
+    if (counts[((keys[0] as number) >>> shift) & 2047] === n) continue
+    let sum = 0
+    for (let d = 0; d < 2048; d++) {
+      const c = counts[d] as number
+      counts[d] = sum
+      sum += c
+    }
+    for (let i = 0; i < n; i++) {
+      const at = counts[((keys[i] as number) >>> shift) & 2047]++ as number
+      hi2[at] = hi[i] as number
+      lo2[at] = lo[i] as number
+      sl2[at] = sl[i] as number
+    }
+    const h = hi
+    hi = hi2
+    hi2 = h
+    const l = lo
+    lo = lo2
+    lo2 = l
+    const s = sl
+    sl = sl2
+    sl2 = s
+  }
+  for (let i = 0; i < n; i++) slots[i] = sl[i] as number
+}
+
 /**
  * A trailing time window of samples taken on a fixed cadence (one per `cadenceMs` step; a step without a finite
  * value is a hole), kept sorted by value: what `SortedWindow` answers, in about a third of its memory. The samples
@@ -305,7 +392,7 @@ export class CadenceWindow {
     }
     // Stable: equal values keep their time order, so the sorted view stays ordered by age within a value.
     const vals = this.values
-    CadenceWindow.sortSlotsByValue(fresh, vals)
+    sortSlotsByValue(fresh, vals)
     const order = this.order
     let i = this.finite - 1
     let j = fresh.length - 1
@@ -316,28 +403,6 @@ export class CadenceWindow {
       } else order[k--] = fresh[j--] as number
     }
     this.finite += fresh.length
-  }
-
-  /**
-   * Orders `slots` (given oldest first) by their values, equal values (0 and -0 included) keeping their age order:
-   * what a stable sort with `(a, b) => values[a] - values[b]` gives, without a comparator call per pair (a
-   * window's first fill sorts thousands of samples). The values are sorted natively in a typed array; each slot,
-   * taken oldest first, goes to the first free place of its value's run there.
-   */
-  private static sortSlotsByValue(slots: Array<number>, values: Float64Array): void {
-    const n = slots.length
-    if (n < 2) return
-    const byTime = slots.slice()
-    const sorted = new Float64Array(n)
-    for (let i = 0; i < n; i++) sorted[i] = values[byTime[i] as number] as number
-    sorted.sort()
-    const taken = new Uint32Array(n)
-    for (const slot of byTime) {
-      // The run of values equal to this one (`<`: 0 and -0 share a run, as the comparator has them equal).
-      const first = lowerBound(sorted, values[slot] as number)
-      slots[first + (taken[first] as number)] = slot
-      taken[first] = (taken[first] as number) + 1
-    }
   }
 
   /**

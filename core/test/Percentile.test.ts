@@ -7,6 +7,7 @@ import {
   percentileRank,
   SortedWindow,
   sortedFinite,
+  sortSlotsByValue,
   upperBound
 } from "../src/Percentile.ts"
 import { hasHistory, readText } from "./crypto/support/SharedData.ts"
@@ -318,4 +319,56 @@ describe("percentiles on real funding", () => {
       expect(ties).toBeGreaterThan(10)
     }
   )
+})
+
+describe("sortSlotsByValue", () => {
+  /** What it replaces: a stable comparator sort of the slots by value. */
+  const comparatorSort = (slots: ReadonlyArray<number>, values: Float64Array) =>
+    slots.slice().sort((a, b) => (values[a] as number) - (values[b] as number))
+  // Finite doubles of every kind: ties, -0 beside 0, subnormals, extremes, negative and positive.
+  const finite = fc.oneof(
+    { arbitrary: tied, weight: 3 },
+    { arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: 3 },
+    {
+      arbitrary: fc.constantFrom(0, -0, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE, -Number.MAX_VALUE),
+      weight: 1
+    },
+    { arbitrary: fc.float({ noNaN: true, noDefaultInfinity: true }).map(Math.fround), weight: 2 }
+  )
+
+  it("orders slots exactly as a stable comparator sort by value does (ties and -0 in age order)", () => {
+    fc.assert(
+      fc.property(fc.array(finite, { maxLength: 400 }), fc.integer({ min: 0, max: 50 }), (vs, offset) => {
+        const values = new Float64Array(vs.length + offset + 3).fill(Number.NaN)
+        // Slots of a ring that wrapped: oldest first, neither starting at 0 nor in value order.
+        const slots = vs.map((v, i) => {
+          const slot = (i + offset) % values.length
+          values[slot] = v
+          return slot
+        })
+        const expected = comparatorSort(slots, values)
+        const got = slots.slice()
+        sortSlotsByValue(got, values)
+        expect(got).toEqual(expected)
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("agrees on long runs (the scratch arrays grow and are reused)", () => {
+    for (const n of [2_160, 8_760, 100, 5_000]) {
+      const values = new Float64Array(n)
+      let x = 12345
+      for (let i = 0; i < n; i++) {
+        x = (x * 1103515245 + 12345) % 2147483648
+        const v = (x / 2147483648 - 0.5) * 10 ** ((x % 13) - 6)
+        // Every fifth -0, every third rounded (runs of ties), the rest doubles of many magnitudes.
+        values[i] = i % 5 === 0 ? -0 : i % 3 === 0 ? Math.round(v) : v
+      }
+      const slots = Array.from({ length: n }, (_, i) => i)
+      const got = slots.slice()
+      sortSlotsByValue(got, values)
+      expect(got).toEqual(comparatorSort(slots, values))
+    }
+  })
 })
