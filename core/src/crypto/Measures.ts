@@ -89,15 +89,20 @@ export const venueData = (
 
 /**
  * Highest high and lowest low over any run of bars in O(1) (a sparse table: level k holds the extremes of
- * runs of 2^k bars), built once per loaded bar series.
+ * runs of 2^k bars), built once per loaded bar series. A level is built when a query first needs it: the
+ * measures ask only for 7-day runs (672 bars, level 9), so a longer load never builds its top levels.
  */
-class RangeExtremes {
+export class RangeExtremes {
   private readonly highs: Array<Float64Array> = []
   private readonly lows: Array<Float64Array> = []
   constructor(high: Float64Array, low: Float64Array) {
     this.highs.push(high)
     this.lows.push(low)
-    for (let k = 1; 1 << k <= high.length; k++) {
+  }
+  /** Builds the levels up to `level` (each from the one below, as the whole table was built before). */
+  private buildTo(level: number): void {
+    const high = this.highs[0] as Float64Array
+    for (let k = this.highs.length; k <= level; k++) {
       const ph = this.highs[k - 1] as Float64Array
       const pl = this.lows[k - 1] as Float64Array
       const half = 1 << (k - 1)
@@ -116,6 +121,7 @@ class RangeExtremes {
   query(from: number, to: number): { readonly high: number; readonly low: number } | undefined {
     if (to <= from) return undefined
     const k = 31 - Math.clz32(to - from)
+    if (k >= this.highs.length) this.buildTo(k)
     const h = this.highs[k] as Float64Array
     const l = this.lows[k] as Float64Array
     const j = to - (1 << k)
