@@ -14,6 +14,7 @@ import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, References } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll } from "vitest"
+import { gridTimes } from "../src/simulated/crypto/History.ts"
 import {
   decodeSegment,
   encodeSegment,
@@ -289,5 +290,24 @@ describe("simulated crypto history kept on disk", () => {
     flipped[40] = (flipped[40] as number) ^ 0x10
     assert.strictEqual(reason(flipped), "checksum mismatch")
     assert.strictEqual(reason(new Uint8Array(3)), "not a segment")
+  })
+})
+
+describe("gridTimes", () => {
+  it("answers rows 15 minutes apart from the first time, whatever was asked before (shared arrays, read-only)", () => {
+    const model = (from: number, rows: number) => Float64Array.from({ length: rows }, (_, i) => from + i * BAR_MS)
+    const firsts = Array.from({ length: 11 }, (_, i) => Date.UTC(2025, 0, 1) + (i % 10) * DAY_MS)
+    const asked: Array<[number, number, Float64Array]> = []
+    let x = 7
+    for (let k = 0; k < 200; k++) {
+      x = (x * 48271) % 2147483647
+      const from = firsts[x % firsts.length] as number
+      const rows = x % 3 === 0 ? 0 : (x >> 3) % 5_000
+      const t = gridTimes(from, rows)
+      assert.deepStrictEqual(t, model(from, rows))
+      asked.push([from, rows, t])
+    }
+    // Every array answered earlier still holds its times (a longer grid made later did not change them).
+    for (const [from, rows, t] of asked) assert.deepStrictEqual(t, model(from, rows))
   })
 })

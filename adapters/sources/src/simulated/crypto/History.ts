@@ -165,11 +165,23 @@ export const encodeSegment = (identity: HistoryIdentity, genesisMs: number, asse
   return bytes
 }
 
-/** `rows` times 15 minutes apart from `fromMs`. */
-const gridTimes = (fromMs: number, rows: number): Float64Array => {
+/** The longest grid of times made so far from each first time (a few: every asset's series share them). */
+const grids = new Map<number, Float64Array>()
+
+/**
+ * `rows` times 15 minutes apart from `fromMs`: a view of one shared array per first time, made once for the
+ * longest series asked (the series of every asset start on a few grid times: a reopen would otherwise make a
+ * year of times for each of them, only for the store to see they are on the grid and keep the first). Read-only:
+ * nothing writes into a decoded series' columns (the store copies what it keeps).
+ */
+export const gridTimes = (fromMs: number, rows: number): Float64Array => {
+  const have = grids.get(fromMs)
+  if (have !== undefined && have.length >= rows) return have.subarray(0, rows)
   const t = new Float64Array(rows)
   for (let i = 0; i < rows; i++) t[i] = fromMs + i * BAR_MS
-  return t
+  if (grids.size >= 8 && have === undefined) grids.clear()
+  grids.set(fromMs, t)
+  return t.subarray(0, rows)
 }
 
 /** How many float64 and float32 values a segment's body holds. */
