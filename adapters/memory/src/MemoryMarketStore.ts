@@ -190,7 +190,15 @@ const normalize = (t: ArrayLike<number>, cols: ReadonlyArray<ArrayLike<number>>)
   }
 }
 
-const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArray<ArrayLike<number>>; n: number }) => {
+/**
+ * Writes `input` into `c`. `reserve`: the rows the whole batch brings an empty series (several appends of it in
+ * one batch, such as a kept history and the steps generated after it), allocated at once by the first.
+ */
+const writeInto = (
+  c: Columns,
+  input: { t: ArrayLike<number>; cols: ReadonlyArray<ArrayLike<number>>; n: number },
+  reserve = 0
+) => {
   const { t, cols, n } = input
   if (n === 0) return
   const append = c.length === 0 || (t[0] as number) > timeAt(c, c.length - 1)
@@ -221,7 +229,7 @@ const writeInto = (c: Columns, input: { t: ArrayLike<number>; cols: ReadonlyArra
       c.grid = t[0] as number
       c.t = NO_TIMES
     } else if (!continues) materialize(c)
-    grow(c, c.length + n)
+    grow(c, c.length === 0 ? Math.max(n, reserve) : c.length + n)
     if (c.grid === undefined) c.t.set(t, c.length)
     cols.forEach((col, j) => {
       if (!implied(c, j)) (c.cols[j] as Column).set(col, c.length)
@@ -437,6 +445,10 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
         revision++
         const stamp = ++seriesStamp
         for (const s of batch) seriesStamps.set(s.assetId, stamp)
+        // Rows per series over the batch, where a series comes more than once: an empty one is allocated once.
+        const key = (s: AnySeriesInput) => `${s.kind}\u0000${s.assetId}\u0000${s.venue}`
+        const rowsOf = new Map<string, number>()
+        if (batch.length > 1) for (const s of batch) rowsOf.set(key(s), (rowsOf.get(key(s)) ?? 0) + s.t.length)
         for (const s of batch) {
           const names = SeriesColumns[s.kind] as ReadonlyArray<string>
           const input = s as unknown as Record<string, ArrayLike<number>>
@@ -459,7 +471,8 @@ export const makeMemoryMarketStore = (): MemoryMarketStore => {
             }
             byVenue.set(s.venue, c)
           }
-          writeInto(c, normalize(s.t, cols))
+          const rows = normalize(s.t, cols)
+          writeInto(c, rows, c.length === 0 && rows.n === s.t.length ? (rowsOf.get(key(s)) ?? 0) : 0)
         }
         return Effect.void
       }).pipe(Effect.flatten),

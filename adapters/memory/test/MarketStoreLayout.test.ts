@@ -232,4 +232,42 @@ describe("memory market store layout", () => {
       { numRuns: 300 }
     )
   })
+
+  it("stores a series given in several appends of one batch as one write of them joined, allocated once", () => {
+    // Kept rows and new ones: chained or not, float32-exact or not, on the grid or leaving it.
+    const cases: Array<[ReturnType<typeof bars>, ReturnType<typeof bars>]> = [
+      [bars(0, 5_000, exact), bars(5_000, 300, exact)],
+      [bars(0, 5_000, exact), bars(5_000, 300, decimal)],
+      [bars(0, 5_000, decimal), bars(5_000, 300, exact)],
+      [bars(0, 5_000, exact), bars(5_002, 300, exact)],
+      [bars(0, 5_000, exact), { ...bars(5_000, 300, exact), open: bars(5_000, 300, (i) => exact(i) + 1).open }]
+    ]
+    for (const [kept, fresh] of cases) {
+      const joined = makeMemoryMarketStore()
+      const join = (name: "t" | "open" | "high" | "low" | "close" | "volume") => [...kept[name], ...fresh[name]]
+      Effect.runSync(
+        joined.write([
+          {
+            ...kept,
+            t: join("t"),
+            open: join("open"),
+            high: join("high"),
+            low: join("low"),
+            close: join("close"),
+            volume: join("volume")
+          }
+        ])
+      )
+      const split = makeMemoryMarketStore()
+      Effect.runSync(split.write([kept, fresh]))
+      expect(readAll(split)).toEqual(readAll(joined))
+      // The same arrays: no headroom that a second append would have grown.
+      expect(split.bytes()).toBe(joined.bytes())
+      // And the next tick appends to both alike.
+      Effect.runSync(joined.write([bars(5_400, 3, exact)]))
+      Effect.runSync(split.write([bars(5_400, 3, exact)]))
+      expect(readAll(split)).toEqual(readAll(joined))
+      expect(split.bytes()).toBe(joined.bytes())
+    }
+  })
 })
