@@ -403,12 +403,20 @@ export const backfill = (
       }
       const sinks = sim.endAsset(part)
       const generated = sinks.flatMap((s) => s.batches())
-      const batches = kept === undefined ? generated : appendSeries(keptWindow(sim, asset, kept, cutoffMs), generated)
+      const rewrite = history !== undefined && (kept === undefined || kept.step + KEPT_REWRITE_STEPS <= endStep)
+      // The store takes the kept rows and the new ones as two appends (it allocates each series once for both);
+      // they are joined only for a segment that is rewritten.
+      const batches =
+        kept === undefined
+          ? generated
+          : rewrite
+            ? appendSeries(keptWindow(sim, asset, kept, cutoffMs), generated)
+            : [...keptWindow(sim, asset, kept, cutoffMs), ...generated]
       rows += seriesRows(batches)
       yield* store.write(batches)
       // A segment that lags by less than `KEPT_REWRITE_STEPS` is not rewritten: a quick restart would otherwise
       // write every asset's whole segment again for a few new bars, which the next start regenerates anyway.
-      if (history !== undefined && (kept === undefined || kept.step + KEPT_REWRITE_STEPS <= endStep)) {
+      if (history !== undefined && rewrite) {
         const writeStarted = performance.now()
         historyBytesWritten += history.save({
           assetId: asset.id,
