@@ -14,7 +14,7 @@ import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, References } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll } from "vitest"
-import { gridTimes } from "../src/simulated/crypto/History.ts"
+import { gridTimes, readInto } from "../src/simulated/crypto/History.ts"
 import {
   decodeSegment,
   encodeSegment,
@@ -309,5 +309,46 @@ describe("gridTimes", () => {
     }
     // Every array answered earlier still holds its times (a longer grid made later did not change them).
     for (const [from, rows, t] of asked) assert.deepStrictEqual(t, model(from, rows))
+  })
+})
+
+describe("readInto", () => {
+  it("reads a file exactly, into the buffer given while it is large enough, else into a new one kept for the next", () => {
+    const dir = folder()
+    const sizes = [0, 1, 7, 70_000, 20, 300_001, 65_536, 300_001, 5]
+    let buffer = new Uint8Array(0)
+    let grown = 0
+    sizes.forEach((size, k) => {
+      const path = join(dir, `f${k}`)
+      const content = Uint8Array.from({ length: size }, (_, i) => (i * 31 + k * 7) & 255)
+      writeFileSync(path, content)
+      const before = buffer
+      const read = readInto(path, buffer)
+      assert.deepStrictEqual(read.bytes, new Uint8Array(readFileSync(path)))
+      if (before.length >= size) assert.strictEqual(read.buffer, before)
+      else grown++
+      buffer = read.buffer
+    })
+    // New buffers only for a file larger than every one before.
+    assert.strictEqual(grown, 4)
+  })
+
+  it("a scratch load answers what a load of its own does, asset after asset from one reused buffer", () => {
+    const history = makeSimulatedHistoryStore(folder())
+    history.begin({ generator: SIMULATED_CRYPTO_VERSION, seed: "1", universe: "u" }, 0, () => true)
+    const assetOf = (id: string, rows: number) => {
+      const t = Float64Array.from({ length: rows }, (_, i) => 900_000 * (100 + i) + (i % 3))
+      const v = Float64Array.from(t, (x) => x / 7)
+      const bars = { kind: "bars" as const, assetId: id, venue: "v", t, open: v, high: v, low: v, close: v, volume: v }
+      return { assetId: id, step: rows, state: Float64Array.of(rows, 1), series: [bars] }
+    }
+    const assets = [assetOf("crypto:a", 5_000), assetOf("crypto:b", 40), assetOf("crypto:c", 9_000)]
+    for (const a of assets) history.save(a)
+    for (const a of [...assets, ...assets.slice().reverse()]) {
+      const scratch = history.load(a.assetId, true)
+      const own = history.load(a.assetId)
+      assert.strictEqual(scratch._tag, "Loaded")
+      assert.deepStrictEqual(scratch, own)
+    }
   })
 })

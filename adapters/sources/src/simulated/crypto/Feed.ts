@@ -321,9 +321,12 @@ const planPegGroups = (sim: Simulation, history: SimulatedHistoryStore, steps: n
   return { kept, fresh }
 }
 
-/** Asset `index`'s kept history, when it is whole and can resume this run (not past its end; its state fits). */
-const loadUsable = (sim: Simulation, history: SimulatedHistoryStore, index: number, steps: number) => {
-  const result = history.load((sim.assetList[index] as CryptoAsset).id)
+/**
+ * Asset `index`'s kept history, when it is whole and can resume this run (not past its end; its state fits).
+ * `scratch`: read into the history store's reused buffer (see `SimulatedHistoryStore.load`).
+ */
+const loadUsable = (sim: Simulation, history: SimulatedHistoryStore, index: number, steps: number, scratch = false) => {
+  const result = history.load((sim.assetList[index] as CryptoAsset).id, scratch)
   if (result._tag !== "Loaded") return result
   if (result.asset.step > steps) return { _tag: "Invalid" as const, reason: "newer than now (the clock went back)" }
   if (result.asset.state.length !== sim.stateLength(index))
@@ -382,7 +385,8 @@ export const backfill = (
             ? ({ _tag: "Loaded", ...planned } as const)
             : why !== undefined
               ? ({ _tag: "Invalid", reason: why } as const)
-              : loadUsable(sim, history, i, steps)
+              : // Written to the store (which copies) and saved before the next asset's load: a reused buffer.
+                loadUsable(sim, history, i, steps, true)
         historyReadMs += performance.now() - readStarted
         if (result._tag === "Loaded") {
           kept = result.asset

@@ -18,7 +18,18 @@
  * checksum and is regenerated.
  */
 import { createHash } from "node:crypto"
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { join } from "node:path"
 import { crc32 } from "node:zlib"
 import { type AnySeriesInput, BAR_MS, SeriesColumns, type SeriesKind, SeriesKinds } from "@market-data/core"
@@ -287,13 +298,45 @@ export interface SimulatedHistoryStore {
     freshGenesisMs: number,
     accept: (genesisMs: number) => boolean
   ) => { readonly genesisMs: number; readonly kept: boolean; readonly reason?: string }
-  readonly load: (assetId: string) => LoadResult
+  /**
+   * The asset's kept history. `scratch`: the file is read into a buffer this store reuses, so the answer's columns
+   * are views that the next `scratch` load overwrites (for a caller that is done with them before it, as the
+   * backfill is once the store has copied them); else into a buffer of its own.
+   */
+  readonly load: (assetId: string, scratch?: boolean) => LoadResult
   readonly save: (asset: KeptAsset) => number
+}
+
+/**
+ * The bytes of the file at `path`, read into `buffer` when it is large enough (else into a new one, with some
+ * room to spare, which the caller keeps for the next read): a reopen reads a gigabyte of segments, and a new
+ * buffer for each is as many fresh pages to map and fault in.
+ */
+export const readInto = (
+  path: string,
+  buffer: Uint8Array
+): { readonly bytes: Uint8Array; readonly buffer: Uint8Array } => {
+  const fd = openSync(path, "r")
+  try {
+    const size = fstatSync(fd).size
+    const into = buffer.length >= size ? buffer : new Uint8Array(size + (size >>> 3))
+    let at = 0
+    while (at < size) {
+      const n = readSync(fd, into, at, size - at, at)
+      if (n === 0) break
+      at += n
+    }
+    return { bytes: into.subarray(0, at), buffer: into }
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** The kept history in `dir` (created when missing). */
 export const makeSimulatedHistoryStore = (dir: string): SimulatedHistoryStore => {
   let current: { identity: HistoryIdentity; genesisMs: number } | undefined
+  /** What `scratch` loads read into (grown to the largest segment read). */
+  let readBuffer = new Uint8Array(0)
   const manifestPath = join(dir, "history.json")
   const writeAtomically = (path: string, bytes: Uint8Array | string) => {
     const tmp = `${path}.${process.pid}.tmp`
@@ -339,11 +382,15 @@ export const makeSimulatedHistoryStore = (dir: string): SimulatedHistoryStore =>
       current = { identity, genesisMs: freshGenesisMs }
       return { genesisMs: freshGenesisMs, kept: false, ...(reason === undefined ? {} : { reason }) }
     },
-    load: (assetId) => {
+    load: (assetId, scratch = false) => {
       if (current === undefined) throw new Error("SimulatedHistoryStore.load before begin")
       let bytes: Uint8Array
       try {
-        bytes = readFileSync(join(dir, segmentName(assetId)))
+        if (scratch) {
+          const read = readInto(join(dir, segmentName(assetId)), readBuffer)
+          readBuffer = read.buffer
+          bytes = read.bytes
+        } else bytes = readFileSync(join(dir, segmentName(assetId)))
       } catch {
         return { _tag: "Missing" }
       }
