@@ -87,45 +87,68 @@ export const venueData = (
   funding: s.funding
 })
 
+/** Bars per block of `RangeExtremes`. */
+const EXTREMES_BLOCK = 32
+
 /**
- * Highest high and lowest low over any run of bars in O(1) (a sparse table: level k holds the extremes of
- * runs of 2^k bars), built once per loaded bar series. A level is built when a query first needs it: the
- * measures ask only for 7-day runs (672 bars, level 9), so a longer load never builds its top levels.
+ * Highest high and lowest low over any run of bars, built once per loaded bar series: each block of 32 bars'
+ * extremes, so a run is its partial blocks at both ends scanned and its whole blocks' extremes (a 7-day run of
+ * 672 bars reads about 80 values). The blocks take 1/16 of the bars' bytes, where a sparse table took a
+ * level of eight bytes per bar per doubling of the run; `Math.max` and `Math.min` give the same extremes in any
+ * grouping (NaN, 0 and -0 included), so the answers are the table's.
  */
 export class RangeExtremes {
-  private readonly highs: Array<Float64Array> = []
-  private readonly lows: Array<Float64Array> = []
+  private readonly high: Float64Array
+  private readonly low: Float64Array
+  private readonly blockHigh: Float64Array
+  private readonly blockLow: Float64Array
   constructor(high: Float64Array, low: Float64Array) {
-    this.highs.push(high)
-    this.lows.push(low)
-  }
-  /** Builds the levels up to `level` (each from the one below, as the whole table was built before). */
-  private buildTo(level: number): void {
-    const high = this.highs[0] as Float64Array
-    for (let k = this.highs.length; k <= level; k++) {
-      const ph = this.highs[k - 1] as Float64Array
-      const pl = this.lows[k - 1] as Float64Array
-      const half = 1 << (k - 1)
-      const n = high.length - (1 << k) + 1
-      const h = new Float64Array(n)
-      const l = new Float64Array(n)
-      for (let i = 0; i < n; i++) {
-        h[i] = Math.max(ph[i] as number, ph[i + half] as number)
-        l[i] = Math.min(pl[i] as number, pl[i + half] as number)
+    this.high = high
+    this.low = low
+    const blocks = Math.floor(high.length / EXTREMES_BLOCK)
+    this.blockHigh = new Float64Array(blocks)
+    this.blockLow = new Float64Array(blocks)
+    for (let b = 0; b < blocks; b++) {
+      let h = high[b * EXTREMES_BLOCK] as number
+      let l = low[b * EXTREMES_BLOCK] as number
+      for (let i = b * EXTREMES_BLOCK + 1, end = (b + 1) * EXTREMES_BLOCK; i < end; i++) {
+        h = Math.max(h, high[i] as number)
+        l = Math.min(l, low[i] as number)
       }
-      this.highs.push(h)
-      this.lows.push(l)
+      this.blockHigh[b] = h
+      this.blockLow[b] = l
     }
   }
   /** Highest high and lowest low of bars `[from, to)`; undefined when empty. */
   query(from: number, to: number): { readonly high: number; readonly low: number } | undefined {
     if (to <= from) return undefined
-    const k = 31 - Math.clz32(to - from)
-    if (k >= this.highs.length) this.buildTo(k)
-    const h = this.highs[k] as Float64Array
-    const l = this.lows[k] as Float64Array
-    const j = to - (1 << k)
-    return { high: Math.max(h[from] as number, h[j] as number), low: Math.min(l[from] as number, l[j] as number) }
+    const high = this.high
+    const low = this.low
+    let h = high[from] as number
+    let l = low[from] as number
+    // Whole blocks from the first block boundary after `from` to the last one at or before `to`.
+    const firstBlock = Math.ceil((from + 1) / EXTREMES_BLOCK)
+    const lastBlock = Math.floor(to / EXTREMES_BLOCK)
+    if (firstBlock >= lastBlock) {
+      for (let i = from + 1; i < to; i++) {
+        h = Math.max(h, high[i] as number)
+        l = Math.min(l, low[i] as number)
+      }
+      return { high: h, low: l }
+    }
+    for (let i = from + 1, end = firstBlock * EXTREMES_BLOCK; i < end; i++) {
+      h = Math.max(h, high[i] as number)
+      l = Math.min(l, low[i] as number)
+    }
+    for (let b = firstBlock; b < lastBlock; b++) {
+      h = Math.max(h, this.blockHigh[b] as number)
+      l = Math.min(l, this.blockLow[b] as number)
+    }
+    for (let i = lastBlock * EXTREMES_BLOCK; i < to; i++) {
+      h = Math.max(h, high[i] as number)
+      l = Math.min(l, low[i] as number)
+    }
+    return { high: h, low: l }
   }
 }
 
