@@ -21,7 +21,7 @@
  * A venue snapshot older than `MaxSnapshotAgeMs` at `T` (a venue that stopped reporting) is left out; a
  * funding settlement counts while it is within two of its intervals plus an hour.
  */
-import { aggregateRate8hPct, fraction8hPct, type VenueFunding } from "./Funding.ts"
+import { fraction8hPct, type VenueFunding } from "./Funding.ts"
 import {
   type Bars,
   type BookMetrics,
@@ -309,11 +309,14 @@ export const fundingMeasuresAt = (
   d: AssetData,
   T: number
 ): { readonly aggregate: number; readonly byVenue: ReadonlyMap<string, number> } => {
-  const venues = fundingVenuesAt(d, T)
-  return {
-    aggregate: aggregateRate8hPct(venues) ?? Number.NaN,
-    byVenue: new Map(venues.map((v) => [v.venue, v.ratePct]))
+  // `aggregateRate8hPct(fundingVenuesAt(d, T))` as `fundingAt` computes it (bit for bit), and the venues' rates as
+  // `fundingVenuesAt` lists them, without its objects: the 90-day baselines take these at each of 2,160 hours.
+  const byVenue = new Map<string, number>()
+  for (const v of d.venues) {
+    const f = venueFundingAt(v, T)
+    if (f !== undefined) byVenue.set(v.venue, f.rate8hPct)
   }
+  return { aggregate: fundingAt(d, T), byVenue }
 }
 
 /** The measures sampled into baselines (and ranked), by name. */

@@ -12,7 +12,7 @@ import {
   rate8hPct,
   venueSpread8hPct
 } from "../../src/crypto/Funding.ts"
-import { fundingAt, fundingVenuesAt, venueData } from "../../src/crypto/Measures.ts"
+import { fundingAt, fundingMeasuresAt, fundingVenuesAt, venueData } from "../../src/crypto/Measures.ts"
 import { prng } from "./support/Fixture.ts"
 import { hasHistory, readText } from "./support/SharedData.ts"
 
@@ -307,6 +307,28 @@ describe("fundingAt: the aggregate without the per-venue objects", () => {
         for (let T = -H; T <= 210 * H; T += H / 2) {
           const expected = aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
           expect(Object.is(fundingAt(d, T), expected)).toBe(true)
+        }
+      }),
+      { numRuns: 60 }
+    )
+  })
+
+  it("fundingMeasuresAt is the aggregate and the venues' rates of fundingVenuesAt, bit for bit, at every hour", () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 0, max: 4 }), (seed, count) => {
+        const rnd = prng(seed)
+        const d = {
+          assetId: "a",
+          primary: undefined,
+          venues: Array.from({ length: count }, (_, i) =>
+            venue(`v${i}`, rnd, [1, 4, 8][i % 3] as number, rnd() < 0.8, rnd() < 0.2)
+          )
+        }
+        for (let T = -H; T <= 210 * H; T += H / 2) {
+          const venues = fundingVenuesAt(d, T)
+          const got = fundingMeasuresAt(d, T)
+          expect(Object.is(got.aggregate, aggregateRate8hPct(venues) ?? Number.NaN)).toBe(true)
+          expect([...got.byVenue]).toEqual(venues.map((v) => [v.venue, v.ratePct]))
         }
       }),
       { numRuns: 60 }
