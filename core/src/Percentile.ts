@@ -228,7 +228,10 @@ export const sortSlotsByValue = (slots: Array<number>, values: Float64Array): vo
     const shift = (pass % 3) * 11
     const keys = pass < 3 ? lo : hi
     counts.fill(0)
-    for (let i = 0; i < n; i++) counts[((keys[i] as number) >>> shift) & 2047]++
+    for (let i = 0; i < n; i++) {
+      const digit = ((keys[i] as number) >>> shift) & 2047
+      counts[digit] = (counts[digit] as number) + 1
+    }
     // Every key has this digit: the pass would not move anything.
     if (counts[((keys[0] as number) >>> shift) & 2047] === n) continue
     let sum = 0
@@ -238,7 +241,9 @@ export const sortSlotsByValue = (slots: Array<number>, values: Float64Array): vo
       sum += c
     }
     for (let i = 0; i < n; i++) {
-      const at = counts[((keys[i] as number) >>> shift) & 2047]++ as number
+      const digit = ((keys[i] as number) >>> shift) & 2047
+      const at = counts[digit] as number
+      counts[digit] = at + 1
       hi2[at] = hi[i] as number
       lo2[at] = lo[i] as number
       sl2[at] = sl[i] as number

@@ -336,7 +336,7 @@ export const readInto = (
 export const makeSimulatedHistoryStore = (dir: string): SimulatedHistoryStore => {
   let current: { identity: HistoryIdentity; genesisMs: number } | undefined
   /** What `scratch` loads read into (grown to the largest segment read). */
-  let readBuffer = new Uint8Array(0)
+  let readBuffer: Uint8Array = new Uint8Array(0)
   const manifestPath = join(dir, "history.json")
   const writeAtomically = (path: string, bytes: Uint8Array | string) => {
     const tmp = `${path}.${process.pid}.tmp`
