@@ -113,6 +113,11 @@ export interface OpenPlanesOptions {
    * either way. The memory kept is smaller too: see `SIMULATED_KEPT_DENSE_DAYS`.
    */
   readonly progressive?: boolean
+  /**
+   * The kept history's missing segments being written by a child process meanwhile
+   * (`startSimulatedHistoryApart`): a progressive start reads each back as the child reports it done.
+   */
+  readonly apart?: SimulatedCrypto.HistoryApart
 }
 
 /**
@@ -150,6 +155,27 @@ const simulatedHistory = (config: AppConfig) =>
   config.store._tag === "Embedded"
     ? { history: SimulatedCrypto.makeSimulatedHistoryStore(join(config.store.dir, SIMULATED_HISTORY_FOLDER)) }
     : {}
+
+/**
+ * On the embedded default, begins the kept simulated history (`simulated-market/`) and starts a child process
+ * writing the segments it lacks (all of them on an empty folder: see `Apart.ts` in the sources), for the
+ * progressive start to read back as they come (`OpenPlanesOptions.apart`). `serve` calls it first thing, so the
+ * child generates while PGlite is created and migrated and the filings load. Undefined when nothing is missing,
+ * and with `DATABASE_URL=memory`, server PostgreSQL or the live feed (nothing is kept there). The child is
+ * killed, should it still run, when the scope closes.
+ */
+export const startSimulatedHistoryApart = (
+  config: AppConfig
+): Effect.Effect<SimulatedCrypto.HistoryApart | undefined, never, Scope.Scope> => {
+  const kept = simulatedHistory(config)
+  if (config.feed === "live" || kept.history === undefined) return Effect.succeed(undefined)
+  const sim = simulatedMarket(config)
+  return SimulatedCrypto.startHistoryApart(kept.history, {
+    seed: config.seed,
+    assets: sim.priced,
+    ...(sim.profiles === undefined ? {} : { profiles: sim.profiles })
+  })
+}
 
 /** The log line of a simulated market whose history is generated. */
 const logMarketReady = (report: {
@@ -224,7 +250,7 @@ export const openPlanes = (
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     if (config.feed === "live") return yield* openLivePlanes(config, stores)
-    if (options.progressive === true) return yield* openSimulatedProgressively(config, stores)
+    if (options.progressive === true) return yield* openSimulatedProgressively(config, stores, options.apart)
     const market = makeMemoryMarketStore()
     // On a database the filings persist (the simulated companies beside whatever `market-data ingest` loaded);
     // with DATABASE_URL=memory they live in this process.
@@ -325,7 +351,8 @@ const loadFilings = (config: AppConfig, database: Database | undefined, equity: 
  */
 const openSimulatedProgressively = (
   config: AppConfig,
-  stores: OpenedStores
+  stores: OpenedStores,
+  apart?: SimulatedCrypto.HistoryApart
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     const market = makeMemoryMarketStore()
@@ -352,6 +379,7 @@ const openSimulatedProgressively = (
       assets: sim.priced,
       ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
       ...simulatedHistory(config),
+      ...(apart === undefined ? {} : { apart }),
       afterAsset: (asset) =>
         Effect.gen(function* () {
           yield* cryptoPlane.warmAsset(asset.id)

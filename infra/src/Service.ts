@@ -19,7 +19,7 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import { sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { layerNodeDigest } from "./NodeDigest.ts"
-import { openPlanes } from "./Planes.ts"
+import { openPlanes, startSimulatedHistoryApart } from "./Planes.ts"
 import { type OpenedStores, openStores } from "./Stores.ts"
 
 /** Services every entry point needs besides the stores. */
@@ -73,12 +73,22 @@ export const openService = (
   } = {}
 ): Effect.Effect<OpenedService, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
+    // A progressive start on the embedded default has the simulated market's missing kept history generated in
+    // a child process from the first moment, on the machine's other core, while the stores open and the filings
+    // load (see `startSimulatedHistoryApart`).
+    const apart =
+      options.withPlanes !== false && options.progressive === true
+        ? yield* startSimulatedHistoryApart(config)
+        : undefined
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
     const stores = yield* openStores(config)
     const opened =
       options.withPlanes === false
         ? undefined
-        : yield* openPlanes(config, stores, { progressive: options.progressive === true })
+        : yield* openPlanes(config, stores, {
+            progressive: options.progressive === true,
+            ...(apart === undefined ? {} : { apart })
+          })
     // `coverage` reports each asset's source health from the plane stores' statuses (`ReportsSources`).
     const planes =
       opened === undefined

@@ -29,7 +29,14 @@ import {
 } from "@market-data/core"
 import { Clock, Effect, type Fiber, type Scope } from "effect"
 import { SIMULATED_CRYPTO_VERSION, Simulation } from "./Engine.ts"
-import { float32Exact, type KeptAsset, type KeptSeries, type SimulatedHistoryStore, universeDigest } from "./History.ts"
+import {
+  float32Exact,
+  type HistoryIdentity,
+  type KeptAsset,
+  type KeptSeries,
+  type SimulatedHistoryStore,
+  universeDigest
+} from "./History.ts"
 import { type AssetProfile, AssetProfiles, VenueProfiles } from "./Profiles.ts"
 
 /** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
@@ -69,6 +76,24 @@ export interface SimulatedCryptoOptions {
    * Absent: regenerated at every start.
    */
   readonly history?: SimulatedHistoryStore
+  /**
+   * The segments of `history` another process is writing meanwhile (`startHistoryApart` in `Apart.ts`): the
+   * backfill waits for each of those assets' segment and reads it back as a reopen does.
+   */
+  readonly apart?: HistoryApart
+}
+
+/** Segments of a kept history that another process (`Apart.ts`) writes while the backfill runs. */
+export interface HistoryApart {
+  /** The assets (indexes in simulation order) whose segments it writes; it writes them in that order. */
+  readonly indexes: ReadonlySet<number>
+  /** The writer's process ID, when it is a process that could be started. */
+  readonly pid?: number
+  /**
+   * Waits until the segment of asset `index` (and of every asset of `indexes` before it) is written, or the
+   * writer is gone; answers why it is gone when it failed before writing it (those assets are then generated here).
+   */
+  readonly ready: (index: number) => Effect.Effect<string | undefined>
 }
 
 export interface BackfillReport {
@@ -89,6 +114,8 @@ export interface BackfillReport {
   readonly generatedSteps: number
   /** Assets read back from a kept history (the rest were generated from the genesis). */
   readonly keptAssets: number
+  /** Of those, the assets whose segment another process wrote during this start (`SimulatedCryptoOptions.apart`). */
+  readonly apartAssets: number
   /** Bytes of kept history read and written. */
   readonly historyBytesRead: number
   readonly historyBytesWritten: number
@@ -279,12 +306,11 @@ const appendSeries = (first: ReadonlyArray<KeptSeries>, then: ReadonlyArray<Kept
 const seriesRows = (series: ReadonlyArray<KeptSeries>): number => series.reduce((n, s) => n + s.t.length, 0)
 
 /**
- * The kept assets a start resumes, for the assets that track another (`AssetProfile.peg`) and those they track:
- * such a group resumes only as a whole and from one step (a tracking asset reads its peg's path over the steps
- * it generates), else every member is generated from the genesis. Answers the kept assets by index, and the
- * indexes to generate afresh with why.
+ * The assets that track another (`AssetProfile.peg`) and those they track, as groups: each member's index to
+ * its group's members (indexes in simulation order). Such a group resumes from a kept history only as a whole
+ * and from one step (a tracking asset reads its peg's path over the steps it generates).
  */
-const planPegGroups = (sim: Simulation, history: SimulatedHistoryStore, steps: number) => {
+export const pegGroups = (sim: Simulation): ReadonlyMap<number, ReadonlyArray<number>> => {
   const groups = new Map<number, Array<number>>()
   const rootOf = (i: number): number => {
     const peg = sim.pegOf(i)
@@ -297,28 +323,40 @@ const planPegGroups = (sim: Simulation, history: SimulatedHistoryStore, steps: n
       groups.set(root, [...(groups.get(root) ?? []), i])
     }
   })
-  const kept = new Map<number, { asset: KeptAsset; bytes: number }>()
-  const fresh = new Map<number, string>()
-  for (const members of groups.values()) {
-    const loaded = members.map((i) => ({ i, result: loadUsable(sim, history, i, steps) }))
-    const usable = loaded.flatMap(({ i, result }) => (result._tag === "Loaded" ? [{ i, ...result }] : []))
-    const step = usable[0]?.asset.step
-    if (usable.length === members.length && usable.every((u) => u.asset.step === step)) {
-      for (const u of usable) kept.set(u.i, u)
-    } else {
-      for (const { i, result } of loaded) {
-        fresh.set(
-          i,
-          result._tag === "Loaded"
-            ? "an asset it tracks or that tracks it is regenerated"
-            : result._tag === "Invalid"
-              ? result.reason
-              : "not kept"
-        )
-      }
+  const byMember = new Map<number, ReadonlyArray<number>>()
+  for (const members of groups.values()) for (const i of members) byMember.set(i, members)
+  return byMember
+}
+
+/**
+ * The kept assets of one peg group (`pegGroups`) a start resumes: every member when all are usable and kept at
+ * one step, else none, every member then to be generated afresh with why.
+ */
+const planPegGroup = (
+  sim: Simulation,
+  history: SimulatedHistoryStore,
+  steps: number,
+  members: ReadonlyArray<number>,
+  kept: Map<number, { asset: KeptAsset; bytes: number }>,
+  fresh: Map<number, string>
+) => {
+  const loaded = members.map((i) => ({ i, result: loadUsable(sim, history, i, steps) }))
+  const usable = loaded.flatMap(({ i, result }) => (result._tag === "Loaded" ? [{ i, ...result }] : []))
+  const step = usable[0]?.asset.step
+  if (usable.length === members.length && usable.every((u) => u.asset.step === step)) {
+    for (const u of usable) kept.set(u.i, u)
+  } else {
+    for (const { i, result } of loaded) {
+      fresh.set(
+        i,
+        result._tag === "Loaded"
+          ? "an asset it tracks or that tracks it is regenerated"
+          : result._tag === "Invalid"
+            ? result.reason
+            : "not kept"
+      )
     }
   }
-  return { kept, fresh }
 }
 
 /**
@@ -344,7 +382,8 @@ export const backfill = (
   sim: Simulation,
   nowMs: number,
   afterAsset?: (asset: CryptoAsset) => Effect.Effect<void>,
-  keptIn?: SimulatedHistoryStore
+  keptIn?: SimulatedHistoryStore,
+  apartIn?: HistoryApart
 ): Effect.Effect<BackfillReport, never, MarketStore> =>
   Effect.gen(function* () {
     const store = yield* MarketStore
@@ -359,15 +398,20 @@ export const backfill = (
     let rows = 0
     let generatedSteps = 0
     let keptAssets = 0
+    let apartAssets = 0
     let historyBytesRead = 0
     let historyBytesWritten = 0
     let historyReadMs = 0
     let historyWriteMs = 0
     // A kept history covers a simulation from its genesis: a backfill that does not start there keeps nothing.
     const history = run.start === 0 ? keptIn : undefined
-    const planStarted = performance.now()
-    const groups = history === undefined ? undefined : planPegGroups(sim, history, steps)
-    historyReadMs += performance.now() - planStarted
+    const apart = history === undefined ? undefined : apartIn
+    // Peg groups are planned as a whole when the first member is reached (its segments all written by then).
+    const groups = history === undefined ? undefined : pegGroups(sim)
+    const keptGroups = new Map<number, { asset: KeptAsset; bytes: number }>()
+    const fresh = new Map<number, string>()
+    const planned = new Set<ReadonlyArray<number>>()
+    let apartFailure: string | undefined
     yield* Effect.logInfo(
       `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}${history === undefined ? "" : ` (kept history in ${history.dir})`}`
     )
@@ -375,14 +419,30 @@ export const backfill = (
       const asset = assets[i] as CryptoAsset
       let kept: KeptAsset | undefined
       if (history !== undefined && groups !== undefined) {
+        const members = groups.get(i)
+        if (apart?.indexes.has(i) === true) {
+          // Waits (without holding the thread) for the other process to write this asset's segment, and those
+          // of its whole peg group.
+          const failure = yield* apart.ready(Math.max(i, ...(members ?? [])))
+          if (failure !== undefined && apartFailure === undefined) {
+            apartFailure = failure
+            yield* Effect.logWarning(
+              `simulated crypto: the child process generating the kept history failed (${failure}); generating the rest in this process`
+            )
+          }
+        }
         const readStarted = performance.now()
-        const planned = groups.kept.get(i)
+        if (members !== undefined && !planned.has(members)) {
+          planned.add(members)
+          planPegGroup(sim, history, steps, members, keptGroups, fresh)
+        }
+        const fromGroup = keptGroups.get(i)
         // Held only until used: the file's bytes go once the store has copied them.
-        groups.kept.delete(i)
-        const why = groups.fresh.get(i)
+        keptGroups.delete(i)
+        const why = fresh.get(i)
         const result =
-          planned !== undefined
-            ? ({ _tag: "Loaded", ...planned } as const)
+          fromGroup !== undefined
+            ? ({ _tag: "Loaded", ...fromGroup } as const)
             : why !== undefined
               ? ({ _tag: "Invalid", reason: why } as const)
               : // Written to the store (which copies) and saved before the next asset's load: a reused buffer.
@@ -391,6 +451,7 @@ export const backfill = (
         if (result._tag === "Loaded") {
           kept = result.asset
           keptAssets++
+          if (apart?.indexes.has(i) === true) apartAssets++
           historyBytesRead += result.bytes
         } else if (result._tag === "Invalid") {
           yield* Effect.logWarning(
@@ -468,7 +529,7 @@ export const backfill = (
     const cpu = process.cpuUsage(cpuStarted)
     const cpuMs = (cpu.user + cpu.system) / 1000
     yield* Effect.logInfo(
-      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history (${apartAssets} written by a child process during this start) in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
     )
     return {
       fromMs: sim.openOf(run.start),
@@ -481,6 +542,7 @@ export const backfill = (
       cpuMs,
       generatedSteps,
       keptAssets,
+      apartAssets,
       historyBytesRead,
       historyBytesWritten,
       historyReadMs: Math.round(historyReadMs),
@@ -532,6 +594,51 @@ export const runTicker = (sim: Simulation): Effect.Effect<never, never, MarketSt
     }
   })
 
+/** What names the kept history of `options`' simulation: it is reused only by the same generator, seed and universe. */
+export const keptHistoryIdentity = (options: SimulatedCryptoOptions): HistoryIdentity => {
+  const assets = options.assets ?? pricedAssets()
+  const profiles = options.profiles ?? AssetProfiles
+  return {
+    generator: SIMULATED_CRYPTO_VERSION,
+    seed: String(options.seed),
+    universe: universeDigest({
+      assets: assets.map((a) => ({ id: a.id, listings: a.listings, profile: profiles[a.id] })),
+      venues: VenueProfiles,
+      historyDays: options.historyDays ?? SIMULATED_HISTORY_DAYS,
+      denseHistoryDays: options.denseHistoryDays ?? SIMULATED_DENSE_HISTORY_DAYS
+    })
+  }
+}
+
+/**
+ * Begins the kept history in `history` for a start of `options` at `nowMs` (`SimulatedHistoryStore.begin`): the
+ * kept one when it is this simulation's and recent enough, else a new one (every old segment deleted, with a log
+ * line). Answers its identity and genesis. Idempotent: a second call in the same start keeps what the first began.
+ */
+export const beginKeptHistory = (
+  history: SimulatedHistoryStore,
+  options: SimulatedCryptoOptions,
+  nowMs: number
+): Effect.Effect<{ readonly identity: HistoryIdentity; readonly genesisMs: number; readonly kept: boolean }> =>
+  Effect.gen(function* () {
+    const historyDays = options.historyDays ?? SIMULATED_HISTORY_DAYS
+    const genesisMs = genesisFor(nowMs, historyDays)
+    const identity = keptHistoryIdentity(options)
+    // A kept history is extended while its genesis is at most two history spans back (its oldest rows past the
+    // retention are dropped as it is read); older, a fresh year costs less than the gap would.
+    const begun = history.begin(
+      identity,
+      genesisMs,
+      (kept) => kept <= genesisMs && nowMs - kept <= 2 * historyDays * DAY_MS
+    )
+    if (!begun.kept) {
+      yield* Effect.logInfo(
+        `simulated crypto: starting a new kept history in ${history.dir} (${begun.reason ?? "new"})`
+      )
+    }
+    return { identity, genesisMs: begun.genesisMs, kept: begun.kept }
+  })
+
 /**
  * Starts the simulated feed: backfills the store (at least a year up to now) and forks the ticker into the
  * current scope. The composition root runs it on the in-memory `MarketStore` with `MARKET_DATA_SEED`.
@@ -541,37 +648,12 @@ export const startSimulatedCrypto = (
 ): Effect.Effect<SimulatedCrypto, never, MarketStore | Scope.Scope> =>
   Effect.gen(function* () {
     const nowMs = options.nowMs ?? (yield* Clock.currentTimeMillis)
-    const historyDays = options.historyDays ?? SIMULATED_HISTORY_DAYS
-    let genesisMs = genesisFor(nowMs, historyDays)
-    if (options.history !== undefined) {
-      const assets = options.assets ?? pricedAssets()
-      const profiles = options.profiles ?? AssetProfiles
-      const identity = {
-        generator: SIMULATED_CRYPTO_VERSION,
-        seed: String(options.seed),
-        universe: universeDigest({
-          assets: assets.map((a) => ({ id: a.id, listings: a.listings, profile: profiles[a.id] })),
-          venues: VenueProfiles,
-          historyDays,
-          denseHistoryDays: options.denseHistoryDays ?? SIMULATED_DENSE_HISTORY_DAYS
-        })
-      }
-      // A kept history is extended while its genesis is at most two history spans back (its oldest rows past the
-      // retention are dropped as it is read); older, a fresh year costs less than the gap would.
-      const begun = options.history.begin(
-        identity,
-        genesisMs,
-        (kept) => kept <= genesisMs && nowMs - kept <= 2 * historyDays * DAY_MS
-      )
-      if (!begun.kept) {
-        yield* Effect.logInfo(
-          `simulated crypto: starting a new kept history in ${options.history.dir} (${begun.reason ?? "new"})`
-        )
-      }
-      genesisMs = begun.genesisMs
-    }
+    const genesisMs =
+      options.history === undefined
+        ? genesisFor(nowMs, options.historyDays ?? SIMULATED_HISTORY_DAYS)
+        : (yield* beginKeptHistory(options.history, options, nowMs)).genesisMs
     const simulation = makeSimulation({ ...options, nowMs, genesisMs })
-    const report = yield* backfill(simulation, nowMs, options.afterAsset, options.history)
+    const report = yield* backfill(simulation, nowMs, options.afterAsset, options.history, options.apart)
     const ticker = yield* Effect.forkScoped(runTicker(simulation))
     return { simulation, report, ticker }
   })

@@ -332,9 +332,17 @@ export const readInto = (
   }
 }
 
-/** The kept history in `dir` (created when missing). */
-export const makeSimulatedHistoryStore = (dir: string): SimulatedHistoryStore => {
-  let current: { identity: HistoryIdentity; genesisMs: number } | undefined
+/**
+ * The kept history in `dir` (created when missing). With `begun`, the history another process has begun there
+ * (`begin` answered that identity and genesis): `load` and `save` work at once, and nothing of the folder is
+ * checked or deleted (the child process that writes a new history's segments opens it so, see `Apart.ts`).
+ */
+export const makeSimulatedHistoryStore = (
+  dir: string,
+  begun?: { readonly identity: HistoryIdentity; readonly genesisMs: number }
+): SimulatedHistoryStore => {
+  let current: { identity: HistoryIdentity; genesisMs: number } | undefined =
+    begun === undefined ? undefined : { identity: begun.identity, genesisMs: begun.genesisMs }
   /** What `scratch` loads read into (grown to the largest segment read). */
   let readBuffer: Uint8Array = new Uint8Array(0)
   const manifestPath = join(dir, "history.json")

@@ -1,4 +1,5 @@
 /** The simulated crypto market: the default feed of the crypto plane. */
+export * from "./Apart.ts"
 export * from "./Engine.ts"
 export * from "./Feed.ts"
 export * from "./History.ts"
