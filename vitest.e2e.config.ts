@@ -46,7 +46,9 @@ export const e2eFiles = [
   "infra/test/BulkWorker.test.ts",
   "test/ingest-bulk-kill.test.ts",
   // A server process on an embedded data folder killed under paid load, three times, and the folder reopened.
-  "test/embedded-kill.test.ts"
+  "test/embedded-kill.test.ts",
+  // A server process on an empty data folder signalled while its kept history's child process generates.
+  "test/history-child-sigterm.test.ts"
 ]
 
 export default defineConfig({

@@ -47,8 +47,8 @@ export interface ApartJob {
   readonly failAfter?: number
 }
 
-/** Messages from the child. */
-type ChildMessage = { readonly done: number }
+/** Messages from the child: a segment written; at the end, the CPU time it used. */
+type ChildMessage = { readonly done: number } | { readonly cpuMs: number }
 
 /**
  * The child's work: generates the assets of `job.indexes` from the genesis to `job.nowMs` and writes each one's
@@ -150,6 +150,7 @@ export const startHistoryApart = (
     const done = new Set<number>()
     let failure: string | undefined
     let closed = false
+    let cpuMs: number | undefined
     const waiters = new Map<number, Array<() => void>>()
     const wake = () => {
       for (const [index, list] of waiters) {
@@ -179,10 +180,10 @@ export const startHistoryApart = (
           wake()
         }
         c.on("message", (m: ChildMessage) => {
-          if (typeof m?.done === "number") {
+          if ("done" in m && typeof m.done === "number") {
             done.add(m.done)
             wake()
-          }
+          } else if ("cpuMs" in m && typeof m.cpuMs === "number") cpuMs = m.cpuMs
         })
         c.on("error", (e) => finish(`it could not be run: ${e.message}`))
         c.on("close", (code, signal) =>
@@ -221,6 +222,7 @@ export const startHistoryApart = (
     return {
       indexes: indexSet,
       ...(child.pid === undefined ? {} : { pid: child.pid }),
+      cpuMs: () => cpuMs,
       ready: (index) =>
         Effect.callback<string | undefined>((resume) => {
           if (closed || done.has(index) || !indexSet.has(index)) return resume(Effect.succeed(failure))

@@ -89,6 +89,8 @@ export interface HistoryApart {
   readonly indexes: ReadonlySet<number>
   /** The writer's process ID, when it is a process that could be started. */
   readonly pid?: number
+  /** The CPU time (ms) the writer used, once it has finished. */
+  readonly cpuMs: () => number | undefined
   /**
    * Waits until the segment of asset `index` (and of every asset of `indexes` before it) is written, or the
    * writer is gone; answers why it is gone when it failed before writing it (those assets are then generated here).
@@ -528,8 +530,9 @@ export const backfill = (
     const durationMs = performance.now() - started
     const cpu = process.cpuUsage(cpuStarted)
     const cpuMs = (cpu.user + cpu.system) / 1000
+    const apartCpuMs = apart?.cpuMs()
     yield* Effect.logInfo(
-      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history (${apartAssets} written by a child process during this start) in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history (${apartAssets} written by a child process during this start${apartCpuMs === undefined ? "" : `, ${Math.round(apartCpuMs)} ms of its CPU`}) in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
     )
     return {
       fromMs: sim.openOf(run.start),

@@ -16,7 +16,13 @@ const report = (index: number): Promise<boolean> =>
 process.once("message", (job: ApartJob) => {
   writeSegmentsApart(job, report).then(
     () => {
-      if (process.connected) process.disconnect()
+      // Its CPU time, for the parent's log line; then the channel closes and the process ends.
+      const cpu = process.cpuUsage()
+      if (process.send !== undefined && process.connected) {
+        process.send({ cpuMs: (cpu.user + cpu.system) / 1000 }, undefined, {}, () => {
+          if (process.connected) process.disconnect()
+        })
+      }
     },
     (error: unknown) => {
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
