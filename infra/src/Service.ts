@@ -20,7 +20,7 @@ import { sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { layerNodeDigest } from "./NodeDigest.ts"
 import { openPlanes, startSimulatedHistoryApart } from "./Planes.ts"
-import { type OpenedStores, openStores } from "./Stores.ts"
+import { lockDataDir, type OpenedStores, openStores } from "./Stores.ts"
 
 /** Services every entry point needs besides the stores. */
 export const layerPlatform = Layer.mergeAll(layerNodeDigest, SecureRandom.layerWebCrypto)
@@ -75,13 +75,15 @@ export const openService = (
   Effect.gen(function* () {
     // A progressive start on the embedded default has the simulated market's missing kept history generated in
     // a child process from the first moment, on the machine's other core, while the stores open and the filings
-    // load (see `startSimulatedHistoryApart`).
-    const apart =
-      options.withPlanes !== false && options.progressive === true
-        ? yield* startSimulatedHistoryApart(config)
+    // load (see `startSimulatedHistoryApart`). The data folder's lock is taken first: the child writes in it.
+    const early =
+      options.withPlanes !== false && options.progressive === true && config.store._tag === "Embedded"
+        ? config.store.dir
         : undefined
+    if (early !== undefined) yield* lockDataDir(early)
+    const apart = early === undefined ? undefined : yield* startSimulatedHistoryApart(config)
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
-    const stores = yield* openStores(config)
+    const stores = yield* openStores(config, { locked: early !== undefined })
     const opened =
       options.withPlanes === false
         ? undefined

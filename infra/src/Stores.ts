@@ -110,8 +110,14 @@ const openDatabase = (open: () => Promise<Database>, what: string) =>
     return database
   })
 
-/** Opens the stores the configuration names. */
-export const openStores = (config: AppConfig): Effect.Effect<OpenedStores, ConfigProblem, Scope.Scope> =>
+/**
+ * Opens the stores the configuration names. `locked`: the caller already holds the embedded data folder's lock
+ * (`lockDataDir`, for the life of the same scope), as `openService` does to start work in the folder first.
+ */
+export const openStores = (
+  config: AppConfig,
+  options: { readonly locked?: boolean } = {}
+): Effect.Effect<OpenedStores, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     switch (config.store._tag) {
       case "Memory":
@@ -122,7 +128,7 @@ export const openStores = (config: AppConfig): Effect.Effect<OpenedStores, Confi
         }
       case "Embedded": {
         const dir = config.store.dir
-        yield* lockDataDir(dir)
+        if (options.locked !== true) yield* lockDataDir(dir)
         const batch = config.batch
         const grouped = batch !== undefined && batch.maxBatch > 1
         const database = yield* openDatabase(
