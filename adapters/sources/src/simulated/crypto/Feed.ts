@@ -414,6 +414,7 @@ export const backfill = (
     const fresh = new Map<number, string>()
     const planned = new Set<ReadonlyArray<number>>()
     let apartFailure: string | undefined
+    let apartWaitMs = 0
     yield* Effect.logInfo(
       `simulated crypto: backfilling ${assets.length} assets, ${steps} bars each from ${new Date(sim.openOf(run.start)).toISOString()}${history === undefined ? "" : ` (kept history in ${history.dir})`}`
     )
@@ -425,7 +426,9 @@ export const backfill = (
         if (apart?.indexes.has(i) === true) {
           // Waits (without holding the thread) for the other process to write this asset's segment, and those
           // of its whole peg group.
+          const waitStarted = performance.now()
           const failure = yield* apart.ready(Math.max(i, ...(members ?? [])))
+          apartWaitMs += performance.now() - waitStarted
           if (failure !== undefined && apartFailure === undefined) {
             apartFailure = failure
             yield* Effect.logWarning(
@@ -532,7 +535,7 @@ export const backfill = (
     const cpuMs = (cpu.user + cpu.system) / 1000
     const apartCpuMs = apart?.cpuMs()
     yield* Effect.logInfo(
-      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history (${apartAssets} written by a child process during this start${apartCpuMs === undefined ? "" : `, ${Math.round(apartCpuMs)} ms of its CPU`}) in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
+      `simulated crypto: backfill done, ${rows} rows in ${Math.round(durationMs)} ms (${Math.round(cpuMs)} ms CPU; source: simulated)${history === undefined ? "" : `; ${keptAssets} of ${assets.length} assets read back from the kept history (${apartAssets} written by a child process during this start${apartCpuMs === undefined ? "" : `, ${Math.round(apartCpuMs)} ms of its CPU`}${apart === undefined ? "" : `; ${Math.round(apartWaitMs)} ms waited for it`}) in ${Math.round(historyReadMs)} ms, ${generatedSteps} asset-steps generated`}`
     )
     return {
       fromMs: sim.openOf(run.start),
