@@ -29,6 +29,11 @@ export interface AppConfig {
    * Absent (a configuration built in code): off.
    */
   readonly batch?: { readonly maxBatch: number; readonly windowMs: number }
+  /**
+   * `DATABASE_PGLITE_WORKER`: the embedded store's PGlite runs on its own worker thread (`on`, and when absent) or
+   * on the event loop's thread (`off`). See `openPglite` in `adapters/postgres/src/Database.ts`.
+   */
+  readonly pgliteWorker?: boolean
   readonly feed: "simulated" | "live"
   /** Seed of the simulated market and simulated filings: the same seed gives the same data. */
   readonly seed: number
@@ -92,6 +97,9 @@ const readConfig = Effect.gen(function* () {
   const poolSize = yield* Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
   const batchMax = yield* Config.Int("DATABASE_BATCH_MAX").pipe(Config.withDefault(64))
   const batchWindowMs = yield* Config.Int("DATABASE_BATCH_WINDOW_MS").pipe(Config.withDefault(1))
+  const pgliteWorker = yield* Config.Literals(["on", "off"], "DATABASE_PGLITE_WORKER").pipe(
+    Config.withDefault("on" as const)
+  )
   const feed = yield* Config.Literals(["simulated", "live"], "MARKET_DATA_FEED").pipe(
     Config.withDefault("simulated" as const)
   )
@@ -194,6 +202,7 @@ const readConfig = Effect.gen(function* () {
     dataDir,
     poolSize,
     batch: { maxBatch: batchMax, windowMs: batchWindowMs },
+    pgliteWorker: pgliteWorker === "on",
     feed,
     seed,
     simulatedUniverse,

@@ -133,19 +133,19 @@ export const openStores = (
         const grouped = batch !== undefined && batch.maxBatch > 1
         const database = yield* openDatabase(
           () =>
-            openPglite(
-              dir,
-              grouped
+            openPglite(dir, {
+              worker: config.pgliteWorker !== false,
+              ...(grouped
                 ? { groupCommit: { ...GROUP_COMMIT_DEFAULTS, maxBatch: batch.maxBatch, windowMs: batch.windowMs } }
-                : {}
-            ),
+                : {})
+            }),
           `the embedded database in ${resolve(dir)}`
         )
         return {
           layer: layerPgStores(database),
           description: `embedded PGlite in ${resolve(dir)} (${
-            grouped ? `group commit up to ${batch.maxBatch} calls, ${batch.windowMs} ms window` : "group commit off"
-          })`,
+            config.pgliteWorker !== false ? "on its worker thread" : "on the main thread"
+          }, ${grouped ? `group commit up to ${batch.maxBatch} calls, ${batch.windowMs} ms window` : "group commit off"})`,
           database
         }
       }

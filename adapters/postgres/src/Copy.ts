@@ -10,7 +10,6 @@
  * files ingested before) through a temporary staging table and `insert ... on conflict do nothing`.
  */
 import { pipeline } from "node:stream/promises"
-import type { PGlite, Transaction } from "@electric-sql/pglite"
 import type {
   BulkCompanyEntry,
   BulkEncodedPiece,
@@ -32,6 +31,7 @@ import {
 } from "./CopyText.ts"
 import type { Database } from "./Database.ts"
 import { query } from "./Errors.ts"
+import type { PgliteHandle, PgliteTx } from "./PgliteProxy.ts"
 
 /** What a `COPY` reads: pieces of its text format. */
 export type CopySource = Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>
@@ -62,7 +62,7 @@ const pgSession = (client: pg.PoolClient): BulkSession => ({
  */
 const PGLITE_COPY_BATCH_BYTES = 8 << 20
 
-const pgliteSession = (tx: Transaction): BulkSession => ({
+const pgliteSession = (tx: PgliteTx): BulkSession => ({
   run: async (text, params) => {
     const r = await tx.query<any>(text, params as Array<unknown>)
     return { rows: r.rows, count: r.affectedRows ?? 0 }
@@ -99,7 +99,7 @@ export const inBulkTransaction = async <A>(database: Database, body: (s: BulkSes
   const native = database.native
   if (native === undefined) throw new Error("this database exposes no driver for COPY")
   if (native.kind === "pglite") {
-    return (native.pglite as PGlite).transaction(async (tx) => {
+    return (native.pglite as PgliteHandle).transaction(async (tx) => {
       await tx.query(ASYNC_COMMIT)
       return body(pgliteSession(tx))
     })

@@ -6,10 +6,10 @@ import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { PGlite } from "@electric-sql/pglite"
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
 import pg from "pg"
 import { type GroupCommit, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
+import { openPgliteWorker, type PgliteHandle, type PgliteTx } from "./PgliteProxy.ts"
 
 export interface ApiKeysTable {
   id: string
@@ -174,50 +174,71 @@ const createClusterApart = (dataDir: string, postgresqlconf: ReadonlyArray<strin
   })
 
 /**
- * Group commit on the embedded database: one batch at a time. PGlite is one connection on this process's own
- * event loop, so a second batch on its way could only wait for the first; calls arriving meanwhile join the next.
+ * Group commit on the embedded database: one batch at a time. PGlite is one connection (on this process's event
+ * loop, or on its worker thread), so a second batch on its way could only wait for the first; calls arriving
+ * meanwhile join the next.
  */
 export const PGLITE_GROUP_COMMIT_IN_FLIGHT = 1
+
+export interface PgliteOptions {
+  readonly groupCommit?: GroupCommitOptions
+  /**
+   * Where PGlite runs: `true` (the default) on its own `node:worker_threads` Worker (`PgliteProxy.ts`), so its
+   * WebAssembly does not share the event loop with HTTP and the planes; `false` in this thread, as before
+   * (`DATABASE_PGLITE_WORKER=off`).
+   */
+  readonly worker?: boolean
+}
 
 /**
  * PGlite in `dataDir`, or in memory when `dataDir` is undefined. A data directory without a cluster yet gets one
  * created in a child process first (`createClusterApart`); should that fail, it is created here as before.
+ * With `worker` (the default), the instance is opened and runs on a worker thread (`PgliteProxy.ts`): same data
+ * directory, same settings, same statements, same durability (a commit returns after its WAL is written, in
+ * whichever thread PGlite runs).
  *
  * With `groupCommit` (`maxBatch` above 1), the stores' per-request calls go through a group committer as on
  * server PostgreSQL: the calls of concurrent requests run as one `md_batch` statement in one transaction. On
- * PGlite every statement runs on this thread (parse, plan, execute, commit and the protocol's messages through
+ * PGlite every statement runs in one thread (parse, plan, execute, commit and the protocol's messages through
  * WebAssembly), so a batch saves each member a statement's fixed cost (see docs/performance.md); a commit is as
  * durable as a lone statement's, its WAL written to the data directory before the answer is released.
  */
-export const openPglite = async (
-  dataDir: string | undefined,
-  options: { readonly groupCommit?: GroupCommitOptions } = {}
-): Promise<Database> => {
+export const openPglite = async (dataDir: string | undefined, options: PgliteOptions = {}): Promise<Database> => {
   const postgresqlconf = [`shared_buffers=${PGLITE_SHARED_BUFFERS}`]
   if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
     await createClusterApart(dataDir, postgresqlconf)
-  const pglite = await PGlite.create(dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf })
+  const pglite: PgliteHandle =
+    options.worker === false
+      ? // Loaded only here: with the worker, this thread never loads PGlite.
+        ((await (
+          await import("@electric-sql/pglite")
+        ).PGlite.create(
+          dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf }
+        )) as unknown as PgliteHandle)
+      : await openPgliteWorker(dataDir, postgresqlconf)
   // Every statement is counted, whatever sends it (kysely, `COPY`, group commit): PGlite's `query` and `exec`,
   // on the instance and on its transactions.
   let statements = 0
-  const countOn = <T extends { query: PGlite["query"]; exec: PGlite["exec"] }>(target: T): T => {
+  const countOn = <T extends { query: PgliteHandle["query"]; exec: PgliteHandle["exec"] }>(target: T): T => {
     const query = target.query.bind(target)
     const exec = target.exec.bind(target)
-    target.query = ((...args: Parameters<PGlite["query"]>) => {
+    target.query = ((...args: Parameters<PgliteHandle["query"]>) => {
       statements++
       return query(...args)
-    }) as PGlite["query"]
-    target.exec = ((...args: Parameters<PGlite["exec"]>) => {
+    }) as PgliteHandle["query"]
+    target.exec = ((...args: Parameters<PgliteHandle["exec"]>) => {
       statements++
       return exec(...args)
-    }) as PGlite["exec"]
+    }) as PgliteHandle["exec"]
     return target
   }
   countOn(pglite)
   const transaction = pglite.transaction.bind(pglite)
-  pglite.transaction = ((callback: Parameters<PGlite["transaction"]>[0]) =>
-    transaction((tx) => callback(countOn(tx)))) as PGlite["transaction"]
-  const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite }) })
+  pglite.transaction = ((callback: Parameters<PgliteHandle["transaction"]>[0]) =>
+    transaction((tx) =>
+      callback(countOn(tx as PgliteTx & Pick<PgliteHandle, "query" | "exec">))
+    )) as PgliteHandle["transaction"]
+  const db = new Kysely<Tables>({ dialect: new PGliteDialect({ pglite: pglite as never }) })
   const group = options.groupCommit
   return {
     db,

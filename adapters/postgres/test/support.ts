@@ -5,8 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
 import { migrateToLatest } from "../../../infra/src/Migrate.ts"
-import { type Database, openPglite, openPostgres } from "../src/Database.ts"
-import type { GroupCommitOptions } from "../src/GroupCommit.ts"
+import { type Database, openPglite, openPostgres, type PgliteOptions } from "../src/Database.ts"
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
 
@@ -80,10 +79,7 @@ const openMigratedSchema = async (url: string, poolSize: number): Promise<TestDa
 }
 
 /** An in-memory PGlite (or one in `dataDir`), migrated; with `groupCommit`, its per-request calls are batched. */
-export const pgliteTestDatabase = async (
-  dataDir?: string,
-  options: { readonly groupCommit?: GroupCommitOptions } = {}
-): Promise<TestDatabase> => {
+export const pgliteTestDatabase = async (dataDir?: string, options: PgliteOptions = {}): Promise<TestDatabase> => {
   const database = await openPglite(dataDir, options)
   await migrateToLatest(database.db)
   return {
