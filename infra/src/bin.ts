@@ -1,7 +1,19 @@
 /** Entry point of the `market-data` command. */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Exit } from "effect"
-import { runCli } from "./Cli.ts"
+import { prewarmPgliteWorker } from "@market-data/postgres/pglite-worker"
+
+// `serve` on the embedded store: PGlite's worker thread starts first, and compiles PGlite's WebAssembly while
+// this thread loads the service's modules (the database itself is opened later, under the data folder's lock).
+// A wrong setting here costs nothing: the configuration is read, and refused, as always.
+if (
+  process.argv[2] === "serve" &&
+  (process.env.DATABASE_URL ?? "") === "" &&
+  process.env.DATABASE_PGLITE_WORKER !== "off"
+)
+  prewarmPgliteWorker()
+
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
+const { Cause, Effect, Exit } = await import("effect")
+const { runCli } = await import("./Cli.ts")
 
 const io = {
   out: (line: string) => process.stdout.write(`${line}\n`),

@@ -55,7 +55,7 @@ export interface PgliteHandle {
   readonly waitReady: Promise<void>
 }
 
-/** `workerData` of `PgliteWorker.ts`. */
+/** The first message to `PgliteWorker.ts`: where and how to open PGlite. */
 export interface PgliteWorkerData {
   readonly dataDir: string | undefined
   readonly postgresqlconf: ReadonlyArray<string>
@@ -133,9 +133,11 @@ class PgliteWorkerProxy implements PgliteHandle {
   private closing: Promise<void> | undefined
   private refs = 0
 
-  constructor(data: PgliteWorkerData) {
+  constructor() {
     // The worker inherits this process's V8 flags (`--liftoff-only`, the young generation's cap of `npm start`).
-    this.worker = new Worker(WORKER_URL, { workerData: data })
+    // It compiles PGlite's WebAssembly at once, and opens the database when `open` says where.
+    this.worker = new Worker(WORKER_URL)
+    this.worker.unref()
     this.waitReady = new Promise<void>((resolve, reject) => {
       this.pending.set(0, {
         resolve: () => {
@@ -145,7 +147,8 @@ class PgliteWorkerProxy implements PgliteHandle {
         reject
       })
     })
-    this.hold()
+    // Not a rejection nobody handles, if the worker dies before it is opened.
+    this.waitReady.catch(() => {})
     this.worker.on("message", (m: ToMain) => {
       const p = this.pending.get(m.id)
       if (p === undefined) return
@@ -157,6 +160,18 @@ class PgliteWorkerProxy implements PgliteHandle {
     this.worker.on("error", (e) => this.stop(`uncaught ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`))
     this.worker.on("messageerror", (e) => this.stop(`an answer could not be read: ${String(e)}`))
     this.worker.on("exit", (code) => this.stop(`exited with code ${code}`))
+  }
+
+  /** Opens the database in the worker; `waitReady` settles when it is open (or could not be). */
+  open(data: PgliteWorkerData) {
+    if (this.stopped !== undefined) return
+    this.hold()
+    this.worker.postMessage(data)
+  }
+
+  /** Whether the worker died (before it was opened, for a prewarmed one). */
+  get dead(): boolean {
+    return this.stopped !== undefined
   }
 
   /**
@@ -250,6 +265,18 @@ class PgliteWorkerProxy implements PgliteHandle {
   }
 }
 
+/** A worker started ahead of `openPgliteWorker` (`prewarmPgliteWorker`), taken by the next open. */
+let spare: PgliteWorkerProxy | undefined
+
+/**
+ * Starts the embedded database's worker now, so that it loads PGlite and compiles its WebAssembly while this
+ * thread goes on (`serve` calls it before loading the service's modules); the next `openPgliteWorker` opens the
+ * database in it. It does not keep the process alive, and opens nothing until then.
+ */
+export const prewarmPgliteWorker = (): void => {
+  spare ??= new PgliteWorkerProxy()
+}
+
 /**
  * PGlite opened in a worker thread, in `dataDir` (which must already hold a cluster, or be undefined for an
  * in-memory database), with `postgresqlconf`. Rejects with the worker's error if PGlite could not be opened.
@@ -258,7 +285,9 @@ export const openPgliteWorker = async (
   dataDir: string | undefined,
   postgresqlconf: ReadonlyArray<string>
 ): Promise<PgliteHandle & { readonly crashForTest: (message: string) => void }> => {
-  const proxy = new PgliteWorkerProxy({ dataDir, postgresqlconf })
+  const proxy = spare !== undefined && !spare.dead ? spare : new PgliteWorkerProxy()
+  spare = undefined
+  proxy.open({ dataDir, postgresqlconf })
   try {
     await proxy.waitReady
   } catch (e) {

@@ -1,22 +1,41 @@
 /**
  * The embedded database's own thread: a `node:worker_threads` Worker started by `PgliteProxy.ts` that opens the
- * PGlite instance (the data directory and `postgresql.conf` settings in `workerData`) and runs the statements the
- * main thread sends, so PGlite's WebAssembly (parse, plan, execute, commit) no longer runs on the event loop that
- * serves HTTP. One message per call, with its id; the answer goes back structured-cloned (`ToMain`).
+ * PGlite instance (the data directory and `postgresql.conf` settings come as the first message) and runs the
+ * statements the main thread sends, so PGlite's WebAssembly (parse, plan, execute, commit) no longer runs on the
+ * event loop that serves HTTP. One message per call, with its id; the answer goes back structured-cloned (`ToMain`).
  *
  * Transactions run here as PGlite's own `transaction`: `begin` enters its callback, the statements of the
  * transaction arrive with its number, and `end` leaves the callback (commit) or throws out of it (rollback), so
  * BEGIN, COMMIT, ROLLBACK and an aborted transaction's error are PGlite's, exactly as in one thread.
  */
 
-import { parentPort, workerData } from "node:worker_threads"
+import { readFile } from "node:fs/promises"
+import { parentPort } from "node:worker_threads"
 import { PGlite, type Transaction } from "@electric-sql/pglite"
 import type { PgliteWorkerData, SerializedError, ToMain, ToWorker } from "./PgliteProxy.ts"
 
 const port = parentPort
 if (port === null) throw new Error("PgliteWorker.ts runs as a worker thread (PgliteProxy.ts starts it)")
-const { dataDir } = workerData as PgliteWorkerData
-const postgresqlconf = [...(workerData as PgliteWorkerData).postgresqlconf]
+
+/**
+ * What every open needs, started at once, before the data directory is known: PGlite's WebAssembly compiled and
+ * its file-system bundle read. A worker started early (`prewarmPgliteWorker`) does this while the main thread is
+ * still loading the service's modules. Should it fail, PGlite loads them itself.
+ */
+declare const WebAssembly: { compile: (bytes: Uint8Array) => Promise<object> }
+const dist = new URL(".", import.meta.resolve("@electric-sql/pglite"))
+const artifacts = Promise.all([
+  readFile(new URL("pglite.wasm", dist)).then((b) => WebAssembly.compile(b)),
+  readFile(new URL("pglite.data", dist)).then((b) => new Blob([b]))
+]).then(
+  ([pgliteWasmModule, fsBundle]) => ({ pgliteWasmModule: pgliteWasmModule as never, fsBundle }),
+  () => ({})
+)
+
+/** The first message: where to open, and with which settings. */
+const { dataDir, postgresqlconf } = await new Promise<PgliteWorkerData>((resolve) =>
+  port.once("message", (m: PgliteWorkerData) => resolve(m))
+)
 
 const send = (message: ToMain) => port.postMessage(message)
 
@@ -54,12 +73,14 @@ const transactions = new Map<number, OpenTransaction>()
 /** Calls under way (not counting open transactions waiting for their `end`), for `close` to drain. */
 const running = new Set<Promise<unknown>>()
 
-const pglite = await PGlite.create(dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf }).catch(
-  (e: unknown) => {
-    send({ id: 0, error: serializeError(e) })
-    return undefined
-  }
-)
+const pglite = await PGlite.create({
+  ...(await artifacts),
+  ...(dataDir === undefined ? {} : { dataDir }),
+  postgresqlconf: [...postgresqlconf]
+}).catch((e: unknown) => {
+  send({ id: 0, error: serializeError(e) })
+  return undefined
+})
 
 const answer = (id: number, work: () => Promise<unknown>) => {
   const p = work().then(

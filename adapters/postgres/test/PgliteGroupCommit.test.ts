@@ -3,7 +3,8 @@
  * concurrent paid requests against a limited balance serve exactly the balance, in batches; replays and `304`s
  * in the same batches as paid calls answer as they do alone; a member whose SQL fails is answered its error
  * alone while the others commit; the store contract suites and the money model pass with every per-request call
- * batched. (Kill safety of a batched commit: `test/embedded-kill.test.ts`.)
+ * batched. The first suite runs with PGlite on its worker thread (the default) and on the main thread.
+ * (Kill safety of a batched commit: `test/embedded-kill.test.ts`.)
  */
 import { randomUUID } from "node:crypto"
 import {
@@ -68,10 +69,14 @@ const books = async (database: Database, keyId: string) => {
   }
 }
 
-describe("group commit on PGlite", () => {
+// PGlite on its worker thread (`DATABASE_PGLITE_WORKER=on`, the default) and on the main thread (`off`).
+describe.each([
+  ["on its worker thread", true],
+  ["on the main thread", false]
+])("group commit on PGlite %s", (_, worker) => {
   let t: TestDatabase
   beforeAll(async () => {
-    t = await pgliteTestDatabase(undefined, { groupCommit: SERVE_DEFAULTS })
+    t = await pgliteTestDatabase(undefined, { groupCommit: SERVE_DEFAULTS, worker })
   }, 120_000)
   afterAll(() => t?.drop())
 
@@ -158,8 +163,9 @@ describe("group commit on PGlite", () => {
   }, 60_000)
 
   it("a member whose SQL fails is answered its error alone; the others in the same statement commit", async () => {
-    const d = (await pgliteTestDatabase(undefined, { groupCommit: { windowMs: 60_000, maxBatch: 4, maxInFlight: 4 } }))
-      .database
+    const d = (
+      await pgliteTestDatabase(undefined, { groupCommit: { windowMs: 60_000, maxBatch: 4, maxInFlight: 4 }, worker })
+    ).database
     try {
       const context = await services(d, new Map())
       const [k1, k2] = await Promise.all(
