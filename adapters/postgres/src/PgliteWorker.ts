@@ -24,7 +24,7 @@ if (port === null) throw new Error("PgliteWorker.ts runs as a worker thread (Pgl
  */
 declare const WebAssembly: { compile: (bytes: Uint8Array) => Promise<object> }
 const dist = new URL(".", import.meta.resolve("@electric-sql/pglite"))
-const artifacts = Promise.all([
+let artifacts: Promise<{ pgliteWasmModule?: never; fsBundle?: Blob }> | undefined = Promise.all([
   readFile(new URL("pglite.wasm", dist)).then((b) => WebAssembly.compile(b)),
   readFile(new URL("pglite.data", dist)).then((b) => new Blob([b]))
 ]).then(
@@ -73,14 +73,20 @@ const transactions = new Map<number, OpenTransaction>()
 /** Calls under way (not counting open transactions waiting for their `end`), for `close` to drain. */
 const running = new Set<Promise<unknown>>()
 
-const pglite = await PGlite.create({
-  ...(await artifacts),
-  ...(dataDir === undefined ? {} : { dataDir }),
-  postgresqlconf: [...postgresqlconf]
-}).catch((e: unknown) => {
-  send({ id: 0, error: serializeError(e) })
-  return undefined
-})
+// A function, so that the preloaded bundle (6 MB) is not held by this module for the worker's life.
+const openDatabase = async (): Promise<PGlite | undefined> => {
+  const preloaded = (await artifacts) ?? {}
+  artifacts = undefined
+  return PGlite.create({
+    ...preloaded,
+    ...(dataDir === undefined ? {} : { dataDir }),
+    postgresqlconf: [...postgresqlconf]
+  }).catch((e: unknown) => {
+    send({ id: 0, error: serializeError(e) })
+    return undefined
+  })
+}
+const pglite = await openDatabase()
 
 const answer = (id: number, work: () => Promise<unknown>) => {
   const p = work().then(
