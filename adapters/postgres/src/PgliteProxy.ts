@@ -91,7 +91,10 @@ export interface SerializedError {
   readonly fields: Record<string, string | number | boolean | null>
 }
 
-/** Answers from the worker; id 0 is the open (`ok` once PGlite is open, `error` if it could not be). */
+/**
+ * Answers from the worker; id 0 is the open (`ok` once PGlite is open, `error` if it could not be), id -1 the
+ * compiled WebAssembly module (kept for the next worker).
+ */
 export type ToMain =
   | { readonly id: number; readonly ok: unknown }
   | { readonly id: number; readonly error: SerializedError }
@@ -118,6 +121,9 @@ export class PgliteWorkerStopped extends Error {
 
 const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./PgliteWorker.ts" : "./PgliteWorker.js", import.meta.url)
 
+/** PGlite's WebAssembly as the first worker compiled it, given to the next (which then skips the compile). */
+let compiledWasm: object | undefined
+
 /** `ToWorker` without its id (given when sent). */
 type Call = ToWorker extends infer M ? (M extends { id: number } ? Omit<M, "id"> : never) : never
 
@@ -138,6 +144,7 @@ class PgliteWorkerProxy implements PgliteHandle {
     // It compiles PGlite's WebAssembly at once, and opens the database when `open` says where.
     this.worker = new Worker(WORKER_URL)
     this.worker.unref()
+    this.worker.postMessage({ wasm: compiledWasm })
     this.waitReady = new Promise<void>((resolve, reject) => {
       this.pending.set(0, {
         resolve: () => {
@@ -150,6 +157,10 @@ class PgliteWorkerProxy implements PgliteHandle {
     // Not a rejection nobody handles, if the worker dies before it is opened.
     this.waitReady.catch(() => {})
     this.worker.on("message", (m: ToMain) => {
+      if (m.id === -1 && "ok" in m) {
+        compiledWasm ??= m.ok as object
+        return
+      }
       const p = this.pending.get(m.id)
       if (p === undefined) return
       this.pending.delete(m.id)

@@ -24,8 +24,24 @@ if (port === null) throw new Error("PgliteWorker.ts runs as a worker thread (Pgl
  */
 declare const WebAssembly: { compile: (bytes: Uint8Array) => Promise<object> }
 const dist = new URL(".", import.meta.resolve("@electric-sql/pglite"))
+
+/**
+ * The first message: PGlite's compiled WebAssembly when this process already has it (a module is shared between
+ * threads, not compiled again: PGlite on the main thread keeps it the same way for its next open), else nothing,
+ * and the worker compiles it and sends it back for the next worker.
+ */
+const { wasm } = await new Promise<{ wasm: object | undefined }>((resolve) =>
+  port.once("message", (m: { wasm: object | undefined }) => resolve(m))
+)
 let artifacts: Promise<{ pgliteWasmModule?: never; fsBundle?: Blob }> | undefined = Promise.all([
-  readFile(new URL("pglite.wasm", dist)).then((b) => WebAssembly.compile(b)),
+  wasm !== undefined
+    ? wasm
+    : readFile(new URL("pglite.wasm", dist))
+        .then((b) => WebAssembly.compile(b))
+        .then((compiled) => {
+          port.postMessage({ id: -1, ok: compiled })
+          return compiled
+        }),
   readFile(new URL("pglite.data", dist)).then((b) => new Blob([b]))
 ]).then(
   ([pgliteWasmModule, fsBundle]) => ({ pgliteWasmModule: pgliteWasmModule as never, fsBundle }),
