@@ -1,6 +1,6 @@
 /**
- * A committed charge on the embedded PGlite store survives SIGKILL, with group commit on and PGlite on its worker
- * thread (as `serve` opens the store by default): a server process on a data folder serves paid requests from ten connections at once (their
+ * A committed charge on the embedded PGlite store survives SIGKILL, with group commit on, PGlite on the main thread
+ * (as `serve` opens the store by default) and on its worker thread (`DATABASE_PGLITE_WORKER=on`): a server process on a data folder serves paid requests from ten connections at once (their
  * charges go out in batches) and is killed mid-load, three times; after each kill the folder is opened again.
  * Asserted after the last: every answer that was served (a 200 with its charge) is in the ledger, at most one
  * charge more per request the kill cut, and the balance is the grants less the charges. No hold or in-flight
@@ -24,7 +24,10 @@ const CREDITS = 1_000_000
 const KILLS = 3
 const CONNECTIONS = 10
 
-describe("the embedded store under SIGKILL, group commit on", () => {
+describe.each([
+  { worker: "off", line: /on the main thread, group commit up to 64 calls/ },
+  { worker: "on", line: /on its worker thread, group commit up to 64 calls/ }
+])("the embedded store under SIGKILL, group commit on, DATABASE_PGLITE_WORKER=$worker", ({ worker, line }) => {
   const dir = mkdtempSync(join(tmpdir(), "embedded-kill-"))
   const started: Array<ServerProcess> = []
   afterAll(async () => {
@@ -39,6 +42,7 @@ describe("the embedded store under SIGKILL, group commit on", () => {
       {
         ...inherited,
         MARKET_DATA_DIR: dir,
+        DATABASE_PGLITE_WORKER: worker,
         MARKET_DATA_BOOTSTRAP_KEY: KEY,
         MARKET_DATA_BOOTSTRAP_CREDITS: String(CREDITS),
         MARKET_DATA_RATE_LIMIT_PER_MINUTE: "100000000",
@@ -57,7 +61,7 @@ describe("the embedded store under SIGKILL, group commit on", () => {
     const refused: Array<number> = []
     for (let kill = 0; kill < KILLS; kill++) {
       const s = await start()
-      expect(s.stdout()).toMatch(/on its worker thread, group commit up to 64 calls/)
+      expect(s.stdout()).toMatch(line)
       let stop = false
       let answered = 0
       // Resolved when the server has served a few hundred requests: the kill comes mid-load.

@@ -30,8 +30,8 @@ export interface AppConfig {
    */
   readonly batch?: { readonly maxBatch: number; readonly windowMs: number }
   /**
-   * `DATABASE_PGLITE_WORKER`: the embedded store's PGlite runs on its own worker thread (`on`, and when absent) or
-   * on the event loop's thread (`off`). See `openPglite` in `adapters/postgres/src/Database.ts`.
+   * `DATABASE_PGLITE_WORKER`: the embedded store's PGlite runs on its own worker thread (`on`) or
+   * on the event loop's thread (`off`, and when absent). See `openPglite` in `adapters/postgres/src/Database.ts`.
    */
   readonly pgliteWorker?: boolean
   readonly feed: "simulated" | "live"
@@ -98,7 +98,7 @@ const readConfig = Effect.gen(function* () {
   const batchMax = yield* Config.Int("DATABASE_BATCH_MAX").pipe(Config.withDefault(64))
   const batchWindowMs = yield* Config.Int("DATABASE_BATCH_WINDOW_MS").pipe(Config.withDefault(1))
   const pgliteWorker = yield* Config.Literals(["on", "off"], "DATABASE_PGLITE_WORKER").pipe(
-    Config.withDefault("on" as const)
+    Config.withDefault("off" as const)
   )
   const feed = yield* Config.Literals(["simulated", "live"], "MARKET_DATA_FEED").pipe(
     Config.withDefault("simulated" as const)

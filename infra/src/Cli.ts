@@ -374,7 +374,7 @@ const openDatabaseOnly = (
       Effect.tryPromise({
         try: () =>
           store._tag === "Embedded"
-            ? openPglite(store.dir, { worker: config.pgliteWorker !== false })
+            ? openPglite(store.dir, { worker: config.pgliteWorker === true })
             : Promise.resolve(openPostgres(store.url, { poolSize: Math.min(config.poolSize, 2) })),
         catch: (e) => new ConfigProblem(`cannot open ${what}: ${errorText(e)}`)
       }),

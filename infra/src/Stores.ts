@@ -134,7 +134,7 @@ export const openStores = (
         const database = yield* openDatabase(
           () =>
             openPglite(dir, {
-              worker: config.pgliteWorker !== false,
+              worker: config.pgliteWorker === true,
               ...(grouped
                 ? { groupCommit: { ...GROUP_COMMIT_DEFAULTS, maxBatch: batch.maxBatch, windowMs: batch.windowMs } }
                 : {})
@@ -144,7 +144,7 @@ export const openStores = (
         return {
           layer: layerPgStores(database),
           description: `embedded PGlite in ${resolve(dir)} (${
-            config.pgliteWorker !== false ? "on its worker thread" : "on the main thread"
+            config.pgliteWorker === true ? "on its worker thread" : "on the main thread"
           }, ${grouped ? `group commit up to ${batch.maxBatch} calls, ${batch.windowMs} ms window` : "group commit off"})`,
           database
         }

@@ -7,7 +7,7 @@ import { prewarmPgliteWorker } from "@market-data/postgres/pglite-worker"
 if (
   process.argv[2] === "serve" &&
   (process.env.DATABASE_URL ?? "") === "" &&
-  process.env.DATABASE_PGLITE_WORKER !== "off"
+  process.env.DATABASE_PGLITE_WORKER === "on"
 )
   prewarmPgliteWorker()
 

@@ -41,9 +41,9 @@ describe("group commit configuration", () => {
     })
   )
 
-  it.effect("DATABASE_PGLITE_WORKER: on by default, off read, anything else refused naming the variable", () =>
+  it.effect("DATABASE_PGLITE_WORKER: off by default, on read, anything else refused naming the variable", () =>
     Effect.gen(function* () {
-      assert.strictEqual((yield* read({})).pgliteWorker, true)
+      assert.strictEqual((yield* read({})).pgliteWorker, false)
       assert.strictEqual((yield* read({ DATABASE_PGLITE_WORKER: "off" })).pgliteWorker, false)
       assert.strictEqual((yield* read({ DATABASE_PGLITE_WORKER: "on" })).pgliteWorker, true)
       const exit = yield* Effect.exit(read({ DATABASE_PGLITE_WORKER: "yes" }))

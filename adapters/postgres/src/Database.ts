@@ -183,9 +183,9 @@ export const PGLITE_GROUP_COMMIT_IN_FLIGHT = 1
 export interface PgliteOptions {
   readonly groupCommit?: GroupCommitOptions
   /**
-   * Where PGlite runs: `true` (the default) on its own `node:worker_threads` Worker (`PgliteProxy.ts`), so its
-   * WebAssembly does not share the event loop with HTTP and the planes; `false` in this thread, as before
-   * (`DATABASE_PGLITE_WORKER=off`).
+   * Where PGlite runs: `true` on its own `node:worker_threads` Worker (`PgliteProxy.ts`), so its WebAssembly
+   * does not share the event loop with HTTP and the planes (`DATABASE_PGLITE_WORKER=on`); `false` (the default)
+   * in this thread. On a 2-core host that also runs its clients the worker measured no better (docs/performance.md).
    */
   readonly worker?: boolean
 }
@@ -193,7 +193,7 @@ export interface PgliteOptions {
 /**
  * PGlite in `dataDir`, or in memory when `dataDir` is undefined. A data directory without a cluster yet gets one
  * created in a child process first (`createClusterApart`); should that fail, it is created here as before.
- * With `worker` (the default), the instance is opened and runs on a worker thread (`PgliteProxy.ts`): same data
+ * With `worker`, the instance is opened and runs on a worker thread (`PgliteProxy.ts`): same data
  * directory, same settings, same statements, same durability (a commit returns after its WAL is written, in
  * whichever thread PGlite runs).
  *
@@ -208,7 +208,7 @@ export const openPglite = async (dataDir: string | undefined, options: PgliteOpt
   if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
     await createClusterApart(dataDir, postgresqlconf)
   const pglite: PgliteHandle =
-    options.worker === false
+    options.worker !== true
       ? // Loaded only here: with the worker, this thread never loads PGlite.
         ((await (
           await import("@electric-sql/pglite")
