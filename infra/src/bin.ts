@@ -1,7 +1,7 @@
 /** Entry point of the `market-data` command. */
 import { prewarmPgliteWorker } from "@market-data/postgres/pglite-worker"
 
-// `serve` on the embedded store: PGlite's worker thread starts first, and compiles PGlite's WebAssembly while
+// `serve` on the embedded store with DATABASE_PGLITE_WORKER=on: PGlite's worker thread starts first, and compiles PGlite's WebAssembly while
 // this thread loads the service's modules (the database itself is opened later, under the data folder's lock).
 // A wrong setting here costs nothing: the configuration is read, and refused, as always.
 if (
