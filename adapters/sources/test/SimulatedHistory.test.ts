@@ -4,12 +4,11 @@
  * ticks on the same way; a later start generates only the gap and then equals a start that generated everything;
  * a corrupt or foreign segment is regenerated, never served.
  */
-import { createHash } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { BAR_MS, cryptoAsset, DAY_MS, HOUR_MS, MarketStore, SeriesColumns, SeriesKinds } from "@market-data/core"
+import { BAR_MS, cryptoAsset, DAY_MS, HOUR_MS, MarketStore } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, References } from "effect"
 import { TestClock } from "effect/testing"
@@ -26,6 +25,7 @@ import {
   segmentName,
   startSimulatedCrypto
 } from "../src/simulated/crypto/index.ts"
+import { digestStore as digestSmall } from "./StoreDigest.ts"
 
 const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
 /** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks. */
@@ -50,27 +50,7 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true })
 })
 
-/** SHA-256 of every series, book, funding state and status in `store` for `SMALL`, in a fixed order. */
-const digestStore = (store: MarketStore["Service"]) =>
-  Effect.gen(function* () {
-    const h = createHash("sha256")
-    for (const a of SMALL) {
-      for (const kind of SeriesKinds) {
-        for (const s of yield* store.read(kind, { assetId: a.id, fromMs: 0, toMs: Number.MAX_SAFE_INTEGER })) {
-          h.update(`${kind}|${a.id}|${s.venue}|${s.t.length}|`)
-          h.update(new Uint8Array(s.t.buffer, s.t.byteOffset, s.t.byteLength))
-          for (const c of SeriesColumns[kind]) {
-            const col = (s as unknown as Record<string, Float64Array>)[c] as Float64Array
-            h.update(new Uint8Array(col.buffer, col.byteOffset, col.byteLength))
-          }
-        }
-      }
-      h.update(JSON.stringify(yield* store.books(a.id)))
-      h.update(JSON.stringify(yield* store.fundingStates(a.id)))
-    }
-    h.update(JSON.stringify(yield* store.status))
-    return h.digest("hex")
-  })
+const digestStore = (store: MarketStore["Service"]) => digestSmall(store, SMALL)
 
 /**
  * A start at the TestClock's now (on `dir`'s kept history when given), then `tickFor` of ticks: the report and

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { cryptoAsset, MarketStore, SeriesColumns, SeriesKinds } from "@market-data/core"
+import { cryptoAsset, MarketStore } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
@@ -21,6 +21,7 @@ import {
   startHistoryApart,
   startSimulatedCrypto
 } from "../src/simulated/crypto/index.ts"
+import { digestStore as digestSmall } from "./StoreDigest.ts"
 
 const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
 /** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks (a peg group). */
@@ -39,27 +40,7 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true })
 })
 
-/** SHA-256 of every series, book, funding state and status in `store` for `SMALL`, in a fixed order. */
-const digestStore = (store: MarketStore["Service"]) =>
-  Effect.gen(function* () {
-    const h = createHash("sha256")
-    for (const a of SMALL) {
-      for (const kind of SeriesKinds) {
-        for (const s of yield* store.read(kind, { assetId: a.id, fromMs: 0, toMs: Number.MAX_SAFE_INTEGER })) {
-          h.update(`${kind}|${a.id}|${s.venue}|${s.t.length}|`)
-          h.update(new Uint8Array(s.t.buffer, s.t.byteOffset, s.t.byteLength))
-          for (const c of SeriesColumns[kind]) {
-            const col = (s as unknown as Record<string, Float64Array>)[c] as Float64Array
-            h.update(new Uint8Array(col.buffer, col.byteOffset, col.byteLength))
-          }
-        }
-      }
-      h.update(JSON.stringify(yield* store.books(a.id)))
-      h.update(JSON.stringify(yield* store.fundingStates(a.id)))
-    }
-    h.update(JSON.stringify(yield* store.status))
-    return h.digest("hex")
-  })
+const digestStore = (store: MarketStore["Service"]) => digestSmall(store, SMALL)
 
 /** Every file of `dir` by name, with its bytes' SHA-256. */
 const files = (dir: string) =>
