@@ -80,8 +80,13 @@ const creditsOf = async (base: string, key: string): Promise<number> => {
 }
 
 /** A bare server (memory stores) whose `read` ticks every `slotMs`, behind a recording proxy. */
-const tickingServer = async (slotMs: number, inject?: (n: number) => Injected | undefined, stalled = false) => {
-  const plane = makeTickingPlane({ slotMs, stalled })
+const tickingServer = async (
+  slotMs: number,
+  inject?: (n: number) => Injected | undefined,
+  stalled = false,
+  startMs?: "first-read"
+) => {
+  const plane = makeTickingPlane({ slotMs, stalled, ...(startMs === undefined ? {} : { startMs }) })
   const server = await startServer({ rateLimitPerMinute: 10_000 }, [plane.handlers])
   const proxy = await startRecordingProxy(server.base, inject)
   return {
@@ -124,7 +129,9 @@ describe("curl-walkthrough.sh", () => {
 
 describe("agent-loop.ts on a plane that ticks every second", () => {
   it("sleeps until each answer's next_update_at and asks nothing in between", async () => {
-    const t = await tickingServer(1_000)
+    // The first read starts slot 0, so its next_update_at is a whole slot ahead: the agent's process on a loaded
+    // machine (its answer seen some hundreds of ms late) must not find it already past ("late").
+    const t = await tickingServer(2_000, undefined, false, "first-read")
     try {
       const { key } = await t.server.newKey(10)
       const run = await runExample("agent-loop.ts", agentEnv(t.proxy.base, key, { CYCLES: "3" }))

@@ -27,12 +27,14 @@ export interface TickingPlane {
 
 export const makeTickingPlane = (options: {
   readonly slotMs: number
-  readonly startMs?: number
+  /** When slot 0 starts: a time, or `"first-read"` (the first `slotAt`), so a first read gets a whole slot. */
+  readonly startMs?: number | "first-read"
   readonly stalled?: boolean
 }): TickingPlane => {
   const { slotMs } = options
-  const startMs = options.startMs ?? Date.now()
+  let startMs = options.startMs === "first-read" ? undefined : (options.startMs ?? Date.now())
   const slotAt = (nowMs: number) => {
+    if (startMs === undefined) startMs = nowMs
     const index = Math.floor((nowMs - startMs) / slotMs)
     return { index, startMs: startMs + index * slotMs, endMs: startMs + (index + 1) * slotMs }
   }
@@ -42,7 +44,7 @@ export const makeTickingPlane = (options: {
     if (asset === undefined) {
       return Effect.succeed({ _tag: "Refused", reason: "unknown_asset", message: `no asset ${id}` } as const)
     }
-    const slot = slotAt(options.stalled === true ? startMs : input.nowMs)
+    const slot = slotAt(options.stalled === true ? (startMs ?? input.nowMs) : input.nowMs)
     return Effect.succeed({
       _tag: "Delivered",
       result: {
