@@ -206,8 +206,13 @@ export const startHistoryApart = (
                 // A kill mid-write leaves the segment's temporary file (never a torn segment): removed.
                 const pid = c.pid
                 if (pid !== undefined) {
-                  for (const name of readdirSync(history.dir)) {
-                    if (name.endsWith(`.${pid}.tmp`)) rmSync(join(history.dir, name), { force: true })
+                  try {
+                    for (const name of readdirSync(history.dir)) {
+                      if (name.endsWith(`.${pid}.tmp`)) rmSync(join(history.dir, name), { force: true })
+                    }
+                  } catch {
+                    // The folder is gone or unreadable: nothing of the child's is left to remove, and the
+                    // shutdown must not fail on it.
                   }
                 }
                 resume(Effect.void)
