@@ -1,5 +1,9 @@
 /** Entry point of the `market-data` command. */
 import { prewarmPgliteWorker } from "@market-data/postgres/pglite-worker"
+import { applyServeV8Flags } from "./V8Flags.ts"
+
+// `serve`: V8's settings for a long-running server (see V8Flags.ts), before anything else runs.
+if (process.argv[2] === "serve") applyServeV8Flags()
 
 // `serve` on the embedded store with DATABASE_PGLITE_WORKER=on: PGlite's worker thread starts first, and compiles PGlite's WebAssembly while
 // this thread loads the service's modules (the database itself is opened later, under the data folder's lock).
