@@ -362,26 +362,29 @@ describe("market-data serve", () => {
     let stdout = ""
     let stderr = ""
     child.stderr.on("data", (d) => (stderr += d))
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no startup line; stderr: ${stderr}`)), 20_000)
-      child.stdout.on("data", (d) => {
-        stdout += d
-        const m = /listening on (http:\/\/\S+)/.exec(stdout)
-        if (m) {
-          clearTimeout(timer)
-          resolve(m[1] as string)
-        }
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)))
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no startup line; stderr: ${stderr}`)), 20_000)
+        child.stdout.on("data", (d) => {
+          stdout += d
+          const m = /listening on (http:\/\/\S+)/.exec(stdout)
+          if (m) {
+            clearTimeout(timer)
+            resolve(m[1] as string)
+          }
+        })
       })
-    })
-    expect(stdout).toContain("store: memory")
-    expect(stdout).toContain("feed: simulated")
-    const res = await fetch(url)
-    expect(res.status).toBe(200)
-    const code = await new Promise<number | null>((resolve) => {
-      child.on("exit", (c) => resolve(c))
+      expect(stdout).toContain("store: memory")
+      expect(stdout).toContain("feed: simulated")
+      const res = await fetch(url)
+      expect(res.status).toBe(200)
       child.kill("SIGTERM")
-    })
-    expect(code).toBe(0)
+      expect(await exited).toBe(0)
+    } finally {
+      // A failed expectation (no startup line, a wrong answer) must not leave the server running.
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    }
   })
 
   it("refuses a bad configuration with a message naming the variable and exit 2", async () => {
