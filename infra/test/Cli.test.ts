@@ -364,15 +364,15 @@ describe("market-data serve", () => {
     child.stderr.on("data", (d) => (stderr += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)))
     try {
+      // The startup line, or the server's exit before it (a hang is the test's own timeout).
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no startup line; stderr: ${stderr}`)), 20_000)
+        child.once("exit", (code, signal) =>
+          reject(new Error(`exited (${code ?? signal}) before its startup line; stderr: ${stderr}`))
+        )
         child.stdout.on("data", (d) => {
           stdout += d
           const m = /listening on (http:\/\/\S+)/.exec(stdout)
-          if (m) {
-            clearTimeout(timer)
-            resolve(m[1] as string)
-          }
+          if (m) resolve(m[1] as string)
         })
       })
       expect(stdout).toContain("store: memory")

@@ -4,11 +4,10 @@
  * ticks on the same way; a later start generates only the gap and then equals a start that generated everything;
  * a corrupt or foreign segment is regenerated, never served.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { BAR_MS, cryptoAsset, DAY_MS, HOUR_MS, MarketStore } from "@market-data/core"
+import { BAR_MS, DAY_MS, HOUR_MS, MarketStore } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, References } from "effect"
 import { TestClock } from "effect/testing"
@@ -25,13 +24,7 @@ import {
   segmentName,
   startSimulatedCrypto
 } from "../src/simulated/crypto/index.ts"
-import { digestStore as digestSmall } from "./StoreDigest.ts"
-
-const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
-/** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks. */
-const SMALL = ids("bitcoin", "sui", "compound", "mog-coin", "wrapped-bitcoin")
-const HISTORY_DAYS = 20
-const DENSE_DAYS = 6
+import { DENSE_DAYS, digestStore as digestSmall, HISTORY_DAYS, SMALL, tempFolders } from "./StoreDigest.ts"
 
 /** An instant inside a bar whose genesis is also the genesis two days later (one 7-day grid cell). */
 const NOW = (() => {
@@ -40,15 +33,8 @@ const NOW = (() => {
   return t
 })()
 
-const folders: Array<string> = []
-const folder = () => {
-  const dir = mkdtempSync(join(tmpdir(), "md-simhistory-"))
-  folders.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of folders) rmSync(dir, { recursive: true, force: true })
-})
+const { folder, removeAll } = tempFolders("md-simhistory-")
+afterAll(removeAll)
 
 const digestStore = (store: MarketStore["Service"]) => digestSmall(store, SMALL)
 

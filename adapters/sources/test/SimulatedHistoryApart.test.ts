@@ -5,11 +5,10 @@
  * the child ends with the start's scope.
  */
 import { createHash } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { cryptoAsset, MarketStore } from "@market-data/core"
+import { MarketStore } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
@@ -21,24 +20,12 @@ import {
   startHistoryApart,
   startSimulatedCrypto
 } from "../src/simulated/crypto/index.ts"
-import { digestStore as digestSmall } from "./StoreDigest.ts"
+import { DENSE_DAYS, digestStore as digestSmall, HISTORY_DAYS, SMALL, tempFolders } from "./StoreDigest.ts"
 
-const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
-/** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks (a peg group). */
-const SMALL = ids("bitcoin", "sui", "compound", "mog-coin", "wrapped-bitcoin")
-const HISTORY_DAYS = 20
-const DENSE_DAYS = 6
 const NOW = Date.UTC(2026, 10, 20, 6, 7, 12, 345)
 
-const folders: Array<string> = []
-const folder = () => {
-  const dir = mkdtempSync(join(tmpdir(), "md-simapart-"))
-  folders.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of folders) rmSync(dir, { recursive: true, force: true })
-})
+const { folder, removeAll } = tempFolders("md-simapart-")
+afterAll(removeAll)
 
 const digestStore = (store: MarketStore["Service"]) => digestSmall(store, SMALL)
 

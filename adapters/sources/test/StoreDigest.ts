@@ -1,7 +1,34 @@
-/** Test support: a digest of what a simulated backfill left in a market store, to compare two stores exactly. */
+/**
+ * Test support of the simulated history suites: their small universe and history, temporary data folders, and a
+ * digest of what a simulated backfill left in a market store, to compare two stores exactly.
+ */
 import { createHash } from "node:crypto"
-import { type CryptoAsset, type MarketStore, SeriesColumns, SeriesKinds } from "@market-data/core"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type CryptoAsset, cryptoAsset, type MarketStore, SeriesColumns, SeriesKinds } from "@market-data/core"
 import { Effect } from "effect"
+
+const ids = (...slugs: Array<string>) => slugs.map((s) => cryptoAsset(`crypto:${s}`)!)
+/** Four perp venues, a 4 h venue, spot and DEX listings, and a tracking asset with the asset it tracks (a peg group). */
+export const SMALL = ids("bitcoin", "sui", "compound", "mog-coin", "wrapped-bitcoin")
+export const HISTORY_DAYS = 20
+export const DENSE_DAYS = 6
+
+/** Temporary folders named `prefix...`: `folder()` makes one, `removeAll()` (for `afterAll`) removes them all. */
+export const tempFolders = (prefix: string) => {
+  const made: Array<string> = []
+  return {
+    folder: () => {
+      const dir = mkdtempSync(join(tmpdir(), prefix))
+      made.push(dir)
+      return dir
+    },
+    removeAll: () => {
+      for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
 
 /** SHA-256 of every series (its bytes), book, funding state and status in `store` for `assets`, in a fixed order. */
 export const digestStore = (store: MarketStore["Service"], assets: ReadonlyArray<CryptoAsset>) =>
