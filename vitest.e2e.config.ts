@@ -48,7 +48,9 @@ export const e2eFiles = [
   // A server process on an embedded data folder killed under paid load, three times, and the folder reopened.
   "test/embedded-kill.test.ts",
   // A server process on an empty data folder signalled while its kept history's child process generates.
-  "test/history-child-sigterm.test.ts"
+  "test/history-child-sigterm.test.ts",
+  // New embedded clusters created in child processes, stopped by a signal and left part-made.
+  "adapters/postgres/test/PgliteCreation.test.ts"
 ]
 
 export default defineConfig({

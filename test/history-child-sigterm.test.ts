@@ -1,14 +1,17 @@
 /**
  * `serve` on an empty embedded data folder generates the simulated market's kept history in a child process
- * (`startSimulatedHistoryApart`); a SIGTERM during the start (here: while PGlite is still being created) stops
- * the server cleanly and leaves no child behind, nor a temporary segment file.
+ * (`startSimulatedHistoryApart`) and creates its PGlite cluster in another (`createClusterApart`); a SIGTERM during
+ * the start (here: while PGlite is still being created) stops the server cleanly and leaves no child behind, nor a
+ * temporary segment file, nor a cluster that is not whole; the next start on the folder serves.
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { SERVE_ENTRY } from "./support/server-process.ts"
+import { PGLITE_STAGING } from "../adapters/postgres/src/Database.ts"
+import { processesWith, waitFor } from "../adapters/postgres/test/support.ts"
+import { SERVE_ENTRY, startServerProcess } from "./support/server-process.ts"
 
 const alive = (pid: number): boolean => {
   try {
@@ -62,5 +65,46 @@ describe("the kept history's child process on a SIGTERM during the start", () =>
     expect(names.filter((n) => n.endsWith(".tmp"))).toEqual([])
     // The child was stopped, not done: the test saw what it means to.
     expect(names.filter((n) => n.endsWith(".seg")).length).toBeLessThan(428)
+  }, 300_000)
+
+  it("stops the cluster's creation at once: its child killed, no PG_VERSION left; the next start creates and serves", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "cluster-child-sigterm-"))
+    try {
+      const { DATABASE_URL: _db, ...inherited } = process.env
+      const server = spawn(process.execPath, [SERVE_ENTRY, "serve"], {
+        env: { ...inherited, PORT: "0", MARKET_DATA_DIR: folder, MARKET_DATA_SIM_UNIVERSE: "registry" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let out = ""
+      server.stdout.on("data", (d) => (out += d))
+      server.stderr.on("data", (d) => (out += d))
+      const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)))
+      const staging = join(folder, PGLITE_STAGING)
+      // The creating child is at work (its command line names the staging folder) when the signal comes.
+      const [creator] = await waitFor(() => {
+        if (server.exitCode !== null) throw new Error(`the server exited before creating its cluster: ${out}`)
+        const found = processesWith(staging)
+        return found.length > 0 ? found : undefined
+      })
+      server.kill("SIGTERM")
+      expect(await exited, out).toBe(0)
+      expect(alive(creator as number)).toBe(false)
+      expect(processesWith(staging)).toEqual([])
+      expect(existsSync(join(folder, "PG_VERSION"))).toBe(false)
+      expect(out).not.toMatch(/listening on/)
+
+      const again = await startServerProcess({ MARKET_DATA_DIR: folder }, { entry: SERVE_ENTRY, args: ["serve"] })
+      try {
+        expect((await fetch(`${again.base}/healthz`)).status).toBe(200)
+        expect(existsSync(join(folder, "PG_VERSION"))).toBe(true)
+        expect(existsSync(staging)).toBe(false)
+      } finally {
+        const gone = new Promise((resolve) => again.child.on("exit", resolve))
+        again.child.kill("SIGTERM")
+        await gone
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   }, 300_000)
 })

@@ -89,10 +89,17 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
   ).pipe(Effect.asVoid)
 
 /** Opens a database, migrates it and starts the sweeper, for the life of the scope. */
-const openDatabase = (open: () => Promise<Database>, what: string) =>
+/**
+ * Opens a database for the scope. `open` gets a signal that aborts when the start is interrupted (a SIGTERM while
+ * `serve` starts): the embedded store then stops creating its cluster instead of finishing it first
+ * (`PgliteOptions.signal`); an open that does not stop for it is waited for and closed with the scope.
+ */
+const openDatabase = (open: (signal: AbortSignal) => Promise<Database>, what: string) =>
   Effect.gen(function* () {
     const database = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: open, catch: (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`) }),
+      Effect.interruptible(
+        Effect.tryPromise({ try: open, catch: (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`) })
+      ),
       (d) => Effect.promise(() => d.close()).pipe(Effect.ignore)
     )
     const report = yield* Effect.tryPromise({
@@ -132,8 +139,9 @@ export const openStores = (
         const batch = config.batch
         const grouped = batch !== undefined && batch.maxBatch > 1
         const database = yield* openDatabase(
-          () =>
+          (signal) =>
             openPglite(dir, {
+              signal,
               worker: config.pgliteWorker === true,
               ...(grouped
                 ? { groupCommit: { ...GROUP_COMMIT_DEFAULTS, maxBatch: batch.maxBatch, windowMs: batch.windowMs } }

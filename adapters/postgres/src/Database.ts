@@ -4,6 +4,7 @@
  */
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
+import { mkdir, readdir, rename, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
@@ -148,30 +149,98 @@ export const openPostgres = (
 export const PGLITE_SHARED_BUFFERS = "32MB"
 
 /**
- * Creates a new cluster in `dataDir` in a child process (`CreatePglite.ts`) on V8's baseline WebAssembly
+ * Where a new cluster is created before it is moved into the data folder (`createClusterApart`). A folder left
+ * here by a creation that was stopped (SIGTERM, SIGKILL, power loss) is removed by the next creation.
+ */
+export const PGLITE_STAGING = ".pglite-initdb"
+
+/** PGlite's `initdb` stopped by the caller's signal (`PgliteOptions.signal`): nothing of it is left behind. */
+export class PgliteCreationAborted extends Error {
+  constructor() {
+    super("the embedded database's creation was stopped")
+    this.name = "PgliteCreationAborted"
+  }
+}
+
+/**
+ * Moves a cluster created in `staging` into `dataDir`, `PG_VERSION` last: `openPglite` takes a folder with
+ * `PG_VERSION` for a whole cluster, so a stop anywhere in the creation or the move leaves a folder that the next
+ * start creates again. Cluster entries already in `dataDir` (from a creation by an earlier version, stopped part
+ * way, which wrote into the folder itself) are replaced: without `PG_VERSION` they are no cluster.
+ */
+const moveClusterIn = async (staging: string, dataDir: string): Promise<void> => {
+  const names = await readdir(staging)
+  if (!names.includes("PG_VERSION")) throw new Error(`no PG_VERSION in the created cluster (${staging})`)
+  for (const name of [...names.filter((n) => n !== "PG_VERSION"), "PG_VERSION"]) {
+    await rm(join(dataDir, name), { recursive: true, force: true })
+    await rename(join(staging, name), join(dataDir, name))
+  }
+  await rm(staging, { recursive: true, force: true })
+}
+
+/**
+ * Creates a new cluster for `dataDir` in a child process (`CreatePglite.ts`) on V8's baseline WebAssembly
  * compiler. PGlite's `initdb` in the opening process peaked it at 1.1 to 1.3 GB (most of it V8's optimizing
  * compiler working through PGlite's WebAssembly, which is compiled afresh for initdb), whatever is loaded after;
  * in a child with `--liftoff-only` the creation peaks at about 570 MB, in that child only, and ends with it, and
  * the opener then reopens an existing cluster (about 300 MB). Undefined when the child could be run and created
  * it; the child's complaint otherwise.
+ *
+ * The child creates the cluster in `PGLITE_STAGING` inside the folder, and it is moved in when whole
+ * (`moveClusterIn`): PGlite writes its files over the last tenth of the creation, `PG_VERSION` among the first, so
+ * a child stopped then used to leave a folder that looked like a cluster and was not one. `signal` stops the
+ * creation (a SIGTERM while `serve` starts): the child is killed, the staging folder removed, and the promise
+ * rejects with `PgliteCreationAborted` once the child is gone (under load an initdb took a minute, which a
+ * container's stop would not wait for).
  */
-const createClusterApart = (dataDir: string, postgresqlconf: ReadonlyArray<string>): Promise<string | undefined> =>
-  new Promise((resolve) => {
+export const createClusterApart = async (
+  dataDir: string,
+  postgresqlconf: ReadonlyArray<string>,
+  signal?: AbortSignal
+): Promise<string | undefined> => {
+  const stopped = (): boolean => signal?.aborted === true
+  if (stopped()) throw new PgliteCreationAborted()
+  const staging = join(dataDir, PGLITE_STAGING)
+  await rm(staging, { recursive: true, force: true })
+  await mkdir(staging, { recursive: true })
+  const outcome = await new Promise<string | undefined>((resolve) => {
     const script = fileURLToPath(
       new URL(import.meta.url.endsWith(".ts") ? "./CreatePglite.ts" : "./CreatePglite.js", import.meta.url)
     )
-    const child = spawn(process.execPath, ["--liftoff-only", script, dataDir, ...postgresqlconf], {
+    const child = spawn(process.execPath, ["--liftoff-only", script, staging, ...postgresqlconf], {
       stdio: ["ignore", "ignore", "pipe"]
     })
+    const stop = () => child.kill("SIGKILL")
+    signal?.addEventListener("abort", stop, { once: true })
+    if (stopped()) stop()
     let err = ""
     child.stderr?.on("data", (d) => {
       if (err.length < 4000) err += d
     })
-    child.on("error", (e) => resolve(e.message))
-    child.on("exit", (code, signal) =>
-      resolve(code === 0 ? undefined : `exited with ${signal ?? `code ${code}`}: ${err.trim().slice(-1000)}`)
-    )
+    child.on("error", (e) => {
+      signal?.removeEventListener("abort", stop)
+      resolve(e.message)
+    })
+    child.on("exit", (code, sig) => {
+      signal?.removeEventListener("abort", stop)
+      resolve(code === 0 ? undefined : `exited with ${sig ?? `code ${code}`}: ${err.trim().slice(-1000)}`)
+    })
   })
+  if (stopped()) {
+    await rm(staging, { recursive: true, force: true })
+    throw new PgliteCreationAborted()
+  }
+  if (outcome !== undefined) {
+    await rm(staging, { recursive: true, force: true })
+    return outcome
+  }
+  try {
+    await moveClusterIn(staging, dataDir)
+    return undefined
+  } catch (e) {
+    return `could not move the created cluster into ${dataDir}: ${e instanceof Error ? e.message : String(e)}`
+  }
+}
 
 /**
  * Group commit on the embedded database: one batch at a time. PGlite is one connection (on this process's event
@@ -188,11 +257,18 @@ export interface PgliteOptions {
    * in this thread. On a 2-core host that also runs its clients the worker measured no better (docs/performance.md).
    */
   readonly worker?: boolean
+  /**
+   * Stops the creation of a new cluster (`createClusterApart`): the promise then rejects with
+   * `PgliteCreationAborted` and leaves no cluster, whole or partial, in the folder. An existing cluster's opening
+   * is not stopped (it takes about a second).
+   */
+  readonly signal?: AbortSignal
 }
 
 /**
  * PGlite in `dataDir`, or in memory when `dataDir` is undefined. A data directory without a cluster yet gets one
- * created in a child process first (`createClusterApart`); should that fail, it is created here as before.
+ * created in a child process first (`createClusterApart`); should that fail, it is created here as before (a stop
+ * by `options.signal` is not a failure: it rejects).
  * With `worker`, the instance is opened and runs on a worker thread (`PgliteProxy.ts`): same data
  * directory, same settings, same statements, same durability (a commit returns after its WAL is written, in
  * whichever thread PGlite runs).
@@ -206,7 +282,7 @@ export interface PgliteOptions {
 export const openPglite = async (dataDir: string | undefined, options: PgliteOptions = {}): Promise<Database> => {
   const postgresqlconf = [`shared_buffers=${PGLITE_SHARED_BUFFERS}`]
   if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
-    await createClusterApart(dataDir, postgresqlconf)
+    await createClusterApart(dataDir, postgresqlconf, options.signal)
   const pglite: PgliteHandle =
     options.worker !== true
       ? // Loaded only here: with the worker, this thread never loads PGlite.

@@ -3,6 +3,7 @@
  * migrated to the latest schema, with `truncate` to empty every table between tests.
  */
 import { randomUUID } from "node:crypto"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { sql } from "kysely"
 import { migrateToLatest } from "../../../infra/src/Migrate.ts"
 import { type Database, openPglite, openPostgres, type PgliteOptions } from "../src/Database.ts"
@@ -89,5 +90,32 @@ export const pgliteTestDatabase = async (dataDir?: string, options: PgliteOption
       for (const t of TABLES) await sql.raw(`delete from ${t}`).execute(database.db)
     },
     drop: () => database.close()
+  }
+}
+
+/**
+ * The process IDs whose command line contains `text` (Linux /proc; elsewhere none): a child process found by the
+ * path it was given, as a test sees it alive or gone.
+ */
+export const processesWith = (text: string): Array<number> => {
+  if (!existsSync("/proc")) return []
+  const found: Array<number> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(text)) found.push(Number(entry))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found
+}
+
+/** Polls `look` every 5 ms until it gives a value (the test's own timeout bounds the wait). */
+export const waitFor = async <A>(look: () => A | undefined | false): Promise<A> => {
+  for (;;) {
+    const a = look()
+    if (a !== undefined && a !== false) return a
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
