@@ -49,6 +49,8 @@ export const e2eFiles = [
   "test/embedded-kill.test.ts",
   // A server process on an empty data folder signalled while its kept history's child process generates.
   "test/history-child-sigterm.test.ts",
+  // A first live start of 550 perpetuals run through 70 minutes of the test clock (about 20 s, 600 MB).
+  "adapters/sources/test/live/WholeMarketStart.test.ts",
   // New embedded clusters created in child processes, stopped by a signal and left part-made.
   "adapters/postgres/test/PgliteCreation.test.ts"
 ]

@@ -4,7 +4,8 @@
  * Endpoints (https://developers.binance.com/docs/derivatives/usds-margined-futures):
  * - `GET /fapi/v1/exchangeInfo` (weight 1): perpetuals with `contractType: PERPETUAL`, `status: TRADING`;
  *   `GET /fapi/v1/fundingInfo` (weight 1): symbols whose funding interval differs from 8 h (`fundingIntervalHours`).
- * - `GET /fapi/v1/klines?interval=15m&limit=1000` (weight 5): `[openTime, open, high, low, close, volume (base),
+ * - `GET /fapi/v1/klines?interval=15m&limit=N` (N the window's bars, at most 1,000; weight 1 below 100, 2 below 500,
+ *   else 5): `[openTime, open, high, low, close, volume (base),
  *   closeTime, quoteVolume (USDT), trades, takerBuyBase, takerBuyQuote, ignore]`; taker buy USD = takerBuyQuote,
  *   taker sell USD = quoteVolume - takerBuyQuote (USDT counted as USD).
  * - `GET /fapi/v1/fundingRate` (weight 1, 1000 rows): `{symbol, fundingTime, fundingRate, markPrice}`.
@@ -38,6 +39,9 @@ export const binanceSpotBaseUrlFor = (baseUrl: string): string =>
   baseUrl === BINANCE_DEFAULT_BASE_URL ? BINANCE_SPOT_DEFAULT_BASE_URL : baseUrl
 
 const HOUR = 3_600_000
+
+/** `GET /fapi/v1/klines`'s request weight by its `limit`: [1, 100) 1, [100, 500) 2, [500, 1000] 5, above 10. */
+export const klinesWeight = (limit: number): number => (limit < 100 ? 1 : limit < 500 ? 2 : limit <= 1000 ? 5 : 10)
 
 export const makeBinance = (options: {
   readonly baseUrl: string
@@ -108,18 +112,22 @@ export const makeBinance = (options: {
     }
   }
 
-  const bars = (i: Instrument, fromMs: number, toMs: number) =>
-    read(
-      `/fapi/v1/klines?symbol=${i.symbol}&interval=15m&startTime=${fromMs}&endTime=${toMs - 1}&limit=1000`,
-      5,
+  // As many bars as the window holds, at most 1,000: the weight follows the limit (a poll's one or two bars, or
+  // the start's day of bars, weigh 1 instead of 5).
+  const bars = (i: Instrument, fromMs: number, toMs: number) => {
+    const limit = Math.max(1, Math.min(1000, Math.ceil((toMs - fromMs) / BAR_MS)))
+    return read(
+      `/fapi/v1/klines?symbol=${i.symbol}&interval=15m&startTime=${fromMs}&endTime=${toMs - 1}&limit=${limit}`,
+      klinesWeight(limit),
       (body) => {
         const raw = arr(body, "$")
         const rows = raw
           .map((k, n) => klineRow(k, n, i.tokensPerUnit))
           .filter((r) => r.t >= fromMs && r.t + BAR_MS <= toMs)
-        return pageOf(rows, raw.length, 1000, toMs, BAR_MS)
+        return pageOf(rows, raw.length, limit, toMs, BAR_MS)
       }
     )
+  }
 
   // limit 1: weight 1.
   const formingBar = (i: Instrument, slotMs: number) =>

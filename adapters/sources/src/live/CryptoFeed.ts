@@ -31,6 +31,7 @@ import {
   bookMetricsOf,
   type Component,
   type CryptoAsset,
+  CryptoAssets,
   CryptoVenues,
   HOUR_MS,
   MarketStore,
@@ -62,6 +63,8 @@ const DAY_MS = 24 * HOUR_MS
 const MINUTE_MS = 60_000
 /** Open-interest and taker-volume history endpoints keep about 30 days; asking for 29 stays inside. */
 const OI_HISTORY_DAYS = 29
+/** The bars the start fetches first for each instrument without any (`runRecentBars`): a day. */
+const RECENT_BARS_MS = DAY_MS
 
 /** Cadence of a component's updates, as its status reports it. */
 export const componentCadenceMs = (venue: string, component: Component): number => {
@@ -135,18 +138,35 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
 
     const progress = (): Progress => ({ newestMs: 0, failed: [], ok: 0, firstError: undefined })
 
+    /** The assets whose primary venue (the one their bars and price come from) is this one. */
+    let primaryHere: ReadonlySet<string> = new Set()
+    /** Open interest (USD) of each asset on this venue from the newest tickers: what "busiest" means below. */
+    const activity = new Map<string, number>()
+    /**
+     * The instruments, those with the most open interest first (listing order among equals, and before the first
+     * tickers): every per-instrument job, so the history that fills in behind the quotes reaches the busiest assets
+     * first (DECISIONS, whole-market start-up).
+     */
+    const busiestFirst = (): ReadonlyArray<Instrument> =>
+      activity.size === 0
+        ? instruments
+        : [...instruments].sort((a, b) => (activity.get(b.assetId) ?? 0) - (activity.get(a.assetId) ?? 0))
+
     /**
      * Runs `perInstrument` over every instrument; a fatal error (rate limit) stops at once, and a run in which no
      * instrument succeeded fails with the first error.
      */
     const eachInstrument = (
       components: ReadonlyArray<Component>,
-      perInstrument: (i: Instrument, p: Progress) => Effect.Effect<void, SourceError>
+      perInstrument: (i: Instrument, p: Progress) => Effect.Effect<void, SourceError>,
+      only?: (i: Instrument) => Effect.Effect<boolean>,
+      order: () => ReadonlyArray<Instrument> = busiestFirst
     ) =>
       Effect.gen(function* () {
         if (instruments.length === 0) yield* refreshListings
         const p = progress()
-        for (const i of instruments) {
+        for (const i of order()) {
+          if (only !== undefined && !(yield* only(i))) continue
           const result = yield* Effect.result(perInstrument(i, p))
           if (result._tag === "Failure") {
             const e = result.failure
@@ -189,7 +209,10 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     // -- listings --------------------------------------------------------------------------------------------
     const refreshListings: Effect.Effect<void, SourceError> = Effect.gen(function* () {
       const listed = yield* connector.listings
-      const next = instrumentsOf(venue, listed, options.assetIds, options.universe?.())
+      const universe = options.universe?.() ?? CryptoAssets
+      const next = instrumentsOf(venue, listed, options.assetIds, universe)
+      // The crypto plane's primary venue of an asset is its first listing's (`primaryVenue` in its state).
+      primaryHere = new Set(universe.filter((a) => a.listings[0]?.venue === venue).map((a) => a.id))
       instruments = next.instruments
       missing = next.missing
       if (missing.length > 0) yield* Effect.logWarning(`live ${venue}: not listed now: ${missing.join(", ")}`)
@@ -209,21 +232,37 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     }
     /** Instruments whose closed bars this process has fetched (the forming bar is written only after that). */
     const barsReady = new Set<string>()
+    /** Instruments whose bars this process has fetched back to the backfill's start (behind what was stored). */
+    const barsBackfilled = new Set<string>()
+    const storedExtent = (kind: SeriesKind, assetId: string) =>
+      Effect.map(store.extent(kind, assetId), (extents) => extents.find((e) => e.venue === venue))
 
     const runBars = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
       const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
       yield* eachInstrument(barComponents, (i, p) =>
         Effect.gen(function* () {
-          const last = yield* lastStoredMs("bars", i.assetId)
-          // From the newest stored bar itself: it may have been stored while still forming.
-          const fromMs = last === undefined ? toMs - options.backfillDays * DAY_MS : last
-          const newest = yield* pageForward(
-            fromMs,
-            toMs,
-            (from, to) => connector.bars(i, from, to),
-            (rows) => writeBars(i, rows)
-          )
+          const extent = yield* storedExtent("bars", i.assetId)
+          const fetch = (fromMs: number, untilMs: number) =>
+            pageForward(
+              fromMs,
+              untilMs,
+              (from, to) => connector.bars(i, from, to),
+              (rows) => writeBars(i, rows)
+            )
+          const backfillFrom = toMs - options.backfillDays * DAY_MS
+          let newest = 0
+          if (extent === undefined) newest = yield* fetch(backfillFrom, toMs)
+          else {
+            // The history behind the first stored bar, once per process: behind the day of bars the start fetched
+            // first (`runRecentBars`), or a listing younger than the window (the venue answers from its first bar;
+            // one request).
+            if (!barsBackfilled.has(i.assetId) && extent.firstMs > backfillFrom)
+              newest = yield* fetch(backfillFrom, Math.min(extent.firstMs, toMs))
+            // Then forward from the newest stored bar itself: it may have been stored while still forming.
+            newest = Math.max(newest, yield* fetch(extent.lastMs, toMs))
+          }
+          barsBackfilled.add(i.assetId)
           barsReady.add(i.assetId)
           // A bar's data runs to its close (a forming bar's: to now).
           const stored = yield* lastStoredMs("bars", i.assetId)
@@ -233,6 +272,39 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
             stored === undefined ? 0 : Math.min(nowMs, stored + BAR_MS)
           )
         })
+      )
+    })
+
+    /**
+     * The start's first pass (DECISIONS, whole-market start-up): a day of bars for each instrument that has none,
+     * busiest first, one request each, so that every listed perpetual is alive with its price (and the day behind
+     * it) within the venue's limit before any deep history is fetched; the bars job then fills the rest of the
+     * backfill behind it (`barsBackfilled`).
+     */
+    const runRecentBars = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      const fromMs = toMs - Math.min(RECENT_BARS_MS, options.backfillDays * DAY_MS)
+      yield* eachInstrument(
+        barComponents,
+        (i, p) =>
+          Effect.gen(function* () {
+            const newest = yield* pageForward(
+              fromMs,
+              toMs,
+              (from, to) => connector.bars(i, from, to),
+              (rows) => writeBars(i, rows)
+            )
+            barsReady.add(i.assetId)
+            p.newestMs = Math.max(p.newestMs, newest > 0 ? newest + BAR_MS : 0)
+          }),
+        (i) => Effect.map(storedExtent("bars", i.assetId), (e) => e === undefined),
+        // The assets this venue is the primary of first: their price and `alive` wait for these bars (a venue
+        // with costly bar requests, Hyperliquid's, reaches its own assets before the ones priced elsewhere).
+        () => {
+          const all = busiestFirst()
+          return [...all.filter((i) => primaryHere.has(i.assetId)), ...all.filter((i) => !primaryHere.has(i.assetId))]
+        }
       )
     })
 
@@ -274,39 +346,24 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
 
     // -- tickers: mark/index, open interest, funding state ----------------------------------------------------------
     const tickerComponents: ReadonlyArray<Component> = ["markIndex", "openInterest", "fundingState"]
-    const runTickers = Effect.gen(function* () {
+    /** The slot of the newest ticker snapshots written (the start's, or a job run's). */
+    let snapshotSlotMs = 0
+    /**
+     * Mark, index, open interest and funding state of every instrument: the venue's bulk endpoint (one request for
+     * all symbols, or as few as the venue allows), so each listed perpetual has its quote within seconds.
+     */
+    const writeTickerSnapshots = Effect.gen(function* () {
       if (instruments.length === 0) yield* refreshListings
       const nowMs = yield* Clock.currentTimeMillis
       const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
-      const history = connector.openInterestHistory
-      if (history !== undefined) {
-        // Fills what snapshots missed (the first start, an outage): only where the stored series has a gap before
-        // this slot. Best effort: a venue without history for a symbol still gets snapshots from now on.
-        for (const i of instruments) {
-          const last = yield* lastStoredMs("openInterest", i.assetId)
-          if (last !== undefined && last >= slotMs - BAR_MS) continue
-          const fromMs = Math.max(
-            last === undefined ? 0 : last + BAR_MS,
-            slotMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS
-          )
-          const r = yield* Effect.result(
-            pageForward(
-              fromMs,
-              slotMs,
-              (from, to) => history(i, from, to),
-              (rows) => store.write([series("openInterest", i.assetId, venue, rows, ["oiUsd"])])
-            )
-          )
-          if (r._tag === "Failure" && fatal(r.failure)) return yield* Effect.fail(r.failure)
-        }
-      }
-      const rows = yield* connector.tickers(instruments, nowMs)
+      const rows = yield* connector.tickers(busiestFirst(), nowMs)
       const batch: Array<AnySeriesInput> = []
       for (const r of rows) {
         batch.push(
           series("markIndex", r.assetId, venue, [{ t: slotMs, mark: r.mark, index: r.index }], ["mark", "index"])
         )
         batch.push(series("openInterest", r.assetId, venue, [{ t: slotMs, oiUsd: r.oiUsd }], ["oiUsd"]))
+        activity.set(r.assetId, r.oiUsd)
       }
       yield* store.write(batch)
       yield* store.putFundingStates(rows.map((r) => ({ assetId: r.assetId, venue, t: nowMs, ...r.funding })))
@@ -315,11 +372,54 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
           new SourceError({ source: venue, kind: "format", what: "tickers", message: "no ticker for any instrument" })
         )
       }
+      snapshotSlotMs = slotMs
       const delivered = new Set(rows.map((r) => r.assetId))
       const p = progress()
       p.newestMs = slotMs
       for (const i of instruments) if (!delivered.has(i.assetId)) p.failed.push(`${i.symbol} (no ticker)`)
       yield* markOk(tickerComponents, p)
+    })
+
+    /** Instruments whose open-interest history this process has fetched back to the window's start. */
+    const oiBackfilled = new Set<string>()
+    const runTickers = Effect.gen(function* () {
+      if (instruments.length === 0) yield* refreshListings
+      const nowMs = yield* Clock.currentTimeMillis
+      const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      const history = connector.openInterestHistory
+      if (history !== undefined) {
+        // Fills what snapshots missed: the window behind the first stored value, once per process (the first
+        // start, whose snapshots came first), and a gap before this slot (an outage). Best effort: a venue without
+        // history for a symbol still gets snapshots from now on.
+        const windowFrom = slotMs - Math.min(options.backfillDays, OI_HISTORY_DAYS) * DAY_MS
+        for (const i of busiestFirst()) {
+          const extent = yield* storedExtent("openInterest", i.assetId)
+          const ranges: Array<readonly [number, number]> = []
+          if (extent === undefined) ranges.push([windowFrom, slotMs])
+          else {
+            if (!oiBackfilled.has(i.assetId) && extent.firstMs > windowFrom) ranges.push([windowFrom, extent.firstMs])
+            if (extent.lastMs < slotMs - BAR_MS) ranges.push([Math.max(extent.lastMs + BAR_MS, windowFrom), slotMs])
+          }
+          let whole = true
+          for (const [fromMs, untilMs] of ranges) {
+            const r = yield* Effect.result(
+              pageForward(
+                fromMs,
+                untilMs,
+                (from, to) => history(i, from, to),
+                (rows) => store.write([series("openInterest", i.assetId, venue, rows, ["oiUsd"])])
+              )
+            )
+            if (r._tag === "Failure") {
+              if (fatal(r.failure)) return yield* Effect.fail(r.failure)
+              whole = false
+            }
+          }
+          if (whole) oiBackfilled.add(i.assetId)
+        }
+      }
+      // The start (or the previous run) may already have taken this slot's snapshots.
+      if (snapshotSlotMs < slotMs) yield* writeTickerSnapshots
     })
 
     // -- books -----------------------------------------------------------------------------------------------
@@ -435,8 +535,18 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       ...(runLiquidations === undefined ? [] : (["liquidations"] as const))
     ]
 
+    /**
+     * The whole-market start (DECISIONS): every instrument's quote from the bulk tickers, then a day of bars for each
+     * instrument without any, busiest first; the jobs fetch the history behind (bars, funding, open interest).
+     */
+    const start = Effect.gen(function* () {
+      yield* Effect.ignore(attempt(tickerComponents, writeTickerSnapshots))
+      yield* attempt(barComponents, runRecentBars)
+    })
+
     const once = {
       listings: refreshListings,
+      start,
       bars: attempt(barComponents, runBars),
       formingBar: attempt(barComponents, runForming),
       funding: attempt(["funding"], runFunding),
@@ -466,9 +576,14 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     return {
       venue,
       components: allComponents,
-      /** Runs the first listings fetch (retried like any job), then every job concurrently, forever. */
+      /**
+       * Runs the first listings fetch (retried like any job), the start (`start`), then every job concurrently,
+       * forever.
+       */
       run: Effect.gen(function* () {
         yield* attempt(allComponents, refreshListings).pipe(Effect.retry(backoffSchedule(5 * MINUTE_MS)), Effect.orDie)
+        // A failed start only marks its components failing: the jobs retry with backoff.
+        yield* Effect.ignore(start)
         yield* Effect.all(Object.values(scheduled), { concurrency: "unbounded", discard: true })
       }),
       /** One run of each job (marking its components failing when it fails), for tests and manual refreshes. */

@@ -99,9 +99,18 @@ is set too, and \`off\` turns a stream off.
 | instruments (listings): the asset directory, each venue's perpetual and spot lists (Binance spot from \`api.binance.com\` while the USD-M base URL is the public one, else from that base URL) | at start, then every 30 minutes (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 30: a change is seen within the hour); status component \`listings\` (failing while either list fails) |
 | the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`; off by default when a venue's base URL is not the public one) |
 
-At first start each feed backfills: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding
-settlements for a year, open-interest history and taker volume for up to 30 days (what the venues keep). Later
-polls fetch only what is newer than the store holds.
+At first start each feed takes, before any history, every instrument's quote from the venue's bulk tickers (mark,
+index, open interest, funding state) and the last day of 15-minute bars of each instrument that has none (one
+request each: first those whose primary venue it is, then the others, each group busiest first), so every listed
+perpetual is alive with its price and the day behind it: for 550 perpetuals at Binance's weights, within a minute
+(\`adapters/sources/test/live/WholeMarketStart.test.ts\`). Then it backfills behind that day, the busiest assets (by
+open interest) first: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding settlements for a
+year, open-interest history and taker volume for up to 30 days (what the venues keep); for 550 Binance perpetuals
+the 90 days take about an hour at the bucket below. Until an asset's history is there its percentiles say so
+(\`insufficient_history\`, with their sample count). Later polls fetch only what is newer than the store holds.
+Binance's klines are asked for with as many bars as the window holds (weight 1 below 100 bars), so a poll's new bar
+weighs 1, not 5. Hyperliquid's candle requests weigh 20 or more, so its day of bars reaches about 27 perpetuals a
+minute, its own first.
 
 The crypto universe in live mode is the asset directory (see \`docs?section=domains\`, "The asset directory"):
 every linear USDT/USDC perpetual and every USDT/USDC spot pair the venues list (the feeds ingest the

@@ -248,6 +248,7 @@ export const ingestAll = (deps: {
                       Effect.gen(function* () {
                         yield* Effect.ignore(f.once.listings)
                         if (!grew) return
+                        yield* Effect.ignore(f.once.start)
                         yield* Effect.ignore(f.once.tickers)
                         yield* Effect.ignore(f.once.bars)
                         yield* Effect.ignore(f.once.funding)

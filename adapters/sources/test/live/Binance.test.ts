@@ -8,7 +8,7 @@ import { BAR_MS, MarketStore } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import { makeBinance } from "../../src/live/Binance.ts"
+import { klinesWeight, makeBinance } from "../../src/live/Binance.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { fakeServer, notFound, sharedCryptoPresent, sharedText } from "./FakeServer.ts"
 import * as F from "./fixtures/Binance.ts"
@@ -125,7 +125,9 @@ describe("Binance USD-M connector", () => {
           (yield* store.status).find((s) => s.venue === "binance" && s.component === "bars")?.newestMs,
           F.NOW_MS
         )
-        const formingAsk = server.requests.filter((q) => q.path === "/fapi/v1/klines" && q.query.get("limit") === "1")
+        const formingAsk = server.requests.filter(
+          (q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") === null
+        )
         assert.deepStrictEqual(
           formingAsk.map((q) => [q.query.get("symbol"), Number(q.query.get("startTime"))]),
           [
@@ -141,7 +143,8 @@ describe("Binance USD-M connector", () => {
         yield* feed.once.bars
         const asked = server.requests
           .slice(before)
-          .filter((q) => q.path === "/fapi/v1/klines" && q.query.get("limit") !== "1")
+          // Closed bars are asked for with an end (the forming bar without one).
+          .filter((q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") !== null)
         assert.deepStrictEqual(
           asked.map((q) => [q.query.get("symbol"), Number(q.query.get("startTime"))]),
           [
@@ -197,6 +200,40 @@ describe("Binance USD-M connector", () => {
         assert.isFalse(bars?.failing)
         assert.include(bars?.detail ?? "", "1000PEPEUSDT (not listed)")
         assert.isFalse(server.requests.some((q) => q.query.get("symbol") === "1000PEPEUSDT"))
+      }).pipe(Effect.scoped)
+    )
+  )
+
+  it.effect("asks klines for as many bars as the window holds, so the start's day and a poll's bar weigh 1", () =>
+    withStore((store) =>
+      Effect.gen(function* () {
+        // Binance's documented weights of GET /fapi/v1/klines by LIMIT: [1, 100) 1, [100, 500) 2, [500, 1000] 5.
+        assert.deepStrictEqual([1, 96, 99, 100, 499, 500, 1000, 1500].map(klinesWeight), [1, 1, 1, 2, 2, 5, 5, 10])
+        yield* TestClock.setTime(F.NOW_MS)
+        const server = yield* fakeServer(binanceRoute)
+        const feed = yield* makeCryptoFeed(makeBinance({ baseUrl: server.url, timeoutMs: 5_000 }), {
+          backfillDays: 90,
+          fundingBackfillDays: 2,
+          jitterMs: 0,
+          assetIds: ["crypto:bitcoin"]
+        })
+        yield* feed.once.listings
+        // The start: the last day (96 bars, weight 1). The bars job: the 89 days behind it, a page of 1,000 (weight 5;
+        // the venue holds only the fixture's hour, so its short answer ends the walk), then forward from the newest
+        // stored bar (the 11:45 bar: one, weight 1).
+        yield* feed.once.start
+        yield* feed.once.bars
+        const asked = server.requests.filter((q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") !== null)
+        assert.deepStrictEqual(
+          asked.map((q) => [q.query.get("limit"), Number(q.query.get("startTime"))]),
+          [
+            ["96", F.NOW_MS - (F.NOW_MS % BAR_MS) - 24 * 3_600_000],
+            ["1000", F.NOW_MS - (F.NOW_MS % BAR_MS) - 90 * 24 * 3_600_000],
+            ["1", F.NOW_MS - (F.NOW_MS % BAR_MS) - BAR_MS]
+          ]
+        )
+        const [bars] = yield* store.read("bars", { assetId: "crypto:bitcoin", fromMs: 0, toMs: F.NOW_MS })
+        assert.isAbove(bars?.t.length ?? 0, 0)
       }).pipe(Effect.scoped)
     )
   )
