@@ -109,8 +109,9 @@ year, open-interest history and taker volume for up to 30 days (what the venues 
 the 90 days take about an hour at the bucket below. Until an asset's history is there its percentiles say so
 (\`insufficient_history\`, with their sample count). Later polls fetch only what is newer than the store holds.
 Binance's klines are asked for with as many bars as the window holds (weight 1 below 100 bars), so a poll's new bar
-weighs 1, not 5. Hyperliquid's candle requests weigh 20 or more, so its day of bars reaches about 27 perpetuals a
-minute, its own first.
+weighs 1, not 5. On the other venues the day is one request per perpetual too, so their buckets below give about a
+minute for Bybit's 555 (10 requests a second) and OKX's 249 (5 a second); Hyperliquid's candle requests weigh 21,
+so its day of bars reaches about 28 perpetuals a minute, those it is the primary venue of first.
 
 The crypto universe in live mode is the asset directory (see \`docs?section=domains\`, "The asset directory"):
 every linear USDT/USDC perpetual and every USDT/USDC spot pair the venues list (the feeds ingest the
