@@ -253,6 +253,8 @@ export const makeBinance = (options: {
     openInterestHistory,
     klinesCarryTakerFlow: true,
     formingBar,
-    formingEveryMs: 60_000
+    formingEveryMs: 60_000,
+    // GET /fapi/v1/depth?limit=100.
+    bookWeight: 5
   }
 }

@@ -63,6 +63,8 @@ const DAY_MS = 24 * HOUR_MS
 const MINUTE_MS = 60_000
 /** Open-interest and taker-volume history endpoints keep about 30 days; asking for 29 stays inside. */
 const OI_HISTORY_DAYS = 29
+/** The share of a venue's request budget the books job plans its cycle with (`booksEveryMs`). */
+const BOOKS_BUDGET_SHARE = 0.5
 /** The bars the start fetches first for each instrument without any (`runRecentBars`): a day. */
 const RECENT_BARS_MS = DAY_MS
 
@@ -115,7 +117,36 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     let instruments: ReadonlyArray<Instrument> = []
     let missing: ReadonlyArray<string> = []
 
-    const ref = (component: Component) => ({ venue, component, cadenceMs: componentCadenceMs(venue, component) })
+    /**
+     * How often the books job runs: every minute while the venue's budget allows (a minute's books within half its
+     * request rate, the rest left to bars, forming bars, tickers and funding), else every as many minutes as a
+     * cycle of every instrument's book needs at that share (550 Binance perpetuals at weight 5: 6 minutes). Polling
+     * faster could only queue behind the limiter and leave each cycle's books older than its cadence says.
+     */
+    const booksEveryMs = (): number => {
+      const perMinute = ((connector.limiter.capacity * MINUTE_MS) / connector.limiter.windowMs) * BOOKS_BUDGET_SHARE
+      return Math.max(1, Math.ceil((instruments.length * (connector.bookWeight ?? 1)) / perMinute)) * MINUTE_MS
+    }
+    /** When the newest books run started, and its newest fetch (so far). */
+    const booksRun = { startMs: 0, lastFetchMs: 0 }
+    /**
+     * The books status's cadence, as the runs measure it. The status's newest time is a run's start (every book of
+     * the run is at least that new), and the next run's last book can come a cycle plus two runs' durations later.
+     * So: a minute while a run takes seconds (as with a few dozen instruments), else the cycle plus twice the last
+     * run's duration, in whole minutes. A run slowed by other jobs (the first hour's backfill shares the limiter)
+     * lengthens the cadence the status gives, instead of reading `stale` while every book keeps coming.
+     */
+    const booksCadenceMs = (): number => {
+      const every = booksEveryMs()
+      const tookMs = Math.max(0, booksRun.lastFetchMs - booksRun.startMs)
+      if (every <= MINUTE_MS && tookMs <= 15_000) return MINUTE_MS
+      return Math.ceil((every + 2 * tookMs) / MINUTE_MS) * MINUTE_MS
+    }
+    const ref = (component: Component) => ({
+      venue,
+      component,
+      cadenceMs: component === "books" ? booksCadenceMs() : componentCadenceMs(venue, component)
+    })
 
     /** Marks components failing: newest time and last success kept, the error kept as `lastError`. */
     const markFailing = (components: ReadonlyArray<Component>, e: SourceError) =>
@@ -429,9 +460,12 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
       const writeMetrics = slotMs > metricsSlotMs
       const metrics: Array<AnySeriesInput> = []
+      booksRun.startMs = nowMs
+      booksRun.lastFetchMs = nowMs
       yield* eachInstrument(["books"], (i, p) =>
         Effect.gen(function* () {
           const book = yield* connector.book(i, nowMs)
+          booksRun.lastFetchMs = yield* Clock.currentTimeMillis
           yield* store.putBooks([book])
           p.newestMs = Math.max(p.newestMs, nowMs)
           const m = bookMetricsOf(book)
@@ -513,11 +547,11 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       name: string,
       components: ReadonlyArray<Component>,
       run: Effect.Effect<void, SourceError>,
-      cadenceMs: number,
+      cadenceMs: number | (() => number),
       offsetMs: number
     ): Effect.Effect<void> =>
       attempt(components, run).pipe(
-        Effect.retry(backoffSchedule(Math.min(cadenceMs, 5 * MINUTE_MS))),
+        Effect.retry(backoffSchedule(Math.min(typeof cadenceMs === "number" ? cadenceMs : cadenceMs(), 5 * MINUTE_MS))),
         Effect.repeat(pollSchedule(cadenceMs, offsetMs, options.jitterMs)),
         // The backoff never gives up, so no failure gets here.
         Effect.orDie,
@@ -558,7 +592,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
 
     const scheduled = {
       // Bars first after each close, tickers next; books off the quarter-hour so they do not queue with them.
-      books: job("books", ["books"], runBooks, MINUTE_MS, 30_000),
+      books: job("books", ["books"], runBooks, booksEveryMs, 30_000),
       tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 8_000),
       bars: job("bars", barComponents, runBars, BAR_MS, 2_000),
       formingBar: job("formingBar", barComponents, runForming, connector.formingEveryMs, 40_000),

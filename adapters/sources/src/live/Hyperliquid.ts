@@ -257,6 +257,8 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     klinesCarryTakerFlow: false,
     formingBar,
     // A candle request weighs 21: every 3 minutes keeps ~24 coins at ~170 weight per minute.
-    formingEveryMs: 3 * 60_000
+    formingEveryMs: 3 * 60_000,
+    // l2Book.
+    bookWeight: 2
   }
 }

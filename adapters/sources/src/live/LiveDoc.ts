@@ -91,7 +91,7 @@ is set too, and \`off\` turns a stream off.
 | 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
 | the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes |
 | mark/index, open interest, funding state | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
-| order books | every ${minutes(componentCadenceMs("binance", "books"))}; book metrics once per 15 minutes |
+| order books | every ${minutes(componentCadenceMs("binance", "books"))} while half the venue's request budget covers every instrument's book in that time, else every as many minutes as it needs (550 Binance perpetuals at depth weight 5: 6 minutes); the \`books\` status gives the cadence the runs measure (the cycle plus twice the last run's duration: 11 to 20 minutes for those 550 while the first hour's backfill shares the limiter); book metrics once per 15 minutes |
 | funding settlements | every hour (status cadence: the venue's funding interval) |
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |

@@ -17,15 +17,22 @@ export const delayToNextSlot = (nowMs: number, cadenceMs: number, offsetMs: numb
   return Math.max(1, next - nowMs)
 }
 
-export const pollSchedule = (cadenceMs: number, offsetMs: number, jitterMs: number): Schedule.Schedule<number> =>
-  Schedule.spaced(cadenceMs).pipe(
+/** `cadenceMs` may be a function, read at each run (the books job's cycle follows the number of instruments). */
+export const pollSchedule = (
+  cadenceMs: number | (() => number),
+  offsetMs: number,
+  jitterMs: number
+): Schedule.Schedule<number> => {
+  const cadence = typeof cadenceMs === "number" ? () => cadenceMs : cadenceMs
+  return Schedule.spaced(cadence()).pipe(
     Schedule.modifyDelay(({ now }) =>
       Effect.map(
         jitterMs > 0 ? Random.nextIntBetween(0, jitterMs) : Effect.succeed(0),
-        (jitter) => delayToNextSlot(now, cadenceMs, offsetMs) + jitter
+        (jitter) => delayToNextSlot(now, cadence(), offsetMs) + jitter
       )
     )
   )
+}
 
 export const BACKOFF_BASE_MS = 2_000
 

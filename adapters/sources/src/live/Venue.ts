@@ -135,6 +135,8 @@ export interface VenueConnector {
   ) => Effect.Effect<ReadonlyArray<TickerRow>, SourceError>
   /** The order book now (bids best first, asks best first), prices in USD per token, sizes in tokens. */
   readonly book: (i: Instrument, nowMs: number) => Effect.Effect<BookSnapshot, SourceError>
+  /** What one `book` request spends of `limiter` (default 1): the books job plans its cycle with it. */
+  readonly bookWeight?: number
   /** Open interest history (USD) on the 15-minute grid in `[fromMs, toMs)`, where the venue publishes it. */
   readonly openInterestHistory?: (
     i: Instrument,

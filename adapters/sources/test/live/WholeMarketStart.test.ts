@@ -3,14 +3,15 @@
  * growth"): 550 perpetuals on one venue with Binance's request weights (klines by their limit, the all-symbol
  * premium index 10, open interest and its history 1, depth 5) behind the real feed and the real limiter, on the
  * test clock. Every perpetual has its quote and its last day of bars within a minute (those this venue prices first,
- * the busiest first); the 90-day history fills in behind them, the busiest (by open interest) first; no minute
- * spends more weight than the bucket allows.
+ * the busiest first); the 90-day history fills in behind them, the busiest (by open interest) first; the books come
+ * in cycles the budget allows, and their status reads live at the cadence the cycles measure; no minute spends more
+ * weight than the bucket allows.
  *
  * The venue is a stub connector (no HTTP: the test is about what the feed asks for and when, and runs 70 minutes
  * of the clock); the HTTP connectors' own requests and parsing have their suites (Binance.test.ts, ...).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { BAR_MS, type CryptoAsset, MarketStore } from "@market-data/core"
+import { BAR_MS, type CryptoAsset, freshnessOf, MarketStore } from "@market-data/core"
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
@@ -140,6 +141,7 @@ const makeVenue = () => {
           BAR_MS
         )
       }),
+    bookWeight: 5,
     klinesCarryTakerFlow: true,
     formingBar: (_i, slotMs) => Effect.as(take(1), bar(slotMs)),
     formingEveryMs: 60_000
@@ -210,8 +212,24 @@ describe("a first live start at the whole market's size", () => {
         assert.deepStrictEqual(started, busiest)
 
         // Within about an hour (the weight the 90 days cost, at 1,000 a minute), every perpetual's history reaches
-        // back the whole window, and its open interest back the 29 days the venue keeps.
-        yield* advance(60 * 60)
+        // back the whole window, and its open interest back the 29 days the venue keeps. Meanwhile the books come in
+        // cycles the budget allows (550 books at weight 5 in half of 1,000 a minute: every 6 minutes, longer while
+        // the backfill shares the limiter), and their status says so: live at every minute of the last half hour,
+        // at the cadence the runs measure (measured 11 to 20 minutes here), and no book older than it.
+        yield* advance(30 * 60)
+        for (let m = 0; m < 30; m++) {
+          yield* advance(60)
+          const books = (yield* store.status).find((s) => s.venue === "binance" && s.component === "books")
+          assert.isDefined(books)
+          const nowMs = yield* Clock.currentTimeMillis
+          const cadenceMs = books?.cadenceMs ?? 0
+          assert.isAtLeast(cadenceMs, 6 * 60_000)
+          assert.strictEqual(freshnessOf(books as NonNullable<typeof books>, nowMs), "live", `minute ${40 + m}`)
+          for (let k = 0; k < N; k += 50) {
+            const [book] = yield* store.books(idOf(k), "binance")
+            assert.isAtLeast(book?.t ?? 0, nowMs - cadenceMs, `${symbols[k]} at minute ${40 + m}`)
+          }
+        }
         for (let k = 0; k < N; k++) {
           const bars = yield* extentOf("bars", k)
           assert.isAtMost(bars?.firstMs ?? Number.POSITIVE_INFINITY, SLOT - BACKFILL_DAYS * DAY + BAR_MS, symbols[k])
