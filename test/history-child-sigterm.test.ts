@@ -91,6 +91,8 @@ describe("the kept history's child process on a SIGTERM during the start", () =>
       expect(alive(creator as number)).toBe(false)
       expect(processesWith(staging)).toEqual([])
       expect(existsSync(join(folder, "PG_VERSION"))).toBe(false)
+      // The stop waited for the child to be gone and removed what it had made.
+      expect(existsSync(staging)).toBe(false)
       expect(out).not.toMatch(/listening on/)
 
       const again = await startServerProcess({ MARKET_DATA_DIR: folder }, { entry: SERVE_ENTRY, args: ["serve"] })

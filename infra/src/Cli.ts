@@ -29,7 +29,7 @@ import { serve } from "./Main.ts"
 import { migrations, migrator, pendingMigrations } from "./Migrate.ts"
 import type { ProgressFactory } from "./Progress.ts"
 import { layerPlatform, type OpenedService } from "./Service.ts"
-import { lockDataDir, openStores, redactUrl } from "./Stores.ts"
+import { lockDataDir, openInterruptibly, openStores, redactUrl } from "./Stores.ts"
 
 export const USAGE = `market-data <command>
 
@@ -371,15 +371,13 @@ const openDatabaseOnly = (
     if (store._tag === "Embedded") yield* lockDataDir(store.dir)
     const what = store._tag === "Embedded" ? `the embedded database in ${resolve(store.dir)}` : "PostgreSQL"
     return yield* Effect.acquireRelease(
-      // Interruptible (Ctrl-C): a new embedded cluster's creation stops and leaves nothing (`PgliteOptions.signal`).
-      Effect.interruptible(
-        Effect.tryPromise({
-          try: (signal) =>
-            store._tag === "Embedded"
-              ? openPglite(store.dir, { worker: config.pgliteWorker === true, signal })
-              : Promise.resolve(openPostgres(store.url, { poolSize: Math.min(config.poolSize, 2) })),
-          catch: (e) => new ConfigProblem(`cannot open ${what}: ${errorText(e)}`)
-        })
+      // Interruptible (Ctrl-C): a new embedded cluster's creation stops and leaves nothing (`openInterruptibly`).
+      openInterruptibly(
+        (signal) =>
+          store._tag === "Embedded"
+            ? openPglite(store.dir, { worker: config.pgliteWorker === true, signal })
+            : Promise.resolve(openPostgres(store.url, { poolSize: Math.min(config.poolSize, 2) })),
+        (e) => new ConfigProblem(`cannot open ${what}: ${errorText(e)}`)
       ),
       // A pool still trying to reach an unreachable server must not hold the command open.
       (database) => Effect.promise(() => database.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)

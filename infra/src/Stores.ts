@@ -88,18 +88,45 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
       })
   ).pipe(Effect.asVoid)
 
-/** Opens a database, migrates it and starts the sweeper, for the life of the scope. */
 /**
- * Opens a database for the scope. `open` gets a signal that aborts when the start is interrupted (a SIGTERM while
- * `serve` starts): the embedded store then stops creating its cluster instead of finishing it first
- * (`PgliteOptions.signal`); an open that does not stop for it is waited for and closed with the scope.
+ * The acquire step of a database's open, interruptible (a SIGTERM or Ctrl-C while a command starts): `open` gets a
+ * signal that aborts then, and the embedded store stops creating a new cluster instead of finishing it
+ * (`PgliteOptions.signal`). The interruption still waits for `open` to settle: for the creating child to be gone and
+ * its staging folder removed, or, where the open does not stop for the signal (an existing cluster, a pool), for
+ * the database to open and be closed again, so nothing of it is still at work in the folder once the data folder's
+ * lock is released.
  */
+export const openInterruptibly = <E>(
+  open: (signal: AbortSignal) => Promise<Database>,
+  onError: (e: unknown) => E
+): Effect.Effect<Database, E> => {
+  let pending: Promise<Database> | undefined
+  return Effect.tryPromise({
+    try: (signal) => {
+      pending = open(signal)
+      return pending
+    },
+    catch: onError
+  }).pipe(
+    Effect.interruptible,
+    Effect.onInterrupt(() =>
+      Effect.promise(() =>
+        pending === undefined
+          ? Promise.resolve()
+          : pending.then(
+              (d) => d.close(),
+              () => undefined
+            )
+      ).pipe(Effect.ignore)
+    )
+  )
+}
+
+/** Opens a database, migrates it and starts the sweeper, for the life of the scope (`openInterruptibly`). */
 const openDatabase = (open: (signal: AbortSignal) => Promise<Database>, what: string) =>
   Effect.gen(function* () {
     const database = yield* Effect.acquireRelease(
-      Effect.interruptible(
-        Effect.tryPromise({ try: open, catch: (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`) })
-      ),
+      openInterruptibly(open, (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`)),
       (d) => Effect.promise(() => d.close()).pipe(Effect.ignore)
     )
     const report = yield* Effect.tryPromise({

@@ -234,8 +234,11 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
         return newest
       })
 
+    /** This venue's stored extent of a series of an asset, or undefined. */
+    const storedExtent = (kind: SeriesKind, assetId: string) =>
+      Effect.map(store.extent(kind, assetId), (extents) => extents.find((e) => e.venue === venue))
     const lastStoredMs = (kind: SeriesKind, assetId: string) =>
-      Effect.map(store.extent(kind, assetId), (extents) => extents.find((e) => e.venue === venue)?.lastMs)
+      Effect.map(storedExtent(kind, assetId), (e) => e?.lastMs)
 
     // -- listings --------------------------------------------------------------------------------------------
     const refreshListings: Effect.Effect<void, SourceError> = Effect.gen(function* () {
@@ -265,8 +268,6 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     const barsReady = new Set<string>()
     /** Instruments whose bars this process has fetched back to the backfill's start (behind what was stored). */
     const barsBackfilled = new Set<string>()
-    const storedExtent = (kind: SeriesKind, assetId: string) =>
-      Effect.map(store.extent(kind, assetId), (extents) => extents.find((e) => e.venue === venue))
 
     const runBars = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
