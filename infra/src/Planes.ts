@@ -33,12 +33,14 @@ import {
   type MarketStore,
   MarketStore as MarketStoreTag,
   makeCryptoPlaneOver,
+  makeQuoteBoard,
   makeUniverseRef,
   type PlaneForAsset,
   type PlaneOperations,
   pricedAssets,
   staticUniverse,
-  universeOfDirectory
+  universeOfDirectory,
+  withQuoteBoard
 } from "@market-data/core"
 import {
   type MemoryMarketStore,
@@ -517,9 +519,14 @@ const openLivePlanes = (
       universe: () => universe.get().assets,
       update: (next: AssetDirectory) => Effect.asVoid(setFrom(next))
     }
-    yield* startLiveFeeds({ market, equity, config: live, leader, directory }).pipe(Effect.mapError(problem))
+    // The venues' market streams (every instance) into the process's board; the plane reads the store with the
+    // streamed top of book, funding states and stream statuses in front (`withQuoteBoard`).
+    const board = makeQuoteBoard()
+    yield* startLiveFeeds({ market, equity, config: live, leader, directory, board }).pipe(Effect.mapError(problem))
 
-    const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStoreTag, market))
+    const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(
+      Effect.provideService(MarketStoreTag, withQuoteBoard(market, board))
+    )
     let warm = false
     yield* cryptoPlane.warm.pipe(
       Effect.tap(() =>

@@ -120,6 +120,13 @@ export interface BookSnapshot {
   readonly t: number
   readonly bids: ReadonlyArray<BookLevel>
   readonly asks: ReadonlyArray<BookLevel>
+  /**
+   * Where the top of book is streamed (`QuoteBoard.ts`): the newest event time of the stream that carries it. A
+   * streamed top that has not moved since `t` is still the venue's current one while its stream is up.
+   */
+  readonly confirmedMs?: number
+  /** Where the top of book is streamed in front of a polled book: when the levels behind the top were read. */
+  readonly depthMs?: number
 }
 
 /** A venue's funding state for a perpetual, as of `t`. Rates are fractions per `intervalMs`. */
@@ -261,6 +268,11 @@ export class MarketStore extends Context.Service<
      * `revision`: a reader of one asset's series reuses what it built from them while this is unchanged.
      */
     readonly seriesRevision?: (assetId: string) => number
+    /**
+     * A number that changes whenever `revision` does and whenever streamed state changes (books, funding states,
+     * the streamed components' statuses: `QuoteBoard.ts`). Optional: where absent, `revision` covers them.
+     */
+    readonly quotesRevision?: () => number
   }
 >()("market-data/core/MarketStore") {}
 

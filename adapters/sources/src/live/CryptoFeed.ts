@@ -57,6 +57,12 @@ export interface CryptoFeedOptions {
    * universe (`UniverseRef`). Default: the hand-written registry.
    */
   readonly universe?: () => ReadonlyArray<CryptoAsset>
+  /**
+   * Where the venue's market stream runs (`stream/MarketStream.ts`): whether it serves an asset's top of book now.
+   * The books job then polls, each minute, only the instruments it does not serve (stream down, symbol refused or
+   * silent), and every book once per 15-minute bucket for the depth behind the top and the book metrics.
+   */
+  readonly streamed?: (assetId: string) => boolean
 }
 
 const DAY_MS = 24 * HOUR_MS
@@ -125,7 +131,10 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
      */
     const booksEveryMs = (): number => {
       const perMinute = ((connector.limiter.capacity * MINUTE_MS) / connector.limiter.windowMs) * BOOKS_BUDGET_SHARE
-      return Math.max(1, Math.ceil((instruments.length * (connector.bookWeight ?? 1)) / perMinute)) * MINUTE_MS
+      const streamed = options.streamed
+      const polled =
+        streamed === undefined ? instruments.length : instruments.filter((i) => !streamed(i.assetId)).length
+      return Math.max(1, Math.ceil((polled * (connector.bookWeight ?? 1)) / perMinute)) * MINUTE_MS
     }
     /** When the newest books run started, and its newest fetch (so far). */
     const booksRun = { startMs: 0, lastFetchMs: 0 }
@@ -463,25 +472,32 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       const metrics: Array<AnySeriesInput> = []
       booksRun.startMs = nowMs
       booksRun.lastFetchMs = nowMs
-      yield* eachInstrument(["books"], (i, p) =>
-        Effect.gen(function* () {
-          const book = yield* connector.book(i, nowMs)
-          booksRun.lastFetchMs = yield* Clock.currentTimeMillis
-          yield* store.putBooks([book])
-          p.newestMs = Math.max(p.newestMs, nowMs)
-          const m = bookMetricsOf(book)
-          if (writeMetrics && m !== undefined) {
-            metrics.push(
-              series(
-                "bookMetrics",
-                i.assetId,
-                venue,
-                [{ t: slotMs, ...m }],
-                ["mid", "spreadPct", "imbalance", "bidDepthUsd", "askDepthUsd"]
+      // Streamed venues: between the 15-minute depth runs, only the books the stream does not serve.
+      const streamed = options.streamed
+      const only =
+        writeMetrics || streamed === undefined ? undefined : (i: Instrument) => Effect.succeed(!streamed(i.assetId))
+      yield* eachInstrument(
+        ["books"],
+        (i, p) =>
+          Effect.gen(function* () {
+            const book = yield* connector.book(i, nowMs)
+            booksRun.lastFetchMs = yield* Clock.currentTimeMillis
+            yield* store.putBooks([book])
+            p.newestMs = Math.max(p.newestMs, nowMs)
+            const m = bookMetricsOf(book)
+            if (writeMetrics && m !== undefined) {
+              metrics.push(
+                series(
+                  "bookMetrics",
+                  i.assetId,
+                  venue,
+                  [{ t: slotMs, ...m }],
+                  ["mid", "spreadPct", "imbalance", "bidDepthUsd", "askDepthUsd"]
+                )
               )
-            )
-          }
-        })
+            }
+          }),
+        only
       )
       if (writeMetrics && metrics.length > 0) {
         yield* store.write(metrics)

@@ -4,7 +4,7 @@
  * (`Hyperliquid.ts` says why).
  *
  * Protocols (each venue's documented websocket API; Node's global `WebSocket`):
- * - Binance (`wss://fstream.binance.com/stream`): `{"method":"SUBSCRIBE","params":["!forceOrder@arr"],"id":1}`,
+ * - Binance (`wss://fstream.binance.com/market/stream`): `{"method":"SUBSCRIBE","params":["!forceOrder@arr"],"id":1}`,
  *   answered `{"result":null,"id":1}` (an error: `{"error":{"code","msg"},"id":1}` or `{"code","msg","id":1}`).
  *   Events, wrapped `{"stream","data"}` on the combined endpoint: `{"e":"forceOrder","E","o":{"s" symbol,
  *   "S" side, "X" status, "q", "p", "ap" average price, "l", "z" filled quantity, "T" trade time}}`. `S` is
@@ -135,7 +135,9 @@ const binanceEvent = (value: unknown, path: string): LiquidationPrint | undefine
 
 export const binanceProtocol: StreamProtocol = {
   venue: "binance",
-  url: (base) => `${base}/stream`,
+  // `!forceOrder@arr` belongs to the routed `/market` endpoint: an unrouted `/stream` connection gets no data
+  // (Binance's "Important WebSocket Change Notice").
+  url: (base) => `${base}/market/stream`,
   subscriptions: (symbols) => [
     {
       id: String(BINANCE_SUBSCRIBE_ID),

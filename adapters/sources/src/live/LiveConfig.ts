@@ -8,7 +8,7 @@ import { Config, ConfigProvider, Data, Effect } from "effect"
 import { BINANCE_DEFAULT_BASE_URL } from "./Binance.ts"
 import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
 import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
-import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL, type StreamVenue } from "./LiquidationStreams.ts"
+import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL } from "./LiquidationStreams.ts"
 import { OKX_DEFAULT_BASE_URL } from "./Okx.ts"
 import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
 import { type LiveVenue, LiveVenues } from "./Venue.ts"
@@ -32,10 +32,11 @@ export interface LiveConfig {
     readonly prices: string
   }
   /**
-   * Websocket base URLs of the venues whose liquidations stream there (`LiquidationStreams.ts`); a venue without
-   * one runs no stream (its liquidations component is not reported).
+   * Websocket base URLs of the venues: their market streams (`stream/MarketStream.ts`: top of book, mark, index,
+   * funding) and, for Binance and Bybit, their liquidations (`LiquidationStreams.ts`). A venue without one runs no
+   * stream: its books are polled over REST and its liquidations component is not reported.
    */
-  readonly wsBaseUrls: Readonly<Partial<Record<StreamVenue, string>>>
+  readonly wsBaseUrls: Readonly<Partial<Record<LiveVenue, string>>>
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
   readonly secUserAgent: string
   /** Companies whose filings are ingested (CIKs without leading zeros). */
@@ -87,9 +88,16 @@ const DEFAULT_BASE_URLS: LiveConfig["baseUrls"] = {
   prices: PRICES_DEFAULT_BASE_URL
 }
 
-const DEFAULT_WS_BASE_URLS: Readonly<Record<StreamVenue, string>> = {
+/** OKX v5's public websocket host (its public channels are at `/ws/v5/public`). */
+export const OKX_WS_DEFAULT_BASE_URL = "wss://ws.okx.com:8443"
+/** Hyperliquid's websocket host (at `/ws`). */
+export const HYPERLIQUID_WS_DEFAULT_BASE_URL = "wss://api.hyperliquid.xyz"
+
+const DEFAULT_WS_BASE_URLS: Readonly<Record<LiveVenue, string>> = {
   binance: BINANCE_WS_DEFAULT_BASE_URL,
-  bybit: BYBIT_WS_DEFAULT_BASE_URL
+  bybit: BYBIT_WS_DEFAULT_BASE_URL,
+  okx: OKX_WS_DEFAULT_BASE_URL,
+  hyperliquid: HYPERLIQUID_WS_DEFAULT_BASE_URL
 }
 
 /**
@@ -98,8 +106,8 @@ const DEFAULT_WS_BASE_URLS: Readonly<Record<StreamVenue, string>> = {
  * stream of the venue's to offer, and the service must not reach the real venue behind its operator's back).
  */
 export const defaultWsBaseUrls = (baseUrls: LiveConfig["baseUrls"]): LiveConfig["wsBaseUrls"] => {
-  const out: Partial<Record<StreamVenue, string>> = {}
-  for (const venue of ["binance", "bybit"] as const) {
+  const out: Partial<Record<LiveVenue, string>> = {}
+  for (const venue of LiveVenues) {
     if (baseUrls[venue] === DEFAULT_BASE_URLS[venue]) out[venue] = DEFAULT_WS_BASE_URLS[venue]
   }
   return out
@@ -287,6 +295,8 @@ export const LiveEnvironment = [
   ["MARKET_DATA_HYPERLIQUID_BASE_URL", HYPERLIQUID_DEFAULT_BASE_URL],
   ["MARKET_DATA_BINANCE_WS_BASE_URL", BINANCE_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_BYBIT_WS_BASE_URL", BYBIT_WS_DEFAULT_BASE_URL],
+  ["MARKET_DATA_OKX_WS_BASE_URL", OKX_WS_DEFAULT_BASE_URL],
+  ["MARKET_DATA_HYPERLIQUID_WS_BASE_URL", HYPERLIQUID_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
   ["MARKET_DATA_PRICES", "yahoo"],
@@ -347,8 +357,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     prices: trimSlash(yield* read("MARKET_DATA_PRICES_BASE_URL", PRICES_DEFAULT_BASE_URL))
   }
   // A websocket base URL: set, "off" (no stream), or unset (the default for the REST base URL).
-  const wsBaseUrls: Partial<Record<StreamVenue, string>> = { ...defaultWsBaseUrls(baseUrls) }
-  for (const venue of ["binance", "bybit"] as const) {
+  const wsBaseUrls: Partial<Record<LiveVenue, string>> = { ...defaultWsBaseUrls(baseUrls) }
+  for (const venue of LiveVenues) {
     const text = (yield* read(wsBaseUrlVariable(venue), "")).trim()
     if (text.toLowerCase() === "off") delete wsBaseUrls[venue]
     else if (text !== "") wsBaseUrls[venue] = trimSlash(text)

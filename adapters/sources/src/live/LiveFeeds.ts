@@ -9,11 +9,13 @@ import {
   type AssetDirectory,
   AssetDirectoryStore,
   type CryptoAsset,
+  CryptoAssets,
   dailyIndexThrough,
   type EquityStore,
   type LeaderLock,
   LIVE_INGEST_LOCK,
   MarketStore,
+  type QuoteBoard,
   SEC_VENUE
 } from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
@@ -32,7 +34,17 @@ import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, 
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { type DailyIndexFollower, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
-import { type LiveVenue, perpListingsOf, registryListings, type VenueConnector } from "./Venue.ts"
+import { type MarketStreamStats, runMarketStream } from "./stream/MarketStream.ts"
+import { StreamProtocols } from "./stream/Protocols.ts"
+import {
+  type Instrument,
+  instrumentsOf,
+  type LiveVenue,
+  perpListingsOf,
+  registryListings,
+  type VenueConnector,
+  type VenueListing
+} from "./Venue.ts"
 
 /** How often each covered company's submissions feed is read. */
 export const SEC_POLL_MS = 10 * 60_000
@@ -117,6 +129,72 @@ export const liquidationStreams = (
         ? new Map(registryListings(venue).map((l) => [l.listing.symbol, l.assetId] as const))
         : streamSymbols(venue, universe)
     return [runLiquidationStream(streamProtocol(venue), { baseUrl, symbols, timeoutMs: config.requestTimeoutMs })]
+  })
+
+/** How often each instance re-reads a streamed venue's instrument list (its symbols and contract sizes). */
+export const STREAM_LISTINGS_EVERY_MS = 30 * 60_000
+
+/** Whether the board serves an asset's top of book on `venue` from a live stream now (else REST polls it). */
+export const streamedOn =
+  (board: QuoteBoard, venue: string) =>
+  (assetId: string): boolean =>
+    board.health(venue)?.up === true && board.quote(assetId, venue) !== undefined && !board.isSilent(assetId, venue)
+
+/**
+ * The market streams of every configured venue that has a websocket base URL and a stream protocol, each into
+ * `board`, over that venue's perpetuals of the universe (the registry's, or live mode's asset directory's, followed
+ * as it changes). Every instance runs them (not only the leader): public streams cost no request weight, and each
+ * instance's answers are then as fresh as the venue (LiveDoc, "Every instance equally fresh"). The symbols and
+ * contract sizes come from the venue's instrument list, read by each instance at start and every
+ * `STREAM_LISTINGS_EVERY_MS` (one request to each venue's listing endpoint).
+ */
+export const marketStreams = (deps: {
+  readonly config: LiveConfig
+  readonly board: QuoteBoard
+  readonly universe?: (() => ReadonlyArray<CryptoAsset>) | undefined
+  readonly stats?: Partial<Record<LiveVenue, MarketStreamStats>>
+}): ReadonlyArray<Effect.Effect<void>> =>
+  deps.config.venues.flatMap((venue) => {
+    const baseUrl = deps.config.wsBaseUrls[venue]
+    const protocol = StreamProtocols[venue]
+    if (baseUrl === undefined || protocol === undefined) return []
+    const connector = makeConnector(venue, deps.config)
+    let listed: ReadonlyMap<string, VenueListing> | undefined
+    let seen: { listed: unknown; universe: unknown } = { listed: undefined, universe: undefined }
+    let map: ReadonlyMap<string, Instrument> = new Map()
+    /** The venue's perpetuals now (the same map while neither the listing nor the universe changed). */
+    const instruments = (): ReadonlyMap<string, Instrument> => {
+      const universe = deps.universe?.() ?? CryptoAssets
+      if (listed === undefined || (seen.listed === listed && seen.universe === universe)) return map
+      seen = { listed, universe }
+      map = new Map(instrumentsOf(venue, listed, undefined, universe).instruments.map((i) => [i.symbol, i] as const))
+      return map
+    }
+    const refreshListing = connector.listings.pipe(
+      Effect.tap((l) =>
+        Effect.sync(() => {
+          listed = l
+        })
+      ),
+      Effect.tapError((e) =>
+        Effect.logWarning(`live ${venue} streams: instrument list failing: ${sourceErrorText(e)}`)
+      ),
+      Effect.retry(backoffSchedule(5 * 60_000)),
+      Effect.repeat(pollSchedule(STREAM_LISTINGS_EVERY_MS, 0, deps.config.jitterMs)),
+      Effect.orDie,
+      Effect.asVoid
+    )
+    const stream = runMarketStream(
+      protocol,
+      {
+        baseUrl,
+        instruments,
+        timeoutMs: deps.config.requestTimeoutMs
+      },
+      deps.board,
+      deps.stats?.[venue]
+    )
+    return [Effect.all([refreshListing, stream], { concurrency: "unbounded", discard: true })]
   })
 
 /** The `User-Agent` the price connector sends (it names the service; no operator contact goes to the source). */
@@ -213,16 +291,23 @@ export const ingestAll = (deps: {
   readonly equity: EquityStore["Service"]
   readonly config: LiveConfig
   readonly directory?: LiveDirectory | undefined
+  /** The process's streamed state: where a venue streams, its books job polls only what the stream does not serve. */
+  readonly board?: QuoteBoard | undefined
 }): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const { config } = deps
+    const { config, board } = deps
     const connectors = config.venues.map((venue) => makeConnector(venue, config))
     const feeds = yield* Effect.forEach(connectors, (connector) =>
       makeCryptoFeed(connector, {
         backfillDays: config.backfillDays,
         fundingBackfillDays: config.fundingBackfillDays,
         jitterMs: config.jitterMs,
-        ...(deps.directory === undefined ? {} : { universe: deps.directory.universe })
+        ...(deps.directory === undefined ? {} : { universe: deps.directory.universe }),
+        ...(board === undefined ||
+        config.wsBaseUrls[connector.venue] === undefined ||
+        StreamProtocols[connector.venue] === undefined
+          ? {}
+          : { streamed: streamedOn(board, connector.venue) })
       }).pipe(Effect.provideService(MarketStore, deps.market))
     )
     const directory = deps.directory
@@ -412,13 +497,33 @@ export const startLiveFeeds = (deps: {
   readonly config: LiveConfig
   readonly leader: LeaderLock["Service"]
   readonly directory?: LiveDirectory | undefined
+  /**
+   * The process's streamed state (`QuoteBoard`): every instance runs the venues' market streams into it, leader or
+   * not; the plane reads it through `withQuoteBoard`. Absent: no market streams (books polled over REST).
+   */
+  readonly board?: QuoteBoard | undefined
+  readonly streamStats?: Partial<Record<LiveVenue, MarketStreamStats>>
 }): Effect.Effect<void, LiveConfigError, Scope.Scope> =>
   Effect.gen(function* () {
     const config = yield* validateLiveConfig(deps.config)
-    const { leader } = deps
+    const { leader, board } = deps
     const leaseMs = config.leaderLeaseMs
     const holder = config.instanceId
-    const ingest = ingestAll({ market: deps.market, equity: deps.equity, config, directory: deps.directory })
+    const ingest = ingestAll({ market: deps.market, equity: deps.equity, config, directory: deps.directory, board })
+    if (board !== undefined) {
+      const streams = marketStreams({
+        config,
+        board,
+        universe: deps.directory?.universe,
+        ...(deps.streamStats === undefined ? {} : { stats: deps.streamStats })
+      })
+      if (streams.length > 0) {
+        yield* Effect.logInfo(
+          `live streams: ${config.venues.filter((v) => config.wsBaseUrls[v] !== undefined && StreamProtocols[v] !== undefined).join(", ")} (every instance)`
+        )
+        yield* Effect.forkScoped(Effect.all(streams, { concurrency: "unbounded", discard: true }))
+      }
+    }
 
     /** Completes when the lease is lost (a renewal answers false). */
     const holdLease = Effect.gen(function* () {

@@ -410,7 +410,7 @@ describe("Binance !forceOrder@arr stream", () => {
     Effect.gen(function* () {
       const t = yield* setup(binanceProtocol, binanceVenue({ on: false }), symbols)
       assert.isTrue(yield* t.until(t.live))
-      assert.strictEqual(t.server.connections[0]?.path, "/stream")
+      assert.strictEqual(t.server.connections[0]?.path, "/market/stream")
       assert.deepStrictEqual(t.server.received[0], { method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: 1 })
 
       for (const m of [
@@ -514,7 +514,9 @@ describe("liquidation stream configuration", () => {
     const defaults = liveConfig({ secUserAgent: UA })
     assert.deepStrictEqual(defaults.wsBaseUrls, {
       binance: "wss://fstream.binance.com",
-      bybit: "wss://stream.bybit.com"
+      bybit: "wss://stream.bybit.com",
+      okx: "wss://ws.okx.com:8443",
+      hyperliquid: "wss://api.hyperliquid.xyz"
     })
     assert.strictEqual(liquidationStreams(defaults).length, 2)
     assert.strictEqual(liquidationStreams({ ...defaults, venues: ["okx", "hyperliquid"] }).length, 0)
@@ -553,17 +555,20 @@ describe("liquidation stream configuration", () => {
             )
           )
         )
+      const others = { okx: "wss://ws.okx.com:8443", hyperliquid: "wss://api.hyperliquid.xyz" }
       assert.deepStrictEqual((yield* load({})).wsBaseUrls, {
         binance: "wss://fstream.binance.com",
-        bybit: "wss://stream.bybit.com"
+        bybit: "wss://stream.bybit.com",
+        ...others
       })
       assert.deepStrictEqual(
         (yield* load({ MARKET_DATA_BINANCE_WS_BASE_URL: "off", MARKET_DATA_BYBIT_WS_BASE_URL: "ws://127.0.0.1:7/" }))
           .wsBaseUrls,
-        { bybit: "ws://127.0.0.1:7" }
+        { bybit: "ws://127.0.0.1:7", ...others }
       )
       assert.deepStrictEqual((yield* load({ MARKET_DATA_BYBIT_BASE_URL: "http://127.0.0.1:8" })).wsBaseUrls, {
-        binance: "wss://fstream.binance.com"
+        binance: "wss://fstream.binance.com",
+        ...others
       })
       const e = yield* Effect.flip(load({ MARKET_DATA_BYBIT_WS_BASE_URL: "stream.bybit.com" }))
       assert.strictEqual(e.variable, "MARKET_DATA_BYBIT_WS_BASE_URL")

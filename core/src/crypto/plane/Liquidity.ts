@@ -7,7 +7,7 @@ import type { PlaneForAsset } from "../../Planes.ts"
 import { bookDepth } from "../Market.ts"
 import { DepthBandsPct } from "../Measures.ts"
 import { perAsset } from "./Operation.ts"
-import { roundValue } from "./Result.ts"
+import { iso, roundValue } from "./Result.ts"
 import { type PlaneState, w } from "./State.ts"
 
 /** `liquidity` over a plane's state. */
@@ -30,6 +30,8 @@ export const makeLiquidity = (st: PlaneState): PlaneForAsset => {
         return any ? { within_pct: pct, bid_usd: roundValue(bid), ask_usd: roundValue(ask) } : undefined
       })
       const present = bands.filter((b) => b !== undefined)
+      // The depth behind a streamed top of book is polled on a slower cadence: its age is the oldest read's.
+      const depthAsOf = books.length === 0 ? undefined : Math.min(...books.map((b) => b.depthMs ?? b.t))
       return {
         spread_pct: gaps.contextual("spread_pct", state.current.spread_pct, w(state, "spread_pct")),
         bid_ask_imbalance: gaps.contextual(
@@ -42,6 +44,7 @@ export const makeLiquidity = (st: PlaneState): PlaneForAsset => {
             ? gaps.add("depth", "no_data", "no order book")
             : {
                 venues: books.length,
+                as_of: iso(depthAsOf as number),
                 bands: present,
                 total_1pct_usd: gaps.contextual(
                   "depth.total_1pct_usd",

@@ -40,6 +40,10 @@ export const validUntilOf = (
   return until
 }
 
+/** Whether an operation reads the streamed components (`QuoteBoard.ts`): books or funding states. */
+const readsStreamed = (op: string): boolean =>
+  (OperationComponents[op] ?? []).some((c) => c === "books" || c === "fundingState")
+
 /** What a per-asset operation builds its body from. */
 export interface OperationContext {
   readonly asset: CryptoAsset
@@ -63,7 +67,8 @@ export const perAsset = (
     // A result depends on the store's content (its revision), the parameters and the clock only through
     // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
     // same answer is served again instead of being rebuilt.
-    const revision = store.revision?.()
+    // What reads streamed state (books, funding states) changes with every quote, the rest only with writes.
+    const revision = readsStreamed(op) ? (store.quotesRevision ?? store.revision)?.() : store.revision?.()
     const memoKey = `${op}\u0000${entry.asset_id}\u0000${paramsKey(params)}`
     const memo = revision === undefined ? undefined : results.get(memoKey)
     if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
@@ -84,7 +89,8 @@ export const perAsset = (
       // `body` may refine `next_update_at` (technicals change only when a bar closes).
       const value = { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       // Only when nothing was written meanwhile (a write during the build may or may not be in it).
-      if (revision !== undefined && store.revision?.() === revision) {
+      const after = readsStreamed(op) ? (store.quotesRevision ?? store.revision)?.() : store.revision?.()
+      if (revision !== undefined && after === revision) {
         if (results.size >= MaxMemoizedResults) results.clear()
         results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
       }

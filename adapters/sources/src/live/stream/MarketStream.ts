@@ -1,0 +1,633 @@
+/**
+ * One venue's market streams, over the shared connection manager: the venue's topics (its protocol's market
+ * topics and each listed perpetual's topics) spread over as many connections as its limits ask, each connection
+ * kept alive for weeks, and every frame applied to the process's `QuoteBoard` in canonical units.
+ *
+ * Connections (one "slot" per connection's worth of topics, grouped by endpoint):
+ * - connect at most `connectsPerSecond` (venue-wide), subscribe in messages of `topicsPerMessage` topics, sending
+ *   at most `messagesPerSecond` messages a second; every request must be answered within `timeoutMs` (a refusal
+ *   names the topics refused: their symbols are served from REST and retried after `REFUSED_RETRY_MS`);
+ * - the client's keep-alive every `pingEveryMs`, and any frame counts as life: silence past `silenceMs` is a dead
+ *   (half-open) link, closed and replaced;
+ * - reconnect with exponential backoff (`backoffBaseMs` doubling to `backoffCapMs`) and jitter (each delay drawn
+ *   between half and all of it), so slots that fell together do not return together; the counter restarts once
+ *   a connection has been up for a minute;
+ * - where the venue closes connections at a fixed age (Binance: 24 h), a second connection is opened and
+ *   subscribed `rotateBeforeMs` (with jitter) before that age, and the old one closed only once the new one is
+ *   subscribed: both feed the board meanwhile (it keeps the newer event), so the rotation leaves no gap;
+ * - the symbol set is followed every `followEveryMs`: a new listing's topics are subscribed on a slot with room
+ *   (or a new slot), a delisting's unsubscribed and its streamed state forgotten; no restart.
+ *
+ * Health (`QuoteBoard.setHealth`, read by `sources` and every answer's freshness): up while every slot carrying the
+ * market topics is up and at least one slot is; its newest time is the newest venue event time applied. The
+ * symbols of a slot that is down, of a refused topic, or not mentioned for `symbolSilenceMs` are marked silent:
+ * answers serve them from the REST books job, which polls exactly those (`CryptoFeed`'s `streamed`).
+ *
+ * Frames are read synchronously as they arrive (one `JSON.parse`, a few map updates); a frame that is not the
+ * documented format, or larger than `MAX_FRAME_CHARS`, is skipped whole and counted in the status detail.
+ */
+import type { QuoteBoard } from "@market-data/core"
+import { Effect } from "effect"
+import { Malformed } from "../Parse.ts"
+import type { Instrument } from "../Venue.ts"
+import type {
+  FrameKind,
+  MarketStreamProtocol,
+  StreamLimits,
+  StreamReader,
+  VenueSink,
+  VenueTickerFields
+} from "./Protocol.ts"
+
+/** A frame larger than this is skipped (the largest documented frames, all-market arrays, are about 150 KB). */
+export const MAX_FRAME_CHARS = 4_000_000
+/** A refused topic is asked again after this long. */
+export const REFUSED_RETRY_MS = 10 * 60_000
+/** An event more than this far from the service clock is not a live event: its frame is skipped. */
+const EVENT_PAST_LIMIT_MS = 24 * 3_600_000
+const EVENT_FUTURE_LIMIT_MS = 10 * 60_000
+/** The manager's clock tick: sends, timeouts, rotation, health. */
+const TICK_MS = 100
+/** Request ids start here (a protocol may use lower ones for its own keep-alive). */
+const FIRST_REQUEST_ID = 100
+
+export interface MarketStreamOptions {
+  readonly baseUrl: string
+  /** The venue's perpetuals now, by venue symbol (read at start and every `followEveryMs`). */
+  readonly instruments: () => ReadonlyMap<string, Instrument>
+  /** Connect and request-answer timeout (ms). */
+  readonly timeoutMs: number
+  readonly followEveryMs?: number
+  readonly backoffBaseMs?: number
+  readonly backoffCapMs?: number
+  /** How long before the venue's connection age limit a connection is replaced (default 30 min). */
+  readonly rotateBeforeMs?: number
+  /** Overrides of the protocol's limits (tests: short lifetimes and silences). */
+  readonly limits?: Partial<StreamLimits>
+  /** The service clock (default `Date.now`). */
+  readonly now?: () => number
+  readonly random?: () => number
+}
+
+/** What the stream counts, for metrics and tests. */
+export interface MarketStreamStats {
+  frames: number
+  malformed: number
+  connects: number
+  rotations: number
+  gaps: number
+  lastMalformed: string
+}
+
+interface Request {
+  readonly id: number
+  readonly topics: ReadonlyArray<string>
+  readonly op: "subscribe" | "unsubscribe"
+  readonly sentMs: number
+  /** Topics not yet acknowledged (venues that acknowledge topic by topic). */
+  readonly waiting: Set<string>
+}
+
+interface Conn {
+  readonly ws: WebSocket
+  readonly reader: StreamReader
+  readonly openedMs: number
+  open: boolean
+  closed: { readonly code: number; readonly reason: string } | undefined
+  lastFrameMs: number
+  lastPingMs: number
+  /** Topics subscribed (sent; acknowledged unless in a pending request). */
+  readonly subscribed: Set<string>
+  readonly pending: Map<number, Request>
+  /** Send times within the last second (the venue's message rate). */
+  sends: Array<number>
+  readonly outbox: Array<{ readonly text: string; readonly request?: Request }>
+}
+
+interface Slot {
+  readonly endpoint: string
+  readonly topics: Set<string>
+  conn: Conn | undefined
+  /** The replacement opened before the venue's age limit. */
+  next: Conn | undefined
+  rotateAtMs: number
+  attempt: number
+  retryAtMs: number
+  upSinceMs: number | undefined
+  downSinceMs: number
+  reason: string | undefined
+}
+
+/**
+ * Runs a venue's market streams into `board` forever (until interrupted); never fails: every problem is in the
+ * venue's stream health. Returns the stats object it keeps current.
+ */
+export const runMarketStream = (
+  protocol: MarketStreamProtocol,
+  options: MarketStreamOptions,
+  board: QuoteBoard,
+  stats: MarketStreamStats = { frames: 0, malformed: 0, connects: 0, rotations: 0, gaps: 0, lastMalformed: "" }
+): Effect.Effect<void> => {
+  const venue = protocol.venue
+  const limits: StreamLimits = { ...protocol.limits, ...options.limits }
+  const now = options.now ?? Date.now
+  const random = options.random ?? Math.random
+  /** Connection events (connected, down, rotated), logged by the loop. */
+  const logs: Array<readonly ["info" | "warning", string]> = []
+  const log = (level: "info" | "warning", line: string) => {
+    if (logs.length < 100) logs.push([level, line])
+  }
+  const followEveryMs = options.followEveryMs ?? 10_000
+  const backoffBaseMs = options.backoffBaseMs ?? 1_000
+  const backoffCapMs = options.backoffCapMs ?? 60_000
+  const rotateBeforeMs = options.rotateBeforeMs ?? 30 * 60_000
+
+  let instruments = options.instruments()
+  const slots: Array<Slot> = []
+  const slotOf = new Map<string, Slot>()
+  const refused = new Map<string, { readonly message: string; readonly atMs: number }>()
+  const lastSeen = new Map<string, number>()
+  let newestMs = 0
+  let nextRequestId = FIRST_REQUEST_ID
+  let nextConnectMs = 0
+  let startedMs = now()
+
+  const sink: VenueSink = {
+    quote: (symbol, t, bid, bidSize, ask, askSize) => {
+      const i = instruments.get(symbol)
+      if (i === undefined) return
+      live(t)
+      if (!(bid > 0 && ask >= bid && bidSize >= 0 && askSize >= 0)) throw new Malformed(`${symbol}: not a quote`)
+      const size = i.tokensPerUnit * i.tokensPerContract
+      board.applyQuote(i.assetId, venue, {
+        t,
+        bid: bid / i.tokensPerUnit,
+        bidSize: bidSize * size,
+        ask: ask / i.tokensPerUnit,
+        askSize: askSize * size
+      })
+      seen(symbol, t)
+    },
+    ticker: (symbol, t, f: VenueTickerFields) => {
+      const i = instruments.get(symbol)
+      if (i === undefined) return
+      live(t)
+      const mark = f.mark === undefined ? undefined : f.mark / i.tokensPerUnit
+      const markNow = mark ?? board.ticker(i.assetId, venue)?.mark
+      const oiUsd =
+        f.oiUsd ??
+        (f.oiQuantity === undefined || markNow === undefined
+          ? undefined
+          : f.oiQuantity * i.tokensPerUnit * i.tokensPerContract * markNow)
+      board.applyTicker(i.assetId, venue, {
+        t,
+        mark,
+        index: f.index === undefined ? undefined : f.index / i.tokensPerUnit,
+        fundingRate: f.fundingRate,
+        predictedRate: f.predictedRate,
+        nextFundingMs: f.nextFundingMs,
+        intervalMs: f.intervalMs ?? i.fundingIntervalMs,
+        oiUsd
+      })
+      seen(symbol, t)
+    }
+  }
+  const live = (t: number) => {
+    const n = now()
+    if (!(t >= n - EVENT_PAST_LIMIT_MS && t <= n + EVENT_FUTURE_LIMIT_MS))
+      throw new Malformed(`event time ${Number.isFinite(t) ? new Date(t).toISOString() : String(t)} is not live`)
+  }
+  const seen = (symbol: string, t: number) => {
+    lastSeen.set(symbol, now())
+    if (t > newestMs) newestMs = t
+  }
+
+  /** The topics wanted now: the market topics and every listed symbol's. */
+  const wanted = (): Set<string> => {
+    const out = new Set(protocol.marketTopics)
+    for (const symbol of instruments.keys()) for (const t of protocol.symbolTopics(symbol)) out.add(t)
+    return out
+  }
+
+  const place = (topic: string) => {
+    const endpoint = protocol.url(options.baseUrl, topic)
+    let slot = slots.find((s) => s.endpoint === endpoint && s.topics.size < limits.topicsPerConnection)
+    if (slot === undefined) {
+      slot = {
+        endpoint,
+        topics: new Set(),
+        conn: undefined,
+        next: undefined,
+        rotateAtMs: Number.POSITIVE_INFINITY,
+        attempt: 0,
+        retryAtMs: 0,
+        upSinceMs: undefined,
+        downSinceMs: now(),
+        reason: "connecting"
+      }
+      slots.push(slot)
+    }
+    slot.topics.add(topic)
+    slotOf.set(topic, slot)
+  }
+
+  /** Takes the symbol set as it is now: new topics placed, gone ones dropped (and their state forgotten). */
+  const follow = () => {
+    const next = options.instruments()
+    if (next === instruments && slotOf.size > 0) return
+    const before = instruments
+    instruments = next
+    const want = wanted()
+    let added = 0
+    let removed = 0
+    for (const topic of want) {
+      if (!slotOf.has(topic)) {
+        place(topic)
+        added++
+      }
+    }
+    for (const [topic, slot] of slotOf) {
+      if (want.has(topic)) continue
+      slot.topics.delete(topic)
+      slotOf.delete(topic)
+      refused.delete(topic)
+      removed++
+    }
+    for (const [symbol, i] of before) {
+      if (!instruments.has(symbol)) {
+        board.forget(i.assetId, venue)
+        lastSeen.delete(symbol)
+      }
+    }
+    for (let k = slots.length - 1; k >= 0; k--) {
+      const s = slots[k] as Slot
+      if (s.topics.size === 0) {
+        closeConn(s.conn, "no topics left")
+        closeConn(s.next, "no topics left")
+        slots.splice(k, 1)
+      }
+    }
+    if (added + removed > 0 && before.size > 0)
+      log("info", `live ${venue} streams: ${added} topics added, ${removed} removed (${slotOf.size} topics)`)
+  }
+
+  const closeConn = (c: Conn | undefined, _why: string) => {
+    if (c === undefined) return
+    c.ws.onopen = null
+    c.ws.onmessage = null
+    c.ws.onerror = null
+    c.ws.onclose = null
+    try {
+      c.ws.close()
+    } catch {
+      // Already closing.
+    }
+  }
+
+  const openConn = (slot: Slot): Conn | undefined => {
+    let ws: WebSocket
+    try {
+      ws = new WebSocket(slot.endpoint)
+    } catch (e) {
+      slot.reason = `cannot open a websocket: ${String(e)}`
+      return undefined
+    }
+    ws.binaryType = "arraybuffer"
+    stats.connects++
+    const c: Conn = {
+      ws,
+      reader: protocol.reader(),
+      openedMs: now(),
+      open: false,
+      closed: undefined,
+      lastFrameMs: now(),
+      lastPingMs: now(),
+      subscribed: new Set(),
+      pending: new Map(),
+      sends: [],
+      outbox: []
+    }
+    ws.onopen = () => {
+      c.open = true
+      c.lastFrameMs = now()
+    }
+    ws.onclose = (ev) => {
+      c.closed = { code: ev.code, reason: ev.reason }
+    }
+    ws.onerror = () => undefined
+    ws.onmessage = (ev) => onFrame(c, ev.data)
+    return c
+  }
+
+  const textOf = (data: unknown): string =>
+    typeof data === "string"
+      ? data
+      : data instanceof ArrayBuffer
+        ? Buffer.from(data).toString("utf8")
+        : ArrayBuffer.isView(data)
+          ? Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8")
+          : String(data)
+
+  const onFrame = (c: Conn, data: unknown) => {
+    c.lastFrameMs = now()
+    stats.frames++
+    let frame: FrameKind
+    try {
+      const text = textOf(data)
+      if (text.length > MAX_FRAME_CHARS) throw new Malformed(`a frame of ${text.length} characters`)
+      frame = c.reader.read(text, sink)
+    } catch (e) {
+      stats.malformed++
+      stats.lastMalformed = (e instanceof Error ? e.message : String(e)).slice(0, 120)
+      return
+    }
+    switch (frame.kind) {
+      case "ack":
+        acknowledge(c, frame.id, frame.topics, undefined)
+        return
+      case "refused":
+        acknowledge(c, frame.id, frame.topics, frame.message)
+        return
+      case "gap": {
+        stats.gaps++
+        // Resubscribe the topic: its next snapshot repairs the state.
+        c.reader.reset?.(frame.topic)
+        c.subscribed.delete(frame.topic)
+        request(c, "unsubscribe", [frame.topic])
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  /** Settles what a (n)ack answers: a request by id, or topics one by one. */
+  const acknowledge = (
+    c: Conn,
+    id: string | undefined,
+    topics: ReadonlyArray<string> | undefined,
+    refusal: string | undefined
+  ) => {
+    const settle = (r: Request, which: ReadonlyArray<string>) => {
+      for (const t of which) {
+        r.waiting.delete(t)
+        if (refusal !== undefined && r.op === "subscribe") {
+          c.subscribed.delete(t)
+          refused.set(t, { message: refusal, atMs: now() })
+        }
+      }
+      if (r.waiting.size === 0) c.pending.delete(r.id)
+    }
+    if (id !== undefined) {
+      const r = c.pending.get(Number(id))
+      if (r === undefined) return
+      // A batch refused whole (one unknown symbol refuses a Binance SUBSCRIBE): each topic is asked alone.
+      if (refusal !== undefined && topics === undefined && r.op === "subscribe" && r.topics.length > 1) {
+        c.pending.delete(r.id)
+        for (const t of r.topics) request(c, "subscribe", [t])
+        return
+      }
+      settle(r, topics ?? [...r.waiting])
+      return
+    }
+    if (topics === undefined) return
+    for (const r of [...c.pending.values()])
+      settle(
+        r,
+        topics.filter((t) => r.waiting.has(t))
+      )
+  }
+
+  const request = (c: Conn, op: "subscribe" | "unsubscribe", topics: ReadonlyArray<string>) => {
+    for (let k = 0; k < topics.length; k += limits.topicsPerMessage) {
+      const batch = topics.slice(k, k + limits.topicsPerMessage)
+      const id = nextRequestId++
+      const r: Request = { id, topics: batch, op, sentMs: Number.POSITIVE_INFINITY, waiting: new Set(batch) }
+      if (op === "subscribe") for (const t of batch) c.subscribed.add(t)
+      c.outbox.push({
+        text: op === "subscribe" ? protocol.subscribe(batch, id) : protocol.unsubscribe(batch, id),
+        request: r
+      })
+    }
+  }
+
+  /** Sends what the rate allows; returns false when the link broke. */
+  const flush = (c: Conn, nowMs: number) => {
+    c.sends = c.sends.filter((t) => t > nowMs - 1_000)
+    while (c.outbox.length > 0 && c.sends.length < limits.messagesPerSecond) {
+      const m = c.outbox.shift() as (typeof c.outbox)[number]
+      try {
+        c.ws.send(m.text)
+      } catch {
+        return false
+      }
+      c.sends.push(nowMs)
+      if (m.request !== undefined) c.pending.set(m.request.id, { ...m.request, sentMs: nowMs })
+    }
+    return true
+  }
+
+  /** Brings a connection's subscriptions to its slot's topics (refused ones wait for their retry). */
+  const sync = (slot: Slot, c: Conn, nowMs: number) => {
+    const add: Array<string> = []
+    for (const t of slot.topics) {
+      if (c.subscribed.has(t)) continue
+      const r = refused.get(t)
+      if (r !== undefined && nowMs < r.atMs + REFUSED_RETRY_MS) continue
+      refused.delete(t)
+      add.push(t)
+    }
+    const drop = [...c.subscribed].filter((t) => !slot.topics.has(t))
+    for (const t of drop) c.subscribed.delete(t)
+    if (add.length > 0) request(c, "subscribe", add)
+    if (drop.length > 0) request(c, "unsubscribe", drop)
+  }
+
+  /** Why a connection is dead now, or undefined while it lives. */
+  const deathOf = (c: Conn, nowMs: number): string | undefined => {
+    if (c.closed !== undefined)
+      return `connection ${c.open ? "closed" : "failed"} (code ${c.closed.code}${c.closed.reason === "" ? "" : `: ${c.closed.reason}`})`
+    if (!c.open)
+      return nowMs - c.openedMs > options.timeoutMs ? `no connection within ${options.timeoutMs} ms` : undefined
+    if (nowMs - c.lastFrameMs > limits.silenceMs) return `no frame for ${limits.silenceMs} ms (half-open link)`
+    for (const r of c.pending.values())
+      if (nowMs - r.sentMs > options.timeoutMs) return `no answer to a ${r.op} request within ${options.timeoutMs} ms`
+    return undefined
+  }
+
+  const isUp = (c: Conn | undefined): boolean =>
+    c?.open === true && c.closed === undefined && ![...c.pending.values()].some((r) => r.op === "subscribe")
+
+  /** One connection's step: keep-alive, sends, and whether it died. */
+  const step = (slot: Slot, c: Conn, nowMs: number): string | undefined => {
+    const death = deathOf(c, nowMs)
+    if (death !== undefined) return death
+    if (!c.open) return undefined
+    sync(slot, c, nowMs)
+    if (protocol.ping !== undefined && nowMs - c.lastPingMs >= limits.pingEveryMs) {
+      c.outbox.push({ text: protocol.ping })
+      c.lastPingMs = nowMs
+    }
+    if (!flush(c, nowMs)) return "send failed"
+    return undefined
+  }
+
+  const down = (slot: Slot, reason: string, nowMs: number) => {
+    closeConn(slot.conn, reason)
+    closeConn(slot.next, reason)
+    const wasUp = slot.upSinceMs !== undefined
+    if (wasUp && nowMs - (slot.upSinceMs as number) >= 60_000) slot.attempt = 0
+    const delay = Math.min(backoffCapMs, backoffBaseMs * 2 ** slot.attempt) * (0.5 + 0.5 * random())
+    slot.attempt = Math.min(slot.attempt + 1, 20)
+    slot.retryAtMs = nowMs + delay
+    slot.conn = undefined
+    slot.next = undefined
+    if (wasUp || slot.reason === "connecting") slot.downSinceMs = nowMs
+    slot.upSinceMs = undefined
+    slot.reason = reason
+    log("warning", `live ${venue} streams: ${slot.endpoint} down: ${reason}; reconnecting in ${Math.round(delay)} ms`)
+  }
+
+  const rotationAt = (openedMs: number): number =>
+    limits.maxLifetimeMs === undefined
+      ? Number.POSITIVE_INFINITY
+      : openedMs + limits.maxLifetimeMs - rotateBeforeMs * (0.5 + 0.5 * random())
+
+  const tick = () => {
+    const nowMs = now()
+    for (const slot of slots) {
+      if (slot.conn === undefined) {
+        if (nowMs < slot.retryAtMs || nowMs < nextConnectMs) continue
+        nextConnectMs = nowMs + 1_000 / limits.connectsPerSecond
+        slot.conn = openConn(slot)
+        if (slot.conn === undefined) {
+          down(slot, slot.reason ?? "cannot connect", nowMs)
+          continue
+        }
+        slot.rotateAtMs = rotationAt(slot.conn.openedMs)
+        continue
+      }
+      const death = step(slot, slot.conn, nowMs)
+      if (death !== undefined) {
+        // A replacement already subscribed takes over at once.
+        if (slot.next !== undefined && isUp(slot.next)) {
+          closeConn(slot.conn, death)
+          slot.conn = slot.next
+          slot.next = undefined
+          slot.rotateAtMs = rotationAt(slot.conn.openedMs)
+          continue
+        }
+        down(slot, death, nowMs)
+        continue
+      }
+      if (isUp(slot.conn) && slot.upSinceMs === undefined) {
+        slot.upSinceMs = nowMs
+        slot.reason = undefined
+        log("info", `live ${venue} streams: ${slot.endpoint} subscribed (${slot.topics.size} topics)`)
+      }
+      // The venue's age limit: a replacement, subscribed before the old one goes.
+      if (slot.next === undefined && nowMs >= slot.rotateAtMs && nowMs >= nextConnectMs) {
+        nextConnectMs = nowMs + 1_000 / limits.connectsPerSecond
+        slot.next = openConn(slot)
+      }
+      if (slot.next !== undefined) {
+        const nextDeath = step(slot, slot.next, nowMs)
+        if (nextDeath !== undefined) {
+          closeConn(slot.next, nextDeath)
+          slot.next = undefined
+          slot.rotateAtMs = nowMs + 60_000
+        } else if (isUp(slot.next) && slot.next.subscribed.size >= slot.topics.size) {
+          closeConn(slot.conn, "rotated")
+          slot.conn = slot.next
+          slot.next = undefined
+          slot.rotateAtMs = rotationAt(slot.conn.openedMs)
+          stats.rotations++
+          log("info", `live ${venue} streams: ${slot.endpoint} rotated before the venue's age limit`)
+        }
+      }
+    }
+  }
+
+  let lastHealthMs = 0
+  const publish = () => {
+    const nowMs = now()
+    const upSlots = slots.filter((s) => s.upSinceMs !== undefined)
+    const marketDown = slots.filter(
+      (s) => s.upSinceMs === undefined && protocol.marketTopics.some((t) => s.topics.has(t))
+    )
+    const up = upSlots.length > 0 && marketDown.length === 0
+    const silent = new Set<string>()
+    const silentSymbols: Array<string> = []
+    for (const [symbol, i] of instruments) {
+      const topics = protocol.symbolTopics(symbol)
+      const slotDown = topics.some((t) => slotOf.get(t)?.upSinceMs === undefined)
+      const isRefused = topics.some((t) => refused.has(t))
+      const since = Math.max(startedMs, ...topics.map((t) => slotOf.get(t)?.upSinceMs ?? nowMs))
+      const quiet = nowMs - (lastSeen.get(symbol) ?? since) > limits.symbolSilenceMs
+      if (slotDown || isRefused || quiet) {
+        silent.add(i.assetId)
+        silentSymbols.push(symbol)
+      }
+    }
+    board.setSilent(venue, silent)
+    const parts = [`streamed over ${slots.length} connections (${slotOf.size} topics): ${protocol.describe}`]
+    if (refused.size > 0)
+      parts.push(
+        `refused: ${[...refused]
+          .slice(0, 10)
+          .map(([t, r]) => `${t} (${r.message})`)
+          .join(", ")}`
+      )
+    if (silentSymbols.length > 0)
+      parts.push(
+        `served from REST (silent, refused or connection down): ${silentSymbols.slice(0, 20).join(", ")}${silentSymbols.length > 20 ? ` and ${silentSymbols.length - 20} more` : ""}`
+      )
+    if (stats.malformed > 0) parts.push(`${stats.malformed} malformed frames skipped (last: ${stats.lastMalformed})`)
+    const downSlot = slots.find((s) => s.upSinceMs === undefined)
+    const before = board.health(venue)
+    board.setHealth(venue, {
+      components: protocol.components,
+      up,
+      newestMs,
+      lastFrameMs: Math.max(0, ...slots.map((s) => s.conn?.lastFrameMs ?? 0)),
+      sinceMs: before !== undefined && before.up === up ? before.sinceMs : nowMs,
+      reason: up ? undefined : (downSlot?.reason ?? (slots.length === 0 ? "no topics" : "connecting")),
+      detail: parts.join("; ")
+    })
+    lastHealthMs = nowMs
+  }
+
+  return Effect.gen(function* () {
+    startedMs = now()
+    follow()
+    publish()
+    let lastFollowMs = now()
+    while (true) {
+      tick()
+      const nowMs = now()
+      if (nowMs - lastFollowMs >= followEveryMs) {
+        follow()
+        lastFollowMs = nowMs
+      }
+      if (nowMs - lastHealthMs >= 200) publish()
+      for (const [level, line] of logs.splice(0)) {
+        if (level === "info") yield* Effect.logInfo(line)
+        else yield* Effect.logWarning(line)
+      }
+      yield* Effect.sleep(TICK_MS)
+    }
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        for (const s of slots) {
+          closeConn(s.conn, "stopped")
+          closeConn(s.next, "stopped")
+        }
+        const h = board.health(venue)
+        if (h !== undefined)
+          board.setHealth(venue, { ...h, up: false, sinceMs: now(), reason: "stream stopped (not ingesting)" })
+      })
+    ),
+    Effect.withSpan(`live.${venue}.streams`)
+  )
+}

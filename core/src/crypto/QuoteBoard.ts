@@ -1,0 +1,366 @@
+/**
+ * The streamed market state of one process: each perpetual's top of book and ticker (mark, index, funding, open
+ * interest) as the venues' streams (live mode) or the simulated market (the default) deliver them, applied in
+ * place at the venue's pace, and each venue stream's health.
+ *
+ * The board is the one ingest interface for sub-second market state: a venue stream's parser (after symbol
+ * mapping and unit conversion) and the simulated market both call `applyQuote` / `applyTicker` with canonical
+ * assets and USD prices, sizes in base tokens. Nothing here is written to the database: every instance holds its
+ * own streams (docs: LiveDoc, "Every instance equally fresh").
+ *
+ * `withQuoteBoard(store, board)` is a `MarketStore` decorator that serves it: `books` answers the stored book
+ * (REST depth, persisted) with the streamed top of book in front of it, `fundingStates` the streamed funding state
+ * where it is newer, and `status` each streamed component's status from the stream's health (newest event time
+ * applied, a few seconds' cadence), so freshness follows the stream: `live` while frames arrive, `stale` with
+ * the reason at once when the stream is down, until the REST fallback has delivered since.
+ */
+import type { Effect } from "effect"
+import { Effect as E } from "effect"
+import type { BookLevel, BookSnapshot, Component, FundingState, MarketStore, SourceStatus } from "./Market.ts"
+
+/** The cadence a streamed component's status gives: `live` within it of the newest event, `stale` past three. */
+export const STREAM_CADENCE_MS = 5_000
+
+/** One top of book, in USD per token and base tokens, at the venue's event time `t`. */
+export interface StreamedQuote {
+  readonly t: number
+  readonly bid: number
+  readonly bidSize: number
+  readonly ask: number
+  readonly askSize: number
+}
+
+/** What a venue's ticker stream says of one perpetual; fields the frame lacks are kept from earlier frames. */
+export interface StreamedTicker {
+  /** The venue's event time of the newest field applied. */
+  readonly t: number
+  readonly mark?: number | undefined
+  readonly index?: number | undefined
+  /** Funding rate (a fraction per `intervalMs`) of the running interval. */
+  readonly fundingRate?: number | undefined
+  readonly predictedRate?: number | undefined
+  readonly nextFundingMs?: number | undefined
+  readonly intervalMs?: number | undefined
+  /** Open interest in USD (one side). */
+  readonly oiUsd?: number | undefined
+}
+
+/** A venue stream's health, as its connection manager reports it. */
+export interface StreamHealth {
+  /** The components this venue's stream carries (`books`, `fundingState`, ...). */
+  readonly components: ReadonlyArray<Component>
+  /** Subscribed and receiving (no silence past its timeout). */
+  readonly up: boolean
+  /** The newest venue event time applied (epoch ms); 0 before the first. */
+  readonly newestMs: number
+  /** The service clock when the newest frame arrived (epoch ms). */
+  readonly lastFrameMs: number
+  /** When `up` last changed. */
+  readonly sinceMs: number
+  /** Why it is down (while `up` is false). */
+  readonly reason?: string | undefined
+  /** What the status detail says while up (channels, symbols refused or silent). */
+  readonly detail?: string | undefined
+}
+
+interface Entry {
+  quote: StreamedQuote | undefined
+  ticker: StreamedTicker | undefined
+  silent: boolean
+}
+
+const keyOf = (assetId: string, venue: string) => `${assetId}\u0000${venue}`
+
+/** The process's streamed state. */
+export interface QuoteBoard {
+  readonly applyQuote: (assetId: string, venue: string, quote: StreamedQuote) => void
+  readonly applyTicker: (assetId: string, venue: string, ticker: StreamedTicker) => void
+  readonly quote: (assetId: string, venue: string) => StreamedQuote | undefined
+  readonly ticker: (assetId: string, venue: string) => StreamedTicker | undefined
+  /** The venues with streamed state for an asset (sorted). */
+  readonly venuesOf: (assetId: string) => ReadonlyArray<string>
+  /** Marks the assets of `venue` whose symbol the stream has not mentioned for too long (served from REST). */
+  readonly setSilent: (venue: string, assetIds: ReadonlySet<string>) => void
+  /** Whether the stream has not mentioned the asset's symbol for too long (`setSilent`). */
+  readonly isSilent: (assetId: string, venue: string) => boolean
+  /** Forgets an asset's state on a venue (a delisting). */
+  readonly forget: (assetId: string, venue: string) => void
+  readonly setHealth: (venue: string, health: StreamHealth) => void
+  readonly health: (venue: string) => StreamHealth | undefined
+  /** Every venue with a stream (sorted). */
+  readonly streamVenues: () => ReadonlyArray<string>
+  /** Changes with every applied update, silence or health change. */
+  readonly version: () => number
+}
+
+export const makeQuoteBoard = (): QuoteBoard => {
+  const entries = new Map<string, Entry>()
+  const venuesByAsset = new Map<string, Array<string>>()
+  const healths = new Map<string, StreamHealth>()
+  let version = 0
+  const entryOf = (assetId: string, venue: string): Entry => {
+    const k = keyOf(assetId, venue)
+    let e = entries.get(k)
+    if (e === undefined) {
+      e = { quote: undefined, ticker: undefined, silent: false }
+      entries.set(k, e)
+      const vs = venuesByAsset.get(assetId) ?? []
+      vs.push(venue)
+      vs.sort()
+      venuesByAsset.set(assetId, vs)
+    }
+    return e
+  }
+  return {
+    applyQuote: (assetId, venue, quote) => {
+      const e = entryOf(assetId, venue)
+      // Frames can arrive out of order across connections (a rotation's overlap): the newer event wins.
+      if (e.quote !== undefined && quote.t < e.quote.t) return
+      e.quote = quote
+      version++
+    },
+    applyTicker: (assetId, venue, ticker) => {
+      const e = entryOf(assetId, venue)
+      const before = e.ticker
+      if (before !== undefined && ticker.t < before.t) return
+      e.ticker =
+        before === undefined
+          ? ticker
+          : {
+              t: ticker.t,
+              mark: ticker.mark ?? before.mark,
+              index: ticker.index ?? before.index,
+              fundingRate: ticker.fundingRate ?? before.fundingRate,
+              predictedRate: ticker.predictedRate ?? before.predictedRate,
+              nextFundingMs: ticker.nextFundingMs ?? before.nextFundingMs,
+              intervalMs: ticker.intervalMs ?? before.intervalMs,
+              oiUsd: ticker.oiUsd ?? before.oiUsd
+            }
+      version++
+    },
+    quote: (assetId, venue) => entries.get(keyOf(assetId, venue))?.quote,
+    ticker: (assetId, venue) => entries.get(keyOf(assetId, venue))?.ticker,
+    venuesOf: (assetId) => venuesByAsset.get(assetId) ?? [],
+    setSilent: (venue, assetIds) => {
+      for (const [k, e] of entries) {
+        if (!k.endsWith(`\u0000${venue}`)) continue
+        const silent = assetIds.has(k.slice(0, k.length - venue.length - 1))
+        if (silent !== e.silent) {
+          e.silent = silent
+          version++
+        }
+      }
+    },
+    isSilent: (assetId, venue) => entries.get(keyOf(assetId, venue))?.silent ?? false,
+    forget: (assetId, venue) => {
+      if (!entries.delete(keyOf(assetId, venue))) return
+      const vs = (venuesByAsset.get(assetId) ?? []).filter((v) => v !== venue)
+      if (vs.length === 0) venuesByAsset.delete(assetId)
+      else venuesByAsset.set(assetId, vs)
+      version++
+    },
+    setHealth: (venue, health) => {
+      healths.set(venue, health)
+      version++
+    },
+    health: (venue) => healths.get(venue),
+    streamVenues: () => [...healths.keys()].sort(),
+    version: () => version
+  }
+}
+
+/** Whether the board serves `venue`'s streamed state now (the stream is up) for an asset (not silent). */
+const served = (board: QuoteBoard, assetId: string, venue: string): boolean => {
+  const h = board.health(venue)
+  if (h === undefined || !h.up) return false
+  return !board.isSilent(assetId, venue)
+}
+
+/**
+ * The stored book with the streamed top of book in front: the streamed best bid and ask, then the stored levels
+ * behind them (bids below the streamed bid, asks above the streamed ask), `t` the streamed event time, `depthMs`
+ * the stored book's time. A stored book newer than the quote (the REST fallback while the stream was down) is
+ * served as it is.
+ */
+export const composeBook = (
+  assetId: string,
+  venue: string,
+  stored: BookSnapshot | undefined,
+  quote: StreamedQuote,
+  confirmedMs: number
+): BookSnapshot => {
+  if (stored !== undefined && stored.t > quote.t) return stored
+  const top = { bid: [quote.bid, quote.bidSize] as BookLevel, ask: [quote.ask, quote.askSize] as BookLevel }
+  const bids: Array<BookLevel> = [top.bid]
+  const asks: Array<BookLevel> = [top.ask]
+  if (stored !== undefined) {
+    for (const l of stored.bids) if (l[0] < quote.bid) bids.push(l)
+    for (const l of stored.asks) if (l[0] > quote.ask) asks.push(l)
+  }
+  return {
+    assetId,
+    venue,
+    t: quote.t,
+    bids,
+    asks,
+    confirmedMs: Math.max(quote.t, confirmedMs),
+    ...(stored === undefined ? {} : { depthMs: stored.depthMs ?? stored.t })
+  }
+}
+
+/** The streamed funding state of a ticker, where it carries one. */
+const fundingOf = (
+  assetId: string,
+  venue: string,
+  ticker: StreamedTicker,
+  stored: FundingState | undefined
+): FundingState | undefined => {
+  if (ticker.fundingRate === undefined) return undefined
+  if (stored !== undefined && stored.t > ticker.t) return undefined
+  const intervalMs = ticker.intervalMs ?? stored?.intervalMs
+  const nextFundingMs = ticker.nextFundingMs ?? stored?.nextFundingMs
+  if (intervalMs === undefined || nextFundingMs === undefined) return undefined
+  return {
+    assetId,
+    venue,
+    t: ticker.t,
+    intervalMs,
+    nextFundingMs,
+    currentRate: ticker.fundingRate,
+    predictedRate: ticker.predictedRate ?? ticker.fundingRate
+  }
+}
+
+/**
+ * The status of a streamed component from its stream's health: up -> the newest event time on the stream cadence;
+ * down -> the stored (REST) status once the REST fallback has delivered since the stream went down, else failing
+ * with the reason (freshness `stale` at once).
+ */
+export const streamedStatus = (
+  venue: string,
+  component: Component,
+  health: StreamHealth,
+  stored: SourceStatus | undefined
+): SourceStatus => {
+  if (health.up) {
+    return {
+      source: "live",
+      venue,
+      component,
+      newestMs: Math.max(health.newestMs, 0),
+      cadenceMs: STREAM_CADENCE_MS,
+      checkedMs: health.lastFrameMs,
+      failing: false,
+      lastSuccessMs: health.lastFrameMs,
+      ...(health.detail === undefined ? {} : { detail: health.detail })
+    }
+  }
+  const why = `stream down since ${new Date(health.sinceMs).toISOString()}: ${health.reason ?? "unknown"}`
+  if (stored !== undefined && !stored.failing && stored.newestMs >= health.sinceMs) {
+    return { ...stored, detail: `${why}; served from REST polling` }
+  }
+  return {
+    source: "live",
+    venue,
+    component,
+    newestMs: Math.max(health.newestMs, stored?.newestMs ?? 0),
+    cadenceMs: STREAM_CADENCE_MS,
+    checkedMs: Math.max(health.sinceMs, health.lastFrameMs),
+    failing: true,
+    detail: why,
+    lastError: why,
+    ...(health.lastFrameMs > 0 ? { lastSuccessMs: health.lastFrameMs } : {})
+  }
+}
+
+/** Every status with each streamed component's replaced by its stream's (`streamedStatus`), sorted as stored. */
+export const overlayStatuses = (
+  stored: ReadonlyArray<SourceStatus>,
+  board: QuoteBoard
+): ReadonlyArray<SourceStatus> => {
+  const venues = board.streamVenues()
+  if (venues.length === 0) return stored
+  const replaced = new Map<string, SourceStatus>()
+  for (const venue of venues) {
+    const h = board.health(venue) as StreamHealth
+    for (const c of h.components) {
+      const before = stored.find((s) => s.venue === venue && s.component === c)
+      replaced.set(`${venue}\u0000${c}`, streamedStatus(venue, c, h, before))
+    }
+  }
+  const out: Array<SourceStatus> = []
+  for (const s of stored) {
+    const k = `${s.venue}\u0000${s.component}`
+    const r = replaced.get(k)
+    if (r === undefined) out.push(s)
+    else {
+      out.push(r)
+      replaced.delete(k)
+    }
+  }
+  if (replaced.size === 0) return out
+  out.push(...replaced.values())
+  return out.sort((a, b) => (a.venue === b.venue ? (a.component < b.component ? -1 : 1) : a.venue < b.venue ? -1 : 1))
+}
+
+/**
+ * `store` with the board's streamed state in front (see the module's comment). Writes go to `store` unchanged.
+ * `revision` stays the store's (series, rank and directory memos do not depend on quotes); `quotesRevision`
+ * changes with the board too, for what reads books, funding states or statuses.
+ */
+export const withQuoteBoard = (store: MarketStore["Service"], board: QuoteBoard): MarketStore["Service"] => {
+  const confirmed = (venue: string): number => board.health(venue)?.newestMs ?? 0
+  const books = (assetId: string, venue?: string): Effect.Effect<ReadonlyArray<BookSnapshot>> =>
+    E.map(store.books(assetId, venue), (stored) => {
+      const venues = venue === undefined ? board.venuesOf(assetId) : [venue]
+      let out: Array<BookSnapshot> | undefined
+      for (const v of venues) {
+        const q = board.quote(assetId, v)
+        if (q === undefined || !served(board, assetId, v)) continue
+        out ??= [...stored]
+        const i = out.findIndex((b) => b.venue === v)
+        const composed = composeBook(assetId, v, i < 0 ? undefined : out[i], q, confirmed(v))
+        if (i < 0) out.push(composed)
+        else out[i] = composed
+      }
+      if (out === undefined) return stored
+      return out.sort((a, b) => (a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0))
+    })
+  const fundingStates = (assetId: string, venue?: string): Effect.Effect<ReadonlyArray<FundingState>> =>
+    E.map(store.fundingStates(assetId, venue), (stored) => {
+      const venues = venue === undefined ? board.venuesOf(assetId) : [venue]
+      let out: Array<FundingState> | undefined
+      for (const v of venues) {
+        const x = board.ticker(assetId, v)
+        if (x === undefined || !served(board, assetId, v)) continue
+        const i = stored.findIndex((s) => s.venue === v)
+        const f = fundingOf(assetId, v, x, i < 0 ? undefined : stored[i])
+        if (f === undefined) continue
+        out ??= [...stored]
+        const j = out.findIndex((s) => s.venue === v)
+        if (j < 0) out.push(f)
+        else out[j] = f
+      }
+      if (out === undefined) return stored
+      return out.sort((a, b) => (a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0))
+    })
+  let statusCache:
+    | { stored: ReadonlyArray<SourceStatus>; version: number; value: ReadonlyArray<SourceStatus> }
+    | undefined
+  const status = E.map(store.status, (stored) => {
+    const version = board.version()
+    if (statusCache !== undefined && statusCache.stored === stored && statusCache.version === version)
+      return statusCache.value
+    const value = overlayStatuses(stored, board)
+    statusCache = { stored, version, value }
+    return value
+  })
+  const underlying = store.revision
+  return {
+    ...store,
+    books,
+    fundingStates,
+    status,
+    quotesRevision: () => board.version() * 1_000_003 + (underlying?.() ?? 0)
+  }
+}
