@@ -630,10 +630,12 @@ describe(suite("daily-index follower on a replay EDGAR"), () => {
       )
       const { equity, run } = setUp(server.url)
       const accessions = Array.from({ length: 12 }, (_, i) => `0001640147-26-0004${String(i).padStart(2, "0")}`)
+      // A run on the real clock without a watermark reads the newest day of the last ten: a day two days ago.
+      const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10)
       edgar.days.set(
-        "2026-11-20",
+        day,
         formIndexText(
-          "2026-11-20",
+          day,
           accessions.map((a) => row("4", a))
         )
       )
