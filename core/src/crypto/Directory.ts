@@ -10,6 +10,8 @@
  *   A digit-leading ticker that is not one of those prefixes stays whole (`1INCH`, `0G`, `2Z`, `4`), as does a
  *   ticker ending in other digits (`LUNA2`, `BANANAS31`).
  * - Renamed tickers (`TickerRenames`): the old ticker is the same asset under its new ticker (an alias).
+ * - Two symbols of one ticker trading on one venue in one market and quote (`1000000BOBUSDT`, `BOBUSDT`) are two
+ *   coins: two assets.
  * - Canonical IDs are permanent: a venue symbol, once mapped, stays with its asset; an asset is never removed
  *   nor its ID reassigned; an asset listed nowhere any more stays with `alive: false`.
  * - Slugs (`slugFor`): see `SlugRule`.
@@ -48,7 +50,10 @@ export interface DirectoryListing extends ObservedListing {
   readonly lastTradingMs: number
 }
 
-/** An instrument a venue lists that the directory does not take, with the reason; never dropped silently. */
+/**
+ * An instrument a venue lists that the directory does not take, or (`same_asset`) a perpetual it takes that the
+ * feeds do not ingest, with the reason; never dropped silently.
+ */
 export interface SkippedListing {
   readonly venue: string
   readonly symbol: string
@@ -73,6 +78,11 @@ export type SkipReason =
   | "unparsable"
   /** A spot leveraged token (Binance `BTCUPUSDT`): a fund rebalancing a leveraged position, not the asset. */
   | "leveraged_token"
+  /**
+   * Taken, but another symbol of its asset on the venue feeds it (one series per asset and venue): `BTCUSDC`
+   * beside `BTCUSDT`, a former ticker beside its new one (`MKRUSDT` beside `SKYUSDT`).
+   */
+  | "same_asset"
 
 /** Quote currencies the directory takes: linear perpetuals margined in USDT or USDC. */
 export const DirectoryQuotes: ReadonlyArray<string> = ["USDT", "USDC"]
@@ -393,8 +403,9 @@ const isCex = (venue: string) => venue !== "dex"
  * what the venue shows now (one it no longer shows becomes `delisted`); venues absent keep theirs. Each listing
  * goes to: the asset already holding that venue symbol; else an asset whose ticker or alias is the listing's
  * ticker after renames (several: the one already listed on a venue, then seed before the other slug sources,
- * then by ID); else a new asset named by `slugFor`. Seed assets missing from `previous` are added first. No
- * asset is removed and no ID changes meaning.
+ * then by ID), unless that asset holds another symbol of the same base that the venue trades now in the same
+ * market and quote (then the two are different coins); else a new asset named by `slugFor`. Seed assets missing
+ * from `previous` are added first. No asset is removed and no ID changes meaning.
  */
 export const mergeDirectory = (
   previous: AssetDirectory,
@@ -428,10 +439,10 @@ export const mergeDirectory = (
     coin_list: 3,
     fallback: 4
   }
-  const pick = (ticker: string): string | undefined => {
+  const pick = (ticker: string, accept: (a: DirectoryAsset) => boolean): string | undefined => {
     const olds = TickerRenames.filter((r) => r.to === ticker).map((r) => r.from)
     const ids = new Set([ticker, ...olds].flatMap((t) => [...(byTicker.get(t) ?? [])]))
-    const candidates = [...ids].map((id) => assets.get(id) as DirectoryAsset)
+    const candidates = [...ids].map((id) => assets.get(id) as DirectoryAsset).filter(accept)
     candidates.sort((x, y) => {
       const cx = x.listings.some((l) => isCex(l.venue)) ? 0 : 1
       const cy = y.listings.some((l) => isCex(l.venue)) ? 0 : 1
@@ -451,7 +462,20 @@ export const mergeDirectory = (
     for (const observed of seen.values()) {
       const { ticker, tokensPerOld } = renamed(observed.base)
       const key = listingKey(observed)
-      let id = holder.get(key) ?? pick(ticker)
+      // Another symbol of this base trading on the venue now, in this market and quote: a different coin.
+      const otherCoin = (a: DirectoryAsset) =>
+        observed.status === "trading" &&
+        a.listings.some((l) => {
+          const now = listingKey(l) === key ? undefined : seen.get(listingKey(l))
+          return (
+            now !== undefined &&
+            now.status === "trading" &&
+            now.market === observed.market &&
+            now.base === observed.base &&
+            now.quote === observed.quote
+          )
+        })
+      let id = holder.get(key) ?? pick(ticker, (a) => !otherCoin(a))
       if (id === undefined) {
         const choice = slugFor(ticker, { coins: context.coins, taken: (slug) => assets.has(`crypto:${slug}`) })
         id = `crypto:${choice.slug}`
@@ -542,7 +566,8 @@ export const CORE_MIN_PERP_VENUES = 2
  * - otherwise a perpetual or a spot market on a venue: `listed_token`;
  * - otherwise only on-chain pools: `contract_token`.
  * An asset of the hand-written registry keeps the tier written there (`seedTier`) unless the rule makes it
- * `core`; a seed `core` asset must meet the rule like any other.
+ * `core`; a seed `core` asset must meet the rule like any other, and a seed `discovery_only` one that trades
+ * takes the rule's tier (so its perpetuals are served).
  */
 export const directoryTier = (
   asset: Pick<DirectoryAsset, "listings">,
@@ -559,7 +584,8 @@ export const directoryTier = (
           ? "listed_token"
           : "contract_token"
   const seed = options.seedTier
-  if (seed === undefined || seed === "core" || derived === "core" || derived === "discovery_only") return derived
+  if (seed === undefined || seed === "core" || seed === "discovery_only") return derived
+  if (derived === "core" || derived === "discovery_only") return derived
   return seed
 }
 

@@ -78,9 +78,10 @@ const VENUE_ORDER = new Map(CryptoVenues.map((v, i) => [v.id, i]))
 const QUOTE_ORDER: Readonly<Record<string, number>> = { USDT: 0, USDC: 1 }
 
 /**
- * One listing per venue: the registry's symbol there if it still trades, else USDT before USDC, a perpetual
- * before spot, no bundle before a bundle, then the shorter symbol. (The feed writes one series per asset and
- * venue, so two symbols of one asset on one venue would write over each other.)
+ * One listing per venue: a perpetual before spot (the feeds ingest perpetuals), then the registry's symbol there
+ * if it still trades, USDT before USDC, no bundle before a bundle, then the shorter symbol. (The feed writes one
+ * series per asset and venue, so two symbols of one asset on one venue would write over each other; the listing
+ * job names the others `same_asset`.)
  */
 const oneListingPerVenue = (
   trading: ReadonlyArray<DirectoryListing>,
@@ -88,8 +89,8 @@ const oneListingPerVenue = (
 ): Array<DirectoryListing> => {
   const best = new Map<string, DirectoryListing>()
   const rankOf = (l: DirectoryListing) => [
-    seed?.listings.some((s) => s.venue === l.venue && s.symbol === l.symbol) === true ? 0 : 1,
     l.market === "perp" ? 0 : 1,
+    seed?.listings.some((s) => s.venue === l.venue && s.symbol === l.symbol) === true ? 0 : 1,
     QUOTE_ORDER[l.quote] ?? 2,
     l.multiplier === 1 ? 0 : 1,
     l.symbol.length
@@ -107,7 +108,11 @@ const oneListingPerVenue = (
   return [...best.values()]
 }
 
-/** The asset a directory asset is served as: its trading listings (registry primary first), seed metadata. */
+/**
+ * The asset a directory asset is served as: its trading listings, perpetuals first (the plane prices an asset from
+ * its first listing, and live mode feeds perpetuals only, so a registry asset listed on-chain or spot that now
+ * trades a perpetual is priced from it), the registry's order among them; seed metadata.
+ */
 export const assetOfDirectory = (
   d: DirectoryAsset
 ): { readonly asset: CryptoAsset; readonly entry: DirectoryEntry } => {
@@ -122,8 +127,8 @@ export const assetOfDirectory = (
   }
   chosen.sort(
     (a, b) =>
-      seedVenueRank(a.venue) - seedVenueRank(b.venue) ||
       (a.market === b.market ? 0 : a.market === "perp" ? -1 : 1) ||
+      seedVenueRank(a.venue) - seedVenueRank(b.venue) ||
       (VENUE_ORDER.get(a.venue) ?? 99) - (VENUE_ORDER.get(b.venue) ?? 99)
   )
   const listings: Array<Listing> = chosen.map((l) => {

@@ -252,6 +252,70 @@ describe("collisions", () => {
   })
 })
 
+describe("two coins trading under one ticker on one venue", () => {
+  // Binance 2025-12: 1000000BOBUSDT (a 2022 meme coin) and BOBUSDT (listed 2025-11) are two coins named BOB.
+  const bob = [listing("binance", "1000000BOBUSDT", "1000000BOB"), listing("binance", "BOBUSDT", "BOB")]
+
+  it("are two assets, each with its own symbol; resolve answers best: null", () => {
+    const { directory, added } = mergeDirectory(seedDirectory(T0), [{ venue: "binance", listings: bob }], {
+      coins: NO_COINS,
+      nowMs: T0
+    })
+    expect(added).toEqual(["crypto:bob", "crypto:bob-2"])
+    expect(holderOf(directory, "binance", "1000000BOBUSDT")).toEqual(["crypto:bob"])
+    expect(holderOf(directory, "binance", "BOBUSDT")).toEqual(["crypto:bob-2"])
+    const entries = directory.assets.map((a) => toDirectoryEntry(a, directoryTier(a, { historyReady: true })))
+    expect(resolveQuery([entries], "BOB", { limit: 10 }).best).toBeNull()
+    // A second one listed later is a new asset too; the first keeps its ID.
+    const first = mergeDirectory(seedDirectory(T0), [{ venue: "binance", listings: [bob[0] as ObservedListing] }], {
+      coins: NO_COINS,
+      nowMs: T0
+    })
+    const later = mergeDirectory(first.directory, [{ venue: "binance", listings: bob }], {
+      coins: NO_COINS,
+      nowMs: T0 + 1
+    })
+    expect(later.added).toEqual(["crypto:bob-2"])
+    expect(holderOf(later.directory, "binance", "1000000BOBUSDT")).toEqual(["crypto:bob"])
+  })
+
+  it("but one coin's USDT and USDC symbols, its spot pair, a new bundle replacing the old, and a rename stay one", () => {
+    const { directory } = mergeDirectory(
+      seedDirectory(T0),
+      [
+        {
+          venue: "binance",
+          listings: [
+            listing("binance", "QZQUSDT", "QZQ"),
+            listing("binance", "QZQUSDC", "QZQ", { quote: "USDC" }),
+            listing("binance", "QZQUSDT", "QZQ", { market: "spot" }),
+            listing("binance", "MKRUSDT", "MKR"),
+            listing("binance", "SKYUSDT", "SKY")
+          ]
+        }
+      ],
+      { coins: NO_COINS, nowMs: T0 }
+    )
+    expect(asset(directory, "crypto:qzq")?.listings.map((l) => [l.symbol, l.market])).toEqual([
+      ["QZQUSDC", "perp"],
+      ["QZQUSDT", "perp"],
+      ["QZQUSDT", "spot"]
+    ])
+    expect(asset(directory, "crypto:sky")?.listings.map((l) => [l.symbol, l.multiplier])).toEqual([
+      ["MKRUSDT", 24_000],
+      ["SKYUSDT", 1]
+    ])
+    // The venue re-denominates: 1000QZQUSDT replaces QZQUSDT in one refresh, the old one no longer shown.
+    const next = mergeDirectory(
+      directory,
+      [{ venue: "binance", markets: ["perp"], listings: [listing("binance", "1000QZQUSDT", "1000QZQ")] }],
+      { coins: NO_COINS, nowMs: T0 + 1 }
+    )
+    expect(next.added).toEqual([])
+    expect(holderOf(next.directory, "binance", "1000QZQUSDT")).toEqual(["crypto:qzq"])
+  })
+})
+
 describe("ID permanence", () => {
   // A small universe of venue symbols, with bundles, renames and a shared ticker, so sequences collide often.
   const pool: ReadonlyArray<ObservedListing> = [
@@ -270,7 +334,9 @@ describe("ID permanence", () => {
     listing("hyperliquid", "MATIC", "MATIC"),
     listing("hyperliquid", "kPEPE", "kPEPE"),
     listing("hyperliquid", "NEWB", "NEWB"),
-    listing("hyperliquid", "WEN", "WEN")
+    listing("hyperliquid", "WEN", "WEN"),
+    listing("binance", "1000000WENUSDT", "1000000WEN"),
+    listing("binance", "WENUSDT", "WEN")
   ]
   const venues = ["binance", "bybit", "okx", "hyperliquid"]
   const coins = coinIndex([
@@ -403,6 +469,9 @@ describe("directoryTier", () => {
     expect(directoryTier(at(a, b), { historyReady: true, seedTier: "contract_token" })).toBe("core")
     expect(directoryTier(at(a), { historyReady: true, seedTier: "core" })).toBe("listed_token")
     expect(directoryTier(at(), { historyReady: true, seedTier: "contract_token" })).toBe("discovery_only")
+    // Known to discovery only (Pi Network) until a venue lists it: then its perpetual is served.
+    expect(directoryTier(at(), { historyReady: true, seedTier: "discovery_only" })).toBe("discovery_only")
+    expect(directoryTier(at(b), { historyReady: true, seedTier: "discovery_only" })).toBe("listed_token")
   })
 
   it("the seed directory keeps today's tiers of the hand-written registry", () => {

@@ -6,7 +6,8 @@
  *
  * - Status: one `listings` component per venue (and venue `coingecko` for the coin list) in the market store's
  *   source status, so `coverage` shows it beside the venue's other components. A venue that answered records a
- *   success whose `detail` names what it skipped (unreadable symbols first, by name, then the other reasons);
+ *   success whose `detail` names what it skipped (unreadable symbols first, by name, then the other reasons,
+ *   among them `same_asset`: a perpetual another symbol of its asset on the venue feeds);
  *   one that failed records its error and keeps its last good listings.
  * - Failures back off like every live job (`Retry-After` honoured); a run in which every venue failed is
  *   retried, never crashes the feeds, and delists nothing.
@@ -48,7 +49,8 @@ export const LISTINGS_DETAIL_MAX = 64_000
 
 /**
  * A venue's skipped instruments as one status line: the unreadable ones by name first (nothing the service
- * cannot parse goes unnamed), then each other reason with its count and first symbols.
+ * cannot parse goes unnamed), then each other reason with its count and symbols (`same_asset` with the symbol
+ * that feeds the asset).
  */
 export const skippedDetail = (skipped: ReadonlyArray<SkippedListing>): string | undefined => {
   if (skipped.length === 0) return undefined
@@ -60,7 +62,8 @@ export const skippedDetail = (skipped: ReadonlyArray<SkippedListing>): string | 
     parts.push(`unparsable ${unparsable.length}: ${unparsable.map((s) => `${s.symbol} (${s.detail})`).join(", ")}`)
   for (const [reason, list] of byReason) {
     if (reason === "unparsable") continue
-    parts.push(`${reason} ${list.length}: ${list.map((s) => s.symbol).join(", ")}`)
+    const name = (s: SkippedListing) => (reason === "same_asset" ? `${s.symbol} (${s.detail})` : s.symbol)
+    parts.push(`${reason} ${list.length}: ${list.map(name).join(", ")}`)
   }
   const text = `skipped ${skipped.length}: ${parts.join("; ")}`
   return text.length <= LISTINGS_DETAIL_MAX ? text : `${text.slice(0, LISTINGS_DETAIL_MAX - 1)}\u2026`

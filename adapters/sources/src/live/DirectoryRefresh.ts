@@ -8,11 +8,15 @@
  *   listings keep their last good state (a failed
  *   directory fetch never delists anything), and the report carries its error.
  * - What a venue lists but the directory does not take is in the report (`skipped`, each with its reason), for
- *   the `sources` detail: nothing is dropped silently.
+ *   the `sources` detail, and so is a trading perpetual the directory takes but the feeds do not ingest because
+ *   another symbol of its asset on that venue feeds it (`same_asset`, `unfedPerpetuals`): nothing is dropped
+ *   silently.
  * - New assets are named from the cached coin list, or the bundled well-known coins when none was fetched yet.
  */
 import {
+  type AssetDirectory,
   AssetDirectoryStore,
+  assetOfDirectory,
   coinIndex,
   type MergeResult,
   type SkippedListing,
@@ -46,6 +50,29 @@ export type VenueRefresh =
 export interface RefreshReport {
   readonly venues: ReadonlyArray<VenueRefresh>
   readonly merge: MergeResult
+}
+
+/**
+ * The trading perpetuals of `venue` in `directory` that the feeds do not ingest: the universe serves one listing
+ * per asset and venue (`assetOfDirectory`), so a second symbol of an asset there (`BTCUSDC` beside `BTCUSDT`) is
+ * named `same_asset`, with the symbol that feeds the asset.
+ */
+export const unfedPerpetuals = (directory: AssetDirectory, venue: string): ReadonlyArray<SkippedListing> => {
+  const unfed: Array<SkippedListing> = []
+  for (const a of directory.assets) {
+    const trading = a.listings.filter((l) => l.venue === venue && l.market === "perp" && l.status === "trading")
+    if (trading.length === 0) continue
+    const fed = assetOfDirectory(a).asset.listings.find((l) => l.venue === venue && l.market === "perp")
+    for (const l of trading)
+      if (l.symbol !== fed?.symbol)
+        unfed.push({
+          venue,
+          symbol: l.symbol,
+          reason: "same_asset",
+          detail: fed === undefined ? `${a.id}: not fed` : `${a.id} fed from ${fed.symbol}`
+        })
+  }
+  return unfed
 }
 
 /** Fetches and parses every source (concurrently), then merges the venues that answered. */
@@ -92,5 +119,9 @@ export const refreshDirectory = (
     const cached = yield* store.coinList
     const coins = coinIndex(cached?.coins ?? wellKnownCoins)
     const merge = yield* store.merge(snapshots, { coins, nowMs })
-    return { venues, merge }
+    // A perpetual list that answered also names its perpetuals another symbol of their asset feeds.
+    const named = venues.map((v) =>
+      v.ok && v.market === "perp" ? { ...v, skipped: [...v.skipped, ...unfedPerpetuals(merge.directory, v.venue)] } : v
+    )
+    return { venues: named, merge }
   })

@@ -630,6 +630,13 @@ describe("the listing job and the directory as the crypto universe (live mode)",
       "skipped 2: unparsable 1: 币安人生USDT (base is not an ASCII ticker); index 1: BTCDOMUSDT"
     )
     assert.isUndefined(skippedDetail([]))
+    // A perpetual another symbol of its asset feeds: named with that symbol.
+    assert.strictEqual(
+      skippedDetail([
+        { venue: "binance", symbol: "BTCUSDC", reason: "same_asset", detail: "crypto:bitcoin fed from BTCUSDT" }
+      ]),
+      "skipped 1: same_asset 1: BTCUSDC (crypto:bitcoin fed from BTCUSDT)"
+    )
   })
 
   it("skipped instruments: every one is named, also far past the 300 characters of other status texts", () => {
@@ -722,6 +729,92 @@ describe("the venue feeds follow the directory (live mode)", () => {
         // One venue unit is a million tokens: the price per token is 2.55 / 1,000,000, the volume 40 million.
         assert.closeTo(bars?.close[0] as number, 2.55e-6, 1e-15)
         assert.strictEqual(bars?.volume[0], 40_000_000)
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "the issue's four (2024-10): XMR and POPCAT, which the registry knows spot and on-chain, and MKR and FTM, renamed, are priced from their perpetuals",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(F.NOW_MS)
+        const t = Date.parse("2026-11-20T11:45:00.000Z")
+        const closes: Record<string, string> = {
+          XMRUSDT: "160.50",
+          POPCATUSDT: "0.4800",
+          MKRUSDT: "1500.0",
+          FTMUSDT: "0.7000"
+        }
+        const server = yield* fakeServer((r) => {
+          const symbol = r.query.get("symbol") ?? ""
+          if (r.path === "/fapi/v1/exchangeInfo")
+            return {
+              json: {
+                ...F.exchangeInfo,
+                symbols: Object.keys(closes).map((s) => ({
+                  symbol: s,
+                  contractType: "PERPETUAL",
+                  status: "TRADING",
+                  baseAsset: s.replace(/USDT$/, ""),
+                  quoteAsset: "USDT",
+                  marginAsset: "USDT",
+                  underlyingType: "COIN"
+                }))
+              }
+            }
+          const c = closes[symbol]
+          if (r.path === "/fapi/v1/klines" && c !== undefined)
+            return { json: [[t, c, c, c, c, "10", t + BAR_MS - 1, "100", 10, "5", "50", "0"]] }
+          return F.binanceRoute(r)
+        })
+        const market = makeMemoryMarketStore()
+        const directoryStore = makeMemoryDirectoryStore()
+        const universe = makeUniverseRef(universeOfDirectory(yield* directoryStore.load))
+        const connector = makeBinance({ baseUrl: server.url, timeoutMs: 5_000 })
+        const job = yield* makeDirectoryJob({
+          connectors: [connector],
+          coinListUrl: "off",
+          timeoutMs: 5_000,
+          everyMs: 3_600_000,
+          jitterMs: 0,
+          onDirectory: (d) => Effect.sync(() => universe.set(universeOfDirectory(d)))
+        }).pipe(Effect.provideService(MarketStore, market), Effect.provideService(AssetDirectoryStore, directoryStore))
+        const feed = yield* makeCryptoFeed(connector, {
+          backfillDays: 1,
+          fundingBackfillDays: 2,
+          jitterMs: 0,
+          universe: () => universe.get().assets
+        }).pipe(Effect.provideService(MarketStore, market))
+        yield* job.once
+        yield* feed.once.listings.pipe(Effect.provideService(MarketStore, market))
+        yield* feed.once.bars.pipe(Effect.provideService(MarketStore, market))
+
+        const plane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStore, market))
+        const price = planeHandlers([{ ...plane, source: "live" }]).get("price") as Handler
+        const op = operation("price")
+        if (op === undefined) return assert.fail("no operation price")
+        const usdOf = (id: string) =>
+          Effect.gen(function* () {
+            const params = decodeParams(op, [["id", id]])
+            if (isApiError(params)) return assert.fail(params.message)
+            const out = yield* price({
+              op,
+              params,
+              principal: { _tag: "Anonymous", client: "test", rateLimitPerMinute: 60 },
+              rate: { limit: 60, remaining: 59, resetAtMs: F.NOW_MS, allowed: true },
+              nowMs: F.NOW_MS
+            })
+            return (out as { readonly body: { readonly data: { readonly usd: number | null } } }).body.data.usd
+          })
+        // Per token: MKR's price is 24,000 SKY (MKR upgrades to SKY 1:24,000), FTM's one S.
+        assert.deepStrictEqual(
+          [
+            yield* usdOf("crypto:monero"),
+            yield* usdOf("crypto:popcat"),
+            yield* usdOf("crypto:sonic-3"),
+            yield* usdOf("crypto:sky")
+          ],
+          [160.5, 0.48, 0.7, 0.0625]
+        )
       }).pipe(Effect.scoped)
   )
 })
