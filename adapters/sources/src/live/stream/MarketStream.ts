@@ -9,9 +9,10 @@
  *   names the topics refused: their symbols are served from REST and retried after `REFUSED_RETRY_MS`);
  * - the client's keep-alive every `pingEveryMs`, and any frame counts as life: silence past `silenceMs` is a dead
  *   (half-open) link, closed and replaced;
- * - reconnect with exponential backoff (`backoffBaseMs` doubling to `backoffCapMs`) and jitter (each delay drawn
- *   between half and all of it), so slots that fell together do not return together; the counter restarts once
- *   a connection has been up for a minute;
+ * - reconnect with exponential backoff (`backoffBaseMs`, 1 s, doubling to `backoffCapMs`, 8 s: a venue back from
+ *   an outage is streamed again within seconds) and jitter (each delay drawn between half and all of it), so slots
+ *   that fell together do not return together, and never faster than `connectsPerSecond` venue-wide; the counter
+ *   restarts once a connection has been up for a minute;
  * - where the venue closes connections at a fixed age (Binance: 24 h), a second connection is opened and
  *   subscribed `rotateBeforeMs` (with jitter) before that age, and the old one closed only once the new one is
  *   subscribed: both feed the board meanwhile (it keeps the newer event), so the rotation leaves no gap;
@@ -27,7 +28,7 @@
  * documented format, or larger than `MAX_FRAME_CHARS`, is skipped whole and counted in the status detail.
  */
 import type { QuoteBoard } from "@market-data/core"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { Malformed } from "../Parse.ts"
 import type { Instrument } from "../Venue.ts"
 import type {
@@ -64,7 +65,7 @@ export interface MarketStreamOptions {
   readonly rotateBeforeMs?: number
   /** Overrides of the protocol's limits (tests: short lifetimes and silences). */
   readonly limits?: Partial<StreamLimits>
-  /** The service clock (default `Date.now`). */
+  /** The service clock (default Effect's `Clock`, so `TestClock` drives the manager). */
   readonly now?: () => number
   readonly random?: () => number
 }
@@ -127,10 +128,20 @@ export const runMarketStream = (
   options: MarketStreamOptions,
   board: QuoteBoard,
   stats: MarketStreamStats = { frames: 0, malformed: 0, connects: 0, rotations: 0, gaps: 0, lastMalformed: "" }
+): Effect.Effect<void> =>
+  Clock.clockWith((clock) =>
+    runWith(protocol, options, board, stats, options.now ?? (() => clock.currentTimeMillisUnsafe()))
+  )
+
+const runWith = (
+  protocol: MarketStreamProtocol,
+  options: MarketStreamOptions,
+  board: QuoteBoard,
+  stats: MarketStreamStats,
+  now: () => number
 ): Effect.Effect<void> => {
   const venue = protocol.venue
   const limits: StreamLimits = { ...protocol.limits, ...options.limits }
-  const now = options.now ?? Date.now
   const random = options.random ?? Math.random
   /** Connection events (connected, down, rotated), logged by the loop. */
   const logs: Array<readonly ["info" | "warning", string]> = []
@@ -139,7 +150,7 @@ export const runMarketStream = (
   }
   const followEveryMs = options.followEveryMs ?? 10_000
   const backoffBaseMs = options.backoffBaseMs ?? 1_000
-  const backoffCapMs = options.backoffCapMs ?? 60_000
+  const backoffCapMs = options.backoffCapMs ?? 8_000
   const rotateBeforeMs = options.rotateBeforeMs ?? 30 * 60_000
 
   let instruments = options.instruments()
