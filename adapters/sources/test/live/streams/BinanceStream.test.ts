@@ -20,6 +20,7 @@ import type { Instrument } from "../../../src/live/Venue.ts"
 import { binanceStreamProtocol } from "../../../src/live/venues/binance/Stream.ts"
 import { eventually } from "../FakeServer.ts"
 import { type FakeWsServer, fakeWsServer } from "../FakeWsServer.ts"
+import { binanceStreamVenue, bookTickerFrame } from "../fixtures/BinanceStream.ts"
 
 const RECORDED = new URL("../../../../../../shared/data/crypto/streams/BINANCE_FUTURES.ws.1.0.txt", import.meta.url)
 
@@ -35,7 +36,10 @@ const collect = () => {
 
 describe("Binance stream reader", () => {
   it.skipIf(!existsSync(RECORDED))("reads every recorded bookTicker frame (real frames, 2021-07-22)", () => {
-    const lines = readFileSync(RECORDED, "utf8").split("\n").slice(1).filter((l) => l.includes("@bookTicker"))
+    const lines = readFileSync(RECORDED, "utf8")
+      .split("\n")
+      .slice(1)
+      .filter((l) => l.includes("@bookTicker"))
     const { quotes, sink } = collect()
     const reader = binanceStreamProtocol.reader()
     for (const line of lines) {
@@ -55,7 +59,16 @@ describe("Binance stream reader", () => {
     const mark = {
       stream: "!markPrice@arr@1s",
       data: [
-        { e: "markPriceUpdate", E: 1_700_000_000_000, s: "BTCUSDT", p: "37000.10", i: "36990.5", P: "37001", r: "0.00010000", T: 1_700_006_400_000 }
+        {
+          e: "markPriceUpdate",
+          E: 1_700_000_000_000,
+          s: "BTCUSDT",
+          p: "37000.10",
+          i: "36990.5",
+          P: "37001",
+          r: "0.00010000",
+          T: 1_700_006_400_000
+        }
       ]
     }
     assert.deepStrictEqual(reader.read(JSON.stringify(mark), sink), { kind: "data" })
@@ -71,13 +84,22 @@ describe("Binance stream reader", () => {
       id: "101",
       message: "code 2: Invalid request"
     })
-    assert.throws(() => reader.read('{"stream":"x@bookTicker","data":{"e":"bookTicker","s":"X","b":"oops"}}', sink), Malformed)
+    assert.throws(
+      () => reader.read('{"stream":"x@bookTicker","data":{"e":"bookTicker","s":"X","b":"oops"}}', sink),
+      Malformed
+    )
     assert.throws(() => reader.read("{not json", sink))
   })
 
   it("routes book tickers to the public endpoint and the rest to the market endpoint", () => {
-    assert.strictEqual(binanceStreamProtocol.url("wss://fstream.binance.com", "btcusdt@bookTicker"), "wss://fstream.binance.com/public/stream")
-    assert.strictEqual(binanceStreamProtocol.url("wss://fstream.binance.com", "!markPrice@arr@1s"), "wss://fstream.binance.com/market/stream")
+    assert.strictEqual(
+      binanceStreamProtocol.url("wss://fstream.binance.com", "btcusdt@bookTicker"),
+      "wss://fstream.binance.com/public/stream"
+    )
+    assert.strictEqual(
+      binanceStreamProtocol.url("wss://fstream.binance.com", "!markPrice@arr@1s"),
+      "wss://fstream.binance.com/market/stream"
+    )
     assert.strictEqual(binanceStreamProtocol.symbolOfTopic("1000pepeusdt@bookTicker"), "1000PEPEUSDT")
   })
 })
@@ -89,35 +111,6 @@ const inst = (symbol: string, assetId: string, tokensPerUnit = 1): Instrument =>
   tokensPerUnit,
   tokensPerContract: 1,
   fundingIntervalMs: 8 * 3_600_000
-})
-
-/** A fake Binance: answers SUBSCRIBE/UNSUBSCRIBE/LIST_SUBSCRIPTIONS, refuses the symbols in `refuse`. */
-const binanceVenue = (refuse: ReadonlySet<string> = new Set()) => {
-  const state = { answering: true, subscribed: new Set<string>() }
-  return {
-    state,
-    handler: (frame: unknown) => {
-      if (!state.answering) return undefined
-      const f = frame as { method?: string; params?: Array<string>; id?: number }
-      if (f.method === "LIST_SUBSCRIPTIONS") return { result: [...state.subscribed], id: f.id }
-      if (f.method === "SUBSCRIBE") {
-        const bad = (f.params ?? []).find((p) => refuse.has(p))
-        if (bad !== undefined) return { error: { code: 2, msg: `Invalid request: unknown stream ${bad}` }, id: f.id }
-        for (const p of f.params ?? []) state.subscribed.add(p)
-        return { result: null, id: f.id }
-      }
-      if (f.method === "UNSUBSCRIBE") {
-        for (const p of f.params ?? []) state.subscribed.delete(p)
-        return { result: null, id: f.id }
-      }
-      return undefined
-    }
-  }
-}
-
-const bookTicker = (symbol: string, t: number, bid: number, ask: number) => ({
-  stream: `${symbol.toLowerCase()}@bookTicker`,
-  data: { e: "bookTicker", u: t, E: t, T: t, s: symbol, b: String(bid), B: "3", a: String(ask), A: "4" }
 })
 
 const limits = { silenceMs: 1_500, pingEveryMs: 300, symbolSilenceMs: 60_000 }
@@ -158,7 +151,7 @@ const two = new Map([
 describe("Binance market stream against a fake venue", () => {
   it.live("streams quotes in canonical units, and the health follows the venue's event time", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       yield* start(server, board, () => two)
@@ -168,8 +161,8 @@ describe("Binance market stream against a fake venue", () => {
       const paths = server.connections.map((c) => c.path).sort()
       assert.deepStrictEqual(paths, ["/market/stream", "/public/stream"])
       const t = Date.now()
-      server.broadcast(bookTicker("1000PEPEUSDT", t, 0.0105, 0.0106))
-      server.broadcast(bookTicker("BTCUSDT", t + 1, 90_000, 90_000.5))
+      server.broadcast(bookTickerFrame("1000PEPEUSDT", t, 0.0105, 0.0106))
+      server.broadcast(bookTickerFrame("BTCUSDT", t + 1, 90_000, 90_000.5))
       assert.isTrue(yield* eventually(() => board.quote("crypto:bitcoin", "binance") !== undefined))
       assert.isTrue(yield* eventually(() => board.quote("crypto:pepe", "binance") !== undefined))
       const pepe = board.quote("crypto:pepe", "binance")
@@ -177,13 +170,15 @@ describe("Binance market stream against a fake venue", () => {
       assert.strictEqual(pepe?.bidSize, 3000)
       assert.isTrue(yield* eventually(() => (board.health("binance")?.newestMs ?? 0) === t + 1))
       // Keep-alives go out and are answered.
-      assert.isTrue(yield* eventually(() => server.received.some((f) => (f as { method?: string }).method === "LIST_SUBSCRIPTIONS")))
+      assert.isTrue(
+        yield* eventually(() => server.received.some((f) => (f as { method?: string }).method === "LIST_SUBSCRIPTIONS"))
+      )
     }).pipe(Effect.scoped)
   )
 
   it.live("a dropped connection is down at once and streams again after the reconnect", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       const { stats } = yield* start(server, board, () => two)
@@ -194,16 +189,19 @@ describe("Binance market stream against a fake venue", () => {
       assert.match(board.health("binance")?.reason ?? "", /connection closed/)
       assert.isTrue(yield* eventually(() => board.health("binance")?.up === true), "up again")
       const back = yield* eventually(() => server.open() === 2 && stats.connects >= 4)
-      assert.isTrue(back, `both connections back: ${server.open()} open, ${stats.connects} connects, ${JSON.stringify(board.health("binance"))}`)
+      assert.isTrue(
+        back,
+        `both connections back: ${server.open()} open, ${stats.connects} connects, ${JSON.stringify(board.health("binance"))}`
+      )
       const t = Date.now()
-      server.broadcast(bookTicker("BTCUSDT", t, 91_000, 91_001))
+      server.broadcast(bookTickerFrame("BTCUSDT", t, 91_000, 91_001))
       assert.isTrue(yield* eventually(() => board.quote("crypto:bitcoin", "binance")?.t === t))
     }).pipe(Effect.scoped)
   )
 
   it.live("a half-open connection (no frames, no close) is declared dead and replaced", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       yield* start(server, board, () => two)
@@ -218,7 +216,7 @@ describe("Binance market stream against a fake venue", () => {
 
   it.live("a refused symbol is named and served from REST while the others stream", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue(new Set(["1000pepeusdt@bookTicker"]))
+      const venue = binanceStreamVenue(new Set(["1000pepeusdt@bookTicker"]))
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       yield* start(server, board, () => two)
@@ -228,8 +226,8 @@ describe("Binance market stream against a fake venue", () => {
         "the batch was asked again topic by topic"
       )
       const t = Date.now()
-      server.broadcast(bookTicker("BTCUSDT", t, 90_000, 90_001))
-      server.broadcast(bookTicker("1000PEPEUSDT", t, 0.01, 0.0101))
+      server.broadcast(bookTickerFrame("BTCUSDT", t, 90_000, 90_001))
+      server.broadcast(bookTickerFrame("1000PEPEUSDT", t, 0.01, 0.0101))
       assert.isTrue(yield* eventually(() => board.quote("crypto:bitcoin", "binance") !== undefined))
       assert.isTrue(yield* eventually(() => board.isSilent("crypto:pepe", "binance")))
       assert.isFalse(board.isSilent("crypto:bitcoin", "binance"))
@@ -239,7 +237,7 @@ describe("Binance market stream against a fake venue", () => {
 
   it.live("rotates a connection before the venue's age limit, with no moment down", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       const { stats } = yield* start(server, board, () => two, { maxLifetimeMs: 1_200, rotateBeforeMs: 400 })
@@ -263,33 +261,39 @@ describe("Binance market stream against a fake venue", () => {
 
   it.live("follows new listings and delistings without a restart", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       let current: ReadonlyMap<string, Instrument> = new Map([["BTCUSDT", inst("BTCUSDT", "crypto:bitcoin")]])
       yield* start(server, board, () => current)
       assert.isTrue(yield* eventually(() => board.health("binance")?.up === true))
       current = two
-      assert.isTrue(yield* eventually(() => venue.state.subscribed.has("1000pepeusdt@bookTicker")), "new listing subscribed")
+      assert.isTrue(
+        yield* eventually(() => venue.state.subscribed.has("1000pepeusdt@bookTicker")),
+        "new listing subscribed"
+      )
       const t = Date.now()
-      server.broadcast(bookTicker("1000PEPEUSDT", t, 0.01, 0.0101))
+      server.broadcast(bookTickerFrame("1000PEPEUSDT", t, 0.01, 0.0101))
       assert.isTrue(yield* eventually(() => board.quote("crypto:pepe", "binance") !== undefined))
       current = new Map([["BTCUSDT", inst("BTCUSDT", "crypto:bitcoin")]])
-      assert.isTrue(yield* eventually(() => !venue.state.subscribed.has("1000pepeusdt@bookTicker")), "delisting unsubscribed")
+      assert.isTrue(
+        yield* eventually(() => !venue.state.subscribed.has("1000pepeusdt@bookTicker")),
+        "delisting unsubscribed"
+      )
       assert.isTrue(yield* eventually(() => board.quote("crypto:pepe", "binance") === undefined), "its state forgotten")
     }).pipe(Effect.scoped)
   )
 
   it.live("skips malformed, oversized and not-live frames whole, counting them", () =>
     Effect.gen(function* () {
-      const venue = binanceVenue()
+      const venue = binanceStreamVenue()
       const server = yield* fakeWsServer(venue.handler)
       const board = makeQuoteBoard()
       const { stats } = yield* start(server, board, () => two)
       assert.isTrue(yield* eventually(() => board.health("binance")?.up === true))
       server.broadcast("{truncated")
       server.broadcast(`{"stream":"x","data":"${"x".repeat(4_100_000)}"}`)
-      server.broadcast(bookTicker("BTCUSDT", Date.now() - 3 * 86_400_000, 1, 2))
+      server.broadcast(bookTickerFrame("BTCUSDT", Date.now() - 3 * 86_400_000, 1, 2))
       assert.isTrue(yield* eventually(() => stats.malformed >= 3))
       assert.isUndefined(board.quote("crypto:bitcoin", "binance"))
       assert.isTrue(yield* eventually(() => /3 malformed frames skipped/.test(board.health("binance")?.detail ?? "")))
