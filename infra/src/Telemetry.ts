@@ -232,6 +232,19 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
       }
     }
   })
+  new Gauge({
+    name: "market_data_source_rest_weight_per_minute",
+    help: "Request weight each live venue's REST connector spent in the last minute (its `rest` source status), by venue",
+    labelNames: ["venue"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const s of await Effect.runPromise(sources.sourceStatus)) {
+        const m = s.component === "rest" ? /REST request weight (\d+)/.exec(s.detail ?? "") : null
+        if (m !== null) this.set({ venue: s.venue }, Number(m[1]))
+      }
+    }
+  })
   const poolStats = sources.poolStats
   if (poolStats !== undefined) {
     new Gauge({

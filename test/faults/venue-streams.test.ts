@@ -122,7 +122,7 @@ describe("venue streams and REST together, under faults", () => {
       const price = Effect.gen(function* () {
         const out = yield* callPlanes([plane], "price", [["id", "crypto:bitcoin"]], yield* now())
         return dataOf<Record<string, unknown>>(out)
-      })
+      }).pipe(Effect.orDie)
       const bookOf = (assetId: string) => Effect.map(served.books(assetId, "binance"), (b) => b[0])
       const depthRequests = (symbol: string) =>
         rest.requests.filter((r) => r.path === "/fapi/v1/depth" && r.query.get("symbol") === symbol).length

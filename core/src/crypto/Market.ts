@@ -168,7 +168,10 @@ export const Components = [
   "latestFilings",
   // The asset directory's listing job (live mode): each venue's instrument list, and the public coin list
   // (venue `coingecko`); `detail` names the instruments it skipped.
-  "listings"
+  "listings",
+  // A live venue's REST use (live mode): `detail` says the request weight spent in the last minute against the
+  // venue's limit (`REST request weight <n> in the last minute of <limit> allowed`), renewed every minute.
+  "rest"
 ] as const
 export type Component = (typeof Components)[number]
 

@@ -555,6 +555,19 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
             )
           })
 
+    // -- REST use: the weight spent in the last minute, as the venue's `rest` status says it ----------------------
+    const restRef = { venue, component: "rest" as const, cadenceMs: MINUTE_MS }
+    const runRestUsage = Effect.gen(function* () {
+      const spent = yield* connector.limiter.spentLastMinute
+      const allowed = Math.round((connector.limiter.capacity * MINUTE_MS) / connector.limiter.windowMs)
+      yield* recordSuccess(store, restRef, {
+        newestMs: yield* Clock.currentTimeMillis,
+        detail: `REST request weight ${spent} in the last minute of ${allowed} allowed${
+          options.streamed === undefined ? "" : "; top of book, mark and funding come from the venue's streams"
+        }`
+      })
+    })
+
     /** One run that marks its components failing when it fails. */
     const attempt = (components: ReadonlyArray<Component>, run: Effect.Effect<void, SourceError>) =>
       Effect.tapError(run, (e) => markFailing(components, e))
@@ -620,6 +633,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       ...(runLiquidations === undefined
         ? {}
         : { liquidations: job("liquidations", ["liquidations"], runLiquidations, 5 * MINUTE_MS, 5_000) }),
+      restUsage: runRestUsage.pipe(Effect.repeat(pollSchedule(MINUTE_MS, 55_000, 0)), Effect.asVoid),
       // Listings change rarely; a failure here only delays new symbols (the other jobs keep the last list).
       listings: job("listings", [], refreshListings, HOUR_MS, 10_000).pipe(Effect.delay(HOUR_MS))
     }

@@ -11,6 +11,8 @@ export interface RequestLimiter {
   readonly take: (weight?: number) => Effect.Effect<void>
   readonly capacity: number
   readonly windowMs: number
+  /** The weight spent in the minute before now (what `sources` and the metrics report per venue). */
+  readonly spentLastMinute: Effect.Effect<number>
 }
 
 export const makeLimiter = (options: { readonly capacity: number; readonly windowMs: number }): RequestLimiter => {
@@ -19,6 +21,13 @@ export const makeLimiter = (options: { readonly capacity: number; readonly windo
   const gate = Semaphore.makeUnsafe(1)
   let tokens = capacity
   let lastMs: number | undefined
+  /** Spends of the last minute: times and weights, oldest first. */
+  const spends: Array<readonly [number, number]> = []
+  const prune = (nowMs: number) => {
+    let k = 0
+    while (k < spends.length && (spends[k] as readonly [number, number])[0] <= nowMs - 60_000) k++
+    if (k > 0) spends.splice(0, k)
+  }
   const take = (weight = 1) =>
     gate.withPermit(
       Effect.gen(function* () {
@@ -34,7 +43,14 @@ export const makeLimiter = (options: { readonly capacity: number; readonly windo
           lastMs = after
         }
         tokens -= w
+        const spentMs = yield* Clock.currentTimeMillis
+        prune(spentMs)
+        spends.push([spentMs, w])
       })
     )
-  return { take, capacity, windowMs }
+  const spentLastMinute = Effect.map(Clock.currentTimeMillis, (nowMs) => {
+    prune(nowMs)
+    return spends.reduce((sum, [, w]) => sum + w, 0)
+  })
+  return { take, capacity, windowMs, spentLastMinute }
 }
