@@ -3,18 +3,39 @@
  * conversions, cadences, request limits, and what freshness reports when a source lags or fails. Kept beside the
  * connectors so that a change to one is a change to the other.
  */
+import { STREAM_CADENCE_MS } from "@market-data/core"
 import { componentCadenceMs } from "./CryptoFeed.ts"
 import { LiveEnvironment } from "./LiveConfig.ts"
 import { SEC_DAILY_INDEX_POLL_MS, SEC_DOCUMENT_LOOKBACK_DAYS, SEC_LATEST_POLL_MS, SEC_POLL_MS } from "./LiveFeeds.ts"
 import { PRICES_BACKFILL_DAYS, PRICES_DEFAULT_PER_MINUTE, PRICES_POLL_MS } from "./PriceFeed.ts"
 import { BACKOFF_BASE_MS } from "./Schedules.ts"
+import { StreamProtocols } from "./stream/Protocols.ts"
+import { LiveVenues } from "./Venue.ts"
 
 const minutes = (ms: number) => `${ms / 60_000} min`
+const seconds = (ms: number) => `${ms / 1000} s`
+
+/** Each venue's market streams and the limits the connection manager keeps, from the protocols themselves. */
+const streamTable = (): string =>
+  [
+    "| venue | streams | topics per connection | per subscribe message | client messages per second | connects per second | rotated before | keep-alive | dead after silence | symbol served from REST after |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...LiveVenues.map((venue) => {
+      const p = StreamProtocols[venue]
+      if (p === undefined) return `| ${venue} | none yet: polled over REST | | | | | | | | |`
+      const l = p.limits
+      return `| ${venue} | ${p.describe} | ${l.topicsPerConnection} | ${l.topicsPerMessage} | ${l.messagesPerSecond} | ${l.connectsPerSecond} | ${
+        l.maxLifetimeMs === undefined
+          ? "no age limit"
+          : `${l.maxLifetimeMs / 3_600_000} h (replaced about 30 min before)`
+      } | ${p.ping === undefined ? "the venue's pings" : `\`${p.ping}\` every ${seconds(l.pingEveryMs)}`} | ${seconds(l.silenceMs)} | ${seconds(l.symbolSilenceMs)} |`
+    })
+  ].join("\n")
 
 export const liveSourcesDoc = `# Live sources
 
-With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public REST APIs (and the
-liquidation websockets of two of them) and the equity plane from SEC EDGAR and a daily price source (Yahoo
+With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public websocket streams
+(top of book, mark, index, funding, and two venues' liquidations) and REST APIs (history, listings, depth) and the equity plane from SEC EDGAR and a daily price source (Yahoo
 Finance's chart endpoint), into the same store the simulated feed fills. Every answer says so:
 \`X-Data-Source: live\` and \`baseline.source\`.
 
@@ -38,7 +59,8 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
   its instruments list (BTC-USDT-SWAP: 0.01 BTC per contract); candle volume is OKX's \`volCcy\` (already in tokens).
 - Open interest is USD: Binance \`openInterest\` (units of the symbol) x mark price; Bybit \`openInterestValue\`;
   OKX \`oi\` (contracts) x ctVal x ctMult x mark price; Hyperliquid \`openInterest\` (coins) x \`markPx\`. History:
-  Binance \`sumOpenInterestValue\`, OKX \`oiUsd\` (both USD), Bybit coins x the open of the 15-minute bar.
+  Binance \`sumOpenInterestValue\`, OKX \`oiUsd\` (both USD), Bybit coins x the open of the 15-minute bar. Streamed: Bybit \`openInterestValue\` (USD), OKX
+  \`oiUsd\`, Hyperliquid \`openInterest\` x \`markPx\` where their tickers carry it (Binance streams no open interest).
 - Funding rates are fractions per the venue's interval (Binance and Bybit publish per-symbol intervals: 8 h, 4 h
   or 1 h; OKX's follows from \`fundingTime\` to \`nextFundingTime\`; Hyperliquid settles hourly, and every
   8 hours before mid-2023). OKX history stores the settled \`realizedRate\`.
@@ -47,7 +69,8 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
 - Liquidations (USD of longs and of shorts liquidated):
   - OKX over REST, \`public/liquidation-orders\` (\`sz\` contracts x ctVal x bankruptcy price; \`sell\` = a long
     liquidated), every ${minutes(componentCadenceMs("okx", "liquidations"))}.
-  - Binance over its websocket, \`!forceOrder@arr\` on \`\${MARKET_DATA_BINANCE_WS_BASE_URL}/stream\`: filled quantity
+  - Binance over its websocket, \`!forceOrder@arr\` on \`\${MARKET_DATA_BINANCE_WS_BASE_URL}/market/stream\` (the
+    routed endpoint of Binance's regular market streams): filled quantity
     \`z\` x average price \`ap\` of each terminal liquidation order (\`FILLED\`, or \`EXPIRED\` after a part fill;
     \`SELL\` = a long liquidated). Binance pushes at most one liquidation per symbol per second (the latest), so
     its totals under-count the busiest seconds: the venue's own limit, not the service's.
@@ -60,6 +83,53 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
     user's address (\`userEvents\`, \`userFills\`). Hyperliquid therefore reports no liquidations component.
   Live liquidation measures are the sum over OKX, Binance and Bybit (those that are up). An asset with no
   liquidation on record anywhere has them listed under \`unavailable\` (\`no_data\`).
+
+### Market streams (top of book, mark, index, funding)
+
+Each perpetual's best bid and ask (with sizes), mark and index price and running funding rate come from the
+venues' public websockets, applied as each frame arrives; REST keeps what it is good at (history backfill, the
+listings, open-interest and taker history, the depth behind the top of book, and the fallback).
+
+${streamTable()}
+
+- The connection manager (\`stream/MarketStream.ts\`) spreads a venue's topics over as many connections as its
+  limits ask, subscribes in batches under the venue's message rate, sends the keep-alive, and treats a connection
+  silent past its limit as dead (a half-open link). A connection that drops reconnects after 1 s, doubling to 8 s
+  at most, each delay drawn between half and all of it (never faster than the venue's connect rate), so a venue
+  back from an outage is streamed again within seconds and many connections never return at once. Where the venue
+  closes connections at a fixed age (Binance: 24 h) a replacement is opened and subscribed before then, and the old
+  connection closed only once the new one is subscribed: no gap.
+- New listings are subscribed and delistings unsubscribed on the open connections within seconds of the asset
+  directory changing (each instance reads the venue's instrument list at start and every 30 minutes for contract
+  sizes). A topic the venue refuses (a whole batch refused is asked again topic by topic) is named in the status
+  \`detail\` and its symbol served from REST; it is asked again after 10 minutes.
+- Freshness: the \`books\` (and, where streamed, \`fundingState\`) status of a streamed venue is the stream's: its
+  newest time is the venue's event time of the last update applied, on a ${seconds(STREAM_CADENCE_MS)} cadence
+  (\`live\` within it, \`delayed\` to three times it, \`stale\` beyond), so \`as_of\` and \`next_update_at\` follow
+  the stream. A stream that is down (connection lost, silent, subscriptions unanswered) turns them \`stale\` at
+  once with the reason (\`stream down since ...\`); the books job then polls every book of the venue each minute,
+  and once it has delivered, the status is the REST one (its cadence, \`detail\` "served from REST polling") until
+  the stream is back. A symbol the stream does not mention for the time in the table, or whose connection is down,
+  or whose topic was refused, is served from its REST book the same way, alone.
+- REST books on a streamed venue: every book once per 15-minute bucket (the depth behind the streamed top, and the
+  book metrics behind \`liquidity\`'s percentiles), and each minute only the books the stream does not serve. So
+  steady state polls no top of book; \`liquidity\` gives the time its depth was read as \`depth.as_of\`. Each venue's
+  REST weight per minute is its \`rest\` source status (and the metric \`market_data_source_rest_weight_per_minute\`).
+- Frames that are not the venue's documented format, larger than 4 MB, or with an event time more than a day
+  from the service clock are skipped whole and counted in the status \`detail\`.
+- Every instance equally fresh: each service instance holds its own market streams (public streams cost no request
+  weight), leader or not; only the leader polls REST (history, listings, depth, fallback) and writes to the
+  database. An instance that does not lead therefore answers quotes as fresh as the leader; its REST depth and
+  history come from the database (re-read every minute). Cost per instance at today's listings: Binance 4
+  connections (550 book tickers at 200 a connection, and the mark prices) plus the liquidation stream; Bybit 6 (555
+  tickers at 100) plus the liquidation stream; OKX 3 (249 swaps x 3 channels at 300); Hyperliquid 1 connection with 2
+  subscriptions per perpetual (about 380). Ten instances behind one IP: 50 Binance, 70 Bybit and 30 OKX
+  connections, within their per-IP limits (Binance 300 connection attempts per 5 minutes, Bybit 500 per 5 minutes,
+  OKX 3 a second, each instance pacing its own connects); Hyperliquid's 1,000 subscriptions and 10 connections per
+  IP hold two instances at most. Run more instances behind one IP with \`MARKET_DATA_HYPERLIQUID_WS_BASE_URL=off\` on
+  all but two of them: those answer Hyperliquid's books from the REST books the leader stores (re-read every
+  minute), and their \`books\` status says so. A venue's refusal that names no topic (Hyperliquid's per-IP caps)
+  refuses the subscription it answers, which is then served from REST and asked again after 10 minutes.
 
 ### Liquidation streams
 
@@ -90,8 +160,9 @@ is set too, and \`off\` turns a stream off.
 |---|---|
 | 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
 | the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes |
-| mark/index, open interest, funding state | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
-| order books | every ${minutes(componentCadenceMs("binance", "books"))} while half the venue's request budget covers every instrument's book in that time, else every as many minutes as it needs (550 Binance perpetuals at depth weight 5: 6 minutes); the \`books\` status gives the cadence the runs measure (the cycle plus twice the last run's duration: 11 to 20 minutes for those 550 while the first hour's backfill shares the limiter); book metrics once per 15 minutes |
+| top of book, mark, index, funding state | as they happen, over the venues' market streams (above); REST fallback each minute for what a stream does not serve |
+| mark/index and open-interest history rows, funding state over REST | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
+| order books over REST (venues without a stream, or a stream down) | every ${minutes(componentCadenceMs("binance", "books"))} while half the venue's request budget covers every instrument's book in that time, else every as many minutes as it needs (550 Binance perpetuals at depth weight 5: 6 minutes); the \`books\` status gives the cadence the runs measure (the cycle plus twice the last run's duration: 11 to 20 minutes for those 550 while the first hour's backfill shares the limiter); book metrics once per 15 minutes |
 | funding settlements | every hour (status cadence: the venue's funding interval) |
 | OKX taker volume | every 15 min |
 | OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |

@@ -401,7 +401,15 @@ const runWith = (
       settle(r, topics ?? [...r.waiting])
       return
     }
-    if (topics === undefined) return
+    if (topics === undefined) {
+      // A refusal naming neither request nor topic (Hyperliquid's per-IP caps, some OKX errors): the oldest pending
+      // subscription is the one answered (venues answer in order), refused whole rather than waited on until the
+      // connection times out and the same refusal repeats after every reconnect.
+      if (refusal === undefined) return
+      const oldest = [...c.pending.values()].find((r) => r.op === "subscribe")
+      if (oldest !== undefined) settle(oldest, [...oldest.waiting])
+      return
+    }
     for (const r of [...c.pending.values()])
       settle(
         r,

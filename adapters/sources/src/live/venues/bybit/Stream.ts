@@ -34,8 +34,14 @@
  * with no data) is a dead link, a symbol without a frame for 60 s is served from REST (its mark price moves every
  * second or so, so a live ticker is never that quiet).
  */
-import { Malformed, type Json, num, obj, optNum, str } from "../../Parse.ts"
-import type { FrameKind, MarketStreamProtocol, StreamReader, VenueSink, VenueTickerFields } from "../../stream/Protocol.ts"
+import { type Json, Malformed, num, obj, optNum, str } from "../../Parse.ts"
+import type {
+  FrameKind,
+  MarketStreamProtocol,
+  StreamReader,
+  VenueSink,
+  VenueTickerFields
+} from "../../stream/Protocol.ts"
 
 const TOPIC_PREFIX = "tickers."
 const QUOTE_FIELDS = ["bid1Price", "bid1Size", "ask1Price", "ask1Size"] as const
@@ -66,7 +72,14 @@ const bybitReader = (): StreamReader => {
       const bidSize = field(fields, "bid1Size", "$.data")
       const ask = field(fields, "ask1Price", "$.data")
       const askSize = field(fields, "ask1Size", "$.data")
-      if (bid !== undefined && bid > 0 && ask !== undefined && ask > 0 && bidSize !== undefined && askSize !== undefined)
+      if (
+        bid !== undefined &&
+        bid > 0 &&
+        ask !== undefined &&
+        ask > 0 &&
+        bidSize !== undefined &&
+        askSize !== undefined
+      )
         sink.quote(symbol, t, bid, bidSize, ask, askSize)
     }
     if (TICKER_FIELDS.some((k) => k in changed)) {
@@ -156,5 +169,6 @@ export const bybitStreamProtocol: MarketStreamProtocol = {
     symbolSilenceMs: 60_000
   },
   reader: bybitReader,
-  describe: "`tickers.<symbol>` (linear, snapshot then deltas every 100 ms) for the top of book, mark, index, funding and open interest"
+  describe:
+    "`tickers.<symbol>` (linear, snapshot then deltas every 100 ms) for the top of book, mark, index, funding and open interest"
 }

@@ -116,7 +116,9 @@ const okxReader = (): StreamReader => ({
       case OKX_CHANNELS.mark:
         rows(m).forEach((d, n) => {
           const path = `$.data[${n}]`
-          sink.ticker(str(d.instId, `${path}.instId`), num(d.ts, `${path}.ts`), { mark: num(d.markPx, `${path}.markPx`) })
+          sink.ticker(str(d.instId, `${path}.instId`), num(d.ts, `${path}.ts`), {
+            mark: num(d.markPx, `${path}.markPx`)
+          })
         })
         return { kind: "data" }
       case OKX_CHANNELS.funding:

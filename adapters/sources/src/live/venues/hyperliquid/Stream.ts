@@ -1,0 +1,175 @@
+/**
+ * Hyperliquid websocket market stream, perpetuals (documentation: "Websocket", "Websocket / Subscriptions",
+ * "Websocket / Timeouts and heartbeats", "Rate limits and user limits").
+ *
+ * Streams chosen, per coin on `/ws`; topics are written `<type>:<coin>`:
+ * - `bbo`: `{"channel":"bbo","data":{"coin","time","bbo":[bid|null, ask|null]}}`, each level `{px, sz, n}`; sent
+ *   only when the best bid or offer changes on a block. `time` is the block time. A side that is `null` (an empty
+ *   book side) gives no quote.
+ * - `activeAssetCtx`: `{"channel":"activeAssetCtx","data":{"coin","ctx":{...}}}` with the perpetual context
+ *   `markPx`, `oraclePx` (the index), `funding` (the hourly rate accruing now, settling on the hour),
+ *   `openInterest` (in coins: the manager converts with the mark), `premium`, volumes. The context carries no
+ *   time: the receive time stands in as its event time, and the next full hour as its settlement (Hyperliquid
+ *   settles every hour; its own prediction is not on the stream, so the accruing rate is the predicted one).
+ * `allMids` (every coin's mid in one subscription) was not taken: a mid is no quote (no sides, no sizes), and the
+ * per-coin `bbo` is needed for the book anyway. Names are coins; `k`-prefixed ones (`kPEPE`) quote 1,000 tokens
+ * per unit: the reader passes venue units and the manager converts.
+ *
+ * Requests: one subscription per message, `{"method":"subscribe","subscription":{"type","coin"}}` (and
+ * `unsubscribe`), so `topicsPerMessage` is 1. Answered `{"channel":"subscriptionResponse","data":{"method",
+ * "subscription":{...}}}` (the subscription echoed, possibly with defaulted fields): acknowledged by topics. Errors
+ * are `{"channel":"error","data":"<text>"}`; the text ends with the request or subscription it concerns (as
+ * observed: "Invalid subscription {...}", "Already subscribed: {...}", "Error parsing JSON into valid websocket
+ * request: {...}"), which names the refused topic; "Already subscribed" and "Already unsubscribed" mean the wanted
+ * state holds, so they acknowledge. Keep-alive: `{"method":"ping"}`, answered `{"channel":"pong"}`; the server
+ * closes a connection it has sent nothing on for 60 s. A plain-text greeting on connect ("Websocket connection
+ * established.", skipped by the venue's Python SDK) is read as nothing.
+ *
+ * Limits (documented, per IP): 1,000 websocket subscriptions; 10 websocket connections and 30 new connections a
+ * minute (older revisions of the page said 100 connections); 2,000 messages sent a minute across all connections.
+ * Every instance holds its own streams (nothing streamed is shared through the database), so instances behind one
+ * IP share these: this stream takes 2 subscriptions per coin, ~190 listed perpetuals are ~380, so at most two
+ * instances fit under one egress IP. Past the cap the venue answers `Cannot subscribe to more than 1000 channels.`
+ * (and past the message rate `Cannot send more than 2000 messages per minute.`), errors naming no subscription: the
+ * reader returns them as refusals of nothing, which settle no request, so the request waits for its timeout and the
+ * connection is replaced, again and again: a third instance behind the same IP would not stream Hyperliquid at all
+ * (served from REST, its status naming the timeouts). Run more instances behind distinct egress IPs, or stream a
+ * smaller universe. Chosen: 500 topics a connection (one connection per instance for the whole market; one
+ * connection of the IP's 10), 10 messages a second (a full resubscription of ~380 topics takes ~40 s and 600 of
+ * the IP's 2,000 messages a minute, so three instances may resubscribe at once), a connect every 5 s (12 a minute
+ * at most of the IP's 30), `ping` every 20 s, silence past 45 s (two pings unanswered) is a dead link, a coin without
+ * a frame for 60 s is served from REST (its context changes with every oracle update, every few seconds).
+ */
+import { arr, type Json, Malformed, num, obj, str } from "../../Parse.ts"
+import type { FrameKind, MarketStreamProtocol, StreamReader, VenueSink } from "../../stream/Protocol.ts"
+
+const HOUR_MS = 3_600_000
+/** The plain-text greeting the server has sent on connect (its Python SDK skips it): not JSON, not malformed. */
+const GREETING = "Websocket connection established."
+const TYPES = ["bbo", "activeAssetCtx"] as const
+
+const topicOf = (type: string, coin: string) => `${type}:${coin}`
+
+/** `bbo:BTC` -> `{type: "bbo", coin: "BTC"}` (a HIP-3 coin `dex:NAME` keeps its colon). */
+const subscriptionOf = (topic: string): { type: string; coin: string } => {
+  const k = topic.indexOf(":")
+  return { type: topic.slice(0, k), coin: topic.slice(k + 1) }
+}
+
+/** The topic a subscription object names, where it is one of ours. */
+const subscriptionTopic = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  const s = value as Json
+  return typeof s.type === "string" && typeof s.coin === "string" ? topicOf(s.type, s.coin) : undefined
+}
+
+/** The topic an error text names: the JSON it ends with, a subscription or a whole request. */
+const errorTopic = (text: string): string | undefined => {
+  const k = text.indexOf("{")
+  if (k < 0) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(text.slice(k))
+  } catch {
+    return undefined
+  }
+  if (typeof value !== "object" || value === null) return undefined
+  const v = value as Json
+  return subscriptionTopic(v.subscription ?? v)
+}
+
+const level = (value: unknown, path: string): { px: number; sz: number } | undefined => {
+  if (value === null) return undefined
+  const l = obj(value, path)
+  return { px: num(l.px, `${path}.px`), sz: num(l.sz, `${path}.sz`) }
+}
+
+const hyperliquidReader = (now: () => number) => (): StreamReader => ({
+  read: (text: string, sink: VenueSink): FrameKind => {
+    if (text === GREETING) return { kind: "other" }
+    const m = obj(JSON.parse(text), "$")
+    const channel = str(m.channel, "$.channel")
+    switch (channel) {
+      case "pong":
+        return { kind: "pong" }
+      case "subscriptionResponse": {
+        const d = obj(m.data, "$.data")
+        const topic = subscriptionTopic(d.subscription)
+        if (topic === undefined) throw new Malformed("$.data.subscription: no type and coin")
+        return { kind: "ack", topics: [topic] }
+      }
+      case "error": {
+        const message = typeof m.data === "string" ? m.data : JSON.stringify(m.data)
+        const topic = errorTopic(message)
+        const topics = topic === undefined ? undefined : [topic]
+        if (/^Already (un)?subscribed/.test(message) && topics !== undefined) return { kind: "ack", topics }
+        return { kind: "refused", topics, message }
+      }
+      case "bbo": {
+        const d = obj(m.data, "$.data")
+        const coin = str(d.coin, "$.data.coin")
+        const t = num(d.time, "$.data.time")
+        const sides = arr(d.bbo, "$.data.bbo")
+        if (sides.length !== 2) throw new Malformed("$.data.bbo: not [bid, ask]")
+        const bid = level(sides[0], "$.data.bbo[0]")
+        const ask = level(sides[1], "$.data.bbo[1]")
+        if (bid !== undefined && ask !== undefined) sink.quote(coin, t, bid.px, bid.sz, ask.px, ask.sz)
+        return { kind: "data" }
+      }
+      case "activeAssetCtx": {
+        const d = obj(m.data, "$.data")
+        const coin = str(d.coin, "$.data.coin")
+        const c = obj(d.ctx, "$.data.ctx")
+        const t = now()
+        sink.ticker(coin, t, {
+          mark: num(c.markPx, "$.data.ctx.markPx"),
+          index: num(c.oraclePx, "$.data.ctx.oraclePx"),
+          fundingRate: num(c.funding, "$.data.ctx.funding"),
+          nextFundingMs: Math.floor(t / HOUR_MS) * HOUR_MS + HOUR_MS,
+          intervalMs: HOUR_MS,
+          oiQuantity: num(c.openInterest, "$.data.ctx.openInterest")
+        })
+        return { kind: "data" }
+      }
+      default:
+        return { kind: "other" }
+    }
+  }
+})
+
+const request = (method: "subscribe" | "unsubscribe", topics: ReadonlyArray<string>) => {
+  // Hyperliquid takes one subscription per message (`limits.topicsPerMessage` is 1).
+  if (topics.length !== 1) throw new Error(`hyperliquid: one subscription per message, asked for ${topics.length}`)
+  return JSON.stringify({ method, subscription: subscriptionOf(topics[0] as string) })
+}
+
+/** The protocol with a clock for the context frames' event time (tests pass a fixed one). */
+export const makeHyperliquidStreamProtocol = (now: () => number = Date.now): MarketStreamProtocol => ({
+  venue: "hyperliquid",
+  url: (baseUrl) => `${baseUrl}/ws`,
+  components: ["books", "fundingState"],
+  marketTopics: [],
+  symbolTopics: (symbol) => TYPES.map((type) => topicOf(type, symbol)),
+  symbolOfTopic: (topic) => {
+    const k = topic.indexOf(":")
+    return k < 0 ? undefined : topic.slice(k + 1)
+  },
+  subscribe: (topics) => request("subscribe", topics),
+  unsubscribe: (topics) => request("unsubscribe", topics),
+  ping: JSON.stringify({ method: "ping" }),
+  limits: {
+    topicsPerConnection: 500,
+    topicsPerMessage: 1,
+    messagesPerSecond: 10,
+    connectsPerSecond: 0.2,
+    maxLifetimeMs: undefined,
+    pingEveryMs: 20_000,
+    silenceMs: 45_000,
+    symbolSilenceMs: 60_000
+  },
+  reader: hyperliquidReader(now),
+  describe:
+    "`bbo` per coin for the top of book, `activeAssetCtx` per coin for mark, oracle price, funding and open interest"
+})
+
+export const hyperliquidStreamProtocol: MarketStreamProtocol = makeHyperliquidStreamProtocol()
