@@ -19,10 +19,14 @@
  * - funding: each perpetual venue's newest settled rate (settled at or before `T`), normalized to 8 h
  *   (`Funding.ts`), and their open-interest-weighted mean.
  * A venue snapshot older than `MaxSnapshotAgeMs` at `T` (a venue that stopped reporting) is left out; a
- * funding settlement counts while it is within two of its intervals plus an hour.
+ * funding settlement counts while it is within two of its intervals plus an hour. The returns and the 7-day range
+ * use only the primary bars held end to end up to the price's bar (`Contiguity.ts`): NaN where those do not reach
+ * back over their window (`shortWindowsAt` names them).
  */
+import { heldEndToEnd, runStartIndex } from "./Contiguity.ts"
 import { fraction8hPct, type VenueFunding } from "./Funding.ts"
 import {
+  BAR_MS,
   type Bars,
   type BookMetrics,
   DAY_MS,
@@ -346,18 +350,63 @@ export type Measures = { readonly [M in MeasureName]: number } & {
   readonly venueFunding8hPct: ReadonlyMap<string, number>
 }
 
+/** The bar-window measures: what the primary bars held end to end must cover, and how far back. */
+const BarWindows = [
+  ["return_24h_pct", DAY_MS],
+  ["return_7d_pct", 7 * DAY_MS],
+  ["range_pos_7d_pct", 7 * DAY_MS]
+] as const satisfies ReadonlyArray<readonly [MeasureName, number]>
+
+/**
+ * The close `backMs` before `T` as a return compares it: the newest primary bar opened before `T - backMs`, held
+ * end to end with the price's bar `i` (NaN otherwise: across a hole, or before the history began).
+ */
+const priceBack = (b: Bars, i: number, T: number, backMs: number): number => {
+  const j = recent(b.t, T - backMs, MaxSnapshotAgeMs)
+  return j >= 0 && heldEndToEnd(b.t, j, i) ? (b.close[j] as number) : Number.NaN
+}
+
+/** Index of the first bar of the 7-day window before `T` when the bars held end to end up to bar `i` cover it, or -1. */
+const rangeFrom = (b: Bars, i: number, T: number): number => {
+  const from = lowerBound(b.t, T - 7 * DAY_MS)
+  return from <= i && (b.t[from] as number) < T - 7 * DAY_MS + BAR_MS && heldEndToEnd(b.t, from, i) ? from : -1
+}
+
+/**
+ * The bar-window measures (`return_24h_pct`, `return_7d_pct`, `range_pos_7d_pct`) that `measuresAt` leaves NaN at
+ * `T` because the primary bars held end to end up to the price's bar do not reach back over their window, and how
+ * far back those bars reach (ms before `T`). Undefined when there is no price at `T` (nothing to measure from).
+ */
+export const shortWindowsAt = (
+  d: AssetData,
+  T: number
+): { readonly measures: ReadonlyArray<MeasureName>; readonly heldMs: number } | undefined => {
+  const b = d.primary
+  const i = b === undefined ? -1 : recent(b.t, T, MaxSnapshotAgeMs)
+  if (b === undefined || i < 0) return undefined
+  const measures: Array<MeasureName> = []
+  for (const [name, backMs] of BarWindows) {
+    const held = name === "range_pos_7d_pct" ? rangeFrom(b, i, T) >= 0 : !Number.isNaN(priceBack(b, i, T, backMs))
+    if (!held) measures.push(name)
+  }
+  const first = runStartIndex(b.t, i, Math.ceil((7 * DAY_MS) / BAR_MS) + 1)
+  return { measures, heldMs: T - (b.t[first] as number) }
+}
+
 /** Every measure of the asset at `T`; NaN where the inputs are missing. */
 export const measuresAt = (d: AssetData, T: number): Measures => {
-  const price = priceAt(d, T)
-  const price24 = priceAt(d, T - DAY_MS)
-  const price7d = priceAt(d, T - 7 * DAY_MS)
+  const b = d.primary
+  const i = b === undefined ? -1 : recent(b.t, T, MaxSnapshotAgeMs)
+  const price = b === undefined || i < 0 ? Number.NaN : (b.close[i] as number)
+  const price24 = b === undefined || i < 0 ? Number.NaN : priceBack(b, i, T, DAY_MS)
+  const price7d = b === undefined || i < 0 ? Number.NaN : priceBack(b, i, T, 7 * DAY_MS)
   const oi = oiAt(d, T)
   const oi24 = oiAt(d, T - DAY_MS)
 
   let rangePos = Number.NaN
-  const b = d.primary
-  if (b !== undefined && Number.isFinite(price)) {
-    const r = extremesOf(b).query(lowerBound(b.t, T - 7 * DAY_MS), lowerBound(b.t, T))
+  if (b !== undefined && i >= 0 && Number.isFinite(price)) {
+    const from = rangeFrom(b, i, T)
+    const r = from < 0 ? undefined : extremesOf(b).query(from, i + 1)
     if (r !== undefined && r.high > r.low) rangePos = ((price - r.low) / (r.high - r.low)) * 100
   }
 

@@ -150,25 +150,34 @@ const rangeOf = (bars: Ohlc, from: number, to: number): { high: number; low: num
 
 /**
  * Session levels from ascending fine bars (15 m or 1 h, which align with session hours) as of `nowMs`:
- * each session's latest started occurrence, and the prior UTC day. Sessions without bars are left out.
+ * each session's latest started occurrence, and the prior UTC day. Sessions without bars are left out, and so is
+ * one that began before `heldFromMs` (where the bars given begin to cover it: named in `uncovered`).
  */
 export const sessionLevels = (
   bars: Ohlc,
-  nowMs: number
+  nowMs: number,
+  heldFromMs: number = Number.NEGATIVE_INFINITY
 ): {
   readonly sessions: Partial<Record<SessionName, SessionLevel>>
   readonly prior_day: { readonly high: number; readonly low: number; readonly date: number } | undefined
+  readonly uncovered: ReadonlyArray<SessionName | "prior_day">
 } => {
   const today = intervalStartMs(nowMs, "1d")
   const sessions: Partial<Record<SessionName, SessionLevel>> = {}
+  const uncovered: Array<SessionName | "prior_day"> = []
   for (const name of Object.keys(Sessions) as Array<SessionName>) {
     const s = Sessions[name]
     let start = today + s.startHour * HOUR
     if (start > nowMs) start -= DAY
     const end = start + (s.endHour - s.startHour) * HOUR
+    if (start < heldFromMs) {
+      uncovered.push(name)
+      continue
+    }
     const r = rangeOf(bars, start, Math.min(end, nowMs))
     if (r !== undefined) sessions[name] = { ...r, start, end, complete: end <= nowMs }
   }
-  const prior = rangeOf(bars, today - DAY, today)
-  return { sessions, prior_day: prior === undefined ? undefined : { ...prior, date: today - DAY } }
+  const prior = today - DAY < heldFromMs ? undefined : rangeOf(bars, today - DAY, today)
+  if (today - DAY < heldFromMs) uncovered.push("prior_day")
+  return { sessions, prior_day: prior === undefined ? undefined : { ...prior, date: today - DAY }, uncovered }
 }

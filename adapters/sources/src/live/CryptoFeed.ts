@@ -357,6 +357,10 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       yield* eachInstrument(barComponents, (i, p) =>
         Effect.gen(function* () {
           if (!barsReady.has(i.assetId)) return
+          // Next to the bar before it (or as the first bar of a listing with none): one written past a missed slot
+          // (after an outage) would leave a hole that the bars job, resuming from the newest stored bar, never fills.
+          const last = yield* lastStoredMs("bars", i.assetId)
+          if (last !== undefined && last < slotMs - BAR_MS) return
           const bar = yield* connector.formingBar(i, slotMs)
           if (bar !== undefined) {
             yield* writeBars(i, [bar])

@@ -7,7 +7,7 @@ import type { PlaneForAsset } from "../../Planes.ts"
 import { BAR_MS, type BookSnapshot } from "../Market.ts"
 import { perAsset } from "./Operation.ts"
 import { roundValue } from "./Result.ts"
-import { type PlaneState, primaryVenue, w } from "./State.ts"
+import { missingOf, type PlaneState, primaryVenue, w } from "./State.ts"
 
 /**
  * A book older than this behind the newest bar's end (a forming bar's: now) is not quoted as the price: one
@@ -28,7 +28,7 @@ export const quoteOf = (
   const bid = book?.bids[0]?.[0]
   const ask = book?.asks[0]?.[0]
   if (book === undefined || bid === undefined || ask === undefined || !(bid > 0) || !(ask >= bid)) return undefined
-  if (newestBarEndMs !== undefined && book.t < newestBarEndMs - MaxBookLagMs) return undefined
+  if (newestBarEndMs !== undefined && (book.confirmedMs ?? book.t) < newestBarEndMs - MaxBookLagMs) return undefined
   const b = roundValue(bid)
   const a = roundValue(ask)
   const mid = Math.min(a, Math.max(b, roundValue((bid + ask) / 2)))
@@ -49,7 +49,8 @@ export const makePrice = (st: PlaneState): PlaneForAsset => {
       const quote = quoteOf(book, state.primaryNewestMs)
       const side = (name: "bid_usd" | "ask_usd", value: number | undefined): number | null => {
         if (value !== undefined) return value
-        if (book !== undefined && book.t < (state.primaryNewestMs ?? book.t) - MaxBookLagMs) {
+        const bookMs = book === undefined ? undefined : (book.confirmedMs ?? book.t)
+        if (bookMs !== undefined && bookMs < (state.primaryNewestMs ?? bookMs) - MaxBookLagMs) {
           return gaps.add(
             name,
             "source_stale",
@@ -61,11 +62,17 @@ export const makePrice = (st: PlaneState): PlaneForAsset => {
       const p = quote?.mid ?? state.current.price
       return {
         usd: gaps.plain("usd", p),
-        return_24h_pct: gaps.contextual("return_24h_pct", state.current.return_24h_pct, w(state, "return_24h_pct")),
+        return_24h_pct: gaps.contextual(
+          "return_24h_pct",
+          state.current.return_24h_pct,
+          w(state, "return_24h_pct"),
+          missingOf(state, "return_24h_pct")
+        ),
         range_pos_7d_pct: gaps.contextual(
           "range_pos_7d_pct",
           state.current.range_pos_7d_pct,
-          w(state, "range_pos_7d_pct")
+          w(state, "range_pos_7d_pct"),
+          missingOf(state, "range_pos_7d_pct")
         ),
         bid_usd: side("bid_usd", quote?.bid),
         ask_usd: side("ask_usd", quote?.ask),

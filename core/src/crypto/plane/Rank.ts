@@ -182,7 +182,9 @@ export const makeRank = (st: PlaneState): Handler => {
           const m = RankMeasures[metric]
           const v = s.current[m]
           if (!Number.isFinite(v)) {
-            excluded.no_data = (excluded.no_data ?? 0) + 1
+            // A window the bars held end to end do not cover (a hole in the history) is not missing data.
+            const reason = s.shortWindows?.measures.includes(m) === true ? "insufficient_history" : "no_data"
+            excluded[reason] = (excluded[reason] ?? 0) + 1
             continue
           }
           score = roundFigure(metric, v)

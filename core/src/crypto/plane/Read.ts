@@ -10,7 +10,7 @@ import { fundingBand } from "../Funding.ts"
 import { StructureRule } from "../Structure.ts"
 import { perAsset } from "./Operation.ts"
 import { Gaps, sourceOf } from "./Result.ts"
-import { type PlaneState, w } from "./State.ts"
+import { missingOf, type PlaneState, w } from "./State.ts"
 import type { StructureOf } from "./Structure.ts"
 
 /** `read` over a plane's state; its trend comes from `structureOf` (`Structure.ts`). */
@@ -22,7 +22,12 @@ export const makeRead = (st: PlaneState, structureOf: StructureOf): PlaneForAsse
       const serves = (op: string) => tierServes(asset.tier, op)
       const notServed = (component: string, op: string) =>
         gaps.add(component, "not_covered", `tier \`${asset.tier}\` does not serve \`${op}\``)
-      const ret = gaps.contextual("headline.return_24h_pct", c.return_24h_pct, w(state, "return_24h_pct"))
+      const ret = gaps.contextual(
+        "headline.return_24h_pct",
+        c.return_24h_pct,
+        w(state, "return_24h_pct"),
+        missingOf(state, "return_24h_pct")
+      )
       const fund = serves("funding")
         ? gaps.contextual("headline.funding_rate_8h_pct", c.funding_rate_8h_pct, w(state, "funding_rate_8h_pct"))
         : notServed("headline.funding_rate_8h_pct", "funding")

@@ -74,13 +74,21 @@ export class Gaps {
     this.entries[component] = detail === undefined ? { reason } : { reason, detail }
     return null
   }
-  /** `{value, pctl}` of `value` in `window`, or null with the reason recorded. */
+  /**
+   * `{value, pctl}` of `value` in `window`, or null with the reason recorded: for a missing value `missing` when
+   * given (why it is missing, e.g. `insufficient_history`), else `no_data`.
+   */
   contextual(
     component: string,
     value: number,
-    window: CadenceWindow | ArrayLike<number> | undefined
+    window: CadenceWindow | ArrayLike<number> | undefined,
+    missing?: { readonly reason: Reason; readonly detail: string }
   ): { value: number; pctl: number; n: number } | null {
-    if (!Number.isFinite(value)) return this.add(component, "no_data", "its inputs are missing in the store")
+    if (!Number.isFinite(value)) {
+      return missing === undefined
+        ? this.add(component, "no_data", "its inputs are missing in the store")
+        : this.add(component, missing.reason, missing.detail)
+    }
     const sorted = window ?? []
     const pctl = sorted instanceof CadenceWindow ? sorted.rank(value) : percentileRank(value, sorted)
     const n = sorted instanceof CadenceWindow ? sorted.n : sorted.length

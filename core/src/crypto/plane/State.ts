@@ -12,6 +12,7 @@ import { BaselineWindows, sortedFinite } from "../../Percentile.ts"
 import type { DirectoryEntry } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import { AssetBaselines } from "../Baselines.ts"
+import { runStartIndex } from "../Contiguity.ts"
 import { type ResultFreshness, resultFreshness, worstStatus } from "../Freshness.ts"
 import {
   BAR_MS,
@@ -21,17 +22,27 @@ import {
   freshnessOf,
   HOUR_MS,
   intervalStartMs,
+  lowerBound,
   type MarketStore,
   type Series,
+  type SeriesExtent,
   type SeriesKind,
   type SourceStatus,
   sliceSeries
 } from "../Market.ts"
-import { type AssetData, type MeasureName, type Measures, measuresAt, venueData, venueOiAt } from "../Measures.ts"
+import {
+  type AssetData,
+  type MeasureName,
+  type Measures,
+  measuresAt,
+  shortWindowsAt,
+  venueData,
+  venueOiAt
+} from "../Measures.ts"
 import { lastBreakOfStructure, StructureBars, type sessionLevels, trendState } from "../Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "../Technicals.ts"
 import { staticUniverse, type UniverseRef } from "../Universe.ts"
-import { roundValue } from "./Result.ts"
+import { type Reason, roundValue } from "./Result.ts"
 
 /** The components stored as series: what an asset's measures are computed from (its state's cache key). */
 export const SeriesComponents: ReadonlySet<Component> = new Set([
@@ -87,13 +98,17 @@ export const primaryVenue = (a: CryptoAsset): string | undefined => a.listings[0
 /**
  * Technicals and structure of one asset on one timeframe, as of its newest closed bar: the figures the operations
  * answer with, not the bars and indicator series they were computed from (those are dropped once computed; at
- * 15-minute bars a year of them is about 3.5 MB an asset).
+ * 15-minute bars a year of them is about 3.5 MB an asset). Computed from the closed bars aggregated from the 15 m
+ * bars held end to end up to the newest one (`../Contiguity.ts`), complete periods only.
  */
 export interface TimeframeState {
+  /** Open time of the newest closed bar (NaN when `closedBars` is 0). */
   readonly lastBarT: number
-  /** End of the newest closed bar: the cache key. */
+  /** End of the newest closed bar: the cache key, with `barsExtent`. */
   readonly closedEndMs: number
-  /** Closed bars of the timeframe in the history read. */
+  /** The primary venue's stored bars when this was computed (or last found unchanged behind their newest bar). */
+  readonly barsExtent: SeriesExtent | undefined
+  /** Closed bars of the timeframe from the bars held end to end (0: bars are stored, but no such closed bar). */
   readonly closedBars: number
   readonly lastClose: number
   /** The newest finite value of each Wilder indicator (NaN: none). */
@@ -125,6 +140,11 @@ export interface AssetState {
   readonly barsEndMs: number | undefined
   /** Each venue's newest open interest (USD), venues with a recent snapshot only. */
   readonly oiByVenue: ReadonlyArray<{ readonly venue: string; readonly usd: number }>
+  /**
+   * The bar-window measures left NaN because the bars held end to end do not cover their window, and how far
+   * back those bars reach (`shortWindowsAt`); undefined without a price.
+   */
+  readonly shortWindows: { readonly measures: ReadonlyArray<MeasureName>; readonly heldMs: number } | undefined
 }
 
 export const TIMEFRAMES = ["15m", "1h", "4h", "1d"] as const
@@ -168,6 +188,24 @@ export const assetOf = (st: PlaneState, entry: DirectoryEntry): Effect.Effect<Cr
 /** The 90-day window of measure `m` in an asset's baselines. */
 export const w = (s: AssetState, m: MeasureName) => s.baselines.windows[m]
 
+/**
+ * Why measure `m` is missing when it is because the bars held end to end do not cover its window (for
+ * `Gaps.contextual`); undefined otherwise.
+ */
+export const missingOf = (
+  s: AssetState,
+  m: MeasureName
+): { readonly reason: Reason; readonly detail: string } | undefined => {
+  const short = s.shortWindows
+  if (short === undefined || !short.measures.includes(m)) return undefined
+  const held = Number((short.heldMs / HOUR_MS).toFixed(2))
+  const window = m === "return_24h_pct" ? "24 h" : "7 days"
+  return {
+    reason: "insufficient_history",
+    detail: `the 15 m bars held without a gap reach back ${held} h; its window is ${window}`
+  }
+}
+
 /** When a memoized answer holds: while the store's revision is `revision` and the clock is in `[fromMs, untilMs)`. */
 interface Validity {
   readonly revision: number
@@ -180,8 +218,14 @@ export interface PlaneState {
   readonly store: MarketStore["Service"]
   /** The assets the plane serves (`../Universe.ts`): the registry, or live mode's asset directory. */
   readonly universe: UniverseRef
-  /** Each asset's baselines, with the first bar and funding settlement they were sampled from (infinite: none). */
-  readonly baselines: Map<string, { baselines: AssetBaselines; firstBarMs: number; firstFundingMs: number }>
+  /**
+   * Each asset's baselines, with the first funding settlement they were sampled from (infinite: none) and the
+   * primary venue's stored bars at their last advance (bars stored behind those restart them).
+   */
+  readonly baselines: Map<
+    string,
+    { baselines: AssetBaselines; firstFundingMs: number; barsExtent: SeriesExtent | undefined }
+  >
   /**
    * Each asset's state, with what it was computed from (the data's end, its series statuses, and the store's
    * revision of the asset's series where the store has one, else its global revision, so that no write is
@@ -215,13 +259,34 @@ export interface PlaneState {
     nowMs: number,
     statuses: ReadonlyArray<SourceStatus>
   ) => Effect.Effect<AssetState>
-  /** Closed bars of `timeframe` and their indicator series, cached per newest closed bar. */
+  /**
+   * Technicals and structure of `timeframe` from the bars held end to end up to the newest one, cached per newest
+   * closed bar while no bars are stored behind the newest one read.
+   */
   readonly timeframeOf: (
     asset: CryptoAsset,
     timeframe: Timeframe,
     nowMs: number
   ) => Effect.Effect<TimeframeState | undefined>
 }
+
+/** A timeframe with bars stored but no closed bar among those held end to end up to the newest one. */
+const emptyTimeframe = (closedEndMs: number, barsExtent: SeriesExtent | undefined): TimeframeState => ({
+  lastBarT: Number.NaN,
+  closedEndMs,
+  barsExtent,
+  closedBars: 0,
+  lastClose: Number.NaN,
+  rsi: Number.NaN,
+  adx: Number.NaN,
+  atrPct: Number.NaN,
+  plusDi: undefined,
+  minusDi: undefined,
+  baselines: { rsi: new Float64Array(0), adx: new Float64Array(0), atrPct: new Float64Array(0) },
+  movingAverages: new Map(),
+  trend: undefined,
+  bos: undefined
+})
 
 /** The shared state of one crypto plane over `store` and `universe` (default: the registry), its caches empty. */
 export const makePlaneState = (
@@ -286,6 +351,27 @@ export const makePlaneState = (
     })
 
   /**
+   * Whether bars were stored behind the newest of `then` (an earlier extent of the same series) by `now`: a
+   * backfill behind the first bar, or a hole filled. Bars appended after it, a rewrite of it (a bar still
+   * forming) and the pruning of the oldest bars are not.
+   */
+  const storedBehind = (
+    assetId: string,
+    venue: string,
+    then: SeriesExtent | undefined,
+    now: SeriesExtent | undefined
+  ) =>
+    Effect.gen(function* () {
+      if (now === undefined) return false
+      if (then === undefined || now.firstMs < then.firstMs || now.lastMs < then.lastMs) return true
+      const grew = now.count - then.count
+      if (grew <= 0) return false
+      if (grew > (now.lastMs - then.lastMs) / BAR_MS) return true
+      const after = (yield* store.read("bars", { assetId, venue, fromMs: then.lastMs + 1, toMs: now.lastMs + 1 }))[0]
+      return grew > (after?.t.length ?? 0)
+    })
+
+  /**
    * The asset's baselines advanced to the current hour and its measures now. The first call samples the
    * stored history (up to a year); later calls sample only the hours since.
    */
@@ -320,11 +406,12 @@ export const makePlaneState = (
       const fundingExtents = (yield* store.extent("funding", asset.id)).filter((e) => venues.includes(e.venue))
       const firstFundingMs = fundingExtents.length === 0 ? undefined : Math.min(...fundingExtents.map((e) => e.firstMs))
       let entry = baselines.get(asset.id)
-      // History written before what was sampled (a late backfill) restarts the baselines.
+      // History written behind what was sampled (a late backfill, or the hole between the day a live start
+      // stores first and the history filling in behind it) restarts the baselines.
       if (
         entry !== undefined &&
-        ((firstBarMs ?? Number.POSITIVE_INFINITY) < entry.firstBarMs ||
-          (firstFundingMs ?? Number.POSITIVE_INFINITY) < entry.firstFundingMs)
+        ((firstFundingMs ?? Number.POSITIVE_INFINITY) < entry.firstFundingMs ||
+          (primary !== undefined && (yield* storedBehind(asset.id, primary, entry.barsExtent, extent))))
       )
         entry = undefined
       const b = entry?.baselines ?? new AssetBaselines()
@@ -351,14 +438,15 @@ export const makePlaneState = (
         if (b.syncedHour !== undefined) {
           baselines.set(asset.id, {
             baselines: b,
-            firstBarMs: firstBarMs ?? Number.POSITIVE_INFINITY,
-            firstFundingMs: firstFundingMs ?? Number.POSITIVE_INFINITY
+            firstFundingMs: firstFundingMs ?? Number.POSITIVE_INFINITY,
+            barsExtent: extent
           })
         }
       } else {
         const from = Math.min(synced, hour) - 8 * DAY_MS
         data = yield* load(asset, from, nowMs, from)
         if (synced < hour) b.advance(data, synced + HOUR_MS, hour)
+        if (entry !== undefined) entry.barsExtent = extent
       }
       // The loaded series are dropped here: only what the results need is kept.
       const state: AssetState = {
@@ -371,36 +459,58 @@ export const makePlaneState = (
         oiByVenue: data.venues.flatMap((v) => {
           const usd = venueOiAt(v, at)
           return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
-        })
+        }),
+        shortWindows: shortWindowsAt(data, at)
       }
       states.set(asset.id, { at, revision, statuses: series, state })
       return state
     })
 
-  /** Closed bars of `timeframe` and their indicator series, cached per newest closed bar. */
+  /**
+   * Closed bars of `timeframe` and their indicator series, cached per newest closed bar while no bars are stored
+   * behind the newest one read (a backfill, a hole filled: those are recomputed).
+   */
   const timeframeOf = (asset: CryptoAsset, timeframe: Timeframe, nowMs: number) =>
     Effect.gen(function* () {
       const primary = primaryVenue(asset)
       if (primary === undefined) return undefined
       const newest = (yield* store.latest("bars", { assetId: asset.id, venue: primary, n: 1, atMs: nowMs }))[0]
       if (newest === undefined || newest.t.length === 0) return undefined
-      const newest15mEnd = Math.min(nowMs, (newest.t[0] as number) + BAR_MS)
+      const newestT = newest.t[0] as number
+      const newest15mEnd = Math.min(nowMs, newestT + BAR_MS)
       // The newest closed bar ends at the start of the interval holding the newest 15 m bar's end.
       const closedEnd = intervalStartMs(newest15mEnd, timeframe)
       const key = `${asset.id}/${timeframe}`
+      const extent = (yield* store.extent("bars", asset.id)).find((e) => e.venue === primary)
       const cached = timeframes.get(key)
-      if (cached !== undefined && cached.closedEndMs === closedEnd) return cached
+      if (
+        cached !== undefined &&
+        cached.closedEndMs === closedEnd &&
+        !(yield* storedBehind(asset.id, primary, cached.barsExtent, extent))
+      ) {
+        const was = cached.barsExtent
+        if (extent === undefined || (was?.lastMs === extent.lastMs && was.count === extent.count)) return cached
+        const checked = { ...cached, barsExtent: extent }
+        timeframes.set(key, checked)
+        return checked
+      }
+      // Up to the newest bar, so that the run held end to end is the one that ends there.
       const raw = (yield* store.read("bars", {
         assetId: asset.id,
         venue: primary,
         fromMs: closedEnd - TECHNICALS_HISTORY_MS,
-        toMs: closedEnd
+        toMs: newestT + 1
       }))[0]
       if (raw === undefined || raw.t.length === 0) return undefined
-      // Complete periods only: a first period the stored history joins mid-way is not a bar.
-      const agg = completeBars(raw, timeframe)
+      const held = sliceSeries(raw, runStartIndex(raw.t, raw.t.length - 1), lowerBound(raw.t, closedEnd))
+      // Complete periods only: a first period the held bars join mid-way is not a bar.
+      const agg = completeBars(held, timeframe)
       const closed = agg.t.length
-      if (closed === 0) return undefined
+      if (closed === 0) {
+        const state = emptyTimeframe(closedEnd, extent)
+        timeframes.set(key, state)
+        return state
+      }
       const lastBarT = agg.t[closed - 1] as number
       const bars = sliceSeries(agg, 0, closed)
       const r = rsi(bars.close)
@@ -413,6 +523,7 @@ export const makePlaneState = (
       const state: TimeframeState = {
         lastBarT,
         closedEndMs: closedEnd,
+        barsExtent: extent,
         closedBars: closed,
         lastClose: bars.close[closed - 1] as number,
         rsi: lastFinite(r) ?? Number.NaN,

@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import type { PlaneForAsset } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
+import { runStartIndex } from "../Contiguity.ts"
 import { DAY_MS, HOUR_MS } from "../Market.ts"
 import { StructureBars, StructureRule, sessionLevels } from "../Structure.ts"
 import { perAsset } from "./Operation.ts"
@@ -18,11 +19,15 @@ import { timeframeParam } from "./Technicals.ts"
  */
 export const makeStructureOf = (st: PlaneState) => {
   const { store, timeframeOf, sessions: sessionsCache } = st
-  /** Session levels from the last two days of 15 m bars, cached per newest bar and hour. */
+  /**
+   * Session levels from the last two days of 15 m bars held end to end up to the newest, cached per newest bar,
+   * hour and the store's revision of the asset's series (history filled in behind changes them).
+   */
   const sessionsOf = (asset: CryptoAsset, primary: string, nowMs: number) =>
     Effect.gen(function* () {
       const newest = (yield* store.latest("bars", { assetId: asset.id, venue: primary, n: 1, atMs: nowMs }))[0]
-      const key = `${newest?.t[0] ?? 0}:${newest?.close[0] ?? 0}:${Math.floor(nowMs / HOUR_MS)}`
+      const revision = store.seriesRevision?.(asset.id) ?? store.revision?.() ?? 0
+      const key = `${newest?.t[0] ?? 0}:${newest?.close[0] ?? 0}:${Math.floor(nowMs / HOUR_MS)}:${revision}`
       const cached = sessionsCache.get(asset.id)
       if (cached !== undefined && cached.key === key) return cached.value
       const recent = (yield* store.read("bars", {
@@ -31,7 +36,10 @@ export const makeStructureOf = (st: PlaneState) => {
         fromMs: nowMs - 2 * DAY_MS,
         toMs: nowMs
       }))[0]
-      const value = recent === undefined ? undefined : sessionLevels(recent, nowMs)
+      const value =
+        recent === undefined
+          ? undefined
+          : sessionLevels(recent, nowMs, recent.t[runStartIndex(recent.t, recent.t.length - 1)] as number)
       sessionsCache.set(asset.id, { key, value })
       return value
     })
@@ -61,6 +69,13 @@ export const makeStructureOf = (st: PlaneState) => {
             low: roundValue(sessions.prior_day.low),
             date: iso(sessions.prior_day.date).slice(0, 10)
           }
+        }
+        for (const name of sessions.uncovered) {
+          gaps.add(
+            `session_levels.${name}`,
+            "insufficient_history",
+            "began before the 15 m bars held without a gap up to the newest bar"
+          )
         }
       }
       return {
