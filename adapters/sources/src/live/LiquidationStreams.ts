@@ -1,7 +1,7 @@
 /**
  * Live liquidations over websockets, for the venues that publish them only there: Binance USD-M futures and
- * Bybit v5 (linear). OKX's come over REST (`Okx.ts`); Hyperliquid publishes no market-wide liquidations at all
- * (`Hyperliquid.ts` says why).
+ * Bybit v5 (linear). OKX's come over REST (`venues/okx/Rest.ts`); Hyperliquid publishes no market-wide liquidations at all
+ * (`venues/hyperliquid/Rest.ts` says why).
  *
  * Protocols (each venue's documented websocket API; Node's global `WebSocket`):
  * - Binance (`wss://fstream.binance.com/market/stream`): `{"method":"SUBSCRIBE","params":["!forceOrder@arr"],"id":1}`,

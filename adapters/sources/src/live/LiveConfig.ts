@@ -5,11 +5,11 @@
  * contact e-mail, as the SEC asks) is required in live mode.
  */
 import { Config, ConfigProvider, Data, Effect } from "effect"
-import { BINANCE_DEFAULT_BASE_URL } from "./Binance.ts"
-import { BYBIT_DEFAULT_BASE_URL } from "./Bybit.ts"
-import { HYPERLIQUID_DEFAULT_BASE_URL } from "./Hyperliquid.ts"
+import { BINANCE_DEFAULT_BASE_URL } from "./venues/binance/Rest.ts"
+import { BYBIT_DEFAULT_BASE_URL } from "./venues/bybit/Rest.ts"
+import { HYPERLIQUID_DEFAULT_BASE_URL } from "./venues/hyperliquid/Rest.ts"
 import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL } from "./LiquidationStreams.ts"
-import { OKX_DEFAULT_BASE_URL } from "./Okx.ts"
+import { OKX_DEFAULT_BASE_URL } from "./venues/okx/Rest.ts"
 import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
 import { type LiveVenue, LiveVenues } from "./Venue.ts"
 

@@ -1,6 +1,6 @@
 /**
  * What a live venue connector delivers, in the market model's units, and how venue symbols map to canonical
- * assets. Each connector (`Binance.ts`, `Bybit.ts`, `Okx.ts`, `Hyperliquid.ts`) reads the venue's own JSON and
+ * assets. Each connector (`venues/<venue>/Rest.ts`: Binance, Bybit, OKX, Hyperliquid) reads the venue's own JSON and
  * returns rows already converted: prices in USD per base token, volumes in base tokens, open interest, taker
  * volume and liquidations in USD, funding as a fraction per the venue's interval.
  *

@@ -9,7 +9,7 @@ import { type Component, freshnessOf, MarketStore, type SourceStatus } from "@ma
 import { Duration, Effect, Fiber, Layer, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import { makeBinance } from "../../src/live/Binance.ts"
+import { makeBinance } from "../../src/live/venues/binance/Rest.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { fetchText, parseRetryAfterMs, SourceError } from "../../src/live/Http.ts"
 import { backoffSchedule, delayToNextSlot } from "../../src/live/Schedules.ts"

@@ -10,7 +10,7 @@ import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
-import { hyperliquidFundingIntervals, makeHyperliquid } from "../../src/live/Hyperliquid.ts"
+import { hyperliquidFundingIntervals, makeHyperliquid } from "../../src/live/venues/hyperliquid/Rest.ts"
 import { type FakeRequest, fakeServer, notFound, type Reply, sharedCryptoPresent, sharedText } from "./FakeServer.ts"
 
 const dir = "crypto/hyperliquid/"
@@ -164,7 +164,20 @@ describe(suite, () => {
         from,
         from + 24 * HOUR_MS
       )
-      assert.lengthOf(page.rows, 24)
+      // The recording holds hourly candles: between two of them the 15-minute intervals without a candle are quiet
+      // bars (no trade): flat at the previous close, no volume, so the history has no hole.
+      const traded = page.rows.filter((r) => r.volume > 0)
+      assert.lengthOf(traded, 24)
+      assert.lengthOf(page.rows, 24 + 23 * 3)
+      const quiet = page.rows[1]
+      assert.deepStrictEqual(quiet, {
+        t: from + 15 * 60_000,
+        open: page.rows[0]?.close,
+        high: page.rows[0]?.close,
+        low: page.rows[0]?.close,
+        close: page.rows[0]?.close,
+        volume: 0
+      })
       const first = page.rows[0]
       assert.strictEqual(first?.t, 1684699200000)
       assert.closeTo(first?.open as number, 0.001601 / 1000, 1e-15)

@@ -26,17 +26,18 @@
  */
 import { BAR_MS, type BookLevel, HOUR_MS } from "@market-data/core"
 import { Effect } from "effect"
-import { fetchJson } from "./Http.ts"
-import { makeLimiter } from "./Limiter.ts"
-import { arr, decode, type Json, num, obj, str } from "./Parse.ts"
+import { fetchJson } from "../../Http.ts"
+import { makeLimiter } from "../../Limiter.ts"
+import { arr, decode, type Json, num, obj, str } from "../../Parse.ts"
 import {
+  type BarRow,
   type FundingRow,
   type Instrument,
   intervalsFromGaps,
   pageOf,
   type VenueConnector,
   type VenueListing
-} from "./Venue.ts"
+} from "../../Venue.ts"
 
 export const HYPERLIQUID_DEFAULT_BASE_URL = "https://api.hyperliquid.xyz"
 
@@ -78,6 +79,25 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
     return out as ReadonlyMap<string, VenueListing>
   })
 
+  /**
+   * Hyperliquid answers no candle for a 15-minute interval without trades (an illiquid coin's quiet quarter). Between
+   * two candles of one answer such an interval is a bar that did not move: open, high, low and close at the previous
+   * close, no volume. Without it the history would have a hole there, and every windowed figure across it would be
+   * unavailable (the plane takes only gap-free runs of bars).
+   */
+  const withQuietBars = <R extends BarRow>(rows: ReadonlyArray<R>): ReadonlyArray<BarRow> => {
+    const out: Array<BarRow> = []
+    for (const r of rows) {
+      const prev = out[out.length - 1]
+      if (prev !== undefined) {
+        for (let t = prev.t + BAR_MS; t < r.t; t += BAR_MS)
+          out.push({ t, open: prev.close, high: prev.close, low: prev.close, close: prev.close, volume: 0 })
+      }
+      out.push(r)
+    }
+    return out
+  }
+
   const bars = (i: Instrument, fromMs: number, toMs: number) => {
     const end = Math.min(toMs, fromMs + CANDLES_PER_REQUEST * BAR_MS)
     return info(
@@ -100,7 +120,7 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
           })
           .filter((r) => r.t >= fromMs && r.t + BAR_MS <= end)
           .sort((a, b) => a.t - b.t)
-        return pageOf(rows, raw.length, CANDLES_PER_REQUEST, end, BAR_MS)
+        return pageOf(withQuietBars(rows), raw.length, CANDLES_PER_REQUEST, end, BAR_MS)
       }
     )
   }

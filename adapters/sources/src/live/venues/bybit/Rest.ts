@@ -20,10 +20,10 @@
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"
 import { Effect } from "effect"
-import { fetchJson, SourceError } from "./Http.ts"
-import { makeLimiter } from "./Limiter.ts"
-import { arr, decode, type Json, num, obj, str } from "./Parse.ts"
-import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
+import { fetchJson, SourceError } from "../../Http.ts"
+import { makeLimiter } from "../../Limiter.ts"
+import { arr, decode, type Json, num, obj, str } from "../../Parse.ts"
+import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "../../Venue.ts"
 
 export const BYBIT_DEFAULT_BASE_URL = "https://api.bybit.com"
 

@@ -21,10 +21,10 @@
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"
 import { Effect } from "effect"
-import { fetchJson } from "./Http.ts"
-import { makeLimiter } from "./Limiter.ts"
-import { arr, decode, num, obj, str } from "./Parse.ts"
-import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "./Venue.ts"
+import { fetchJson } from "../../Http.ts"
+import { makeLimiter } from "../../Limiter.ts"
+import { arr, decode, num, obj, str } from "../../Parse.ts"
+import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "../../Venue.ts"
 
 export const BINANCE_DEFAULT_BASE_URL = "https://fapi.binance.com"
 /** Binance spot's API (`GET /api/v3/exchangeInfo`, weight 20), for the directory's spot listings. */

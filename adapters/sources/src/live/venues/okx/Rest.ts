@@ -27,9 +27,9 @@
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"
 import { Effect } from "effect"
-import { fetchJson, SourceError } from "./Http.ts"
-import { makeLimiter, type RequestLimiter } from "./Limiter.ts"
-import { arr, decode, type Json, num, obj, optNum, str } from "./Parse.ts"
+import { fetchJson, SourceError } from "../../Http.ts"
+import { makeLimiter, type RequestLimiter } from "../../Limiter.ts"
+import { arr, decode, type Json, num, obj, optNum, str } from "../../Parse.ts"
 import {
   type Instrument,
   intervalsFromGaps,
@@ -37,7 +37,7 @@ import {
   pageOf,
   type VenueConnector,
   type VenueListing
-} from "./Venue.ts"
+} from "../../Venue.ts"
 
 export const OKX_DEFAULT_BASE_URL = "https://www.okx.com"
 
