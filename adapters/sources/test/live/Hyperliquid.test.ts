@@ -170,12 +170,13 @@ describe(suite, () => {
       assert.lengthOf(traded, 24)
       assert.lengthOf(page.rows, 24 + 23 * 3)
       const quiet = page.rows[1]
+      const previousClose = page.rows[0]?.close as number
       assert.deepStrictEqual(quiet, {
         t: from + 15 * 60_000,
-        open: page.rows[0]?.close,
-        high: page.rows[0]?.close,
-        low: page.rows[0]?.close,
-        close: page.rows[0]?.close,
+        open: previousClose,
+        high: previousClose,
+        low: previousClose,
+        close: previousClose,
         volume: 0
       })
       const first = page.rows[0]
