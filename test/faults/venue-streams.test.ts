@@ -17,11 +17,11 @@ import { MarketStore, makeQuoteBoard, type QuoteBoard, withQuoteBoard } from "@m
 import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../adapters/memory/src/MemoryMarketStore.ts"
-import { makeBinance } from "../../adapters/sources/src/live/venues/binance/Rest.ts"
 import { makeCryptoFeed } from "../../adapters/sources/src/live/CryptoFeed.ts"
 import { streamedOn } from "../../adapters/sources/src/live/LiveFeeds.ts"
 import { runMarketStream } from "../../adapters/sources/src/live/stream/MarketStream.ts"
 import type { Instrument } from "../../adapters/sources/src/live/Venue.ts"
+import { makeBinance } from "../../adapters/sources/src/live/venues/binance/Rest.ts"
 import { binanceStreamProtocol } from "../../adapters/sources/src/live/venues/binance/Stream.ts"
 import {
   eventually,

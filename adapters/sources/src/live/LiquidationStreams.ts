@@ -49,7 +49,10 @@ import { Cause, Clock, Effect, Option, Queue, Random } from "effect"
 import { componentCadenceMs } from "./CryptoFeed.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { SourceError } from "./Http.ts"
-import { arr, type Json, Malformed, num, obj, str } from "./Parse.ts"
+import { Malformed } from "./Parse.ts"
+import type { StreamMessage, StreamProtocol, SubscriptionRequest } from "./stream/Liquidation.ts"
+import { binanceProtocol } from "./venues/binance/Liquidations.ts"
+import { bybitProtocol } from "./venues/bybit/Liquidations.ts"
 
 export const BINANCE_WS_DEFAULT_BASE_URL = "wss://fstream.binance.com"
 export const BYBIT_WS_DEFAULT_BASE_URL = "wss://stream.bybit.com"
@@ -64,150 +67,14 @@ export const LIQUIDATION_BUCKET_MS = 60_000
 const EVENT_AGE_LIMIT_MS = 24 * 3_600_000
 const EVENT_FUTURE_LIMIT_MS = 10 * 60_000
 
-/** One liquidation as a venue printed it, in USD. */
-export interface LiquidationPrint {
-  readonly symbol: string
-  readonly t: number
-  /** `long`: a long position was liquidated (a forced sell); `short`: a forced buy. */
-  readonly side: "long" | "short"
-  readonly usd: number
-}
-
-/** What one websocket message says. */
-export type StreamMessage =
-  | { readonly _tag: "prints"; readonly prints: ReadonlyArray<LiquidationPrint> }
-  | { readonly _tag: "subscribed"; readonly id: string }
-  | { readonly _tag: "refused"; readonly id: string; readonly message: string }
-  | { readonly _tag: "pong" }
-  | { readonly _tag: "other" }
-
-/** A subscription request: its id (as its answer names it), the venue symbols it covers, the frame to send. */
-export interface SubscriptionRequest {
-  readonly id: string
-  readonly symbols: ReadonlyArray<string>
-  readonly text: string
-}
-
-/** A venue's websocket protocol for liquidations. */
-export interface StreamProtocol {
-  readonly venue: StreamVenue
-  /** The websocket URL under a base URL. */
-  readonly url: (baseUrl: string) => string
-  readonly subscriptions: (symbols: ReadonlyArray<string>) => ReadonlyArray<SubscriptionRequest>
-  /** Reads one parsed message; throws `Malformed` when it is not the documented format. */
-  readonly read: (message: unknown) => StreamMessage
-  /** The keep-alive frame the client sends, and how often. */
-  readonly ping: { readonly text: string; readonly everyMs: number }
-  /** One subscription carries every symbol (Binance `!forceOrder@arr`): a new symbol needs no request. */
-  readonly allSymbols: boolean
-}
-
-const side = (value: string, long: string, short: string, path: string): "long" | "short" => {
-  if (value === long) return "long"
-  if (value === short) return "short"
-  throw new Malformed(`${path}: not ${long} or ${short} (${JSON.stringify(value).slice(0, 20)})`)
-}
-
-const nonNegative = (value: unknown, path: string): number => {
-  const n = num(value, path)
-  if (n < 0) throw new Malformed(`${path}: negative`)
-  return n
-}
-
-/** Binance's subscription request id, and its keep-alive (`LIST_SUBSCRIPTIONS`) id. */
-const BINANCE_SUBSCRIBE_ID = 1
-const BINANCE_PING_ID = 2
-
-const binanceEvent = (value: unknown, path: string): LiquidationPrint | undefined => {
-  const e = obj(value, path)
-  if (e.e !== "forceOrder") throw new Malformed(`${path}.e: not forceOrder`)
-  const o = obj(e.o, `${path}.o`)
-  const symbol = str(o.s, `${path}.o.s`)
-  const s = side(str(o.S, `${path}.o.S`), "SELL", "BUY", `${path}.o.S`)
-  const status = str(o.X, `${path}.o.X`)
-  const filled = nonNegative(o.z, `${path}.o.z`)
-  const price = nonNegative(o.ap, `${path}.o.ap`)
-  const t = num(o.T, `${path}.o.T`)
-  // Only an order's terminal print counts (an order printed part-filled and then filled is counted once).
-  if ((status !== "FILLED" && status !== "EXPIRED") || filled === 0) return undefined
-  return { symbol, t, side: s, usd: filled * price }
-}
-
-export const binanceProtocol: StreamProtocol = {
-  venue: "binance",
-  // `!forceOrder@arr` belongs to the routed `/market` endpoint: an unrouted `/stream` connection gets no data
-  // (Binance's "Important WebSocket Change Notice").
-  url: (base) => `${base}/market/stream`,
-  subscriptions: (symbols) => [
-    {
-      id: String(BINANCE_SUBSCRIBE_ID),
-      symbols,
-      text: JSON.stringify({ method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: BINANCE_SUBSCRIBE_ID })
-    }
-  ],
-  read: (message) => {
-    const m = obj(message, "$")
-    if (m.id !== undefined && m.id !== null) {
-      const id = String(m.id)
-      const error =
-        m.error !== undefined && m.error !== null ? obj(m.error, "$.error") : m.code !== undefined ? m : undefined
-      if (error !== undefined)
-        return { _tag: "refused", id, message: `code ${String(error.code)}: ${String(error.msg)}` }
-      if (m.id === BINANCE_PING_ID) return { _tag: "pong" }
-      if ("result" in m) return { _tag: "subscribed", id }
-      throw new Malformed("$: an answer with neither result nor error")
-    }
-    const payload = m.data !== undefined ? m.data : m
-    const prints: Array<LiquidationPrint> = []
-    const path = m.data !== undefined ? "$.data" : "$"
-    const events = Array.isArray(payload) ? payload : [payload]
-    events.forEach((e, n) => {
-      const p = binanceEvent(e, Array.isArray(payload) ? `${path}[${n}]` : path)
-      if (p !== undefined) prints.push(p)
-    })
-    return { _tag: "prints", prints }
-  },
-  ping: { text: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: BINANCE_PING_ID }), everyMs: 60_000 },
-  allSymbols: true
-}
-
-export const bybitProtocol: StreamProtocol = {
-  venue: "bybit",
-  url: (base) => `${base}/v5/public/linear`,
-  subscriptions: (symbols) =>
-    symbols.map((symbol) => ({
-      id: `liq-${symbol}`,
-      symbols: [symbol],
-      text: JSON.stringify({ req_id: `liq-${symbol}`, op: "subscribe", args: [`allLiquidation.${symbol}`] })
-    })),
-  read: (message) => {
-    const m = obj(message, "$")
-    if (m.op === "pong" || (m.op === "ping" && m.ret_msg === "pong")) return { _tag: "pong" }
-    if (m.op === "subscribe") {
-      const id = str(m.req_id, "$.req_id")
-      if (m.success === true) return { _tag: "subscribed", id }
-      if (m.success === false) return { _tag: "refused", id, message: String(m.ret_msg ?? "refused") }
-      throw new Malformed("$.success: not a boolean")
-    }
-    if (typeof m.topic === "string" && m.topic.startsWith("allLiquidation.")) {
-      const prints = arr(m.data, "$.data").map((d, n): LiquidationPrint => {
-        const x: Json = obj(d, `$.data[${n}]`)
-        const path = `$.data[${n}]`
-        return {
-          symbol: str(x.s, `${path}.s`),
-          t: num(x.T, `${path}.T`),
-          side: side(str(x.S, `${path}.S`), "Buy", "Sell", `${path}.S`),
-          usd: nonNegative(x.v, `${path}.v`) * nonNegative(x.p, `${path}.p`)
-        }
-      })
-      return { _tag: "prints", prints }
-    }
-    return { _tag: "other" }
-  },
-  ping: { text: JSON.stringify({ op: "ping" }), everyMs: 20_000 },
-  allSymbols: false
-}
-
+export type {
+  LiquidationPrint,
+  StreamMessage,
+  StreamProtocol,
+  SubscriptionRequest
+} from "./stream/Liquidation.ts"
+export { binanceProtocol } from "./venues/binance/Liquidations.ts"
+export { bybitProtocol } from "./venues/bybit/Liquidations.ts"
 export const streamProtocol = (venue: StreamVenue): StreamProtocol =>
   venue === "binance" ? binanceProtocol : bybitProtocol
 

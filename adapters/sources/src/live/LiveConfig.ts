@@ -5,13 +5,13 @@
  * contact e-mail, as the SEC asks) is required in live mode.
  */
 import { Config, ConfigProvider, Data, Effect } from "effect"
+import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL } from "./LiquidationStreams.ts"
+import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
+import { type LiveVenue, LiveVenues } from "./Venue.ts"
 import { BINANCE_DEFAULT_BASE_URL } from "./venues/binance/Rest.ts"
 import { BYBIT_DEFAULT_BASE_URL } from "./venues/bybit/Rest.ts"
 import { HYPERLIQUID_DEFAULT_BASE_URL } from "./venues/hyperliquid/Rest.ts"
-import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL } from "./LiquidationStreams.ts"
 import { OKX_DEFAULT_BASE_URL } from "./venues/okx/Rest.ts"
-import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
-import { type LiveVenue, LiveVenues } from "./Venue.ts"
 
 export const SEC_DATA_DEFAULT_BASE_URL = "https://data.sec.gov"
 export const SEC_ARCHIVES_DEFAULT_BASE_URL = "https://www.sec.gov"

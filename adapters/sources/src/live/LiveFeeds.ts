@@ -20,16 +20,12 @@ import {
 } from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
 import { parseCompanyTickers } from "../sec/index.ts"
-import { makeBinance } from "./venues/binance/Rest.ts"
-import { makeBybit } from "./venues/bybit/Rest.ts"
 import { makeCryptoFeed } from "./CryptoFeed.ts"
 import { makeDirectoryJob } from "./DirectoryJob.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchText, SourceError } from "./Http.ts"
-import { makeHyperliquid } from "./venues/hyperliquid/Rest.ts"
 import { runLiquidationStream, StreamVenues, streamProtocol } from "./LiquidationStreams.ts"
 import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
-import { makeOkx } from "./venues/okx/Rest.ts"
 import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, runPricePass } from "./PriceFeed.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { type DailyIndexFollower, makeDailyIndexFollower } from "./SecDailyIndex.ts"
@@ -45,6 +41,10 @@ import {
   type VenueConnector,
   type VenueListing
 } from "./Venue.ts"
+import { makeBinance } from "./venues/binance/Rest.ts"
+import { makeBybit } from "./venues/bybit/Rest.ts"
+import { makeHyperliquid } from "./venues/hyperliquid/Rest.ts"
+import { makeOkx } from "./venues/okx/Rest.ts"
 
 /** How often each covered company's submissions feed is read. */
 export const SEC_POLL_MS = 10 * 60_000

@@ -1,6 +1,5 @@
 /** Live sources: the four venue connectors, the SEC EDGAR fetcher, the equities' daily price connector, their scheduler and the entry point. */
-export { makeBinance } from "./venues/binance/Rest.ts"
-export { makeBybit } from "./venues/bybit/Rest.ts"
+
 export { type ParsedCoinList, parseCoinList } from "./CoinList.ts"
 export { type CryptoFeed, type CryptoFeedOptions, makeCryptoFeed } from "./CryptoFeed.ts"
 export {
@@ -13,7 +12,6 @@ export {
 } from "./DirectoryJob.ts"
 export { type ListingSource, type RefreshReport, refreshDirectory, type VenueRefresh } from "./DirectoryRefresh.ts"
 export { fetchJson, fetchText, SourceError } from "./Http.ts"
-export { makeHyperliquid } from "./venues/hyperliquid/Rest.ts"
 export { makeLimiter, type RequestLimiter } from "./Limiter.ts"
 export {
   binanceProtocol,
@@ -45,7 +43,6 @@ export {
 } from "./LiveConfig.ts"
 export { liveSourcesDoc } from "./LiveDoc.ts"
 export { ingestAll, type LiveDirectory, liquidationStreams, makeConnector, startLiveFeeds } from "./LiveFeeds.ts"
-export { makeOkx } from "./venues/okx/Rest.ts"
 export {
   type ChartBars,
   makePriceFeed,
@@ -64,3 +61,7 @@ export { backoffSchedule, pollSchedule } from "./Schedules.ts"
 export { type DailyIndexFollower, FOLLOWED_FORMS, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"
 export { type Instrument, type LiveVenue, LiveVenues, type VenueConnector } from "./Venue.ts"
+export { makeBinance } from "./venues/binance/Rest.ts"
+export { makeBybit } from "./venues/bybit/Rest.ts"
+export { makeHyperliquid } from "./venues/hyperliquid/Rest.ts"
+export { makeOkx } from "./venues/okx/Rest.ts"

@@ -17,11 +17,11 @@ import { TestClock } from "effect/testing"
 import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
 import { callPlanes, dataOf } from "../../../../core/test/support/PlaneCall.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import { klinesWeight } from "../../src/live/venues/binance/Rest.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { SourceError } from "../../src/live/Http.ts"
 import { makeLimiter } from "../../src/live/Limiter.ts"
 import { type BarRow, pageOf, type VenueConnector, type VenueListing } from "../../src/live/Venue.ts"
+import { klinesWeight } from "../../src/live/venues/binance/Rest.ts"
 
 const H = 3_600_000
 const DAY = 24 * H

@@ -15,10 +15,10 @@ import { BAR_MS, type CryptoAsset, freshnessOf, MarketStore } from "@market-data
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import { klinesWeight } from "../../src/live/venues/binance/Rest.ts"
 import { makeCryptoFeed } from "../../src/live/CryptoFeed.ts"
 import { makeLimiter } from "../../src/live/Limiter.ts"
 import { type BarRow, pageOf, type VenueConnector, type VenueListing } from "../../src/live/Venue.ts"
+import { klinesWeight } from "../../src/live/venues/binance/Rest.ts"
 
 const N = 550
 const DAY = 86_400_000
