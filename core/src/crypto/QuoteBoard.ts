@@ -45,6 +45,22 @@ export interface StreamedTicker {
   readonly oiUsd?: number | undefined
 }
 
+/** The 15-minute bar still forming, as a kline stream last sent it (USD per token, base tokens). */
+export interface StreamedBar {
+  /** The bar's open time. */
+  readonly t: number
+  /** The venue's event time of the update. */
+  readonly eventMs: number
+  readonly open: number
+  readonly high: number
+  readonly low: number
+  readonly close: number
+  readonly volume: number
+  /** Taker buy and sell volume in USD, where the stream carries them (Binance). */
+  readonly takerBuyUsd?: number | undefined
+  readonly takerSellUsd?: number | undefined
+}
+
 /** A venue stream's health, as its connection manager reports it. */
 export interface StreamHealth {
   /** The components this venue's stream carries (`books`, `fundingState`, ...). */
@@ -66,6 +82,7 @@ export interface StreamHealth {
 interface Entry {
   quote: StreamedQuote | undefined
   ticker: StreamedTicker | undefined
+  bar: StreamedBar | undefined
   silent: boolean
 }
 
@@ -75,6 +92,9 @@ const keyOf = (assetId: string, venue: string) => `${assetId}\u0000${venue}`
 export interface QuoteBoard {
   readonly applyQuote: (assetId: string, venue: string, quote: StreamedQuote) => void
   readonly applyTicker: (assetId: string, venue: string, ticker: StreamedTicker) => void
+  /** The forming bar (a newer open time replaces it; within one bar, the newer event). */
+  readonly applyBar: (assetId: string, venue: string, bar: StreamedBar) => void
+  readonly bar: (assetId: string, venue: string) => StreamedBar | undefined
   readonly quote: (assetId: string, venue: string) => StreamedQuote | undefined
   readonly ticker: (assetId: string, venue: string) => StreamedTicker | undefined
   /** The venues with streamed state for an asset (sorted). */
@@ -102,7 +122,7 @@ export const makeQuoteBoard = (): QuoteBoard => {
     const k = keyOf(assetId, venue)
     let e = entries.get(k)
     if (e === undefined) {
-      e = { quote: undefined, ticker: undefined, silent: false }
+      e = { quote: undefined, ticker: undefined, bar: undefined, silent: false }
       entries.set(k, e)
       const vs = venuesByAsset.get(assetId) ?? []
       vs.push(venue)
@@ -138,6 +158,13 @@ export const makeQuoteBoard = (): QuoteBoard => {
             }
       version++
     },
+    applyBar: (assetId, venue, bar) => {
+      const e = entryOf(assetId, venue)
+      const before = e.bar
+      if (before !== undefined && (bar.t < before.t || (bar.t === before.t && bar.eventMs < before.eventMs))) return
+      e.bar = bar
+    },
+    bar: (assetId, venue) => entries.get(keyOf(assetId, venue))?.bar,
     quote: (assetId, venue) => entries.get(keyOf(assetId, venue))?.quote,
     ticker: (assetId, venue) => entries.get(keyOf(assetId, venue))?.ticker,
     venuesOf: (assetId) => venuesByAsset.get(assetId) ?? [],

@@ -63,6 +63,11 @@ export interface CryptoFeedOptions {
    * silent), and every book once per 15-minute bucket for the depth behind the top and the book metrics.
    */
   readonly streamed?: (assetId: string) => boolean
+  /**
+   * Where the venue streams klines: the forming bar opening at `slotMs` as the stream last sent it (undefined: not
+   * streamed now). The forming-bar job writes it instead of asking REST for it.
+   */
+  readonly streamedBar?: (assetId: string, slotMs: number) => BarRow | undefined
 }
 
 const DAY_MS = 24 * HOUR_MS
@@ -361,7 +366,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
           // (after an outage) would leave a hole that the bars job, resuming from the newest stored bar, never fills.
           const last = yield* lastStoredMs("bars", i.assetId)
           if (last !== undefined && last < slotMs - BAR_MS) return
-          const bar = yield* connector.formingBar(i, slotMs)
+          const bar = options.streamedBar?.(i.assetId, slotMs) ?? (yield* connector.formingBar(i, slotMs))
           if (bar !== undefined) {
             yield* writeBars(i, [bar])
             p.newestMs = nowMs

@@ -159,7 +159,7 @@ is set too, and \`off\` turns a stream off.
 | data | cadence |
 |---|---|
 | 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
-| the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes |
+| the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes: from the venue's kline stream where it streams one (Binance \`<symbol>@kline_15m\` with its taker flow, Bybit \`kline.15.<symbol>\`), no REST request; over REST otherwise (OKX, Hyperliquid, a symbol the stream does not serve) |
 | top of book, mark, index, funding state | as they happen, over the venues' market streams (above); REST fallback each minute for what a stream does not serve |
 | mark/index and open-interest history rows, funding state over REST | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
 | order books over REST (venues without a stream, or a stream down) | every ${minutes(componentCadenceMs("binance", "books"))} while half the venue's request budget covers every instrument's book in that time, else every as many minutes as it needs (550 Binance perpetuals at depth weight 5: 6 minutes); the \`books\` status gives the cadence the runs measure (the cycle plus twice the last run's duration: 11 to 20 minutes for those 550 while the first hour's backfill shares the limiter); book metrics once per 15 minutes |

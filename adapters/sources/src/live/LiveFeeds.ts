@@ -33,6 +33,7 @@ import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
 import { type MarketStreamStats, runMarketStream } from "./stream/MarketStream.ts"
 import { StreamProtocols } from "./stream/Protocols.ts"
 import {
+  type BarRow,
   type Instrument,
   instrumentsOf,
   type LiveVenue,
@@ -139,6 +140,24 @@ export const streamedOn =
   (board: QuoteBoard, venue: string) =>
   (assetId: string): boolean =>
     board.health(venue)?.up === true && board.quote(assetId, venue) !== undefined && !board.isSilent(assetId, venue)
+
+/** The forming bar of `slotMs` as the venue's kline stream last sent it, while the stream serves the asset. */
+export const streamedBarOn =
+  (board: QuoteBoard, venue: string) =>
+  (assetId: string, slotMs: number): BarRow | undefined => {
+    if (!streamedOn(board, venue)(assetId)) return undefined
+    const b = board.bar(assetId, venue)
+    if (b === undefined || b.t !== slotMs) return undefined
+    return {
+      t: b.t,
+      open: b.open,
+      high: b.high,
+      low: b.low,
+      close: b.close,
+      volume: b.volume,
+      ...(b.takerBuyUsd === undefined ? {} : { takerBuyUsd: b.takerBuyUsd, takerSellUsd: b.takerSellUsd ?? 0 })
+    }
+  }
 
 /**
  * The market streams of every configured venue that has a websocket base URL and a stream protocol, each into
@@ -307,7 +326,10 @@ export const ingestAll = (deps: {
         config.wsBaseUrls[connector.venue] === undefined ||
         StreamProtocols[connector.venue] === undefined
           ? {}
-          : { streamed: streamedOn(board, connector.venue) })
+          : {
+              streamed: streamedOn(board, connector.venue),
+              streamedBar: streamedBarOn(board, connector.venue)
+            })
       }).pipe(Effect.provideService(MarketStore, deps.market))
     )
     const directory = deps.directory

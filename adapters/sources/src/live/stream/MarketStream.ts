@@ -27,7 +27,7 @@
  * Frames are read synchronously as they arrive (one `JSON.parse`, a few map updates); a frame that is not the
  * documented format, or larger than `MAX_FRAME_CHARS`, is skipped whole and counted in the status detail.
  */
-import type { QuoteBoard } from "@market-data/core"
+import { BAR_MS, type QuoteBoard } from "@market-data/core"
 import { Clock, Effect } from "effect"
 import { Malformed } from "../Parse.ts"
 import type { Instrument } from "../Venue.ts"
@@ -36,6 +36,7 @@ import type {
   MarketStreamProtocol,
   StreamLimits,
   StreamReader,
+  VenueBar,
   VenueSink,
   VenueTickerFields
 } from "./Protocol.ts"
@@ -176,6 +177,28 @@ const runWith = (
         bidSize: bidSize * size,
         ask: ask / i.tokensPerUnit,
         askSize: askSize * size
+      })
+      seen(symbol, t)
+    },
+    bar: (symbol, t, b: VenueBar) => {
+      const i = instruments.get(symbol)
+      if (i === undefined) return
+      live(t)
+      const u = i.tokensPerUnit
+      if (!(b.low > 0 && b.high >= b.low && b.volume >= 0) || b.openMs % BAR_MS !== 0)
+        throw new Malformed(`${symbol}: not a 15-minute bar`)
+      const takerBuyUsd = b.takerBuyQuote
+      board.applyBar(i.assetId, venue, {
+        t: b.openMs,
+        eventMs: t,
+        open: b.open / u,
+        high: b.high / u,
+        low: b.low / u,
+        close: b.close / u,
+        volume: b.volume * u * i.tokensPerContract,
+        ...(takerBuyUsd === undefined || b.quoteVolume === undefined
+          ? {}
+          : { takerBuyUsd, takerSellUsd: Math.max(0, b.quoteVolume - takerBuyUsd) })
       })
       seen(symbol, t)
     },

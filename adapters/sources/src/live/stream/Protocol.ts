@@ -24,10 +24,27 @@ export interface VenueTickerFields {
   readonly oiQuantity?: number | undefined
 }
 
+/** The 15-minute bar still forming, as a kline stream sends it (venue price and quantity units). */
+export interface VenueBar {
+  /** The bar's open time (a multiple of 15 minutes). */
+  readonly openMs: number
+  readonly open: number
+  readonly high: number
+  readonly low: number
+  readonly close: number
+  /** In the venue's quantity unit (contracts or units of the symbol). */
+  readonly volume: number
+  /** Quote (USD) volume, and its taker-buy part, where the venue sends them (Binance). */
+  readonly quoteVolume?: number | undefined
+  readonly takerBuyQuote?: number | undefined
+}
+
 /** Where a reader puts what it read (venue symbols, venue price and quantity units). */
 export interface VenueSink {
   readonly quote: (symbol: string, t: number, bid: number, bidSize: number, ask: number, askSize: number) => void
   readonly ticker: (symbol: string, t: number, fields: VenueTickerFields) => void
+  /** The forming 15-minute bar (kline streams). */
+  readonly bar?: (symbol: string, t: number, bar: VenueBar) => void
 }
 
 /** What one frame was, beside the data it carried. */

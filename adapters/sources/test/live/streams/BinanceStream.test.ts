@@ -91,6 +91,56 @@ describe("Binance stream reader", () => {
     assert.throws(() => reader.read("{not json", sink))
   })
 
+  it("reads the forming 15-minute bar of `<symbol>@kline_15m` with its quote and taker buy volumes", () => {
+    const bars: Array<unknown> = []
+    const sink: VenueSink = { quote: () => undefined, ticker: () => undefined, bar: (s, t, b) => bars.push([s, t, b]) }
+    // "Kline/Candlestick Streams" payload shape (USDⓈ-M futures), values made up.
+    const frame = {
+      stream: "btcusdt@kline_15m",
+      data: {
+        e: "kline",
+        E: 1_700_000_100_500,
+        s: "BTCUSDT",
+        k: {
+          t: 1_699_999_200_000,
+          T: 1_700_000_099_999,
+          s: "BTCUSDT",
+          i: "15m",
+          o: "37000",
+          c: "37010",
+          h: "37020",
+          l: "36990",
+          v: "10",
+          n: 40,
+          x: false,
+          q: "370100",
+          V: "6",
+          Q: "222060",
+          B: "0"
+        }
+      }
+    }
+    assert.deepStrictEqual(binanceStreamProtocol.reader().read(JSON.stringify(frame), sink), { kind: "data" })
+    assert.deepStrictEqual(bars, [
+      [
+        "BTCUSDT",
+        1_700_000_100_500,
+        {
+          openMs: 1_699_999_200_000,
+          open: 37000,
+          high: 37020,
+          low: 36990,
+          close: 37010,
+          volume: 10,
+          quoteVolume: 370100,
+          takerBuyQuote: 222060
+        }
+      ]
+    ])
+    assert.strictEqual(binanceStreamProtocol.url("wss://x", "btcusdt@kline_15m"), "wss://x/market/stream")
+    assert.strictEqual(binanceStreamProtocol.symbolOfTopic("btcusdt@kline_15m"), "BTCUSDT")
+  })
+
   it("routes book tickers to the public endpoint and the rest to the market endpoint", () => {
     assert.strictEqual(
       binanceStreamProtocol.url("wss://fstream.binance.com", "btcusdt@bookTicker"),

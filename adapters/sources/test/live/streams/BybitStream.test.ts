@@ -12,6 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { makeQuoteBoard } from "@market-data/core"
 import { Effect } from "effect"
 import { Malformed } from "../../../src/live/Parse.ts"
+import type { VenueBar, VenueSink } from "../../../src/live/stream/Protocol.ts"
 import { bybitStreamProtocol } from "../../../src/live/venues/bybit/Stream.ts"
 import { eventually } from "../FakeServer.ts"
 import { fakeWsServer } from "../FakeWsServer.ts"
@@ -205,11 +206,46 @@ describe("Bybit stream reader", () => {
     assert.strictEqual(quotes.length, 1)
   })
 
+  it("reads the forming 15-minute bar of `kline.15.<symbol>` (venue units)", () => {
+    const bars: Array<[string, number, VenueBar]> = []
+    const sink: VenueSink = { quote: () => undefined, ticker: () => undefined, bar: (s, t, b) => bars.push([s, t, b]) }
+    // "Public / Kline" push shape (values made up).
+    const frame = {
+      topic: "kline.15.BTCUSDT",
+      data: [
+        {
+          start: 1_700_000_100_000 - (1_700_000_100_000 % 900_000),
+          end: 1_700_000_100_000 - (1_700_000_100_000 % 900_000) + 899_999,
+          interval: "15",
+          open: "37000.5",
+          close: "37010",
+          high: "37020",
+          low: "36990",
+          volume: "12.5",
+          turnover: "462500",
+          confirm: false,
+          timestamp: 1_700_000_100_000
+        }
+      ],
+      ts: 1_700_000_100_000,
+      type: "snapshot"
+    }
+    assert.deepStrictEqual(bybitStreamProtocol.reader().read(JSON.stringify(frame), sink), { kind: "data" })
+    assert.deepStrictEqual(bars, [
+      [
+        "BTCUSDT",
+        1_700_000_100_000,
+        { openMs: frame.data[0]?.start as number, open: 37000.5, high: 37020, low: 36990, close: 37010, volume: 12.5 }
+      ]
+    ])
+  })
+
   it("subscribes `tickers.<symbol>` on /v5/public/linear with the request id as req_id", () => {
     const p = bybitStreamProtocol
     assert.strictEqual(p.url("wss://stream.bybit.com", "tickers.BTCUSDT"), "wss://stream.bybit.com/v5/public/linear")
-    assert.deepStrictEqual(p.symbolTopics("1000PEPEUSDT"), ["tickers.1000PEPEUSDT"])
+    assert.deepStrictEqual(p.symbolTopics("1000PEPEUSDT"), ["tickers.1000PEPEUSDT", "kline.15.1000PEPEUSDT"])
     assert.strictEqual(p.symbolOfTopic("tickers.1000PEPEUSDT"), "1000PEPEUSDT")
+    assert.strictEqual(p.symbolOfTopic("kline.15.1000PEPEUSDT"), "1000PEPEUSDT")
     assert.deepStrictEqual(JSON.parse(p.subscribe(["tickers.BTCUSDT", "tickers.ETHUSDT"], 100)), {
       op: "subscribe",
       args: ["tickers.BTCUSDT", "tickers.ETHUSDT"],

@@ -12,11 +12,15 @@
  * - `GET /fapi/v1/premiumIndex` (all symbols, weight 10): `markPrice`, `indexPrice`, `lastFundingRate` (the rate
  *   accruing for the running interval), `nextFundingTime`.
  * - `GET /fapi/v1/openInterest` (weight 1): `openInterest` in base units (of the symbol's unit: 1000 PEPE for
- *   1000PEPEUSDT), so USD = openInterest x markPrice.
- * - `GET /futures/data/openInterestHist?period=15m` (weight 1, last 30 days): `sumOpenInterestValue` is USD.
+ *   1000PEPEUSDT), so USD = openInterest x markPrice. Binance counts one side (each long and the short it is
+ *   matched with count once), the convention every answer uses (`VenueConventions.ts` in the core): no halving.
+ * - `GET /futures/data/openInterestHist?period=15m` (weight 1, last 30 days): `sumOpenInterestValue` is USD
+ *   (`sumOpenInterest` x the price; one side, like `openInterest`).
  * - `GET /fapi/v1/depth?limit=100` (weight 5).
  * Liquidations: Binance publishes them only on the websocket stream `<symbol>@forceOrder` / `!forceOrder@arr` (the
  * REST `allForceOrders` was withdrawn), so this REST connector delivers none; `LiquidationStreams.ts` reads them.
+ * That stream is a snapshot ("for each symbol, only the latest one liquidation order within 1000ms will be
+ * pushed"), so liquidation totals built from it are a lower bound, and the answers say so (`lower_bound`).
  * Limit: 2,400 request weight per minute per IP; the connector's bucket holds 1,000 and refills 1,000 per minute, so no minute sees more than 2,000.
  */
 import { BAR_MS, type BookLevel } from "@market-data/core"

@@ -10,6 +10,10 @@
  * - `!markPrice@arr@1s` on the regular endpoint `/market/stream`: every perpetual's mark price, index price,
  *   funding rate and next funding time each second. Payload: an array of `{"e":"markPriceUpdate","E","s","p"
  *   mark,"i" index,"P" estimated settle price,"r" funding rate,"T" next funding time}`.
+ * - `<symbol>@kline_15m` per perpetual on `/market/stream`: the 15-minute bar still forming, pushed every 250 ms
+ *   while it trades: `{"e":"kline","E","s","k":{"t" open time,"T","i":"15m","o","c","h","l","v" base volume,"q"
+ *   quote volume,"V","Q" taker buy quote volume,"x" closed}}`. The feed writes it once a minute in place of the
+ *   REST forming-bar request (550 klines a minute), with its taker buy and sell volume (`Q`, `q - Q`).
  * Combined-stream frames are wrapped `{"stream","data"}`. Subscriptions: `{"method":"SUBSCRIBE","params":[...],
  * "id"}`, answered `{"result":null,"id"}`; errors `{"error":{"code","msg"},"id"}` (or `{"code","msg","id"}`).
  *
@@ -29,6 +33,7 @@ import type { FrameKind, MarketStreamProtocol, StreamReader, VenueSink } from ".
 
 export const BINANCE_MARK_TOPIC = "!markPrice@arr@1s"
 const BOOK_SUFFIX = "@bookTicker"
+const KLINE_SUFFIX = "@kline_15m"
 /** The request id of the keep-alive (`LIST_SUBSCRIPTIONS`); the connection manager's ids start at 100. */
 const PING_ID = 1
 
@@ -73,6 +78,21 @@ const binanceReader = (): StreamReader => ({
       )
       return { kind: "data" }
     }
+    if (e.e === "kline") {
+      const k = obj(e.k, "$.data.k")
+      if (k.i !== "15m") return { kind: "other" }
+      sink.bar?.(str(e.s, "$.data.s"), num(e.E, "$.data.E"), {
+        openMs: num(k.t, "$.data.k.t"),
+        open: num(k.o, "$.data.k.o"),
+        high: num(k.h, "$.data.k.h"),
+        low: num(k.l, "$.data.k.l"),
+        close: num(k.c, "$.data.k.c"),
+        volume: num(k.v, "$.data.k.v"),
+        quoteVolume: num(k.q, "$.data.k.q"),
+        takerBuyQuote: num(k.Q, "$.data.k.Q")
+      })
+      return { kind: "data" }
+    }
     if (e.e === "markPriceUpdate") {
       sink.ticker(str(e.s, "$.data.s"), num(e.E, "$.data.E"), {
         mark: num(e.p, "$.data.p"),
@@ -91,9 +111,13 @@ export const binanceStreamProtocol: MarketStreamProtocol = {
   url: (baseUrl, topic) => `${baseUrl}/${topic.endsWith(BOOK_SUFFIX) ? "public" : "market"}/stream`,
   components: ["books", "fundingState"],
   marketTopics: [BINANCE_MARK_TOPIC],
-  symbolTopics: (symbol) => [`${symbol.toLowerCase()}${BOOK_SUFFIX}`],
+  symbolTopics: (symbol) => [`${symbol.toLowerCase()}${BOOK_SUFFIX}`, `${symbol.toLowerCase()}${KLINE_SUFFIX}`],
   symbolOfTopic: (topic) =>
-    topic.endsWith(BOOK_SUFFIX) ? topic.slice(0, -BOOK_SUFFIX.length).toUpperCase() : undefined,
+    topic.endsWith(BOOK_SUFFIX)
+      ? topic.slice(0, -BOOK_SUFFIX.length).toUpperCase()
+      : topic.endsWith(KLINE_SUFFIX)
+        ? topic.slice(0, -KLINE_SUFFIX.length).toUpperCase()
+        : undefined,
   subscribe: (topics, id) => JSON.stringify({ method: "SUBSCRIBE", params: topics, id }),
   unsubscribe: (topics, id) => JSON.stringify({ method: "UNSUBSCRIBE", params: topics, id }),
   ping: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: PING_ID }),
@@ -109,5 +133,5 @@ export const binanceStreamProtocol: MarketStreamProtocol = {
   },
   reader: binanceReader,
   describe:
-    "`<symbol>@bookTicker` (public endpoint) for the top of book, `!markPrice@arr@1s` for mark, index and funding"
+    "`<symbol>@bookTicker` (public endpoint) for the top of book, `!markPrice@arr@1s` for mark, index and funding, `<symbol>@kline_15m` for the forming bar and its taker flow"
 }

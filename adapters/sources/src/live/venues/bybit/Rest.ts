@@ -9,9 +9,14 @@
  *   (base coin: one linear contract is one coin), turnover (USDT)]`.
  * - `GET /v5/market/funding/history`: `result.list` newest first, `{symbol, fundingRate, fundingRateTimestamp}`.
  * - `GET /v5/market/tickers?category=linear` (every symbol at once): `markPrice`, `indexPrice`, `openInterest`
- *   (coins), `openInterestValue` (USD), `fundingRate` (the rate that settles at `nextFundingTime`).
- * - `GET /v5/market/open-interest?intervalTime=15min`: `openInterest` in coins; converted to USD with the open
- *   of the 15-minute bar opening at that time (fetched alongside).
+ *   (coins) and `openInterestValue` (USD), both of them "both sides" (Bybit counts each long and each short:
+ *   1,000 BTC long against 1,000 BTC short is 2,000), and since 2026-06-11 `singleOpenInterest` and
+ *   `singleOpenInterestValue` (single side); `fundingRate` (the rate that settles at `nextFundingTime`). Open
+ *   interest is served as USD of one side, as on every venue (`VenueConventions.ts` in the core):
+ *   `singleOpenInterestValue`, or `openInterestValue` / 2 where a row lacks it.
+ * - `GET /v5/market/open-interest?intervalTime=15min`: `openInterest` in coins, "the sum of both sides", and since
+ *   2026-06-11 `singleOpenInterest` (single side); one side (`singleOpenInterest`, else `openInterest` / 2) is
+ *   converted to USD with the open of the 15-minute bar opening at that time (fetched alongside).
  * - `GET /v5/market/orderbook?limit=200`: `result.b` / `result.a` as `[price, size]`.
  * Ranged requests return the newest rows of the range first, so windows are sized to one page (1,000 bars,
  * 200 funding rows, 200 open-interest rows) and walked forward.
@@ -22,12 +27,22 @@ import { BAR_MS, type BookLevel } from "@market-data/core"
 import { Effect } from "effect"
 import { fetchJson, SourceError } from "../../Http.ts"
 import { makeLimiter } from "../../Limiter.ts"
-import { arr, decode, type Json, num, obj, str } from "../../Parse.ts"
+import { arr, decode, type Json, num, obj, optNum, str } from "../../Parse.ts"
 import { type BarRow, type Instrument, pageOf, type VenueConnector, type VenueListing } from "../../Venue.ts"
 
 export const BYBIT_DEFAULT_BASE_URL = "https://api.bybit.com"
 
 const MINUTE = 60_000
+
+/**
+ * Open interest of one side from a Bybit row: the single-side field (`singleOpenInterest`,
+ * `singleOpenInterestValue`) where the row carries one, else half the both-sides field (`openInterest`,
+ * `openInterestValue`: Bybit counts each long and each short). `field` is the pair's name without its prefix.
+ */
+export const oneSide = (single: unknown, both: unknown, path: string, field: "OpenInterest" | "OpenInterestValue") => {
+  const one = optNum(single, `${path}.single${field}`)
+  return one ?? num(both, `${path}.${field.charAt(0).toLowerCase()}${field.slice(1)}`) / 2
+}
 
 export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutMs: number }): VenueConnector => {
   const limiter = makeLimiter({ capacity: 50, windowMs: 5_000 })
@@ -187,7 +202,7 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
               assetId: i.assetId,
               mark: num(o.markPrice, `${path}.markPrice`) / i.tokensPerUnit,
               index: num(o.indexPrice, `${path}.indexPrice`) / i.tokensPerUnit,
-              oiUsd: num(o.openInterestValue, `${path}.openInterestValue`),
+              oiUsd: oneSide(o.singleOpenInterestValue, o.openInterestValue, `${path}`, "OpenInterestValue"),
               funding: {
                 intervalMs: i.fundingIntervalMs,
                 nextFundingMs: num(o.nextFundingTime, `${path}.nextFundingTime`),
@@ -226,7 +241,7 @@ export const makeBybit = (options: { readonly baseUrl: string; readonly timeoutM
             const o = obj(e, `$.result.list[${n}]`)
             return {
               t: num(o.timestamp, `$.result.list[${n}].timestamp`),
-              coins: num(o.openInterest, `$.result.list[${n}].openInterest`)
+              coins: oneSide(o.singleOpenInterest, o.openInterest, `$.result.list[${n}]`, "OpenInterest")
             }
           })
       )

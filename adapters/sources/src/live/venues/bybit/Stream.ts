@@ -12,6 +12,11 @@
  * `orderbook.1.<SYMBOL>` (depth 1, pushed every 10 ms) was considered and not taken: it doubles the topics per
  * symbol for a top of book the ticker already carries at 100 ms, well inside the 5 s cadence answers are served on.
  *
+ * Also `kline.15.<SYMBOL>` per perpetual ("Public / Kline"): the 15-minute bar still forming, `{"topic","data":[{
+ * "start","end","interval":"15","open","close","high","low","volume" (coins),"turnover","confirm","timestamp"}],
+ * "ts","type":"snapshot"}`, pushed every 1 to 60 s while it trades; the feed writes it once a minute in place of
+ * the REST forming-bar request. (Bybit's klines carry no taker split: taker flow is not streamed.)
+ *
  * Delta state: each connection's reader keeps every topic's merged fields. A delta for a topic without a snapshot
  * (a lost snapshot, or a delta the reader could not read) is a `gap`: the manager resubscribes the topic and its
  * new snapshot repairs the state; deltas arriving before that snapshot (already in flight) are ignored, so one loss
@@ -34,7 +39,7 @@
  * with no data) is a dead link, a symbol without a frame for 60 s is served from REST (its mark price moves every
  * second or so, so a live ticker is never that quiet).
  */
-import { type Json, Malformed, num, obj, optNum, str } from "../../Parse.ts"
+import { arr, type Json, Malformed, num, obj, optNum, str } from "../../Parse.ts"
 import type {
   FrameKind,
   MarketStreamProtocol,
@@ -44,6 +49,7 @@ import type {
 } from "../../stream/Protocol.ts"
 
 const TOPIC_PREFIX = "tickers."
+const KLINE_PREFIX = "kline.15."
 const QUOTE_FIELDS = ["bid1Price", "bid1Size", "ask1Price", "ask1Size"] as const
 const TICKER_FIELDS = [
   "markPrice",
@@ -110,6 +116,23 @@ const bybitReader = (): StreamReader => {
       }
       if (typeof m.topic !== "string") return { kind: "other" }
       const topic = m.topic
+      if (topic.startsWith(KLINE_PREFIX)) {
+        const symbol = topic.slice(KLINE_PREFIX.length)
+        const t = num(m.ts, "$.ts")
+        arr(m.data, "$.data").forEach((x, n) => {
+          const k = obj(x, `$.data[${n}]`)
+          const path = `$.data[${n}]`
+          sink.bar?.(symbol, t, {
+            openMs: num(k.start, `${path}.start`),
+            open: num(k.open, `${path}.open`),
+            high: num(k.high, `${path}.high`),
+            low: num(k.low, `${path}.low`),
+            close: num(k.close, `${path}.close`),
+            volume: num(k.volume, `${path}.volume`)
+          })
+        })
+        return { kind: "data" }
+      }
       if (!topic.startsWith(TOPIC_PREFIX)) return { kind: "other" }
       const type = str(m.type, "$.type")
       if (type !== "snapshot" && type !== "delta") throw new Malformed(`$.type: not snapshot or delta (${type})`)
@@ -153,8 +176,13 @@ export const bybitStreamProtocol: MarketStreamProtocol = {
   url: (baseUrl) => `${baseUrl}/v5/public/linear`,
   components: ["books", "fundingState"],
   marketTopics: [],
-  symbolTopics: (symbol) => [`${TOPIC_PREFIX}${symbol}`],
-  symbolOfTopic: (topic) => (topic.startsWith(TOPIC_PREFIX) ? topic.slice(TOPIC_PREFIX.length) : undefined),
+  symbolTopics: (symbol) => [`${TOPIC_PREFIX}${symbol}`, `${KLINE_PREFIX}${symbol}`],
+  symbolOfTopic: (topic) =>
+    topic.startsWith(TOPIC_PREFIX)
+      ? topic.slice(TOPIC_PREFIX.length)
+      : topic.startsWith(KLINE_PREFIX)
+        ? topic.slice(KLINE_PREFIX.length)
+        : undefined,
   subscribe: (topics, id) => JSON.stringify({ op: "subscribe", args: topics, req_id: String(id) }),
   unsubscribe: (topics, id) => JSON.stringify({ op: "unsubscribe", args: topics, req_id: String(id) }),
   ping: JSON.stringify({ op: "ping" }),
@@ -170,5 +198,5 @@ export const bybitStreamProtocol: MarketStreamProtocol = {
   },
   reader: bybitReader,
   describe:
-    "`tickers.<symbol>` (linear, snapshot then deltas every 100 ms) for the top of book, mark, index, funding and open interest"
+    "`tickers.<symbol>` (linear, snapshot then deltas every 100 ms) for the top of book, mark, index, funding and open interest; `kline.15.<symbol>` for the forming bar"
 }

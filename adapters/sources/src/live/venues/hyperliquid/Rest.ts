@@ -10,8 +10,11 @@
  *   rows. Funding settles every hour (it settled every 8 hours before mid-2023; the recorded history shows
  *   both), so each row's interval is the gap to the row before it, in whole hours (1 to 8).
  * - `{"type":"metaAndAssetCtxs"}`: `[meta, ctxs]`, the contexts index-aligned with `meta.universe`: `markPx`,
- *   `oraclePx` (the index), `openInterest` in coin units (USD = openInterest x markPx), `funding` (the hourly rate
- *   accruing now, settling on the hour).
+ *   `oraclePx` (the index), `openInterest` in coin units, `funding` (the hourly rate accruing now, settling on the
+ *   hour). Hyperliquid's open interest counts both sides: its documentation defines open interest (for the open
+ *   interest caps, "Deploying HIP-3 assets") as the sum of absolute position sizes, so each long and the short it
+ *   is matched with both count. Served as USD of one side like every venue (`VenueConventions.ts` in the core):
+ *   openInterest x markPx / 2.
  * - `{"type":"predictedFundings"}`: `[[coin, [[venue, {fundingRate, nextFundingTime, fundingIntervalHours}]]]]`;
  *   the `HlPerp` entry is Hyperliquid's predicted rate and next settlement (without it, the accruing rate and the
  *   next full hour stand in).
@@ -40,6 +43,9 @@ import {
 } from "../../Venue.ts"
 
 export const HYPERLIQUID_DEFAULT_BASE_URL = "https://api.hyperliquid.xyz"
+
+/** Sides Hyperliquid's `openInterest` counts (longs and shorts: the sum of absolute position sizes). */
+export const HYPERLIQUID_OI_SIDES = 2
 
 /** Candles per `candleSnapshot` request (the API answers at most 5,000). */
 const CANDLES_PER_REQUEST = 1000
@@ -231,8 +237,8 @@ export const makeHyperliquid = (options: { readonly baseUrl: string; readonly ti
               assetId: i.assetId,
               mark: markPx / i.tokensPerUnit,
               index: num(c.oraclePx, `${path}.oraclePx`) / i.tokensPerUnit,
-              // Coin units (kPEPE units for kPEPE) x price per unit: USD.
-              oiUsd: num(c.openInterest, `${path}.openInterest`) * markPx,
+              // Coin units (kPEPE units for kPEPE) x price per unit: USD of both sides, halved to one side.
+              oiUsd: (num(c.openInterest, `${path}.openInterest`) * markPx) / HYPERLIQUID_OI_SIDES,
               funding: {
                 intervalMs: p?.intervalMs ?? HOUR_MS,
                 nextFundingMs: p?.nextMs ?? nextHourMs,

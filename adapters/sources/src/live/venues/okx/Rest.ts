@@ -15,12 +15,17 @@
  * - `GET /api/v5/public/funding-rate?instId=`: `fundingRate` (settles at `fundingTime`), `nextFundingRate` (the
  *   prediction for the next interval, "" when not published), `nextFundingTime`; their difference is the interval.
  * - `GET /api/v5/public/mark-price?instType=SWAP`, `GET /api/v5/market/index-tickers?quoteCcy=USDT` (`idxPx`
- *   of `<BASE>-USDT`), `GET /api/v5/public/open-interest?instType=SWAP`: `oi` in contracts; USD = oi x ctVal x
- *   ctMult x mark (OKX's own `oiUsd` agrees).
+ *   of `<BASE>-USDT`), `GET /api/v5/public/open-interest?instType=SWAP`: `oi` in contracts (`oiCcy` coins, `oiUsd`
+ *   USD), one side (each contract counted once); USD = oi x ctVal x ctMult x mark (OKX's own `oiUsd` agrees), the
+ *   one-side convention every answer uses (`VenueConventions.ts` in the core).
  * - `GET /api/v5/rubik/stat/contracts/open-interest-history?period=15m`: `[ts, oi, oiCcy, oiUsd]`.
  * - `GET /api/v5/rubik/stat/taker-volume-contract?period=15m&unit=2`: `[ts, sellVol, buyVol]` in USDT.
  * - `GET /api/v5/public/liquidation-orders?instType=SWAP&state=filled`: `details[]` with `side` (`sell`: a long
  *   was liquidated, `buy`: a short), `sz` in contracts, `bkPx` the bankruptcy price; USD = sz x ctVal x bkPx.
+ *   OKX documents it as the liquidation orders of the last day, at most 100 a request (`limit`); the feed reads
+ *   the newest 100 of each instrument family every 5 minutes, so a busier 5 minutes is cut, and OKX does not
+ *   state that the list holds every liquidation (its websocket channel says its data "doesn't represent the
+ *   total number of liquidations on OKX"): totals built from it are a lower bound (`lower_bound` in answers).
  * - `GET /api/v5/market/books?sz=400`: `[price, size (contracts), "0", orders]`.
  * Limits: 10 to 40 requests per 2 s per endpoint and IP (trading statistics: 5 per 2 s); the connector spends at
  * most 10 per 2 s in all, and at most 4 per 2 s on trading statistics.
