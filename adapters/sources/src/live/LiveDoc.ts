@@ -120,13 +120,13 @@ ${streamTable()}
 - Every instance equally fresh: each service instance holds its own market streams (public streams cost no request
   weight), leader or not; only the leader polls REST (history, listings, depth, fallback) and writes to the
   database. An instance that does not lead therefore answers quotes as fresh as the leader; its REST depth and
-  history come from the database (re-read every minute). Cost per instance at today's listings: Binance 4
-  connections (550 book tickers at 200 a connection, and the mark prices) plus the liquidation stream; Bybit 6 (555
-  tickers at 100) plus the liquidation stream; OKX 3 (249 swaps x 3 channels at 300); Hyperliquid 1 connection with 2
-  subscriptions per perpetual (about 380). Ten instances behind one IP: 50 Binance, 70 Bybit and 30 OKX
-  connections, within their per-IP limits (Binance 300 connection attempts per 5 minutes, Bybit 500 per 5 minutes,
-  OKX 3 a second, each instance pacing its own connects); Hyperliquid's 1,000 subscriptions and 10 connections per
-  IP hold two instances at most. Run more instances behind one IP with \`MARKET_DATA_HYPERLIQUID_WS_BASE_URL=off\` on
+  history come from the database (re-read every minute). Cost per instance at today's listings: Binance 6
+  connections (550 book tickers and 550 klines at 200 topics a connection, and the mark prices) plus the
+  liquidation stream; Bybit 12 (555 tickers and 555 klines at 100) plus the liquidation stream; OKX 3 (249 swaps x 3
+  channels at 300); Hyperliquid 1 connection with 2 subscriptions per perpetual (about 380). Ten instances behind
+  one IP: 60 Binance, 120 Bybit and 30 OKX connections, within their per-IP limits (Binance 300 connection attempts
+  per 5 minutes, Bybit 500 per 5 minutes and 1,000 open, OKX 3 a second, each instance pacing its own connects);
+  Hyperliquid's 1,000 subscriptions and 10 connections per IP hold two instances at most. Run more instances behind one IP with \`MARKET_DATA_HYPERLIQUID_WS_BASE_URL=off\` on
   all but two of them: those answer Hyperliquid's books from the REST books the leader stores (re-read every
   minute), and their \`books\` status says so. A venue's refusal that names no topic (Hyperliquid's per-IP caps)
   refuses the subscription it answers, which is then served from REST and asked again after 10 minutes.
