@@ -3,6 +3,7 @@
  * `outputSchema`. Market measurements are numbers; anything filed is an exact decimal string.
  */
 import { Schema } from "effect"
+import { LowerBoundFigures, LowerBoundReasons } from "./crypto/VenueConventions.ts"
 
 const Num = Schema.Number
 const Str = Schema.String
@@ -89,6 +90,15 @@ export const ReadResult = Schema.Struct({
 
 const domain = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct({ ...assetFields, ...fields })
 
+/**
+ * `liquidations.lower_bound`: which figures are a floor (`figures`) and, per venue, why (`reason`: Binance's
+ * snapshot stream, OKX's capped poll, a venue that publishes none, or one with none on record).
+ */
+export const LiquidationLowerBound = Schema.Struct({
+  figures: Schema.Array(Schema.Literals(LowerBoundFigures)),
+  venues: Schema.Array(Schema.Struct({ venue: Str, reason: Schema.Literals(LowerBoundReasons), detail: Str }))
+})
+
 export const DomainResults = {
   price: domain({
     usd: nullable(Num),
@@ -117,7 +127,8 @@ export const DomainResults = {
     usd: nullable(Num),
     change_24h_pct: nullable(Contextual),
     basis_pct: nullable(Contextual),
-    by_venue: Schema.Array(Schema.Struct({ venue: Str, usd: Num }))
+    // Additive: `venue_counts` on a venue whose own figure counts both sides (`usd` is one side, as everywhere).
+    by_venue: Schema.Array(Schema.Struct({ venue: Str, usd: Num, venue_counts: opt(Schema.Literals(["both_sides"])) }))
   }),
   orderflow: domain({
     net_taker_delta_24h_usd: nullable(Contextual),
@@ -127,7 +138,9 @@ export const DomainResults = {
   liquidations: domain({
     total_24h_usd: nullable(Contextual),
     liq_imbalance_24h: nullable(Contextual),
-    intensity_pct_of_oi_24h: nullable(Contextual)
+    intensity_pct_of_oi_24h: nullable(Contextual),
+    // Additive, present only when it applies: the figures are a lower bound, and the venues that make them one.
+    lower_bound: opt(LiquidationLowerBound)
   }),
   liquidity: domain({
     spread_pct: nullable(Contextual),

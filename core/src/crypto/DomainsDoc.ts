@@ -13,8 +13,41 @@ import { FundingBandThresholds } from "./Funding.ts"
 import { DepthBandsPct, MaxSnapshotAgeMs, PrintPrecision } from "./Measures.ts"
 import { Sessions, StructureBars, StructureRule, SwingSpan } from "./Structure.ts"
 import { MovingAveragePeriods, WilderPeriod } from "./Technicals.ts"
+import { LowerBoundFigures, LowerBoundReasons, VenueConventions } from "./VenueConventions.ts"
 
 const T = AssessmentThresholds
+
+const cell = (text: string) => text.replaceAll("|", "\\|")
+const completenessWords: Readonly<Record<string, string>> = {
+  complete: "complete",
+  lower_bound: "lower bound",
+  not_published: "none published"
+}
+
+/** "Venue conventions": each venue's open-interest count and unit, and how complete its liquidations are. */
+const venueConventionsDoc: string = [
+  "### Venue conventions",
+  "",
+  "Venues state their figures in their own units and conventions; each venue's documentation says which. Open interest is normalized: every figure is USD of one side (the contracts open, each long matched by a short counted once), whatever the venue counts. Liquidations cannot be completed where a venue publishes only part of them or none: the answer says so instead.",
+  "",
+  "| venue | its open interest counts | unit | USD of one side |",
+  "|---|---|---|---|",
+  ...VenueConventions.map(
+    (c) =>
+      `| ${c.name} | ${c.openInterest.counts === "both_sides" ? "both sides (longs plus shorts)" : "one side"} | ${cell(c.openInterest.unit)} | ${cell(c.openInterest.toOneSideUsd)} |`
+  ),
+  "",
+  '`open_interest.by_venue` marks the row of a venue whose own figure counts both sides with `venue_counts: "both_sides"`; its `usd` is one side, like every other row. `change_24h_pct`, `net_delta_pct_of_oi_24h`, `intensity_pct_of_oi_24h` and the open-interest weights of the funding aggregate use the same one-side figures.',
+  "",
+  "| venue | liquidations | what is read |",
+  "|---|---|---|",
+  ...VenueConventions.map(
+    (c) =>
+      `| ${c.name} | ${completenessWords[c.liquidations.completeness] ?? c.liquidations.completeness}${c.liquidations.reason === undefined ? "" : ` (\`${c.liquidations.reason}\`)`} | ${cell(c.liquidations.feed)} |`
+  ),
+  "",
+  `When the totals are a lower bound, \`liquidations\` carries \`lower_bound: {figures, venues: [{venue, reason, detail}]}\`, and only then: \`figures\` names the figures that are a floor (${LowerBoundFigures.map((f) => `\`${f}\``).join(", ")}, those given; \`liq_imbalance_24h\` is a ratio of parts and no bound either way), \`venues\` each perpetual venue of the asset behind it, with its reason: ${LowerBoundReasons.map((r) => `\`${r}\``).join(", ")} (the last: the venue lists the asset's perpetual but no liquidation of it is on record, so its share is missing). A venue is named from the data used: when its liquidations were summed under a partial convention (\`snapshot_stream\`, \`page_capped\`), or when none of its liquidations is on record for the asset (\`not_published\` for a venue that publishes none, else \`no_data\`). Without \`lower_bound\`, every perpetual venue of the asset delivered liquidations under a complete convention. The same floors are under \`read\`'s cascade-risk input and the \`rank\` metrics \`liq_intensity_pct_of_oi_24h\` and \`liq_imbalance_24h\`; their percentiles compare each value with its own history, collected the same way.`
+].join("\n")
 const B = FundingBandThresholds
 const hh = (h: number) => `${String(h).padStart(2, "0")}:00`
 
@@ -34,13 +67,13 @@ export const cryptoDomainsDoc: string = [
   "| `range_pos_7d_pct` | where the price sits in the primary venue's 7-day high-low range: 0 at the low, 100 at the high |",
   "| `bid_usd`, `ask_usd` | best bid and ask of the primary venue's newest order book |",
   "| `market.market_cap_usd` | `price.usd` x circulating supply (from the asset registry) |",
-  "| `open_interest.usd` | sum over venues of each venue's newest open-interest snapshot (USD) |",
+  "| `open_interest.usd` | sum over venues of each venue's newest open-interest snapshot, USD of one side (each open long matched by a short counts once; see \"Venue conventions\"); `by_venue` gives each venue's part |",
   "| `open_interest.change_24h_pct` | `(open interest now / 24 h ago - 1) x 100` |",
   "| `open_interest.basis_pct` | mean over venues of `(mark / index - 1) x 100` |",
   "| `orderflow.net_taker_delta_24h_usd` | taker buys minus taker sells over 24 h, all venues, USD |",
   "| `orderflow.net_delta_pct_of_oi_24h` | the same as a percentage of open interest (also `rank` metric `net_taker_delta_pct_of_oi_24h`) |",
   "| `orderflow.exchange_premium_rate_pct` | the primary venue's traded price over the venues' mean index price, percent |",
-  "| `liquidations.total_24h_usd` | USD of positions liquidated over 24 h, all venues |",
+  '| `liquidations.total_24h_usd` | USD of positions liquidated over 24 h, all venues that deliver them; a lower bound where a venue\'s feed is partial or missing (`lower_bound`, see "Venue conventions") |',
   "| `liquidations.liq_imbalance_24h` | `(longs - shorts) / total` liquidated over 24 h: +1 only longs, -1 only shorts |",
   "| `liquidations.intensity_pct_of_oi_24h` | 24 h liquidations as a percentage of open interest |",
   "| `liquidity.spread_pct` | mean over venues of `(ask - bid) / mid x 100` |",
@@ -48,6 +81,8 @@ export const cryptoDomainsDoc: string = [
   `| \`liquidity.depth\` | USD resting on each side within ${DepthBandsPct.join(", ")} % of mid, summed over venues' newest books; \`total_1pct_usd\` both sides within 1 % |`,
   "",
   `A venue whose newest snapshot (open interest, mark/index, book) is older than ${MaxSnapshotAgeMs / 3_600_000} h is left out of the sums (a venue that stopped reporting does not freeze the total).`,
+  "",
+  venueConventionsDoc,
   "",
   "### History with a hole",
   "",

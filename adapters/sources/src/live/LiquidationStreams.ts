@@ -50,16 +50,14 @@ import { componentCadenceMs } from "./CryptoFeed.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { SourceError } from "./Http.ts"
 import { Malformed } from "./Parse.ts"
-import type { StreamMessage, StreamProtocol, SubscriptionRequest } from "./stream/Liquidation.ts"
+import type { StreamMessage, StreamProtocol, StreamVenue, SubscriptionRequest } from "./stream/Liquidation.ts"
 import { binanceProtocol } from "./venues/binance/Liquidations.ts"
 import { bybitProtocol } from "./venues/bybit/Liquidations.ts"
 
 export const BINANCE_WS_DEFAULT_BASE_URL = "wss://fstream.binance.com"
 export const BYBIT_WS_DEFAULT_BASE_URL = "wss://stream.bybit.com"
 
-/** The venues whose liquidations come over a websocket. */
-export const StreamVenues = ["binance", "bybit"] as const
-export type StreamVenue = (typeof StreamVenues)[number]
+export { type StreamVenue, StreamVenues } from "./stream/Liquidation.ts"
 
 /** Events are summed per asset, side and bucket of this length. */
 export const LIQUIDATION_BUCKET_MS = 60_000

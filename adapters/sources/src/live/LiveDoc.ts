@@ -57,10 +57,13 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
   their sizes multiplied by 1,000. USDT is counted as USD.
 - Volumes are base tokens. OKX counts contracts: a quantity in contracts is multiplied by \`ctVal x ctMult\` from
   its instruments list (BTC-USDT-SWAP: 0.01 BTC per contract); candle volume is OKX's \`volCcy\` (already in tokens).
-- Open interest is USD: Binance \`openInterest\` (units of the symbol) x mark price; Bybit \`openInterestValue\`;
-  OKX \`oi\` (contracts) x ctVal x ctMult x mark price; Hyperliquid \`openInterest\` (coins) x \`markPx\`. History:
-  Binance \`sumOpenInterestValue\`, OKX \`oiUsd\` (both USD), Bybit coins x the open of the 15-minute bar. Streamed: Bybit \`openInterestValue\` (USD), OKX
-  \`oiUsd\`, Hyperliquid \`openInterest\` x \`markPx\` where their tickers carry it (Binance streams no open interest).
+- Open interest is USD of one side (each long matched by a short counted once): Binance \`openInterest\` (units of
+  the symbol) x mark price; Bybit \`singleOpenInterestValue\` (or half of \`openInterestValue\`, which counts both
+  sides); OKX \`oi\` (contracts) x ctVal x ctMult x mark price; Hyperliquid half of \`openInterest\` (coins, both
+  sides) x \`markPx\`. History: Binance \`sumOpenInterestValue\`, OKX \`oiUsd\` (both USD), Bybit one side's coins x the
+  open of the 15-minute bar. Streamed likewise (Bybit and Hyperliquid tickers; Binance streams no open interest).
+  The \`domains\` docs ("Venue conventions") and the answers (\`open_interest.by_venue[].venue_counts\`) say which
+  venues count both sides.
 - Funding rates are fractions per the venue's interval (Binance and Bybit publish per-symbol intervals: 8 h, 4 h
   or 1 h; OKX's follows from \`fundingTime\` to \`nextFundingTime\`; Hyperliquid settles hourly, and every
   8 hours before mid-2023). OKX history stores the settled \`realizedRate\`.

@@ -122,11 +122,12 @@ describe(suite, () => {
       for (const ms of f?.intervalMs ?? []) counts.set(ms / HOUR_MS, (counts.get(ms / HOUR_MS) ?? 0) + 1)
       assert.deepStrictEqual(Object.fromEntries(counts), { 1: 955, 2: 1, 8: 82 })
 
-      // metaAndAssetCtxs: mark, oracle (index), open interest in coins x mark = USD, hourly funding.
+      // metaAndAssetCtxs: mark, oracle (index), open interest in coins x mark = USD of both sides (Hyperliquid counts
+      // every position's absolute size), halved to one side; hourly funding.
       const [mi] = yield* store.read("markIndex", { assetId: "crypto:bitcoin", fromMs: 0, toMs: nowMs + 1 })
       assert.deepStrictEqual([mi?.t[0], mi?.mark[0], mi?.index[0]], [Date.parse("2023-07-17T21:30:00Z"), 77562, 77605])
       const [oi] = yield* store.read("openInterest", { assetId: "crypto:bitcoin", fromMs: 0, toMs: nowMs + 1 })
-      assert.closeTo(oi?.oiUsd[0] as number, 27353.17682 * 77562, 1e-3)
+      assert.closeTo(oi?.oiUsd[0] as number, (27353.17682 * 77562) / 2, 1e-3)
       const [state] = yield* store.fundingStates("crypto:bitcoin", "hyperliquid")
       assert.deepStrictEqual(
         [state?.currentRate, state?.predictedRate, state?.intervalMs, state?.nextFundingMs],

@@ -164,10 +164,14 @@ describe("Bybit v5 linear connector", () => {
       const [inj] = yield* store.read("funding", { assetId: "crypto:injective", ...ALL })
       assert.deepStrictEqual([...(inj?.t ?? [])], [at("04:00"), at("08:00")])
       assert.deepStrictEqual([...(inj?.intervalMs ?? [])], [4 * HOUR_MS, 4 * HOUR_MS])
-      // Open interest: history in coins x the bar's open (51,000 x 91,000), then openInterestValue (USD).
+      // Open interest, one side: history singleOpenInterest (coins) x the bar's open (25,500 x 91,000), then
+      // singleOpenInterestValue (USD); not openInterest / openInterestValue, which count both sides.
       const [oi] = yield* store.read("openInterest", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(oi?.t ?? [])], [at("11:45"), at("12:00")])
-      assert.deepStrictEqual([...(oi?.oiUsd ?? [])], [51_000 * 91_000, 4_737_156.5])
+      assert.deepStrictEqual([...(oi?.oiUsd ?? [])], [25_500 * 91_000, 2_368_578.25])
+      // A row without the single-side fields (the shape before 2026-06-11): openInterestValue / 2.
+      const [pepeOi] = yield* store.read("openInterest", { assetId: "crypto:pepe", ...ALL })
+      assert.deepStrictEqual([...(pepeOi?.oiUsd ?? [])], [111_600_000 / 2])
       const [pepeMi] = yield* store.read("markIndex", { assetId: "crypto:pepe", ...ALL })
       assert.closeTo(pepeMi?.mark[0] as number, 0.0000124, 1e-15)
       const [book] = yield* store.books("crypto:pepe", "bybit")

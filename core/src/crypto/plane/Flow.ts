@@ -1,9 +1,16 @@
 /**
  * The flow family: `open_interest` (total and by venue, its 24 h change, the basis), `orderflow` (net taker
  * delta, the premium rate) and `liquidations` (24 h total, imbalance, intensity against open interest).
+ *
+ * Venue conventions (`../VenueConventions.ts`) travel with the figures: a `by_venue` row of a venue whose own
+ * open interest counts both sides says so (`venue_counts: "both_sides"`; its `usd` is one side, like every
+ * other row), and `liquidations` carries `lower_bound` (the figures concerned and each venue behind it, with its
+ * reason) whenever a venue's part is partial or missing. Neither appears where it does not apply.
  */
 import { Effect } from "effect"
 import type { PlaneForAsset } from "../../Planes.ts"
+import { perpListings } from "../Assets.ts"
+import { countsBothSides, LowerBoundFigures, liquidationLowerBound } from "../VenueConventions.ts"
 import { perAsset } from "./Operation.ts"
 import { type PlaneState, w } from "./State.ts"
 
@@ -20,7 +27,9 @@ export const makeFlow = (
       usd: gaps.plain("usd", state.current.oi_usd),
       change_24h_pct: gaps.contextual("change_24h_pct", state.current.oi_change_24h_pct, w(state, "oi_change_24h_pct")),
       basis_pct: gaps.contextual("basis_pct", state.current.basis_pct, w(state, "basis_pct")),
-      by_venue: state.oiByVenue
+      by_venue: state.oiByVenue.map((r) =>
+        countsBothSides(r.venue) ? { venue: r.venue, usd: r.usd, venue_counts: "both_sides" as const } : r
+      )
     })
   )
 
@@ -44,8 +53,8 @@ export const makeFlow = (
     })
   )
 
-  const liquidations = perAsset(st, "liquidations", ({ state, gaps }) =>
-    Effect.succeed({
+  const liquidations = perAsset(st, "liquidations", ({ state, gaps }) => {
+    const figures = {
       total_24h_usd: gaps.contextual("total_24h_usd", state.current.liq_total_24h_usd, w(state, "liq_total_24h_usd")),
       liq_imbalance_24h: gaps.contextual(
         "liq_imbalance_24h",
@@ -57,7 +66,17 @@ export const makeFlow = (
         state.current.liq_intensity_pct_of_oi_24h,
         w(state, "liq_intensity_pct_of_oi_24h")
       )
-    })
-  )
+    }
+    // Only over figures that are given: a null figure is explained by `unavailable` instead.
+    const bounded = LowerBoundFigures.filter((f) => figures[f] !== null)
+    const venues =
+      bounded.length === 0
+        ? []
+        : liquidationLowerBound(
+            perpListings(state.asset).map((l) => l.venue),
+            state.liqVenues
+          )
+    return Effect.succeed(venues.length === 0 ? figures : { ...figures, lower_bound: { figures: bounded, venues } })
+  })
   return { openInterest, orderflow, liquidations }
 }

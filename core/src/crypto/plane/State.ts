@@ -140,6 +140,8 @@ export interface AssetState {
   readonly barsEndMs: number | undefined
   /** Each venue's newest open interest (USD), venues with a recent snapshot only. */
   readonly oiByVenue: ReadonlyArray<{ readonly venue: string; readonly usd: number }>
+  /** The venues whose liquidation series the liquidation measures were computed from. */
+  readonly liqVenues: ReadonlyArray<string>
   /**
    * The bar-window measures left NaN because the bars held end to end do not cover their window, and how far
    * back those bars reach (`shortWindowsAt`); undefined without a price.
@@ -460,6 +462,7 @@ export const makePlaneState = (
           const usd = venueOiAt(v, at)
           return usd === undefined ? [] : [{ venue: v.venue, usd: roundValue(usd) }]
         }),
+        liqVenues: data.venues.flatMap((v) => (v.liq === undefined ? [] : [v.venue])),
         shortWindows: shortWindowsAt(data, at)
       }
       states.set(asset.id, { at, revision, statuses: series, state })

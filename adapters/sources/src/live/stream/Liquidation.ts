@@ -4,8 +4,11 @@
  * and the checked readers of a side and an amount.
  */
 
-import type { StreamVenue } from "../LiquidationStreams.ts"
 import { Malformed, num } from "../Parse.ts"
+
+/** The venues whose liquidations come over a websocket. */
+export const StreamVenues = ["binance", "bybit"] as const
+export type StreamVenue = (typeof StreamVenues)[number]
 
 /** One liquidation as a venue printed it, in USD. */
 export interface LiquidationPrint {

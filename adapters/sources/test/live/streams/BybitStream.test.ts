@@ -78,7 +78,7 @@ describe("Bybit stream reader", () => {
           fundingRate: 0.000075,
           nextFundingMs: 1_773_014_400_000,
           intervalMs: undefined,
-          oiUsd: 4_590_571_356.26
+          oiUsd: 4_590_571_356.26 / 2
         }
       ]
     ])
@@ -117,7 +117,7 @@ describe("Bybit stream reader", () => {
         fundingRate: 0.000075,
         nextFundingMs: 1_773_014_400_000,
         intervalMs: undefined,
-        oiUsd: 4_590_600_000
+        oiUsd: 4_590_600_000 / 2
       }
     ])
     // A new snapshot replaces the state whole.
@@ -347,7 +347,8 @@ describe("Bybit market stream against a fake venue", () => {
       assert.strictEqual(pepe?.askSize, 1_500_000)
       const pepeTicker = board.ticker("crypto:pepe", "bybit")
       assert.closeTo(pepeTicker?.mark ?? 0, 0.000010505, 1e-15)
-      assert.strictEqual(pepeTicker?.oiUsd, 12_000_000)
+      // openInterestValue counts both sides: one side is half of it.
+      assert.strictEqual(pepeTicker?.oiUsd, 6_000_000)
       const btc = board.ticker("crypto:bitcoin", "bybit")
       assert.strictEqual(btc?.fundingRate, 0.000075)
       assert.strictEqual(btc?.nextFundingMs, 1_773_014_400_000)

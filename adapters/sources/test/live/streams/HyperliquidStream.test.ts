@@ -94,7 +94,7 @@ describe("Hyperliquid stream reader", () => {
           fundingRate: 0.0000125,
           nextFundingMs: NEXT_HOUR,
           intervalMs: HOUR,
-          oiQuantity: 25000.5
+          oiQuantity: 25000.5 / 2
         }
       ]
     ])
@@ -108,7 +108,7 @@ describe("Hyperliquid stream reader", () => {
       fundingRate: -0.00001,
       nextFundingMs: NEXT_HOUR,
       intervalMs: HOUR,
-      oiQuantity: 120000
+      oiQuantity: 120000 / 2
     })
   })
 
@@ -263,7 +263,8 @@ describe("Hyperliquid market stream against a fake venue", () => {
       assert.closeTo(ctx?.mark ?? 0, 0.000010505, 1e-15)
       assert.closeTo(ctx?.index ?? 0, 0.000010507, 1e-15)
       // 4,000,000 kPEPE x 0.010505 USDC a kPEPE.
-      assert.closeTo(ctx?.oiUsd ?? 0, 42_020, 1e-6)
+      // openInterest counts both sides (Rest.ts, HYPERLIQUID_OI_SIDES): one side is half of it.
+      assert.closeTo(ctx?.oiUsd ?? 0, 21_010, 1e-6)
       assert.strictEqual(ctx?.fundingRate, 0.0000125)
       assert.strictEqual(ctx?.intervalMs, HOUR)
       assert.strictEqual((ctx?.nextFundingMs ?? 0) % HOUR, 0, "settles on the hour")

@@ -57,6 +57,7 @@ const TICKER_FIELDS = [
   "fundingRate",
   "nextFundingTime",
   "openInterestValue",
+  "singleOpenInterestValue",
   "fundingIntervalHour"
 ] as const
 const HOUR_MS = 3_600_000
@@ -98,7 +99,10 @@ const bybitReader = (): StreamReader => {
         // 0 (or absent) for a contract without a funding schedule.
         nextFundingMs: nextFundingMs !== undefined && nextFundingMs > 0 ? nextFundingMs : undefined,
         intervalMs: hours !== undefined && hours > 0 ? hours * HOUR_MS : undefined,
-        oiUsd: field(fields, "openInterestValue", "$.data")
+        // One side: the single-side field where sent, else half the both-sides one (`Rest.ts`).
+        oiUsd:
+          field(fields, "singleOpenInterestValue", "$.data") ??
+          (field(fields, "openInterestValue", "$.data") ?? Number.NaN) / 2
       }
       sink.ticker(symbol, t, f)
     }

@@ -40,8 +40,10 @@
  * at most of the IP's 30), `ping` every 20 s, silence past 45 s (two pings unanswered) is a dead link, a coin without
  * a frame for 60 s is served from REST (its context changes with every oracle update, every few seconds).
  */
+
 import { arr, type Json, Malformed, num, obj, str } from "../../Parse.ts"
 import type { FrameKind, MarketStreamProtocol, StreamReader, VenueSink } from "../../stream/Protocol.ts"
+import { HYPERLIQUID_OI_SIDES } from "./Rest.ts"
 
 const HOUR_MS = 3_600_000
 /** The plain-text greeting the server has sent on connect (its Python SDK skips it): not JSON, not malformed. */
@@ -127,7 +129,8 @@ const hyperliquidReader = (now: () => number) => (): StreamReader => ({
           fundingRate: num(c.funding, "$.data.ctx.funding"),
           nextFundingMs: Math.floor(t / HOUR_MS) * HOUR_MS + HOUR_MS,
           intervalMs: HOUR_MS,
-          oiQuantity: num(c.openInterest, "$.data.ctx.openInterest")
+          // Both sides, as the REST figure (`Rest.ts`, `HYPERLIQUID_OI_SIDES`): one side is half of it.
+          oiQuantity: num(c.openInterest, "$.data.ctx.openInterest") / HYPERLIQUID_OI_SIDES
         })
         return { kind: "data" }
       }
