@@ -6,8 +6,9 @@
  * the default's 428 assets from the simulated venues' listings take about a minute of CPU, the registry's 35 about
  * 5 s; `serve` generates it in the background after it listens, asset by asset, see
  * `OpenPlanesOptions.progressive`) that then ticks
- * on each venue's cadence, and 525 fictional companies (five hand-made, `MARKET_DATA_SIMULATED_COMPANIES`
- * generated) whose filings are generated in the SEC's own formats and parsed by the real parsers. The simulated
+ * on each venue's cadence and streams every 250 ms through a quote board, as the live venue streams do (the plane
+ * reads it through `withSimulatedStream`), and 525 fictional companies (five hand-made,
+ * `MARKET_DATA_SIMULATED_COMPANIES` generated) whose filings are generated in the SEC's own formats and parsed by the real parsers. The simulated
  * market is served from memory; on the embedded default its history is also kept in the data folder
  * (`SIMULATED_HISTORY_FOLDER`, see `History.ts` in the sources), so a reopened folder reads it back and generates
  * only the gap to now; with `DATABASE_URL=memory` or on server PostgreSQL it is regenerated at every start (the
@@ -254,6 +255,11 @@ export const openPlanes = (
     if (config.feed === "live") return yield* openLivePlanes(config, stores)
     if (options.progressive === true) return yield* openSimulatedProgressively(config, stores, options.apart)
     const market = makeMemoryMarketStore()
+    // The sub-second stream, through the venue streams' ingest interface: the plane reads each listing's streamed
+    // top of book, ticker and stream status, and the bar still forming, in front of what the feed stores.
+    const quotes = makeQuoteBoard()
+    const stream = SimulatedCrypto.makeSimulatedStream()
+    const served = SimulatedCrypto.withSimulatedStream(market, quotes, stream)
     // On a database the filings persist (the simulated companies beside whatever `market-data ingest` loaded);
     // with DATABASE_URL=memory they live in this process.
     const database = stores.database
@@ -269,14 +275,16 @@ export const openPlanes = (
       seed: config.seed,
       assets: sim.priced,
       ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
-      ...simulatedHistory(config)
+      ...simulatedHistory(config),
+      quotes,
+      stream
     }).pipe(Effect.provideService(MarketStoreTag, market))
     yield* logMarketReady(crypto.report)
 
     yield* loadFilings(config, database, equity)
 
     const cryptoPlane = yield* makeCryptoPlaneOver(makeUniverseRef(sim.universe)).pipe(
-      Effect.provideService(MarketStoreTag, market)
+      Effect.provideService(MarketStoreTag, served)
     )
     // Builds every asset's baselines in the background, so the first `rank` or `read` need not.
     let warm = false
@@ -301,7 +309,7 @@ export const openPlanes = (
         { ...equityPlane, source: "simulated" }
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,
-      market,
+      market: served,
       equity,
       missing: () => (warm ? [] : ["crypto baselines: being computed"]),
       simulatedReport: () => crypto.report
@@ -358,6 +366,10 @@ const openSimulatedProgressively = (
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     const market = makeMemoryMarketStore()
+    // As in the blocking start: the plane reads the simulated stream in front of the stored data.
+    const quotes = makeQuoteBoard()
+    const stream = SimulatedCrypto.makeSimulatedStream()
+    const served = SimulatedCrypto.withSimulatedStream(market, quotes, stream)
     const database = stores.database
     const persistent = database === undefined ? undefined : makePgEquityStore(database)
     const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
@@ -365,7 +377,7 @@ const openSimulatedProgressively = (
 
     const sim = simulatedMarket(config)
     const cryptoPlane = yield* makeCryptoPlaneOver(makeUniverseRef(sim.universe)).pipe(
-      Effect.provideService(MarketStoreTag, market)
+      Effect.provideService(MarketStoreTag, served)
     )
     const total = sim.priced.length
     const ready = new Set<string>()
@@ -382,6 +394,8 @@ const openSimulatedProgressively = (
       ...(sim.profiles === undefined ? {} : { profiles: sim.profiles }),
       ...simulatedHistory(config),
       ...(apart === undefined ? {} : { apart }),
+      quotes,
+      stream,
       afterAsset: (asset) =>
         Effect.gen(function* () {
           yield* cryptoPlane.warmAsset(asset.id)
@@ -437,7 +451,7 @@ const openSimulatedProgressively = (
         { ...equityPlane, source: "simulated" }
       ],
       description: `simulated (seed ${config.seed}; not live market data)`,
-      market,
+      market: served,
       equity,
       missing: () => (allReady ? [] : [`crypto baselines: ${ready.size} of ${total} assets ready`]),
       simulatedReport: () => report

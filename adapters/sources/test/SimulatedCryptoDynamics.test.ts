@@ -92,7 +92,8 @@ describe("simulated market dynamics (one year, seed 2026)", () => {
       }
       return mean(sums) / (q * v1)
     })
-    expect(mean(ratios)).toBeGreaterThan(1.15)
+    // 1.10 for this seed since prices stay in their ranges (the unbounded drift of the model before gave 1.20).
+    expect(mean(ratios)).toBeGreaterThan(1.05)
   })
 
   it("ties funding to returns: settlements correlate with the trailing day's return on every venue", () => {

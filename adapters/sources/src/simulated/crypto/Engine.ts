@@ -8,6 +8,10 @@
  * - regimes (uptrend, downtrend, range; about four days each on average): trends add drift, ranges pull the
  *   price gently back toward where the range began;
  * - a common market factor (`beta` loading), and rare jumps of 3 to 7 typical moves;
+ * - a slow pull back toward the asset's starting price (half-life about 60 days); near the edges of its price
+ *   range (`priceRangeOf`) new trends lean inward and a steep pull turns the price, and a move that would still
+ *   cross is reflected a few percent inside: over any span, a year or many, the price stays where the asset has
+ *   traded (an ether between 1,500 and 8,000 USD) instead of drifting tenfold;
  * - positioning `s`, which chases returns and decays over about a day; open interest builds while positioning is
  *   one-sided and is cut by liquidations;
  * - liquidations when a step moves more than 2.5 typical moves, larger when the crowded side is hit.
@@ -30,10 +34,12 @@ import {
   type FundingState,
   HOUR_MS,
   type Listing,
-  type Series
+  type Series,
+  type StreamedQuote,
+  type StreamedTicker
 } from "@market-data/core"
-import { type AssetProfile, AssetProfiles, type VenueProfile, VenueProfiles } from "./Profiles.ts"
-import { Rng } from "./Random.ts"
+import { type AssetProfile, AssetProfiles, priceRangeOf, type VenueProfile, VenueProfiles } from "./Profiles.ts"
+import { hash32, keyedNoise, Rng } from "./Random.ts"
 
 /**
  * Every value the generator writes into a series, but funding rates, is rounded to the nearest float32
@@ -48,7 +54,7 @@ const f32 = Math.fround
  * The generator's version: bumped whenever the same seed would generate different data (a kept history of
  * another version is regenerated, see `History.ts`).
  */
-export const SIMULATED_CRYPTO_VERSION = 2
+export const SIMULATED_CRYPTO_VERSION = 3
 
 const STEPS_PER_YEAR = 365 * 96
 const EIGHT_HOURS_MS = 8 * HOUR_MS
@@ -66,6 +72,18 @@ const TREND_DRIFT = 0.05
 /** Pull toward the range's anchor per step (half-life about 3.6 days). */
 const RANGE_PULL = 0.002
 const LIQUIDATION_THRESHOLD = 2.5
+/** Pull of the log price toward the starting price per step (half-life about 60 days). */
+const HOME_PULL = Math.LN2 / (60 * 96)
+/** The price reflects this far (log) inside its range's edges, so bar closes, highs and lows stay inside it. */
+const RANGE_MARGIN = 0.04
+/**
+ * Pull back from the range's edges, in current typical moves per step at the edge, growing with the twelfth power
+ * of the way there (`edgeness`): nothing to speak of within two thirds of the way, a trend's whole drift at
+ * 70 %, a quarter of a typical move per step at 80 %, so the price turns before the edge rather than bouncing off
+ * it; and what would still cross is reflected (`RANGE_MARGIN`).
+ */
+const EDGE_PULL = 4
+const EDGE_POWER = 12
 
 /** The consensus state of one asset after its latest step. */
 class AssetSim {
@@ -80,6 +98,9 @@ class AssetSim {
   private anchor: number
   logP: number
   readonly logP0: number
+  /** Log of the lowest and highest price the model takes (the asset's range, `RANGE_MARGIN` inside). */
+  private readonly logLow: number
+  private readonly logHigh: number
   /** Positioning: positive when longs are crowded. */
   s = 0
   /** Log of the open-interest multiplier (contracts, relative to the start). */
@@ -94,11 +115,19 @@ class AssetSim {
 
   readonly asset: CryptoAsset
   readonly profile: AssetProfile
+  /**
+   * Steps since the genesis this state is after (set by the simulation; not part of the saved state, which is
+   * always saved with its step).
+   */
+  stepsDone = 0
+  /** Key of the intra-bar path's draws (`bridgeAt`). */
+  readonly bridgeKey: number
 
   constructor(seed: string, asset: CryptoAsset, profile: AssetProfile) {
     this.asset = asset
     this.profile = profile
     this.rng = new Rng(`${seed}|${asset.id}`)
+    this.bridgeKey = hash32(`${seed}|${asset.id}|bridge`)
     this.sigmaBar = profile.annualVol / Math.sqrt(STEPS_PER_YEAR)
     this.omega = this.sigmaBar ** 2 * (1 - GARCH_ALPHA - GARCH_BETA)
     this.sigma2 = this.sigmaBar ** 2
@@ -107,6 +136,9 @@ class AssetSim {
     this.logP = this.logP0
     this.priceUsd = profile.priceUsd
     this.anchor = this.logP
+    const [low, high] = priceRangeOf(profile)
+    this.logLow = Math.min(this.logP0, Math.log(low) + RANGE_MARGIN)
+    this.logHigh = Math.max(this.logP0, Math.log(high) - RANGE_MARGIN)
   }
 
   /** One 15-minute step. `z` is the market factor's shock; `pegLogP` the tracked asset's log price. */
@@ -120,17 +152,30 @@ class AssetSim {
     // Normalised so the regime factor averages 1 in variance.
     this.volRegime = Math.exp(this.logVolRegime - VOL_REGIME_SD ** 2)
     this.sigma = Math.sqrt(this.sigma2) * this.volRegime
+    // A wrapped token follows what it tracks: its own range plays no part.
+    const edge = pegLogP === undefined ? this.edgeness() : 0
     if (rng.next() < REGIME_SWITCH) {
       const u = rng.next()
-      this.regime = u < 0.3 ? 1 : u < 0.6 ? -1 : 0
+      // A new trend leans away from the nearer edge (even odds at the starting price).
+      const up = 0.3 * (1 - edge)
+      this.regime = u < up ? 1 : u < 0.6 ? -1 : 0
       this.anchor = this.logP
     }
     const jump = rng.next() < JUMP_PROBABILITY ? (rng.next() < 0.5 ? -1 : 1) * (3 + 4 * rng.next()) * sb : 0
-    this.drift = this.regime * TREND_DRIFT * sb + (this.regime === 0 ? -RANGE_PULL * (this.logP - this.anchor) : 0)
+    this.drift =
+      this.regime * TREND_DRIFT * sb +
+      (this.regime === 0 ? -RANGE_PULL * (this.logP - this.anchor) : 0) -
+      (pegLogP === undefined ? HOME_PULL * (this.logP - this.logP0) : 0) -
+      EDGE_PULL * this.sigma * Math.sign(edge) * Math.abs(edge) ** EDGE_POWER
     let r = this.drift + this.sigma * shock + jump
     if (pegLogP !== undefined) {
       // A wrapped token: the tracked price plus a small, mean-reverting premium.
       r = pegLogP + 0.0003 * shock - this.logP
+    } else {
+      // Off a range's edge the move reflects: the same size, back inside.
+      const to = this.logP + r
+      if (to > this.logHigh) r = Math.max(this.logLow, 2 * this.logHigh - to) - this.logP
+      else if (to < this.logLow) r = Math.min(this.logHigh, 2 * this.logLow - to) - this.logP
     }
     this.r = r
     this.lastShock = r - this.drift
@@ -146,6 +191,12 @@ class AssetSim {
     this.logO += 0.0006 * (Math.abs(this.s) - 0.6) + 0.003 * rng.normal() - 0.0008 * this.logO + Math.log(1 - this.liq)
     this.buyFrac = 0.5 + 0.3 * Math.tanh((0.8 * this.lastShock) / this.sigma)
     this.volFactor = (this.sigma / sb) ** 1.2 * (1 + 20 * this.liq)
+  }
+
+  /** Where the price is between its starting level (0) and the range's edge (1 above, -1 below). */
+  private edgeness(): number {
+    const x = this.logP - this.logP0
+    return x >= 0 ? x / (this.logHigh - this.logP0 || 1) : x / (this.logP0 - this.logLow || 1)
   }
 
   /** `exp(logP)`, refreshed at each step. */
@@ -202,7 +253,7 @@ class AssetSim {
 /** Numbers in a saved asset state (`AssetSim.save`): its generator's six, then sixteen. */
 const ASSET_STATE_LENGTH = 22
 /** Numbers in a saved listing state (`VenueSim.save`). */
-const VENUE_STATE_LENGTH = 6 + 9
+const VENUE_STATE_LENGTH = 6 + 10
 
 /** Where one venue's rows go: preallocated columns for a backfill, one row for a tick. */
 export class VenueSink {
@@ -280,6 +331,8 @@ class VenueSim {
   readonly perp: boolean
   readonly intervalMs: number
   lastClose = Number.NaN
+  /** The index price at the latest close (the close itself for a spot listing). */
+  lastIndex = Number.NaN
   private fundingSum = 0
   private fundingCount = 0
   /** The latest funding rate per 8 hours (premium plus clamped interest). */
@@ -293,6 +346,8 @@ class VenueSim {
   readonly venue: VenueProfile
   /** This venue's share of the asset's activity (shares of its listings sum to 1). */
   readonly share: number
+  /** Key of this listing's own intra-bar draws (`Simulation.momentOf`). */
+  readonly quoteKey: number
 
   constructor(seed: string, asset: AssetSim, listing: Listing, venue: VenueProfile, share: number) {
     this.asset = asset
@@ -300,6 +355,7 @@ class VenueSim {
     this.venue = venue
     this.share = share
     this.rng = new Rng(`${seed}|${asset.asset.id}|${listing.venue}`)
+    this.quoteKey = hash32(`${seed}|${asset.asset.id}|${listing.venue}|quote`)
     this.perp = listing.market === "perp"
     this.intervalMs = listing.fundingIntervalMs ?? EIGHT_HOURS_MS
   }
@@ -329,6 +385,7 @@ class VenueSim {
     const depthUsd = p.depthUsd * this.share * (a.sigmaBar / a.sigma) ** 0.7 * Math.exp(0.25 * rng.noise())
     const imbalance = Math.tanh(0.25 * a.s + 0.8 * (a.buyFrac - 0.5) + 0.3 * rng.noise())
     this.lastClose = close
+    this.lastIndex = index
     this.book = {
       mid: close,
       spreadPct,
@@ -428,6 +485,7 @@ class VenueSim {
     return [
       ...this.rng.save(),
       this.lastClose,
+      this.lastIndex,
       this.fundingSum,
       this.fundingCount,
       this.lastF8h,
@@ -444,11 +502,12 @@ class VenueSim {
     this.rng.restore(Array.from({ length: 6 }, (_, i) => state[i] as number))
     const at = (i: number) => state[6 + i] as number
     this.lastClose = at(0)
-    this.fundingSum = at(1)
-    this.fundingCount = at(2)
-    this.lastF8h = at(3)
-    this.book = { mid: at(4), spreadPct: at(5), bidDepthUsd: at(6), askDepthUsd: at(7) }
-    this.oiUsd = at(8)
+    this.lastIndex = at(1)
+    this.fundingSum = at(2)
+    this.fundingCount = at(3)
+    this.lastF8h = at(4)
+    this.book = { mid: at(5), spreadPct: at(6), bidDepthUsd: at(7), askDepthUsd: at(8) }
+    this.oiUsd = at(9)
   }
 
   /** The funding state at `nowMs` (between settlements). */
@@ -468,6 +527,20 @@ class VenueSim {
 
 const BOOK_LEVELS_NEAR = 10
 const BOOK_LEVELS_FAR = 10
+
+/** The best bid and ask of `bookOf(params)` (its first level each side), without building the book. */
+export const topOf = (t: number, params: BookParams): StreamedQuote => {
+  const half = Math.min(params.spreadPct / 200, 0.0099)
+  const bid = params.mid * (1 - half)
+  const ask = params.mid * (1 + half)
+  return {
+    t,
+    bid,
+    bidSize: params.bidDepthUsd / BOOK_LEVELS_NEAR / bid,
+    ask,
+    askSize: params.askDepthUsd / BOOK_LEVELS_NEAR / ask
+  }
+}
 
 /**
  * A 20-level book whose spread, depth within 1 % of mid and imbalance are exactly `params`: ten levels per side
@@ -507,6 +580,71 @@ export interface SimulationOptions {
   readonly profiles?: Readonly<Record<string, AssetProfile>>
 }
 
+/** What one listing's next step (the bar now forming) ends at: what the quotes between closes move toward. */
+interface ListingPreview {
+  readonly close: number
+  readonly index: number
+  readonly high: number
+  readonly low: number
+  readonly volume: number
+  readonly book: BookParams
+  readonly oiUsd: number
+}
+
+/** An asset's next step, computed ahead from its state and put back (`Simulation.previewOf`). */
+interface AssetPreview {
+  /** Steps since the genesis the preview starts from (the asset's `stepsDone`). */
+  readonly step: number
+  readonly logP: number
+  /** The next step's volatility (log, per bar): the scale of the path between the closes. */
+  readonly sigma: number
+  readonly listings: ReadonlyArray<ListingPreview>
+}
+
+/** One listing's market at an instant between two closes. */
+export interface ListingMoment extends BookParams {
+  /** The perpetual's mark (the listing's price: the book's mid), and its index; a spot listing's price twice. */
+  readonly mark: number
+  readonly index: number
+  /** Open interest (USD; 0 for a spot listing). */
+  readonly oiUsd: number
+}
+
+/** Points of the dyadic grid the intra-bar path is drawn on (about 220 ms apart in a 15-minute bar). */
+const BRIDGE_POINTS = 4096
+/** The grid the quotes' own noise is keyed on (ms): the quote ticker's fastest cadence. */
+export const QUOTE_GRID_MS = 250
+/** The forming bar's high and low are the path's extremes at this spacing (ms). */
+const FORMING_SAMPLE_MS = 5_000
+/** Each listing's own jitter around the asset's path (log): a fraction of a basis point. */
+const VENUE_JITTER = 0.00002
+
+/**
+ * A Brownian bridge on [0, 1] (0 at both ends, variance `f (1 - f)`) at point `i` of `BRIDGE_POINTS`, drawn by
+ * midpoint displacement with keyed draws: its value at a point depends only on `key`, `step` and `i` (never on
+ * which points were asked before), so the path between two closes is the same whenever and however often it is
+ * read.
+ */
+export const bridgeAt = (key: number, step: number, i: number): number => {
+  if (i <= 0 || i >= BRIDGE_POINTS) return 0
+  let l = 0
+  let r = BRIDGE_POINTS
+  let bl = 0
+  let br = 0
+  for (;;) {
+    const m = (l + r) >>> 1
+    const bm = 0.5 * (bl + br) + Math.sqrt((r - l) / (4 * BRIDGE_POINTS)) * keyedNoise(key, step, m)
+    if (m === i) return bm
+    if (i < m) {
+      r = m
+      br = bm
+    } else {
+      l = m
+      bl = bm
+    }
+  }
+}
+
 /** A run of several steps in progress (see `Simulation.startRun`). */
 export interface SimulationRun {
   readonly steps: number
@@ -540,6 +678,15 @@ export class Simulation {
   private readonly assets: ReadonlyArray<AssetSim>
   readonly venues: ReadonlyArray<VenueSim>
   private readonly byId: ReadonlyMap<string, AssetSim>
+  private readonly indexById: ReadonlyMap<string, number>
+  /** Each asset's listings (by asset index, in listing order). */
+  private readonly listingsByAsset: ReadonlyArray<ReadonlyArray<VenueSim>>
+  /** Each asset's next step, once computed for its current state (`previewOf`). */
+  private readonly previews: Array<AssetPreview | undefined>
+  /** Market-factor draws taken so far: a run's draws are all taken at its start. */
+  private marketSteps = 0
+  /** The latest bridge value asked (an asset's listings ask the same one in a row). */
+  private lastBridge = { asset: undefined as AssetSim | undefined, step: -1, point: -1, value: 0 }
   /** Index of the next step; its bar opens at `genesisMs + nextStep * BAR_MS`. */
   nextStep = 0
 
@@ -555,6 +702,7 @@ export class Simulation {
       return new AssetSim(options.seed, asset, profile)
     })
     this.byId = new Map(this.assets.map((a) => [a.asset.id, a]))
+    this.indexById = new Map(this.assets.map((a, i) => [a.asset.id, i]))
     this.venues = this.assets.flatMap((a) => {
       const total = a.asset.listings.reduce((x, l) => x + (VenueProfiles[l.venue]?.share ?? 0), 0)
       return a.asset.listings.map((l) => {
@@ -563,6 +711,8 @@ export class Simulation {
         return new VenueSim(options.seed, a, l, venue, venue.share / total)
       })
     })
+    this.listingsByAsset = this.assets.map((a) => this.venues.filter((v) => v.asset === a))
+    this.previews = this.assets.map(() => undefined)
     for (const a of this.assets) {
       const peg = a.profile.peg
       if (peg !== undefined && !this.isBefore(peg, a.asset.id)) {
@@ -595,6 +745,7 @@ export class Simulation {
   startRun(steps: number): SimulationRun {
     const z = new Float64Array(steps)
     for (let k = 0; k < steps; k++) z[k] = this.market.normal()
+    this.marketSteps += steps
     return { steps, start: this.nextStep, z, pegPaths: new Map() }
   }
 
@@ -619,6 +770,7 @@ export class Simulation {
     const k = resume === undefined ? 0 : resume.step - run.start
     if (k < 0 || k > run.steps) throw new Error(`cannot resume ${a.asset.id} at step ${resume?.step} in this run`)
     if (resume !== undefined) this.restoreAsset(index, resume.state)
+    a.stepsDone = run.start + k
     const dense = this.denseCount(run.start + k, run.steps - k)
     const mine = this.venues
       .filter((v) => v.asset === a)
@@ -641,9 +793,20 @@ export class Simulation {
     return ASSET_STATE_LENGTH + this.venues.filter((v) => v.asset === a).length * VENUE_STATE_LENGTH
   }
 
+  /** The venues `assetId` is simulated on, in listing order (none when it is not simulated). */
+  venuesOfAsset(assetId: string): ReadonlyArray<string> {
+    const i = this.indexOf(assetId)
+    return i < 0 ? [] : (this.listingsByAsset[i] as ReadonlyArray<VenueSim>).map((v) => v.listing.venue)
+  }
+
+  /** Market steps drawn so far: changes with every step (and run) of the simulation. */
+  get stepsDrawn(): number {
+    return this.marketSteps
+  }
+
   /** Index of `assetId` in simulation order (-1 when not simulated). */
   indexOf(assetId: string): number {
-    return this.assets.findIndex((a) => a.asset.id === assetId)
+    return this.indexById.get(assetId) ?? -1
   }
 
   /** The asset a simulated asset tracks (`AssetProfile.peg`), if any. */
@@ -685,6 +848,7 @@ export class Simulation {
       for (const [v, sink] of mine) v.step(tOpen, sink, writeDense)
     }
     part.k = end
+    a.stepsDone = run.start + end
     return end >= run.steps
   }
 
@@ -703,10 +867,12 @@ export class Simulation {
   step(): Array<VenueSink> {
     const sinks = this.venues.map((v) => new VenueSink(v.asset.asset.id, v.listing.venue, v.perp, 1, 1))
     const z = this.market.normal()
+    this.marketSteps++
     const tOpen = this.openOf(this.nextStep)
     for (const a of this.assets) {
       const peg = a.profile.peg === undefined ? undefined : this.byId.get(a.profile.peg)?.logP
       a.step(z, peg)
+      a.stepsDone++
     }
     this.venues.forEach((v, i) => {
       v.step(tOpen, sinks[i] as VenueSink, true)
@@ -716,27 +882,200 @@ export class Simulation {
   }
 
   /**
-   * Books of every listing (of `venue`, of `assetId`, when given) at `nowMs`: the last step's book, moved by
-   * intra-bar noise keyed by the time.
+   * Asset `index`'s next step (the bar now forming, as it will close), computed from its state and the market's
+   * next draw and then put back: the same numbers the step itself will give. Undefined before the asset's first
+   * step, and while the asset is behind the market's draws (a run still generating it).
+   */
+  private previewOf(index: number): AssetPreview | undefined {
+    const a = this.assets[index] as AssetSim
+    const step = a.stepsDone
+    if (step === 0 || step !== this.marketSteps) return undefined
+    const cached = this.previews[index]
+    if (cached !== undefined && cached.step === step) return cached
+    let pegLogP: number | undefined
+    if (a.profile.peg !== undefined) {
+      const peg = this.previewOf(this.indexOf(a.profile.peg))
+      if (peg === undefined) return undefined
+      pegLogP = peg.logP
+    }
+    const market = this.market.save()
+    const z = this.market.normal()
+    this.market.restore(market)
+    const mine = this.listingsByAsset[index] as ReadonlyArray<VenueSim>
+    const saved = a.save()
+    const savedListings = mine.map((v) => v.save())
+    a.step(z, pegLogP)
+    const tOpen = this.openOf(step)
+    const listings = mine.map((v): ListingPreview => {
+      const sink = new VenueSink(a.asset.id, v.listing.venue, v.perp, 1, 1, true)
+      v.step(tOpen, sink, false)
+      return {
+        close: v.lastClose,
+        index: v.lastIndex,
+        high: sink.bars.high[0] as number,
+        low: sink.bars.low[0] as number,
+        volume: sink.bars.volume[0] as number,
+        book: v.book,
+        oiUsd: v.oiUsd
+      }
+    })
+    const preview: AssetPreview = { step, logP: a.logP, sigma: a.sigma, listings }
+    a.restore(saved)
+    mine.forEach((v, j) => {
+      v.restore(savedListings[j] as Array<number>)
+    })
+    this.previews[index] = preview
+    return preview
+  }
+
+  /** `bridgeAt` for asset `a`, remembered for the next call (its other listings at the same instant). */
+  private bridgeOf(a: AssetSim, step: number, point: number): number {
+    const last = this.lastBridge
+    if (last.asset === a && last.step === step && last.point === point) return last.value
+    const value = bridgeAt(a.bridgeKey, step, point)
+    this.lastBridge = { asset: a, step, point, value }
+    return value
+  }
+
+  /**
+   * Listing `j` of asset `assetIndex` at `nowMs`, between its latest close and the next: a Brownian bridge from the
+   * latest close to the next one (`previewOf`; log prices, scaled by the next step's volatility, squashed inside
+   * that bar's low and high), the spread, depth and open interest moving from the latest step's to the next's,
+   * and a little noise of the listing's own keyed by the instant. Deterministic from the seed and the time: the
+   * same instant reads the same whenever it is asked. At a close it is exactly that close. Before the
+   * asset's first step, or while it is being generated, the latest step's book as it is.
+   */
+  momentOf(assetIndex: number, j: number, nowMs: number): ListingMoment {
+    const a = this.assets[assetIndex] as AssetSim
+    const v = (this.listingsByAsset[assetIndex] as ReadonlyArray<VenueSim>)[j] as VenueSim
+    const p = this.previewOf(assetIndex)
+    const next = p?.listings[j]
+    if (p === undefined || next === undefined || Number.isNaN(v.lastClose)) {
+      return { ...v.book, mark: v.lastClose, index: v.lastIndex, oiUsd: v.oiUsd }
+    }
+    const f = Math.min(1, Math.max(0, (nowMs - this.openOf(p.step)) / BAR_MS))
+    const tick = Math.floor(nowMs / QUOTE_GRID_MS)
+    // The log price: the straight line from the latest close to the next, plus the bridge (and the listing's
+    // jitter) squashed into the room the next bar's high and low leave (tanh: unchanged when small), so the bar
+    // written at the close holds every price quoted during it.
+    const line = (1 - f) * Math.log(v.lastClose) + f * Math.log(next.close)
+    const off =
+      f === 0 || f === 1
+        ? 0
+        : p.sigma * this.bridgeOf(a, p.step, Math.round(f * BRIDGE_POINTS)) +
+          VENUE_JITTER * keyedNoise(v.quoteKey, tick, 1)
+    const room = off >= 0 ? Math.log(next.high) - line : line - Math.log(next.low)
+    const path = room > 0 ? Math.sign(off) * room * Math.tanh(Math.abs(off) / room) : 0
+    const mark = Math.min(next.high, Math.max(next.low, Math.exp(line + path)))
+    const index = v.perp ? Math.exp((1 - f) * Math.log(v.lastIndex) + f * Math.log(next.index) + path) : mark
+    const depth = Math.exp(0.1 * keyedNoise(v.quoteKey, tick, 3))
+    const lerp = (x0: number, x1: number) => x0 + f * (x1 - x0)
+    return {
+      mid: mark,
+      spreadPct: lerp(v.book.spreadPct, next.book.spreadPct) * Math.exp(0.08 * keyedNoise(v.quoteKey, tick, 2)),
+      bidDepthUsd: lerp(v.book.bidDepthUsd, next.book.bidDepthUsd) * depth,
+      askDepthUsd: lerp(v.book.askDepthUsd, next.book.askDepthUsd) * depth,
+      mark,
+      index,
+      oiUsd: v.perp ? Math.exp(lerp(Math.log(v.oiUsd), Math.log(next.oiUsd))) : 0
+    }
+  }
+
+  /**
+   * The bar still forming of `assetId` on `venue` as of `atMs` (live venues' forming bar: the latest 15-minute
+   * slot, open at the latest close, closing at the listing's price then, high and low over its path so far sampled
+   * every `FORMING_SAMPLE_MS`, volume pro rata), values rounded as the stored bars'. Undefined when the listing
+   * is not simulated, the asset has no step yet or is being generated, or `atMs` is before the slot.
+   */
+  formingBar(
+    assetId: string,
+    venue: string,
+    atMs: number
+  ): { t: number; open: number; high: number; low: number; close: number; volume: number } | undefined {
+    const i = this.indexOf(assetId)
+    if (i < 0) return undefined
+    const listings = this.listingsByAsset[i] as ReadonlyArray<VenueSim>
+    const j = listings.findIndex((v) => v.listing.venue === venue)
+    const p = this.previewOf(i)
+    const next = p?.listings[j]
+    const v = listings[j]
+    if (p === undefined || next === undefined || v === undefined) return undefined
+    const openMs = this.openOf(p.step)
+    if (atMs < openMs) return undefined
+    const endMs = Math.min(atMs, openMs + BAR_MS)
+    const open = v.lastClose
+    let high = open
+    let low = open
+    let close = open
+    for (let t = openMs + FORMING_SAMPLE_MS; ; t += FORMING_SAMPLE_MS) {
+      const at = Math.min(t, endMs)
+      if (at > openMs) {
+        close = this.momentOf(i, j, at).mark
+        high = Math.max(high, close)
+        low = Math.min(low, close)
+      }
+      if (t >= endMs) break
+    }
+    return {
+      t: openMs,
+      open: f32(open),
+      high: f32(high),
+      low: f32(low),
+      close: f32(close),
+      volume: f32((next.volume * (endMs - openMs)) / BAR_MS)
+    }
+  }
+
+  /**
+   * Books of every listing (of `venue`, of `assetId`, when given) at `nowMs`: 20 levels around the listing's
+   * moment (`momentOf`), so a book and the streamed top of book of the same instant agree.
    */
   books(nowMs: number, venue?: string, assetId?: string): Array<BookSnapshot> {
-    return this.venues
-      .filter(
-        (v) =>
-          (venue === undefined || v.listing.venue === venue) && (assetId === undefined || v.asset.asset.id === assetId)
-      )
-      .map((v) => {
-        const rng = new Rng(`${this.options.seed}|${v.asset.asset.id}|${v.listing.venue}|book|${nowMs}`)
-        const drift = Math.exp(0.3 * v.asset.sigma * rng.normal())
-        const depth = Math.exp(0.1 * rng.normal())
-        const params: BookParams = {
-          mid: v.book.mid * drift,
-          spreadPct: v.book.spreadPct * Math.exp(0.1 * rng.normal()),
-          bidDepthUsd: v.book.bidDepthUsd * depth * Math.exp(0.05 * rng.normal()),
-          askDepthUsd: v.book.askDepthUsd * depth * Math.exp(0.05 * rng.normal())
-        }
-        return bookOf(v.asset.asset.id, v.listing.venue, nowMs, params)
+    const out: Array<BookSnapshot> = []
+    this.assets.forEach((a, i) => {
+      if (assetId !== undefined && a.asset.id !== assetId) return
+      ;(this.listingsByAsset[i] as ReadonlyArray<VenueSim>).forEach((v, j) => {
+        if (venue !== undefined && v.listing.venue !== venue) return
+        out.push(bookOf(a.asset.id, v.listing.venue, nowMs, this.momentOf(i, j, nowMs)))
       })
+    })
+    return out
+  }
+
+  /**
+   * Streams the market at `nowMs` (`QuoteBoard`'s ingest calls): each listing's top of book (of the book `books`
+   * would give), and each perpetual's ticker (mark, index, funding, open interest), for the assets `include`
+   * selects (default: all) that are generated up to the market's latest step (during a progressive backfill, the
+   * assets done so far).
+   */
+  streamQuotes(
+    nowMs: number,
+    emit: (assetId: string, venue: string, quote: StreamedQuote, ticker: StreamedTicker | undefined) => void,
+    include?: (assetIndex: number) => boolean
+  ): void {
+    this.assets.forEach((a, i) => {
+      // An asset still being generated (or not yet stepped) has no moment to stream.
+      if ((include !== undefined && !include(i)) || this.previewOf(i) === undefined) return
+      ;(this.listingsByAsset[i] as ReadonlyArray<VenueSim>).forEach((v, j) => {
+        const m = this.momentOf(i, j, nowMs)
+        if (!(m.mid > 0)) return
+        let ticker: StreamedTicker | undefined
+        if (v.perp) {
+          const f = v.fundingState(nowMs)
+          ticker = {
+            t: nowMs,
+            mark: m.mark,
+            index: m.index,
+            fundingRate: f.currentRate,
+            predictedRate: f.predictedRate,
+            nextFundingMs: f.nextFundingMs,
+            intervalMs: f.intervalMs,
+            oiUsd: m.oiUsd
+          }
+        }
+        emit(a.asset.id, v.listing.venue, topOf(nowMs, m), ticker)
+      })
+    })
   }
 
   /** Funding states of every perpetual listing (of `venue`, of `assetId`, when given) at `nowMs`. */

@@ -5,6 +5,16 @@
  * and due funding settlements; at every venue's cadence it refreshes that venue's books and funding states;
  * and it keeps the source status (`source: "simulated"`) current so freshness is computed honestly.
  *
+ * Sub-second state goes through the same ingest interface as the live venue streams: given a quote board
+ * (`SimulatedCryptoOptions.quotes`), a quote ticker (`Quotes.ts`) applies every listing's top of book and ticker
+ * to it every 250 ms of the `Clock` and reports each venue's stream up, the price moving between 15-minute closes
+ * along a bridge toward the next close (`Simulation.momentOf`); the books stored at each venue's cadence are the
+ * depth behind that top, built around the same moment; and every minute it refreshes the bars still forming
+ * (`SimulatedStream`), as the live venues' forming-bar job does. Served through `withSimulatedStream`, `price`,
+ * `liquidity` and `funding` then read the streamed state, the `books` and `fundingState` statuses follow the
+ * stream (a 5 s cadence), and the end of each asset's data (so `as_of`) moves with the clock, as in live mode.
+ * While nothing reads the streamed state for a minute the ticker idles at one tick per 2.5 s.
+ *
  * Storage choice: the feed serves from the in-memory `MarketStore` (PGlite ingests tens of millions of rows far
  * too slowly). Without a kept history (`SimulatedCryptoOptions.history`) the year is regenerated from the seed at
  * every start (the genesis sits on a 7-day grid, so restarts within a week regenerate identical data). With one
@@ -24,6 +34,7 @@ import {
   DAY_MS,
   MarketStore,
   pricedAssets,
+  type QuoteBoard,
   SeriesColumns,
   type SourceStatus
 } from "@market-data/core"
@@ -38,6 +49,7 @@ import {
   universeDigest
 } from "./History.ts"
 import { type AssetProfile, AssetProfiles, VenueProfiles } from "./Profiles.ts"
+import { formingTimeOf, quoteTickOf, runQuoteTicker, type SimulatedStream, streamTick } from "./Quotes.ts"
 
 /** While it runs, the feed deletes rows older than this once a day (the migration's documented retention). */
 export const SIMULATED_RETENTION_DAYS = 400
@@ -81,6 +93,17 @@ export interface SimulatedCryptoOptions {
    * backfill waits for each of those assets' segment and reads it back as a reopen does.
    */
   readonly apart?: HistoryApart
+  /**
+   * The process's quote board (`QuoteBoard.ts`), the ingest interface of the venue streams: given, a quote ticker
+   * streams every listing's top of book and ticker into it every `QUOTE_TICK_MS` (`Quotes.ts`), from the start
+   * (a progressive start's assets as they are generated). Serve the store through `withSimulatedStream`.
+   */
+  readonly quotes?: QuoteBoard
+  /**
+   * With `quotes`: what the quote ticker shares with the store served (`withSimulatedStream`): the bars still
+   * forming, refreshed every minute, and whether the streamed state is being read.
+   */
+  readonly stream?: SimulatedStream
 }
 
 /** Segments of a kept history that another process (`Apart.ts`) writes while the backfill runs. */
@@ -131,6 +154,8 @@ export interface SimulatedCrypto {
   readonly report: BackfillReport
   /** The ticker fiber (interrupted when the scope closes). */
   readonly ticker: Fiber.Fiber<never>
+  /** The quote ticker fiber, with `SimulatedCryptoOptions.quotes` (interrupted when the scope closes). */
+  readonly quoteTicker?: Fiber.Fiber<never>
 }
 
 /** Steps generated between two yields of a progressive start. */
@@ -659,7 +684,35 @@ export const startSimulatedCrypto = (
         ? genesisFor(nowMs, options.historyDays ?? SIMULATED_HISTORY_DAYS)
         : (yield* beginKeptHistory(options.history, options, nowMs)).genesisMs
     const simulation = makeSimulation({ ...options, nowMs, genesisMs })
-    const report = yield* backfill(simulation, nowMs, options.afterAsset, options.history, options.apart)
+    const board = options.quotes
+    const stream = board === undefined ? undefined : options.stream
+    stream?.attach(simulation)
+    // Streams what is generated at the clock's tick (only asset `assetIndex`, when given), as the quote ticker does.
+    const streamNow = (assetIndex?: number) =>
+      Effect.gen(function* () {
+        if (board === undefined) return
+        const now = yield* Clock.currentTimeMillis
+        const atMs = quoteTickOf(now)
+        streamTick(simulation, board, atMs, nowMs, now, assetIndex)
+        stream?.advance(formingTimeOf(atMs))
+      })
+    // Started first: a progressive start's assets stream from the moment each is generated, and go on streaming.
+    const quoteTicker =
+      board === undefined
+        ? undefined
+        : yield* Effect.forkScoped(runQuoteTicker(simulation, board, stream, { sinceMs: nowMs }))
+    const afterAsset = options.afterAsset
+    const report = yield* backfill(
+      simulation,
+      nowMs,
+      afterAsset === undefined
+        ? undefined
+        : (asset) => Effect.andThen(streamNow(simulation.indexOf(asset.id)), afterAsset(asset)),
+      options.history,
+      options.apart
+    )
+    // The whole market streamed before this returns, whenever the quote ticker's fiber next runs.
+    yield* streamNow()
     const ticker = yield* Effect.forkScoped(runTicker(simulation))
-    return { simulation, report, ticker }
+    return { simulation, report, ticker, ...(quoteTicker === undefined ? {} : { quoteTicker }) }
   })

@@ -3,6 +3,11 @@
  * market, and the size of its derivatives market and order books; per venue its share of activity, how it
  * prices the perpetual basis, its book quality and its update cadence. Levels are rough late-2025 magnitudes:
  * plausible, not a record of any real day.
+ *
+ * Each asset's price stays inside a range over the whole simulated history (`priceRangeOf`): the registry's
+ * assets have their late-2025 trading range (`LateRangesUsd`), the others a band of their volatility around their
+ * starting price. The model pulls the price back toward its starting level and reflects it off the range's edges
+ * (`Engine.ts`), so the simulated year never reads an ether at 19,000 USD.
  */
 import { BAR_MS } from "@market-data/core"
 
@@ -23,6 +28,11 @@ export interface AssetProfile {
   readonly spreadPct: number
   /** Tracks another asset's price (a wrapped token). */
   readonly peg?: string
+  /**
+   * The range its price stays in over the whole simulation (USD, low then high); absent: `priceRangeOf` derives
+   * one from the starting price and the volatility.
+   */
+  readonly rangeUsd?: readonly [low: number, high: number]
 }
 
 const p = (
@@ -38,7 +48,7 @@ const p = (
 const B = 1e9
 const M = 1e6
 
-export const AssetProfiles: Readonly<Record<string, AssetProfile>> = {
+const Profiles: Readonly<Record<string, AssetProfile>> = {
   "crypto:bitcoin": p(95_000, 0.5, 1, 30 * B, 40 * B, 60 * M, 0.0002),
   "crypto:ethereum": p(3_200, 0.65, 0.85, 16 * B, 20 * B, 30 * M, 0.0005),
   "crypto:solana": p(140, 0.8, 0.75, 5 * B, 5 * B, 10 * M, 0.001),
@@ -75,6 +85,68 @@ export const AssetProfiles: Readonly<Record<string, AssetProfile>> = {
   "crypto:wrapped-bitcoin": { ...p(95_000, 0.5, 1, 0, 0.2 * B, 2 * M, 0.03), peg: "crypto:bitcoin" },
   "crypto:monero": p(380, 0.6, 0.4, 0, 0.08 * B, 0.4 * M, 0.05)
 }
+
+/**
+ * The registry's assets' price ranges (USD): roughly where each traded through 2024 and 2025 (public market data,
+ * rounded outward), widened so a simulated year has room to trend; the starting price (`priceUsd`) sits inside.
+ * The wrapped token follows what it tracks and needs none.
+ */
+export const LateRangesUsd: Readonly<Record<string, readonly [low: number, high: number]>> = {
+  "crypto:bitcoin": [60_000, 150_000],
+  "crypto:ethereum": [1_500, 8_000],
+  "crypto:solana": [80, 400],
+  "crypto:xrp": [1, 5],
+  "crypto:bnb": [450, 1_800],
+  "crypto:dogecoin": [0.07, 0.5],
+  "crypto:cardano": [0.25, 1.3],
+  "crypto:tron": [0.15, 0.5],
+  "crypto:avalanche": [8, 60],
+  "crypto:chainlink": [7, 35],
+  "crypto:polkadot": [1.3, 10],
+  "crypto:litecoin": [45, 180],
+  "crypto:bitcoin-cash": [250, 900],
+  "crypto:near": [1, 8],
+  "crypto:aptos": [1.5, 15],
+  "crypto:sui": [0.8, 6],
+  "crypto:arbitrum": [0.1, 1.2],
+  "crypto:optimism": [0.15, 2.5],
+  "crypto:uniswap": [3, 20],
+  "crypto:aave": [90, 450],
+  "crypto:injective": [3.5, 35],
+  "crypto:pepe": [0.000_002, 0.000_03],
+  "crypto:toncoin": [0.8, 8],
+  "crypto:hyperliquid": [12, 80],
+  "crypto:compound": [15, 120],
+  "crypto:curve-dao": [0.2, 1.5],
+  "crypto:lido-dao": [0.35, 3],
+  "crypto:the-graph": [0.025, 0.35],
+  "crypto:ethereum-name-service": [5, 50],
+  "crypto:mog-coin": [0.000_000_1, 0.000_003],
+  "crypto:popcat": [0.05, 1.8],
+  "crypto:aerodrome": [0.3, 2.5],
+  "crypto:tokamak-network": [0.6, 4],
+  "crypto:monero": [180, 700]
+}
+
+export const AssetProfiles: Readonly<Record<string, AssetProfile>> = Object.fromEntries(
+  Object.entries(Profiles).map(([id, profile]) => {
+    const range = LateRangesUsd[id]
+    return [id, range === undefined ? profile : { ...profile, rangeUsd: range }]
+  })
+)
+
+/** A derived range spans this many annual volatilities of log price either side of the starting price. */
+const DERIVED_RANGE_VOLS = 1.2
+
+/**
+ * The price range (USD) an asset stays in over the whole simulation: its own (`rangeUsd`), else its starting price
+ * times `exp(-1.2 x annualVol)` to `exp(+1.2 x annualVol)` (an ether-like 65 % volatility: x0.46 to x2.2).
+ */
+export const priceRangeOf = (profile: AssetProfile): readonly [low: number, high: number] =>
+  profile.rangeUsd ?? [
+    profile.priceUsd * Math.exp(-DERIVED_RANGE_VOLS * profile.annualVol),
+    profile.priceUsd * Math.exp(DERIVED_RANGE_VOLS * profile.annualVol)
+  ]
 
 export interface VenueProfile {
   /** Share of an asset's open interest, volume and depth this venue holds (before renormalising). */

@@ -66,6 +66,24 @@ export const normalQuantile = (p: number): number => {
 const QUANTILES = new Float64Array(65_536)
 for (let i = 0; i < QUANTILES.length; i++) QUANTILES[i] = normalQuantile((i + 0.5) / 65_536)
 
+/**
+ * A standard normal (from the quantile table: tails cut at about 4.2) keyed by three 32-bit integers, with no
+ * generator state: the same numbers, the same draw. For values that must depend only on what they describe (the
+ * simulated quotes between two bar closes depend on the asset, the bar and the instant, never on which earlier
+ * instants were computed).
+ */
+export const keyedNoise = (a: number, b: number, c: number): number => {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b)
+  h ^= h >>> 15
+  h = Math.imul(h ^ b, 0xc2b2ae35)
+  h ^= h >>> 13
+  h = Math.imul(h ^ c, 0x27d4eb2f)
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  return QUANTILES[(h >>> 16) & 0xffff] as number
+}
+
 export class Rng {
   private a: number
   private b: number
