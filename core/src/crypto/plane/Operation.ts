@@ -78,7 +78,9 @@ export const perAsset = (
       const asset = yield* assetOf(st, entry)
       const statuses = yield* statusesOf(asset)
       const state = yield* stateOf(asset, nowMs, statuses)
-      const fresh = freshnessFor(asset, op, statuses, nowMs, state.primaryNewestMs)
+      // The data's end as of now (the state is kept per minute; a forming bar's end is in the future: now).
+      const dataEndMs = state.barsEndMs === undefined ? undefined : Math.min(nowMs, state.barsEndMs)
+      const fresh = freshnessFor(asset, op, statuses, nowMs, dataEndMs)
       const gaps = new Gaps()
       const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
       const components = OperationComponents[op] ?? ["bars"]
