@@ -36,7 +36,13 @@ const stored: BookSnapshot = {
 
 describe("QuoteBoard", () => {
   it("puts the streamed top in front of the stored depth, never crossing it", () => {
-    const b = composeBook("crypto:bitcoin", "binance", stored, { t: T, bid: 100.2, bidSize: 4, ask: 101.2, askSize: 5 }, T + 5)
+    const b = composeBook(
+      "crypto:bitcoin",
+      "binance",
+      stored,
+      { t: T, bid: 100.2, bidSize: 4, ask: 101.2, askSize: 5 },
+      T + 5
+    )
     assert.deepStrictEqual(b.bids, [
       [100.2, 4],
       [100, 1],
@@ -51,7 +57,13 @@ describe("QuoteBoard", () => {
     assert.strictEqual(b.depthMs, stored.t)
     assert.strictEqual(b.confirmedMs, T + 5)
     // A stored book newer than the quote (the REST fallback) is served as it is.
-    const older = composeBook("crypto:bitcoin", "binance", stored, { t: T - 120_000, bid: 1, bidSize: 1, ask: 2, askSize: 1 }, T)
+    const older = composeBook(
+      "crypto:bitcoin",
+      "binance",
+      stored,
+      { t: T - 120_000, bid: 1, bidSize: 1, ask: 2, askSize: 1 },
+      T
+    )
     assert.strictEqual(older, stored)
   })
 
@@ -119,12 +131,21 @@ describe("QuoteBoard", () => {
       // No health yet: the stream is not serving; the stored book is answered.
       assert.strictEqual((yield* served.books("crypto:bitcoin"))[0]?.bids[0]?.[0], 100)
       const q0 = served.quotesRevision?.()
-      board.setHealth("binance", { components: ["books", "fundingState"], up: true, newestMs: T, lastFrameMs: T, sinceMs: T })
+      board.setHealth("binance", {
+        components: ["books", "fundingState"],
+        up: true,
+        newestMs: T,
+        lastFrameMs: T,
+        sinceMs: T
+      })
       assert.notStrictEqual(served.quotesRevision?.(), q0)
       assert.strictEqual((yield* served.books("crypto:bitcoin"))[0]?.bids[0]?.[0], 100.2)
       assert.strictEqual((yield* served.fundingStates("crypto:bitcoin", "binance"))[0]?.currentRate, 0.0003)
       const statuses = yield* served.status
-      assert.deepInclude(statuses.find((s) => s.component === "books"), { newestMs: T, cadenceMs: STREAM_CADENCE_MS })
+      assert.deepInclude(
+        statuses.find((s) => s.component === "books"),
+        { newestMs: T, cadenceMs: STREAM_CADENCE_MS }
+      )
       // The store's revision does not move with quotes (series, rank and directory memos stay valid).
       const r = served.revision?.()
       board.applyQuote("crypto:bitcoin", "binance", { t: T + 1, bid: 100.3, bidSize: 4, ask: 100.4, askSize: 5 })
