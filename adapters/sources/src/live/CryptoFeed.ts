@@ -28,6 +28,7 @@
 import {
   type AnySeriesInput,
   BAR_MS,
+  type BookSnapshot,
   bookMetricsOf,
   type Component,
   type CryptoAsset,
@@ -68,6 +69,30 @@ export interface CryptoFeedOptions {
    * streamed now). The forming-bar job writes it instead of asking REST for it.
    */
   readonly streamedBar?: (assetId: string, slotMs: number) => BarRow | undefined
+  /**
+   * Where the venue streams: the streamed top of book of an asset now (undefined: not streamed), which every REST
+   * book of a depth run is reconciled against (`reconcileBook`); mismatches are logged and counted in the `rest`
+   * status.
+   */
+  readonly streamedQuote?: (assetId: string) => { readonly bid: number; readonly ask: number } | undefined
+}
+
+/**
+ * Whether a REST book agrees with the streamed top of book read at about the same moment: their mids within five
+ * streamed spreads or 0.5 % of each other, whichever is wider (books move between the two reads; a stream that
+ * froze or a symbol mapped to another instrument does not stay that close). Undefined: nothing to compare.
+ */
+export const reconcileBook = (
+  rest: BookSnapshot,
+  streamed: { readonly bid: number; readonly ask: number } | undefined
+): "match" | "mismatch" | undefined => {
+  const bid = rest.bids[0]?.[0]
+  const ask = rest.asks[0]?.[0]
+  if (streamed === undefined || bid === undefined || ask === undefined) return undefined
+  const restMid = (bid + ask) / 2
+  const streamedMid = (streamed.bid + streamed.ask) / 2
+  const tolerance = Math.max(5 * (streamed.ask - streamed.bid), 0.005 * streamedMid)
+  return Math.abs(restMid - streamedMid) <= tolerance ? "match" : "mismatch"
 }
 
 const DAY_MS = 24 * HOUR_MS
@@ -473,6 +498,8 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     })
 
     // -- books -----------------------------------------------------------------------------------------------
+    /** The last depth run's reconciliation of REST books against the streamed tops, and the mismatches since start. */
+    const reconciliation = { compared: 0, mismatched: 0, mismatchedTotal: 0, examples: [] as Array<string> }
     let metricsSlotMs = 0
     const runBooks = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
@@ -485,12 +512,26 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       const streamed = options.streamed
       const only =
         writeMetrics || streamed === undefined ? undefined : (i: Instrument) => Effect.succeed(!streamed(i.assetId))
+      if (writeMetrics) {
+        reconciliation.compared = 0
+        reconciliation.mismatched = 0
+        reconciliation.examples = []
+      }
       yield* eachInstrument(
         ["books"],
         (i, p) =>
           Effect.gen(function* () {
             const book = yield* connector.book(i, nowMs)
             booksRun.lastFetchMs = yield* Clock.currentTimeMillis
+            const verdict = reconcileBook(book, options.streamedQuote?.(i.assetId))
+            if (verdict !== undefined) {
+              reconciliation.compared++
+              if (verdict === "mismatch") {
+                reconciliation.mismatched++
+                reconciliation.mismatchedTotal++
+                if (reconciliation.examples.length < 5) reconciliation.examples.push(i.symbol)
+              }
+            }
             yield* store.putBooks([book])
             p.newestMs = Math.max(p.newestMs, nowMs)
             const m = bookMetricsOf(book)
@@ -508,6 +549,10 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
           }),
         only
       )
+      if (writeMetrics && reconciliation.mismatched > 0)
+        yield* Effect.logWarning(
+          `live ${venue}: ${reconciliation.mismatched} of ${reconciliation.compared} REST books disagree with the streamed top of book (${reconciliation.examples.join(", ")})`
+        )
       if (writeMetrics && metrics.length > 0) {
         yield* store.write(metrics)
         metricsSlotMs = slotMs
@@ -573,6 +618,12 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
         newestMs: yield* Clock.currentTimeMillis,
         detail: `REST request weight ${spent} in the last minute of ${allowed} allowed${
           options.streamed === undefined ? "" : "; top of book, mark and funding come from the venue's streams"
+        }${
+          reconciliation.compared === 0
+            ? ""
+            : `; reconciliation: ${reconciliation.mismatched} of ${reconciliation.compared} REST books disagreed with the stream in the last depth run (${reconciliation.mismatchedTotal} since start)${
+                reconciliation.examples.length === 0 ? "" : `: ${reconciliation.examples.join(", ")}`
+              }`
         }`
       })
     })

@@ -118,6 +118,9 @@ ${streamTable()}
   book metrics behind \`liquidity\`'s percentiles), and each minute only the books the stream does not serve. So
   steady state polls no top of book; \`liquidity\` gives the time its depth was read as \`depth.as_of\`. Each venue's
   REST weight per minute is its \`rest\` source status (and the metric \`market_data_source_rest_weight_per_minute\`).
+  Each depth run also reconciles every REST book with the streamed top of book of the moment (their mids within
+  five streamed spreads or 0.5 %): disagreements are logged and counted in the \`rest\` status \`detail\` (the last
+  run's, and since start).
 - Frames that are not the venue's documented format, larger than 4 MB, or with an event time more than a day
   from the service clock are skipped whole and counted in the status \`detail\`.
 - Every instance equally fresh: each service instance holds its own market streams (public streams cost no request

@@ -328,7 +328,9 @@ export const ingestAll = (deps: {
           ? {}
           : {
               streamed: streamedOn(board, connector.venue),
-              streamedBar: streamedBarOn(board, connector.venue)
+              streamedBar: streamedBarOn(board, connector.venue),
+              streamedQuote: (assetId: string) =>
+                streamedOn(board, connector.venue)(assetId) ? board.quote(assetId, connector.venue) : undefined
             })
       }).pipe(Effect.provideService(MarketStore, deps.market))
     )

@@ -8,7 +8,7 @@ import { BAR_MS, MarketStore, makeQuoteBoard } from "@market-data/core"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { makeMemoryMarketStore } from "../../../../memory/src/MemoryMarketStore.ts"
-import { makeCryptoFeed } from "../../../src/live/CryptoFeed.ts"
+import { makeCryptoFeed, reconcileBook } from "../../../src/live/CryptoFeed.ts"
 import { streamedBarOn, streamedOn } from "../../../src/live/LiveFeeds.ts"
 import { makeBinance } from "../../../src/live/venues/binance/Rest.ts"
 import { fakeServer } from "../FakeServer.ts"
@@ -76,4 +76,23 @@ describe("the forming bar from the kline stream", () => {
       assert.strictEqual(klineRequests(), before + 1)
     }).pipe(Effect.scoped)
   )
+})
+
+describe("REST books reconciled against the streamed top of book", () => {
+  const book = (bid: number, ask: number) => ({
+    assetId: "crypto:bitcoin",
+    venue: "binance",
+    t: F.NOW_MS,
+    bids: [[bid, 1] as const],
+    asks: [[ask, 1] as const]
+  })
+  it("agrees within five streamed spreads or 0.5 %, and says so when it does not", () => {
+    assert.strictEqual(reconcileBook(book(91_000, 91_001), { bid: 91_002, ask: 91_003 }), "match")
+    // 400 USD apart on 91,000: within 0.5 % (455 USD).
+    assert.strictEqual(reconcileBook(book(91_400, 91_401), { bid: 91_000, ask: 91_001 }), "match")
+    // A frozen stream (or another instrument's quote): 1 % apart.
+    assert.strictEqual(reconcileBook(book(91_910, 91_911), { bid: 91_000, ask: 91_001 }), "mismatch")
+    assert.isUndefined(reconcileBook(book(91_000, 91_001), undefined))
+    assert.isUndefined(reconcileBook({ ...book(1, 2), bids: [] }, { bid: 1, ask: 2 }))
+  })
 })
