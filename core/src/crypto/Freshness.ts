@@ -14,12 +14,17 @@ import { type Component, type Freshness, freshnessOf, type SourceStatus } from "
 export const DelayedCadences = 3
 
 /** Earliest time (epoch ms) new data of one component can exist. */
-export const nextUpdateAtMs = (s: Pick<SourceStatus, "newestMs" | "cadenceMs">, nowMs: number): number => {
-  const due = s.newestMs + s.cadenceMs
-  if (due >= nowMs || s.cadenceMs <= 0) return Math.max(due, nowMs)
-  // Late: the next slot on the source's cadence grid, not "now". The source delivers on that grid, and the
-  // answer (with its ETag) stays the same until the slot passes instead of changing every millisecond.
-  return s.newestMs + Math.ceil((nowMs - s.newestMs) / s.cadenceMs) * s.cadenceMs
+export const nextUpdateAtMs = (
+  s: Pick<SourceStatus, "newestMs" | "cadenceMs" | "updateEveryMs">,
+  nowMs: number
+): number => {
+  // A pushed source (a stream) can deliver again sooner than its freshness cadence.
+  const step = s.updateEveryMs ?? s.cadenceMs
+  const due = s.newestMs + step
+  if (due >= nowMs || step <= 0) return Math.max(due, nowMs)
+  // Late: the next slot on the source's grid, not "now". The source delivers on that grid, and the answer (with
+  // its ETag) stays the same until the slot passes instead of changing every millisecond.
+  return s.newestMs + Math.ceil((nowMs - s.newestMs) / step) * step
 }
 
 /** The least fresh of several statuses. */

@@ -218,6 +218,11 @@ export interface SourceStatus {
   readonly lastSuccessMs?: number
   /** The error text of the last failed fetch, while the component is failing; cleared by the next success. */
   readonly lastError?: string
+  /**
+   * Where updates are pushed (a stream, `QuoteBoard.ts`): how soon after the newest one the next can come, which
+   * `next_update_at` follows; `cadenceMs` stays the yardstick of freshness. Absent: `cadenceMs` for both.
+   */
+  readonly updateEveryMs?: number
 }
 
 /**

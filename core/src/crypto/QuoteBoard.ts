@@ -20,6 +20,11 @@ import type { BookLevel, BookSnapshot, Component, FundingState, MarketStore, Sou
 
 /** The cadence a streamed component's status gives: `live` within it of the newest event, `stale` past three. */
 export const STREAM_CADENCE_MS = 5_000
+/**
+ * How soon a venue stream can deliver again (its status's `updateEveryMs`, which `next_update_at` follows): the
+ * venues push on every change, and the mark-price arrays every second.
+ */
+export const STREAM_UPDATE_EVERY_MS = 1_000
 
 /** One top of book, in USD per token and base tokens, at the venue's event time `t`. */
 export interface StreamedQuote {
@@ -77,6 +82,8 @@ export interface StreamHealth {
   readonly reason?: string | undefined
   /** What the status detail says while up (channels, symbols refused or silent). */
   readonly detail?: string | undefined
+  /** How soon the stream can deliver again (`SourceStatus.updateEveryMs`); default `STREAM_UPDATE_EVERY_MS`. */
+  readonly updateEveryMs?: number | undefined
 }
 
 interface Entry {
@@ -276,6 +283,7 @@ export const streamedStatus = (
       component,
       newestMs: Math.max(health.newestMs, 0),
       cadenceMs: STREAM_CADENCE_MS,
+      updateEveryMs: health.updateEveryMs ?? STREAM_UPDATE_EVERY_MS,
       checkedMs: health.lastFrameMs,
       failing: false,
       lastSuccessMs: health.lastFrameMs,

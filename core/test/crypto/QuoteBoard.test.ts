@@ -11,11 +11,13 @@ import {
   makeQuoteBoard,
   type SourceStatus,
   STREAM_CADENCE_MS,
+  STREAM_UPDATE_EVERY_MS,
   streamedStatus,
   withQuoteBoard
 } from "@market-data/core"
 import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect } from "effect"
+import { nextUpdateAtMs } from "../../src/crypto/Freshness.ts"
 
 const T = 1_790_000_000_000
 const stored: BookSnapshot = {
@@ -86,6 +88,8 @@ describe("QuoteBoard", () => {
     assert.strictEqual(up.cadenceMs, STREAM_CADENCE_MS)
     assert.strictEqual(freshnessOf(up, T + 1_000), "live")
     assert.strictEqual(freshnessOf(up, T + 3 * STREAM_CADENCE_MS + 1), "stale")
+    // The next update can come within a second (the stream pushes), whatever the freshness yardstick.
+    assert.strictEqual(nextUpdateAtMs(up, T + 10), T + STREAM_UPDATE_EVERY_MS)
     // Down, and the REST fallback has not delivered since: failing at once, with the reason.
     const restBefore: SourceStatus = {
       source: "live",

@@ -35,7 +35,7 @@ export const validUntilOf = (
   if (state.barsEndMs !== undefined) until = Math.min(until, nextChangeMs(state.barsEndMs, BAR_MS, nowMs))
   for (const s of statuses) {
     if (s.cadenceMs <= 0 || s.newestMs <= 0) return nowMs + 1
-    until = Math.min(until, nextChangeMs(s.newestMs, s.cadenceMs, nowMs))
+    until = Math.min(until, nextChangeMs(s.newestMs, Math.min(s.cadenceMs, s.updateEveryMs ?? s.cadenceMs), nowMs))
   }
   return until
 }

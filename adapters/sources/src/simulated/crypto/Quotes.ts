@@ -162,7 +162,14 @@ export const streamTick = (
   const venues = assetIndex === undefined ? undefined : new Set(sim.venuesOfAsset(sim.assetList[assetIndex]?.id ?? ""))
   for (const [venue, components] of streamsOf(sim)) {
     if (venues !== undefined && !venues.has(venue)) continue
-    board.setHealth(venue, { components, up: true, newestMs: atMs, lastFrameMs: nowMs, sinceMs })
+    board.setHealth(venue, {
+      components,
+      up: true,
+      newestMs: atMs,
+      lastFrameMs: nowMs,
+      sinceMs,
+      updateEveryMs: QUOTE_TICK_MS
+    })
   }
 }
 
