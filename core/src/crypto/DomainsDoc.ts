@@ -11,6 +11,7 @@ import { directoryDoc } from "./DirectoryDoc.ts"
 import { DelayedCadences } from "./Freshness.ts"
 import { FundingBandThresholds } from "./Funding.ts"
 import { DepthBandsPct, MaxSnapshotAgeMs, PrintPrecision } from "./Measures.ts"
+import { STREAM_CADENCE_MS } from "./QuoteBoard.ts"
 import { Sessions, StructureBars, StructureRule, SwingSpan } from "./Structure.ts"
 import { MovingAveragePeriods, WilderPeriod } from "./Technicals.ts"
 import { LowerBoundFigures, LowerBoundReasons, VenueConventions } from "./VenueConventions.ts"
@@ -206,7 +207,7 @@ export const cryptoDomainsDoc: string = [
   "",
   "### Freshness",
   "",
-  `Each source component (bars, open interest, funding settlements, books, ...) of each venue reports its newest input time and its cadence. A result's \`status\` is the least fresh of the components it reads and of the asset's own newest bar: \`live\` within one cadence, \`delayed\` up to ${DelayedCadences} cadences, \`stale\` beyond or while the source fails. \`as_of\` is the moment the values describe: the end of the asset's newest bar, or its venues' newest input when that is earlier. \`next_update_at\` is the earliest time new input can exist (newest + cadence, never before now); \`technicals\` and \`series\`, computed on closed bars only, cannot change before the bar now forming closes, so theirs is that close. In \`funding\`, \`next_funding_at\` is when the rates next settle.`,
+  `Each source component (bars, open interest, funding settlements, books, ...) of each venue reports its newest input time and its cadence. A result's \`status\` is the least fresh of the components it reads and of the asset's own newest bar: \`live\` within one cadence, \`delayed\` up to ${DelayedCadences} cadences, \`stale\` beyond or while the source fails. \`as_of\` is the moment the values describe: the end of the asset's newest bar, or its venues' newest input when that is earlier. \`next_update_at\` is the earliest time new input can exist (newest + cadence, never before now); \`technicals\` and \`series\`, computed on closed bars only, cannot change before the bar now forming closes, so theirs is that close. In \`funding\`, \`next_funding_at\` is when the rates next settle. Streamed components (each venue's top of book and funding state, in live mode from the venues' websockets, in the simulated default from its 250 ms ticker) report the venue's event time of the last update applied, on a ${STREAM_CADENCE_MS / 1000} s cadence: \`live\` while the stream delivers, \`stale\` at once with the reason in \`sources\` when it is down (until the REST fallback has delivered; then its own cadence); their \`next_update_at\` is a second after the newest update (the tick in the simulated default), as a stream can deliver at any moment. \`liquidity.depth.as_of\` is when the depth behind the streamed top of book was read (polled every 15 minutes in live mode).`,
   "",
   directoryDoc
 ].join("\n")
