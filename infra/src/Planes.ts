@@ -538,9 +538,9 @@ const openLivePlanes = (
     const board = makeQuoteBoard()
     yield* startLiveFeeds({ market, equity, config: live, leader, directory, board }).pipe(Effect.mapError(problem))
 
-    const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(
-      Effect.provideService(MarketStoreTag, withQuoteBoard(market, board))
-    )
+    // What the plane, `coverage`, `sources` and the metrics read: the store with the streams in front (writes pass).
+    const served = withQuoteBoard(market, board)
+    const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStoreTag, served))
     let warm = false
     yield* cryptoPlane.warm.pipe(
       Effect.tap(() =>
@@ -564,7 +564,7 @@ const openLivePlanes = (
         { ...equityPlane, source: "live" }
       ],
       description: `live (${live.venues.length === 0 ? "no crypto venue" : live.venues.join(", ")}, SEC EDGAR${live.prices === "off" ? "" : ", daily prices from Yahoo Finance"})`,
-      market,
+      market: served,
       equity,
       missing: () => (warm ? [] : ["crypto baselines: being computed"])
     }

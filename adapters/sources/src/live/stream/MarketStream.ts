@@ -19,8 +19,8 @@
  * - the symbol set is followed every `followEveryMs`: a new listing's topics are subscribed on a slot with room
  *   (or a new slot), a delisting's unsubscribed and its streamed state forgotten; no restart.
  *
- * Health (`QuoteBoard.setHealth`, read by `sources` and every answer's freshness): up while every slot carrying the
- * market topics is up and at least one slot is; its newest time is the newest venue event time applied. The
+ * Health (`QuoteBoard.setHealth`, read by `sources` and every answer's freshness): up while every slot is up; its
+ * newest time is the newest venue event time applied. The
  * symbols of a slot that is down, of a refused topic, or not mentioned for `symbolSilenceMs` are marked silent:
  * answers serve them from the REST books job, which polls exactly those (`CryptoFeed`'s `streamed`).
  *
@@ -535,6 +535,8 @@ const runWith = (
       ? Number.POSITIVE_INFINITY
       : openedMs + limits.maxLifetimeMs - rotateBeforeMs * (0.5 + 0.5 * random())
 
+  const waitingToConnect = () => slots.some((s) => s.conn === undefined)
+
   const tick = () => {
     const nowMs = now()
     for (const slot of slots) {
@@ -567,8 +569,9 @@ const runWith = (
         slot.reason = undefined
         log("info", `live ${venue} streams: ${slot.endpoint} subscribed (${slot.topics.size} topics)`)
       }
-      // The venue's age limit: a replacement, subscribed before the old one goes.
-      if (slot.next === undefined && nowMs >= slot.rotateAtMs && nowMs >= nextConnectMs) {
+      // The venue's age limit: a replacement, subscribed before the old one goes (after any slot still waiting to
+      // connect: a rotation never takes the connect pace from a slot that has no connection).
+      if (slot.next === undefined && nowMs >= slot.rotateAtMs && nowMs >= nextConnectMs && !waitingToConnect()) {
         nextConnectMs = nowMs + 1_000 / limits.connectsPerSecond
         slot.next = openConn(slot)
       }
@@ -594,14 +597,15 @@ const runWith = (
   const publish = () => {
     const nowMs = now()
     const upSlots = slots.filter((s) => s.upSinceMs !== undefined)
-    const marketDown = slots.filter(
-      (s) => s.upSinceMs === undefined && protocol.marketTopics.some((t) => s.topics.has(t))
-    )
-    const up = upSlots.length > 0 && marketDown.length === 0
+    // Up while every connection is: the status is the venue's, so a symbol on a connection still reconnecting must
+    // not be answered `live` from its older REST book meanwhile.
+    const up = slots.length > 0 && upSlots.length === slots.length
     const silent = new Set<string>()
     const silentSymbols: Array<string> = []
     for (const [symbol, i] of instruments) {
-      const topics = protocol.symbolTopics(symbol)
+      // The symbol's first topic carries its top of book: its book is served from REST when that topic's
+      // connection is down or the venue refused it (a refused kline topic leaves the book streamed).
+      const topics = protocol.symbolTopics(symbol).slice(0, 1)
       const slotDown = topics.some((t) => slotOf.get(t)?.upSinceMs === undefined)
       const isRefused = topics.some((t) => refused.has(t))
       const since = Math.max(startedMs, ...topics.map((t) => slotOf.get(t)?.upSinceMs ?? nowMs))

@@ -21,8 +21,8 @@
  * and stricter figure; newer pages say 1024), a connection is closed at 24 hours, the server pings every 3 minutes
  * (the websocket answers) and drops a connection without a pong for 10 minutes; 300 connection attempts per 5
  * minutes per IP. Chosen: 200 topics a connection, 50 topics a SUBSCRIBE, 5 messages a second, one connect a
- * second, rotation before 24 h, `LIST_SUBSCRIPTIONS` every 30 s as the client's keep-alive (its answer proves the
- * link alive), silence past 15 s is a dead link, a symbol absent from the mark-price array for 30 s is silent.
+ * second, rotation before 24 h, `LIST_SUBSCRIPTIONS` every 5 s as the client's keep-alive (its answer proves the
+ * link alive, also on a connection whose streams are quiet), silence past 15 s is a dead link, a symbol absent from the mark-price array for 30 s is silent.
  *
  * Open interest is not streamed by Binance: it stays on REST (the tickers job). Binance numbers depth diffs
  * (`pu`/`u`), not book tickers: each book-ticker frame is the whole top of book, so a lost one is repaired by the
@@ -127,7 +127,7 @@ export const binanceStreamProtocol: MarketStreamProtocol = {
     messagesPerSecond: 5,
     connectsPerSecond: 1,
     maxLifetimeMs: 24 * 3_600_000,
-    pingEveryMs: 30_000,
+    pingEveryMs: 5_000,
     silenceMs: 15_000,
     symbolSilenceMs: 30_000
   },
