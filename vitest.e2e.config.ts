@@ -20,6 +20,9 @@ export const e2eFiles = [
   "test/decimal-transport.test.ts",
   // Starts `serve --live` as a child process with the network sources unreachable.
   "test/live-offline.test.ts",
+  // Starts `serve` in live mode against a replay Binance (550 perpetuals streamed over websockets, about a minute;
+  // two processes on server PostgreSQL when TEST_DATABASE_URL is set).
+  "test/live-streams.test.ts",
   // Server PostgreSQL proofs across processes (several service processes on one database).
   "test/postgres-proofs.test.ts",
   // `serve` started and stopped as a child process, besides the CLI's commands on embedded PGlite stores.

@@ -19,6 +19,7 @@ import { type MoneyBench, moneyBench } from "./money.ts"
 import { KEY, memoryOf, ROOT, rssMb, type StartCommand, startCommand } from "./process.ts"
 import { scaleBench } from "./scale.ts"
 import { simulatedLoadBench } from "./simulated-load.ts"
+import { streamsBench } from "./streams.ts"
 
 const DB = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
@@ -504,11 +505,25 @@ const scaleOnly = async () => {
   if (!scale.clean) process.exitCode = 1
 }
 
+/**
+ * Live mode's market streams against a replay Binance (`bench/streams.ts`), opt-in for its ten minutes:
+ * `BENCH_ONLY=streams node bench/run.ts` (no PostgreSQL needed).
+ */
+const streamsOnly = async () => {
+  const streams = await streamsBench((line) => process.stdout.write(line))
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+  const file = join(ROOT, "bench", "results", `streams-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+  writeFileSync(file, JSON.stringify({ streams }, null, 2))
+  process.stdout.write(`\nwritten ${file}\n`)
+  if (streams.targets.some((t) => !t.met)) process.exitCode = 1
+}
+
 const only: Record<string, () => Promise<void>> = {
   startup: startupOnly,
   bulk: bulkOnly,
   simload: simulatedLoadOnly,
   scale: scaleOnly,
-  money: moneyOnly
+  money: moneyOnly,
+  streams: streamsOnly
 }
 void (only[process.env.BENCH_ONLY ?? ""] ?? main)()

@@ -1,0 +1,807 @@
+/**
+ * Live mode's market streams (issue #29), against a replay Binance USD-M venue (`test/support/replay/binance-venue.ts`)
+ * run on a worker thread (`streams-venue-worker.ts`), so producing frames never shares an event loop with what is
+ * measured. Alone: `BENCH_ONLY=streams node bench/run.ts` (no PostgreSQL; about ten minutes). Three parts:
+ *
+ * (a) Ingest throughput of the service's stream reader against the physical anchor, in one run: the venue pushes
+ *     `BENCH_STREAMS_FRAMES` (default 200,000) `bookTicker` frames as fast as the sockets drain, over 1,000
+ *     subscribed perpetuals on five connections of 200 (as the service spreads them), first to a bare `ws` client
+ *     that only `JSON.parse`s each frame (the anchor), then to the same over Node's own WebSocket (undici: the
+ *     service's transport), then to the service's own reader in this process: `runMarketStream` with
+ *     `binanceStreamProtocol` (Node's WebSocket, the connection manager, the protocol's reader, the symbol map and
+ *     unit conversion) into a `QuoteBoard`. Alternating rounds (`BENCH_STREAMS_ROUNDS`, default 3); the ratio is
+ *     each round's reader frames/s over its anchor's, the median reported (target >= 0.5x). Beside it, the same
+ *     frames without a socket: `JSON.parse` alone against the reader and the board. `BENCH_STREAMS_PARTS=a` runs
+ *     this part alone.
+ * (b) A service process (`npm start`'s command, live mode on the memory store) streaming 1,000 perpetuals at about
+ *     5,000 frames a second (each book moving every `BENCH_STREAMS_INTERVAL_MS`, 360 ms, on average: a book frame
+ *     per move, a kline frame per move at least 250 ms after the last, the mark-price array each second): its CPU
+ *     (user + system from /proc/<pid>/stat) and RSS growth over `BENCH_STREAMS_WINDOW_S` (default 120 s; the
+ *     target is stated for 10 minutes), the same with the books still (the stream's own share is the difference),
+ *     and the paid `price` p99 with and without the frames, in alternating rounds (`BENCH_STREAMS_PRICE_ROUNDS`,
+ *     4): at a fixed `BENCH_STREAMS_RATE` (300) requests a second of random perpetuals for
+ *     `BENCH_STREAMS_RATE_SECONDS` (20), open loop, timed to the microsecond, the rounds' answers pooled per side
+ *     (the target's ratio, loaded p99 <= 1.25x), each window's garbage collections counted from the service's
+ *     `--trace-gc` lines; and saturated by autocannon (10 connections, `BENCH_SECONDS`; whole milliseconds, req/s
+ *     beside). The venue's worker thread shares the machine's cores with the service and the load, as any
+ *     co-located producer would.
+ * (c) Book age at answer time with 1,000 perpetuals: `price` of random perpetuals for 20 s (4 callers), each
+ *     answer's bid and ask looked up at the venue (`stalenessOf`: 0 while it is the venue's current quote, else
+ *     how long before the answer arrived the venue had replaced it), at 1 and at 5 moves per book per second
+ *     (target p99 <= 1 s).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { cpus } from "node:os"
+import { Worker } from "node:worker_threads"
+import { makeQuoteBoard } from "@market-data/core"
+import autocannon from "autocannon"
+import { Effect, Fiber, References } from "effect"
+import WebSocket from "ws"
+import { runMarketStream } from "../adapters/sources/src/live/stream/MarketStream.ts"
+import type { VenueSink } from "../adapters/sources/src/live/stream/Protocol.ts"
+import type { Instrument } from "../adapters/sources/src/live/Venue.ts"
+import { binanceStreamProtocol } from "../adapters/sources/src/live/venues/binance/Stream.ts"
+import type { ReplaySymbol, ReplayVenueOptions } from "../test/support/replay/binance-venue.ts"
+import {
+  askPrices,
+  liveServiceEnv,
+  measured,
+  type PriceAnswer,
+  quantile,
+  type ServedPerp,
+  servedPerps,
+  sleep,
+  startFakeSec,
+  summarize
+} from "../test/support/replay/live-service.ts"
+import { cpuMsOf, memoryOf, ROOT, startCommand } from "./process.ts"
+import type { VenueRequest } from "./streams-venue-worker.ts"
+
+const KEY = `mdk_${"Strmb".repeat(6)}XY`
+const PERPETUALS = 1_000
+const FRAMES = Number(process.env.BENCH_STREAMS_FRAMES ?? 200_000)
+const ROUNDS = Math.max(1, Number(process.env.BENCH_STREAMS_ROUNDS ?? 3))
+const WINDOW_S = Number(process.env.BENCH_STREAMS_WINDOW_S ?? 120)
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+/** The books' mean time between moves for about 5,000 frames a second over 1,000 perpetuals (books and klines). */
+const LOADED_INTERVAL_MS = Number(process.env.BENCH_STREAMS_INTERVAL_MS ?? 360)
+/** The fixed rate of the paid `price` latency measurement (requests a second). */
+const RATE = Number(process.env.BENCH_STREAMS_RATE ?? 300)
+/** Seconds of each fixed-rate window, and the alternating rounds of the `price` comparison. */
+const RATE_SECONDS = Number(process.env.BENCH_STREAMS_RATE_SECONDS ?? 20)
+const PRICE_ROUNDS = Math.max(1, Number(process.env.BENCH_STREAMS_PRICE_ROUNDS ?? 4))
+
+/** The replay venue on its worker thread. */
+class VenueWorker {
+  private readonly worker = new Worker(new URL("./streams-venue-worker.ts", import.meta.url))
+  private nextId = 1
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  constructor() {
+    this.worker.on("message", (m: { id: number; result?: unknown; error?: string }) => {
+      const w = this.waiting.get(m.id)
+      if (w === undefined) return
+      this.waiting.delete(m.id)
+      if (m.error !== undefined) w.reject(new Error(m.error))
+      else w.resolve(m.result)
+    })
+  }
+  call<T>(request: VenueRequest): Promise<T> {
+    const id = this.nextId++
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
+      this.worker.postMessage({ ...request, id })
+    })
+  }
+  start(options: ReplayVenueOptions) {
+    return this.call<{ restUrl: string; wsUrl: string; symbols: ReadonlyArray<ReplaySymbol> }>({
+      op: "start",
+      options
+    })
+  }
+  stats() {
+    return this.call<{
+      ws: { bookFrames: number; klineFrames: number; markFrames: number; connects: number }
+      connections: number
+      subscribedSymbols: number
+      moves: number
+      limited: number
+      weightLastMinute: number
+    }>({ op: "stats" })
+  }
+  terminate() {
+    return this.worker.terminate()
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => quantile(xs, 0.5)
+const round1 = (x: number) => Math.round(x * 10) / 10
+const untilTrue = async (what: string, timeoutMs: number, check: () => Promise<boolean>, everyMs = 250) => {
+  const t0 = Date.now()
+  while (!(await check())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await sleep(everyMs)
+  }
+  return Date.now() - t0
+}
+
+// -- (a) ingest throughput ---------------------------------------------------------------------------------------
+
+export interface IngestRound {
+  /** The anchor: the `ws` package and JSON.parse. */
+  readonly anchorFps: number
+  /** Node's WebSocket (undici, the service's transport) and JSON.parse. */
+  readonly nodeAnchorFps: number
+  readonly readerFps: number
+  readonly ratio: number
+  readonly nodeRatio: number
+  /** The same per busy second of the reading thread (event-loop utilization), whatever the producer's pace. */
+  readonly anchorBusyFps: number
+  readonly nodeAnchorBusyFps: number
+  readonly readerBusyFps: number
+  readonly busyRatio: number
+  readonly nodeBusyRatio: number
+}
+
+export interface IngestResult {
+  readonly frames: number
+  readonly rounds: ReadonlyArray<IngestRound>
+  readonly anchorFps: number
+  readonly nodeAnchorFps: number
+  readonly readerFps: number
+  readonly ratio: number
+  readonly nodeRatio: number
+  /** Reader over anchor per busy second of the reading thread. */
+  readonly busyRatio: number
+  readonly nodeBusyRatio: number
+  /** The same frames without a socket: JSON.parse alone, and the reader into the board. */
+  readonly inProcess: { readonly parseFps: number; readonly readerFps: number; readonly ratio: number }
+  readonly malformed: number
+}
+
+/**
+ * A bare client on `/public/stream`, subscribed to every symbol over as many connections as the service opens (200
+ * topics each), that only `JSON.parse`s each frame: over the `ws` package (`kind: "ws"`, the anchor), or over
+ * Node's own WebSocket (`"node"`, the transport the service's reader runs on).
+ */
+const anchorClient = async (
+  kind: "ws" | "node",
+  wsUrl: string,
+  symbols: ReadonlyArray<ReplaySymbol>,
+  keep: Array<string> | undefined
+) => {
+  let count = 0
+  let acks = 0
+  let target = Number.POSITIVE_INFINITY
+  let done: (() => void) | undefined
+  const onText = (text: string) => {
+    const m = JSON.parse(text) as { id?: unknown }
+    if (m.id !== undefined) {
+      acks++
+      return
+    }
+    count++
+    if (keep !== undefined && keep.length < 100_000) keep.push(text)
+    if (count >= target) done?.()
+  }
+  const topics = symbols.map((s) => `${s.symbol.toLowerCase()}@bookTicker`)
+  const groups = Array.from({ length: Math.ceil(topics.length / 200) }, (_, k) => topics.slice(k * 200, (k + 1) * 200))
+  const closers: Array<() => void> = []
+  await Promise.all(
+    groups.map(async (group, k) => {
+      const request = JSON.stringify({ method: "SUBSCRIBE", params: group, id: 100 + k })
+      if (kind === "ws") {
+        const ws = new WebSocket(`${wsUrl}/public/stream`)
+        await new Promise<void>((resolve, reject) => {
+          ws.once("open", () => resolve())
+          ws.once("error", reject)
+        })
+        ws.on("message", (data: Buffer) => onText(data.toString()))
+        ws.send(request)
+        closers.push(() => ws.terminate())
+      } else {
+        const ws = new globalThis.WebSocket(`${wsUrl}/public/stream`)
+        ws.binaryType = "arraybuffer"
+        await new Promise<void>((resolve, reject) => {
+          ws.onopen = () => resolve()
+          ws.onerror = () => reject(new Error("websocket error"))
+        })
+        ws.onmessage = (ev) =>
+          onText(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data as ArrayBuffer).toString("utf8"))
+        ws.send(request)
+        closers.push(() => ws.close())
+      }
+    })
+  )
+  await untilTrue("anchor subscribed", 10_000, async () => acks >= groups.length, 20)
+  return {
+    /** Resolves once `frames` more frames were parsed. */
+    expect: (frames: number) =>
+      new Promise<void>((resolve) => {
+        target = count + frames
+        done = resolve
+        if (count >= target) resolve()
+      }),
+    close: () => {
+      for (const c of closers) c()
+    }
+  }
+}
+
+const instrumentsOf = (symbols: ReadonlyArray<ReplaySymbol>): ReadonlyMap<string, Instrument> =>
+  new Map(
+    symbols.map((s) => [
+      s.symbol,
+      {
+        assetId: `crypto:${s.ticker.toLowerCase()}`,
+        venue: "binance",
+        symbol: s.symbol,
+        tokensPerUnit: s.tokensPerUnit,
+        tokensPerContract: 1,
+        fundingIntervalMs: s.fundingIntervalHours * 3_600_000
+      }
+    ])
+  )
+
+const ingestBench = async (venue: VenueWorker, print: (line: string) => void): Promise<IngestResult> => {
+  const started = await venue.start({ symbols: PERPETUALS, meanIntervalMs: 0 })
+  const instruments = instrumentsOf(started.symbols)
+  const kept: Array<string> = []
+  const rounds: Array<IngestRound> = []
+  let malformed = 0
+  for (let r = 0; r < ROUNDS; r++) {
+    // The anchors: the same frames, parsed and dropped.
+    const anchorRun = async (kind: "ws" | "node") => {
+      const client = await anchorClient(
+        kind,
+        started.wsUrl,
+        started.symbols,
+        r === 0 && kind === "ws" ? kept : undefined
+      )
+      const a0 = performance.now()
+      const elu0 = performance.eventLoopUtilization()
+      const done = client.expect(FRAMES)
+      const sent = await venue.call<{ sent: number }>({ op: "blast", frames: FRAMES })
+      await done
+      const busyMs = performance.eventLoopUtilization(elu0).active
+      const ms = performance.now() - a0
+      client.close()
+      await untilTrue("anchor gone", 10_000, async () => (await venue.stats()).connections === 0, 20)
+      return { fps: Math.round((sent.sent / ms) * 1000), busyFps: Math.round((sent.sent / busyMs) * 1000) }
+    }
+    const anchor = await anchorRun("ws")
+    const nodeAnchor = await anchorRun("node")
+
+    // The service's reader, in this process; the stats object it counts frames in tells when the blast is read.
+    const board = makeQuoteBoard()
+    let framesSeen = 0
+    let target = Number.POSITIVE_INFINITY
+    let reached: (() => void) | undefined
+    const stats = {
+      get frames() {
+        return framesSeen
+      },
+      set frames(n: number) {
+        framesSeen = n
+        if (n >= target) reached?.()
+      },
+      malformed: 0,
+      connects: 0,
+      rotations: 0,
+      gaps: 0,
+      lastMalformed: ""
+    }
+    const fiber = Effect.runFork(
+      runMarketStream(
+        binanceStreamProtocol,
+        { baseUrl: started.wsUrl, instruments: () => instruments, timeoutMs: 10_000 },
+        board,
+        stats
+      ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+    )
+    await untilTrue("reader subscribed", 60_000, async () => (await venue.stats()).subscribedSymbols >= PERPETUALS, 100)
+    const r0 = performance.now()
+    const elu0 = performance.eventLoopUtilization()
+    const readerDone = new Promise<void>((resolve) => {
+      target = framesSeen + FRAMES
+      reached = resolve
+    })
+    const sentR = await venue.call<{ sent: number }>({ op: "blast", frames: FRAMES })
+    await readerDone
+    const readerBusyMs = performance.eventLoopUtilization(elu0).active
+    const readerMs = performance.now() - r0
+    malformed += stats.malformed
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    await untilTrue("reader gone", 10_000, async () => (await venue.stats()).connections === 0, 20)
+    const quoted = [...instruments.values()].filter((i) => board.quote(i.assetId, "binance") !== undefined).length
+    const readerFps = Math.round((sentR.sent / readerMs) * 1000)
+    const readerBusyFps = Math.round((sentR.sent / readerBusyMs) * 1000)
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100
+    const round: IngestRound = {
+      anchorFps: anchor.fps,
+      nodeAnchorFps: nodeAnchor.fps,
+      readerFps,
+      ratio: ratio(readerFps, anchor.fps),
+      nodeRatio: ratio(readerFps, nodeAnchor.fps),
+      anchorBusyFps: anchor.busyFps,
+      nodeAnchorBusyFps: nodeAnchor.busyFps,
+      readerBusyFps,
+      busyRatio: ratio(readerBusyFps, anchor.busyFps),
+      nodeBusyRatio: ratio(readerBusyFps, nodeAnchor.busyFps)
+    }
+    rounds.push(round)
+    print(
+      `streams (a) round ${r + 1}, frames/s of wall time (per busy second of the reading thread): anchor (ws + JSON.parse) ${anchor.fps} (${anchor.busyFps}), Node's WebSocket + JSON.parse ${nodeAnchor.fps} (${nodeAnchor.busyFps}), service reader (runMarketStream into a QuoteBoard) ${readerFps} (${readerBusyFps}): ${round.ratio}x the anchor (${round.busyRatio}x), ${round.nodeRatio}x Node's WebSocket (${round.nodeBusyRatio}x); ${quoted} books on the board, ${stats.malformed} malformed\n`
+    )
+  }
+  await venue.call({ op: "close" })
+
+  // The same frames without a socket.
+  const reps = 3
+  const parseMs: Array<number> = []
+  const readMs: Array<number> = []
+  const board = makeQuoteBoard()
+  const sink: VenueSink = {
+    // The manager's sink, restated: the symbol's instrument, the quote checked, units converted, the board updated.
+    quote: (symbol, t, bid, bidSize, ask, askSize) => {
+      const i = instruments.get(symbol)
+      if (i === undefined) return
+      if (!(bid > 0 && ask >= bid && bidSize >= 0 && askSize >= 0)) throw new Error("not a quote")
+      const size = i.tokensPerUnit * i.tokensPerContract
+      board.applyQuote(i.assetId, "binance", {
+        t,
+        bid: bid / i.tokensPerUnit,
+        bidSize: bidSize * size,
+        ask: ask / i.tokensPerUnit,
+        askSize: askSize * size
+      })
+    },
+    ticker: () => undefined
+  }
+  const reader = binanceStreamProtocol.reader()
+  let sinkhole = 0
+  for (let k = 0; k < reps; k++) {
+    let t0 = performance.now()
+    for (const text of kept) sinkhole += (JSON.parse(text) as { data?: unknown }).data === undefined ? 0 : 1
+    parseMs.push(performance.now() - t0)
+    t0 = performance.now()
+    for (const text of kept) reader.read(text, sink)
+    readMs.push(performance.now() - t0)
+  }
+  const parseFps = Math.round((kept.length / median(parseMs)) * 1000)
+  const readerFps = Math.round((kept.length / median(readMs)) * 1000)
+  const inProcess = { parseFps, readerFps, ratio: Math.round((readerFps / parseFps) * 100) / 100 }
+  print(
+    `streams (a) without a socket (${kept.length} frames${sinkhole > 0 ? "" : "?"}): JSON.parse ${parseFps} frames/s, reader + board ${readerFps} frames/s, ${inProcess.ratio}x\n`
+  )
+  const ratio = median(rounds.map((r) => r.ratio))
+  return {
+    frames: FRAMES,
+    rounds,
+    anchorFps: median(rounds.map((r) => r.anchorFps)),
+    nodeAnchorFps: median(rounds.map((r) => r.nodeAnchorFps)),
+    readerFps: median(rounds.map((r) => r.readerFps)),
+    ratio,
+    nodeRatio: median(rounds.map((r) => r.nodeRatio)),
+    busyRatio: median(rounds.map((r) => r.busyRatio)),
+    nodeBusyRatio: median(rounds.map((r) => r.nodeBusyRatio)),
+    inProcess,
+    malformed
+  }
+}
+
+// -- (b), (c): a service process ------------------------------------------------------------------------------
+
+interface Service {
+  readonly url: string
+  readonly child: ChildProcess
+  /** The service's garbage collections (`--trace-gc`): when the line came, which kind, its pause (ms). */
+  readonly gcs: ReadonlyArray<{ readonly t: number; readonly kind: string; readonly ms: number }>
+  readonly stop: () => Promise<void>
+}
+
+/** A `--trace-gc` line: `[pid:addr:gc] 1234 ms: Scavenge 30.1 (40.2) -> 20.3 (41.2) MB, pooled: 0 MB, 2.42 / 0.00 ms ...`. */
+const GC_LINE = /\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
+
+const launchService = (env: Record<string, string>): Promise<Service> =>
+  new Promise((resolve, reject) => {
+    const command = startCommand()
+    const child = spawn(process.execPath, [...command.flags, "--trace-gc", command.script, "serve"], {
+      cwd: ROOT,
+      env: { ...process.env, ...command.env, PORT: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    let err = ""
+    let started = false
+    let partial = ""
+    const gcs: Array<{ t: number; kind: string; ms: number }> = []
+    child.stdout?.on("data", (d) => {
+      out += d
+      if (out.length > 200_000) out = out.slice(-100_000)
+      const lines = (partial + String(d)).split("\n")
+      partial = lines.pop() ?? ""
+      for (const line of lines) {
+        const g = GC_LINE.exec(line)
+        if (g !== null) gcs.push({ t: Date.now(), kind: g[1] as string, ms: Number(g[2]) })
+      }
+      const m = /listening on (http:\/\/[^/\s]+)/.exec(out)
+      if (m && !started) {
+        started = true
+        resolve({
+          url: m[1] as string,
+          child,
+          gcs,
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done()
+              child.on("exit", () => done())
+              child.kill("SIGTERM")
+            })
+        })
+      }
+    })
+    child.stderr?.on("data", (d) => {
+      err += d
+      if (err.length > 200_000) err = err.slice(-100_000)
+    })
+    child.on("exit", (code) => {
+      if (!started) reject(new Error(`serve exited ${code}: ${err.slice(-2000)}`))
+    })
+  })
+
+export interface BookAge {
+  readonly movesPerBookPerSecond: number
+  readonly answers: number
+  readonly quotedShare: number
+  readonly unmatched: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+  readonly statuses: Record<string, number>
+}
+
+export interface LoadResult {
+  readonly perpetuals: number
+  /** Frames the venue sent the service each second (book, kline and mark-price). */
+  readonly framesPerSecond: number
+  readonly bookFramesPerSecond: number
+  readonly klineFramesPerSecond: number
+  readonly windowSeconds: number
+  readonly cpuPctOfOneCore: number
+  readonly cpuPctStill: number
+  readonly rssStartMb: number
+  readonly rssEndMb: number
+  readonly rssGrowthMb: number
+  readonly rssGrowthStillMb: number
+  readonly rssTrace: ReadonlyArray<number>
+  readonly priceRounds: ReadonlyArray<Record<string, number>>
+  /** Requests per second of the fixed-rate measurement the p99 ratio is taken from. */
+  readonly priceRate: number
+  readonly priceP99LoadedMs: number
+  readonly priceP99StillMs: number
+  readonly priceP99Ratio: number
+  /** The service's garbage collections during each fixed-rate window (`--trace-gc`). */
+  readonly priceGc: {
+    readonly loaded: ReadonlyArray<Record<string, { n: number; totalMs: number; maxMs: number }>>
+    readonly still: ReadonlyArray<Record<string, { n: number; totalMs: number; maxMs: number }>>
+  }
+  /** autocannon, 10 connections (whole milliseconds). */
+  readonly saturatedP99LoadedMs: number
+  readonly saturatedP99StillMs: number
+  readonly priceRpsLoaded: number
+  readonly priceRpsStill: number
+  readonly bookAge: ReadonlyArray<BookAge>
+  readonly readyAfterMs: number
+  readonly rest: Record<string, unknown>
+}
+
+/** Staleness of answers, looked up at the venue on its worker. */
+const bookAgeOf = async (
+  venue: VenueWorker,
+  answers: ReadonlyArray<PriceAnswer>,
+  movesPerBookPerSecond: number
+): Promise<BookAge> => {
+  const quoted = answers.filter((a) => a.bid !== undefined && a.ask !== undefined)
+  const ages = await venue.call<ReadonlyArray<number | null>>({
+    op: "staleness",
+    queries: quoted.map(
+      (a) => [a.symbol, (a.bid as number) * a.tokensPerUnit, (a.ask as number) * a.tokensPerUnit, a.receivedMs] as const
+    )
+  })
+  const byAnswer = new Map(quoted.map((a, k) => [a, ages[k] ?? undefined] as const))
+  const s = summarize(answers.map((a) => measured(a, () => byAnswer.get(a) ?? undefined)))
+  return {
+    movesPerBookPerSecond,
+    answers: s.answers,
+    quotedShare: Math.round(s.quotedShare * 1000) / 1000,
+    unmatched: s.unmatched,
+    p50Ms: s.p50,
+    p99Ms: s.p99,
+    maxMs: s.max,
+    statuses: s.statuses
+  }
+}
+
+/**
+ * Paid `price` of random perpetuals at a fixed rate (`perSecond`, open loop: each request sent on its schedule,
+ * whatever the earlier ones do) for `seconds`: latency quantiles to the microsecond.
+ */
+const priceAtRate = async (url: string, perps: ReadonlyArray<ServedPerp>, perSecond: number, seconds: number) => {
+  const latencies: Array<number> = []
+  let failed = 0
+  const pending: Array<Promise<void>> = []
+  const t0 = performance.now()
+  for (let k = 0; k < perSecond * seconds; k++) {
+    const due = t0 + (k * 1000) / perSecond
+    const wait = due - performance.now()
+    if (wait > 1) await sleep(wait)
+    const perp = perps[Math.floor(Math.random() * perps.length)] as ServedPerp
+    const sent = performance.now()
+    pending.push(
+      fetch(`${url}/api/v1/price?id=${encodeURIComponent(perp.assetId)}`, {
+        headers: { authorization: `Bearer ${KEY}` }
+      }).then(
+        async (r) => {
+          await r.arrayBuffer()
+          if (r.status !== 200) failed++
+          latencies.push(performance.now() - sent)
+        },
+        () => {
+          failed++
+        }
+      )
+    )
+  }
+  await Promise.all(pending)
+  const q = (x: number) => Math.round(quantile(latencies, x) * 1000) / 1000
+  return { p50: q(0.5), p99: q(0.99), failed, latencies }
+}
+
+/** Garbage collections of a window: count and pause total and longest, by kind. */
+const gcOf = (service: Service, fromMs: number, toMs: number) => {
+  const out: Record<string, { n: number; totalMs: number; maxMs: number }> = {}
+  for (const g of service.gcs) {
+    if (g.t < fromMs || g.t > toMs) continue
+    const k = out[g.kind] ?? { n: 0, totalMs: 0, maxMs: 0 }
+    out[g.kind] = k
+    k.n++
+    k.totalMs = Math.round((k.totalMs + g.ms) * 10) / 10
+    k.maxMs = Math.max(k.maxMs, g.ms)
+  }
+  return out
+}
+
+const priceLoad = async (url: string, assetId: string) => {
+  const r = await autocannon({
+    url: `${url}/api/v1/price?id=${encodeURIComponent(assetId)}`,
+    headers: { authorization: `Bearer ${KEY}` },
+    connections: 10,
+    duration: LOAD_SECONDS
+  })
+  return { p99: r.latency.p99, rps: Math.round(r.requests.average), non2xx: r.non2xx + r.errors }
+}
+
+const loadBench = async (venue: VenueWorker, print: (line: string) => void): Promise<LoadResult> => {
+  const started = await venue.start({ symbols: PERPETUALS, meanIntervalMs: 1_000 })
+  const sec = await startFakeSec()
+  const t0 = Date.now()
+  const service = await launchService({
+    ...liveServiceEnv(started, sec.url, KEY, {
+      DATABASE_URL: "memory",
+      LOG_LEVEL: "warn"
+    })
+  })
+  const pid = service.child.pid
+  try {
+    // Ready: every perpetual the service serves is streamed, has its bars, and answers `live` with a quote.
+    let perps: Array<ServedPerp> = []
+    await untilTrue(
+      "perpetuals served and streamed",
+      240_000,
+      async () => {
+        perps = await servedPerps(service.url, KEY, started)
+        if (perps.length < PERPETUALS * 0.9) return false
+        const streamed = new Set(await venue.call<ReadonlyArray<string>>({ op: "streamedSymbols" }))
+        return perps.every((p) => streamed.has(p.symbol))
+      },
+      1_000
+    )
+    await untilTrue(
+      "bars fetched",
+      420_000,
+      async () => {
+        const k = new Set(await venue.call<ReadonlyArray<string>>({ op: "klinesSymbols" }))
+        return perps.every((p) => k.has(p.symbol))
+      },
+      1_000
+    )
+    await untilTrue(
+      "price answers with a quote",
+      120_000,
+      async () => (await askPrices(service.url, KEY, perps, 500, 4)).every((a) => a.bid !== undefined),
+      1_000
+    )
+    const readyAfterMs = Date.now() - t0
+    print(
+      `streams (b, c): ${perps.length} perpetuals served and streamed, bars in, ${readyAfterMs} ms after the start\n`
+    )
+    const bookAge: Array<BookAge> = []
+    const ageAt = async (moves: number) => {
+      const a = await bookAgeOf(venue, await askPrices(service.url, KEY, perps, 20_000, 4), moves)
+      bookAge.push(a)
+      print(
+        `streams (c) book age, ${perps.length} perpetuals, ${moves} moves per book per second: ${a.answers} answers, ${(a.quotedShare * 100).toFixed(1)}% quoted, p50 ${a.p50Ms} ms p99 ${a.p99Ms} ms max ${a.maxMs} ms, ${a.unmatched} unmatched, statuses ${JSON.stringify(a.statuses)}\n`
+      )
+    }
+    await ageAt(1)
+
+    /** CPU and RSS of the service over the window, the bench idle meanwhile. */
+    const window = async (seconds: number) => {
+      const s0 = await venue.stats()
+      const cpu0 = cpuMsOf(pid)
+      const w0 = performance.now()
+      const trace = [memoryOf(pid).rss]
+      for (let k = 0; k < seconds / 10; k++) {
+        await sleep(10_000)
+        trace.push(memoryOf(pid).rss)
+      }
+      const wallMs = performance.now() - w0
+      const s1 = await venue.stats()
+      const rate = (n: number) => Math.round((n / wallMs) * 1000)
+      const bookFps = rate(s1.ws.bookFrames - s0.ws.bookFrames)
+      const klineFps = rate(s1.ws.klineFrames - s0.ws.klineFrames)
+      return {
+        cpuPct: round1(((cpuMsOf(pid) - cpu0) / wallMs) * 100),
+        trace,
+        bookFps,
+        klineFps,
+        fps: bookFps + klineFps + rate(s1.ws.markFrames - s0.ws.markFrames)
+      }
+    }
+
+    // 5,000 frames a second: each book moving every 360 ms on average (a book frame each move, a kline frame each
+    // move at least 250 ms after the last), and the mark-price array each second.
+    await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
+    await sleep(10_000)
+    const loaded = await window(WINDOW_S)
+    print(
+      `streams (b) ${loaded.fps} frames/s (${loaded.bookFps} book, ${loaded.klineFps} kline, mark array 1/s) for ${WINDOW_S} s: CPU ${loaded.cpuPct}% of one core, RSS ${loaded.trace[0]} -> ${loaded.trace[loaded.trace.length - 1]} MB (every 10 s: ${loaded.trace.join(" ")})\n`
+    )
+    await ageAt(Math.round((1000 / LOADED_INTERVAL_MS) * 10) / 10)
+    const priceRounds: Array<Record<string, number>> = []
+    const pooled = { loaded: [] as Array<number>, still: [] as Array<number> }
+    const gcLoaded: Array<ReturnType<typeof gcOf>> = []
+    const gcStill: Array<ReturnType<typeof gcOf>> = []
+    const assetId = perps.find((p) => p.symbol === "BTCUSDT")?.assetId ?? (perps[0] as ServedPerp).assetId
+    const still = { cpuPct: Number.NaN, trace: [] as Array<number> }
+    for (let r = 0; r < PRICE_ROUNDS; r++) {
+      await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
+      await sleep(3_000)
+      const l = await priceLoad(service.url, assetId)
+      const lt = Date.now()
+      const lr = await priceAtRate(service.url, perps, RATE, RATE_SECONDS)
+      gcLoaded.push(gcOf(service, lt, Date.now()))
+      pooled.loaded.push(...lr.latencies)
+      await venue.call({ op: "setMeanInterval", ms: 0 })
+      await sleep(3_000)
+      if (r === 0) {
+        const w = await window(Math.min(60, WINDOW_S))
+        still.cpuPct = w.cpuPct
+        still.trace = w.trace
+        print(
+          `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB\n`
+        )
+      }
+      const u = await priceLoad(service.url, assetId)
+      const ut = Date.now()
+      const ur = await priceAtRate(service.url, perps, RATE, RATE_SECONDS)
+      gcStill.push(gcOf(service, ut, Date.now()))
+      pooled.still.push(...ur.latencies)
+      priceRounds.push({
+        saturatedLoadedP99: l.p99,
+        saturatedStillP99: u.p99,
+        saturatedLoadedRps: l.rps,
+        saturatedStillRps: u.rps,
+        loadedP50: lr.p50,
+        loadedP99: lr.p99,
+        stillP50: ur.p50,
+        stillP99: ur.p99
+      })
+      print(
+        `streams (b) paid price, round ${r + 1}: saturated (autocannon, 10 connections, ${LOAD_SECONDS} s): at 5,000 frames/s ${l.rps} req/s p99 ${l.p99} ms (non-2xx ${l.non2xx}), books still ${u.rps} req/s p99 ${u.p99} ms (non-2xx ${u.non2xx}); ${RATE} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])})\n`
+      )
+    }
+    const rest = await venue.stats()
+    const q = (xs: ReadonlyArray<number>, x: number) => Math.round(quantile(xs, x) * 1000) / 1000
+    const loadedP99 = q(pooled.loaded, 0.99)
+    const stillP99 = q(pooled.still, 0.99)
+    print(
+      `streams (b) paid price at ${RATE} req/s, all rounds pooled: at 5,000 frames/s p50 ${q(pooled.loaded, 0.5)} p99 ${loadedP99} p99.9 ${q(pooled.loaded, 0.999)} ms (${pooled.loaded.length} answers), still p50 ${q(pooled.still, 0.5)} p99 ${stillP99} p99.9 ${q(pooled.still, 0.999)} ms (${pooled.still.length} answers)\n`
+    )
+    const first = loaded.trace[0] as number
+    const last = loaded.trace[loaded.trace.length - 1] as number
+    return {
+      perpetuals: perps.length,
+      framesPerSecond: loaded.fps,
+      windowSeconds: WINDOW_S,
+      cpuPctOfOneCore: loaded.cpuPct,
+      cpuPctStill: still.cpuPct,
+      rssStartMb: first,
+      rssEndMb: last,
+      rssGrowthMb: last - first,
+      rssGrowthStillMb: (still.trace[still.trace.length - 1] ?? Number.NaN) - (still.trace[0] ?? Number.NaN),
+      rssTrace: loaded.trace,
+      bookFramesPerSecond: loaded.bookFps,
+      klineFramesPerSecond: loaded.klineFps,
+      priceRounds,
+      priceRate: RATE,
+      priceP99LoadedMs: loadedP99,
+      priceP99StillMs: stillP99,
+      priceP99Ratio: Math.round((loadedP99 / stillP99) * 100) / 100,
+      priceGc: { loaded: gcLoaded, still: gcStill },
+      saturatedP99LoadedMs: median(priceRounds.map((r) => r.saturatedLoadedP99 as number)),
+      saturatedP99StillMs: median(priceRounds.map((r) => r.saturatedStillP99 as number)),
+      priceRpsLoaded: median(priceRounds.map((r) => r.saturatedLoadedRps as number)),
+      priceRpsStill: median(priceRounds.map((r) => r.saturatedStillRps as number)),
+      bookAge,
+      readyAfterMs,
+      rest: { weightLastMinute: rest.weightLastMinute, limited: rest.limited }
+    }
+  } finally {
+    await service.stop()
+    await sec.close()
+    await venue.call({ op: "close" })
+  }
+}
+
+export interface StreamsBench {
+  readonly machine: string
+  readonly ingest: IngestResult
+  /** Absent with `BENCH_STREAMS_PARTS=a` (the ingest part alone). */
+  readonly load: LoadResult | undefined
+  readonly targets: ReadonlyArray<{ readonly target: string; readonly measured: string; readonly met: boolean }>
+}
+
+export const streamsBench = async (print: (line: string) => void): Promise<StreamsBench> => {
+  const machine = `${cpus().length} x ${cpus()[0]?.model ?? "?"}, Node ${process.versions.node}`
+  print(`streams bench on ${machine}\n`)
+  const venue = new VenueWorker()
+  try {
+    const ingest = await ingestBench(venue, print)
+    if (process.env.BENCH_STREAMS_PARTS === "a") return { machine, ingest, load: undefined, targets: [] }
+    const load = await loadBench(venue, print)
+    const growthPer10Min = (load.rssGrowthMb * 600) / load.windowSeconds
+    const age = load.bookAge.find((a) => a.movesPerBookPerSecond === 1)
+    const targets = [
+      {
+        target: "ingest: service reader >= 0.5x the ws + JSON.parse anchor",
+        measured: `${ingest.ratio}x of wall time (${ingest.readerFps} vs ${ingest.anchorFps} frames/s), ${ingest.busyRatio}x per busy second of the reading thread; against Node's WebSocket + JSON.parse ${ingest.nodeRatio}x (${ingest.nodeBusyRatio}x)`,
+        met: ingest.ratio >= 0.5 && ingest.busyRatio >= 0.5
+      },
+      {
+        target: "CPU at 5,000 frames/s <= 25% of one core",
+        measured: `${load.cpuPctOfOneCore}% (books still: ${load.cpuPctStill}%)`,
+        met: load.cpuPctOfOneCore <= 25
+      },
+      {
+        target: "RSS growth <= 100 MB over 10 minutes at 5,000 frames/s",
+        measured: `${load.rssGrowthMb} MB over ${load.windowSeconds} s (${Math.round(growthPer10Min)} MB per 10 minutes if linear)`,
+        met: growthPer10Min <= 100
+      },
+      {
+        target: "paid price p99 at 5,000 frames/s <= 1.25x without",
+        measured: `${load.priceP99Ratio}x at ${load.priceRate} req/s, rounds pooled (${load.priceP99LoadedMs} vs ${load.priceP99StillMs} ms; saturated: ${load.saturatedP99LoadedMs} vs ${load.saturatedP99StillMs} ms, ${load.priceRpsLoaded} vs ${load.priceRpsStill} req/s)`,
+        met: load.priceP99Ratio <= 1.25
+      },
+      {
+        target: "book age at answer time p99 <= 1 s with 1,000 perpetuals",
+        measured: `${age?.p99Ms} ms (${load.bookAge.map((a) => `${a.movesPerBookPerSecond} moves/s: p99 ${a.p99Ms} ms, max ${a.maxMs} ms`).join("; ")})`,
+        met: (age?.p99Ms ?? Number.POSITIVE_INFINITY) <= 1_000
+      }
+    ]
+    for (const t of targets) print(`streams target: ${t.target}: ${t.measured}: ${t.met ? "met" : "NOT met"}\n`)
+    return { machine, ingest, load, targets }
+  } finally {
+    await venue.terminate()
+  }
+}
