@@ -346,7 +346,9 @@ describe("Binance market stream against a fake venue", () => {
       server.broadcast(bookTickerFrame("BTCUSDT", Date.now() - 3 * 86_400_000, 1, 2))
       assert.isTrue(yield* eventually(() => stats.malformed >= 3))
       assert.isUndefined(board.quote("crypto:bitcoin", "binance"))
-      assert.isTrue(yield* eventually(() => /[1-9][0-9]* malformed frames skipped/.test(board.health("binance")?.detail ?? "")))
+      assert.isTrue(
+        yield* eventually(() => /[1-9][0-9]* malformed frames skipped/.test(board.health("binance")?.detail ?? ""))
+      )
       // The oversized frame may cost its connection (the websocket refuses a message that large): up again after.
       assert.isTrue(yield* eventually(() => board.health("binance")?.up === true), "up")
     }).pipe(Effect.scoped)
