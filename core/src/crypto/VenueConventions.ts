@@ -127,13 +127,12 @@ export const VenueConventions: ReadonlyArray<VenueConvention> = [
   }
 ]
 
-const byVenue = new Map(VenueConventions.map((c) => [c.venue, c]))
-
 /** A venue's conventions, when it is one of the four perpetual venues. */
-export const venueConvention = (venue: string): VenueConvention | undefined => byVenue.get(venue)
+export const venueConvention = (venue: string): VenueConvention | undefined =>
+  VenueConventions.find((c) => c.venue === venue)
 
 /** Whether a venue's own open-interest figure counts both sides (the answer shows one side). */
-export const countsBothSides = (venue: string): boolean => byVenue.get(venue)?.openInterest.counts === "both_sides"
+export const countsBothSides = (venue: string): boolean => venueConvention(venue)?.openInterest.counts === "both_sides"
 
 /** One venue behind a lower bound. */
 export interface LowerBoundVenue {
@@ -157,7 +156,7 @@ export const liquidationLowerBound = (
 ): ReadonlyArray<LowerBoundVenue> => {
   const out: Array<LowerBoundVenue> = []
   for (const venue of new Set(perpVenues)) {
-    const c = byVenue.get(venue)
+    const c = venueConvention(venue)
     if (!withData.includes(venue)) {
       out.push(
         c?.liquidations.completeness === "not_published"
