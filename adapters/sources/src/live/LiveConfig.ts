@@ -5,7 +5,6 @@
  * contact e-mail, as the SEC asks) is required in live mode.
  */
 import { Config, ConfigProvider, Data, Effect } from "effect"
-import { BINANCE_WS_DEFAULT_BASE_URL, BYBIT_WS_DEFAULT_BASE_URL } from "./LiquidationStreams.ts"
 import { PRICES_DEFAULT_BASE_URL, PRICES_DEFAULT_PER_MINUTE } from "./PriceFeed.ts"
 import { type LiveVenue, LiveVenues } from "./Venue.ts"
 import { BINANCE_DEFAULT_BASE_URL } from "./venues/binance/Rest.ts"
@@ -33,10 +32,16 @@ export interface LiveConfig {
   }
   /**
    * Websocket base URLs of the venues: their market streams (`stream/MarketStream.ts`: top of book, mark, index,
-   * funding) and, for Binance and Bybit, their liquidations (`LiquidationStreams.ts`). A venue without one runs no
-   * stream: its books are polled over REST and its liquidations component is not reported.
+   * funding, the forming bar) and, for Binance, Bybit and OKX, their liquidations (`stream/Liquidation.ts`). A
+   * venue without one runs no stream: its books are polled over REST, and Binance's and Bybit's liquidations
+   * component is not reported (OKX's stays on its REST poll).
    */
   readonly wsBaseUrls: Readonly<Partial<Record<LiveVenue, string>>>
+  /**
+   * OKX's business websocket base URL (its candles are served at `/ws/v5/business` only); absent: the OKX
+   * websocket base URL's.
+   */
+  readonly okxWsBusinessBaseUrl?: string | undefined
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
   readonly secUserAgent: string
   /** Companies whose filings are ingested (CIKs without leading zeros). */
@@ -88,7 +93,11 @@ const DEFAULT_BASE_URLS: LiveConfig["baseUrls"] = {
   prices: PRICES_DEFAULT_BASE_URL
 }
 
-/** OKX v5's public websocket host (its public channels are at `/ws/v5/public`). */
+/** Binance USD-M futures' websocket host (its routed endpoints are `/public` and `/market`). */
+export const BINANCE_WS_DEFAULT_BASE_URL = "wss://fstream.binance.com"
+/** Bybit v5's websocket host (linear perpetuals at `/v5/public/linear`). */
+export const BYBIT_WS_DEFAULT_BASE_URL = "wss://stream.bybit.com"
+/** OKX v5's public websocket host (its public channels are at `/ws/v5/public`, its candles at `/ws/v5/business`). */
 export const OKX_WS_DEFAULT_BASE_URL = "wss://ws.okx.com:8443"
 /** Hyperliquid's websocket host (at `/ws`). */
 export const HYPERLIQUID_WS_DEFAULT_BASE_URL = "wss://api.hyperliquid.xyz"
@@ -197,6 +206,13 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           })
         )
     }
+    if (config.okxWsBusinessBaseUrl !== undefined && !/^wss?:\/\/[^\s]+$/.test(config.okxWsBusinessBaseUrl))
+      return Effect.fail(
+        new LiveConfigError({
+          variable: OKX_WS_BUSINESS_VARIABLE,
+          message: `${OKX_WS_BUSINESS_VARIABLE} must be a ws(s) URL; got ${JSON.stringify(config.okxWsBusinessBaseUrl)}`
+        })
+      )
     for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
       if (!/^\d{1,10}$/.test(cik))
         return Effect.fail(
@@ -270,6 +286,7 @@ const baseUrlVariable = (key: string): string =>
         : `MARKET_DATA_${key.toUpperCase()}_BASE_URL`
 
 const wsBaseUrlVariable = (venue: string): string => `MARKET_DATA_${venue.toUpperCase()}_WS_BASE_URL`
+const OKX_WS_BUSINESS_VARIABLE = "MARKET_DATA_OKX_WS_BUSINESS_BASE_URL"
 
 const list = (text: string): ReadonlyArray<string> =>
   text
@@ -297,6 +314,7 @@ export const LiveEnvironment = [
   ["MARKET_DATA_BYBIT_WS_BASE_URL", BYBIT_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_OKX_WS_BASE_URL", OKX_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_HYPERLIQUID_WS_BASE_URL", HYPERLIQUID_WS_DEFAULT_BASE_URL],
+  [OKX_WS_BUSINESS_VARIABLE, "(MARKET_DATA_OKX_WS_BASE_URL's)"],
   ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
   ["MARKET_DATA_PRICES", "yahoo"],
@@ -363,6 +381,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     if (text.toLowerCase() === "off") delete wsBaseUrls[venue]
     else if (text !== "") wsBaseUrls[venue] = trimSlash(text)
   }
+  const okxBusiness = (yield* read(OKX_WS_BUSINESS_VARIABLE, "")).trim()
   const prices = (yield* read("MARKET_DATA_PRICES", "yahoo")).trim().toLowerCase()
   if (prices !== "yahoo" && prices !== "off") {
     return yield* Effect.fail(
@@ -397,6 +416,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     venues: venueNames,
     baseUrls,
     wsBaseUrls,
+    ...(okxBusiness === "" ? {} : { okxWsBusinessBaseUrl: trimSlash(okxBusiness) }),
     prices,
     pricesPerMinute,
     backfillDays,

@@ -24,21 +24,20 @@ import { makeCryptoFeed } from "./CryptoFeed.ts"
 import { makeDirectoryJob } from "./DirectoryJob.ts"
 import { type ComponentRef, recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { fetchText, SourceError } from "./Http.ts"
-import { runLiquidationStream, StreamVenues, streamProtocol } from "./LiquidationStreams.ts"
 import { type LiveConfig, type LiveConfigError, validateLiveConfig } from "./LiveConfig.ts"
 import { makePriceFeed, makePriceLimiter, PRICES_BACKFILL_DAYS, PRICES_POLL_MS, runPricePass } from "./PriceFeed.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
 import { type DailyIndexFollower, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
+import { runLiquidationStream, StreamVenues } from "./stream/Liquidation.ts"
 import { type MarketStreamStats, runMarketStream } from "./stream/MarketStream.ts"
-import { StreamProtocols } from "./stream/Protocols.ts"
+import { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
 import {
   type BarRow,
   type Instrument,
   instrumentsOf,
   type LiveVenue,
   perpListingsOf,
-  registryListings,
   type VenueConnector,
   type VenueListing
 } from "./Venue.ts"
@@ -46,6 +45,7 @@ import { makeBinance } from "./venues/binance/Rest.ts"
 import { makeBybit } from "./venues/bybit/Rest.ts"
 import { makeHyperliquid } from "./venues/hyperliquid/Rest.ts"
 import { makeOkx } from "./venues/okx/Rest.ts"
+import { okxTopicUrl } from "./venues/okx/Stream.ts"
 
 /** How often each covered company's submissions feed is read. */
 export const SEC_POLL_MS = 10 * 60_000
@@ -114,9 +114,10 @@ export const streamSymbols = (
 }
 
 /**
- * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit) and have
- * a websocket base URL, each over that venue's perpetuals: the registry's, or those of `universe` (live mode's
- * asset directory), followed as it changes (a listing the directory job adds is subscribed without a restart).
+ * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit, OKX) and
+ * have a websocket base URL, run by the leader over the shared connection manager, each over that venue's
+ * perpetuals (`followInstruments`: the registry's, or those of `universe`, live mode's asset directory, followed as
+ * it changes: a listing the directory job adds is counted without a restart).
  */
 export const liquidationStreams = (
   config: LiveConfig,
@@ -125,15 +126,59 @@ export const liquidationStreams = (
   StreamVenues.flatMap((venue) => {
     const baseUrl = config.wsBaseUrls[venue]
     if (!config.venues.includes(venue) || baseUrl === undefined) return []
-    const symbols =
-      universe === undefined
-        ? new Map(registryListings(venue).map((l) => [l.listing.symbol, l.assetId] as const))
-        : streamSymbols(venue, universe)
-    return [runLiquidationStream(streamProtocol(venue), { baseUrl, symbols, timeoutMs: config.requestTimeoutMs })]
+    const followed = followInstruments(venue, config, universe, "liquidations")
+    const stream = runLiquidationStream(LiquidationProtocols[venue], {
+      baseUrl,
+      instruments: followed.instruments,
+      timeoutMs: config.requestTimeoutMs
+    })
+    return [Effect.all([followed.refresh, stream], { concurrency: "unbounded", discard: true })]
   })
 
 /** How often each instance re-reads a streamed venue's instrument list (its symbols and contract sizes). */
 export const STREAM_LISTINGS_EVERY_MS = 30 * 60_000
+
+/**
+ * A venue's perpetuals for a stream, by venue symbol (the universe's perpetual listings that the venue lists, with
+ * the contract sizes of its instrument list), and the job keeping that list: read at start and every
+ * `STREAM_LISTINGS_EVERY_MS` (one request to the venue's listing endpoint), retried with backoff while it fails.
+ * `instruments` answers the same map object while neither the listing nor the universe changed (the stream sees
+ * "unchanged" without comparing), and an empty map until the first listing arrives.
+ */
+export const followInstruments = (
+  venue: LiveVenue,
+  config: LiveConfig,
+  universe: (() => ReadonlyArray<CryptoAsset>) | undefined,
+  what: string
+): {
+  readonly instruments: () => ReadonlyMap<string, Instrument>
+  readonly refresh: Effect.Effect<void>
+} => {
+  const connector = makeConnector(venue, config)
+  let listed: ReadonlyMap<string, VenueListing> | undefined
+  let seen: { listed: unknown; universe: unknown } = { listed: undefined, universe: undefined }
+  let map: ReadonlyMap<string, Instrument> = new Map()
+  const instruments = (): ReadonlyMap<string, Instrument> => {
+    const u = universe?.() ?? CryptoAssets
+    if (listed === undefined || (seen.listed === listed && seen.universe === u)) return map
+    seen = { listed, universe: u }
+    map = new Map(instrumentsOf(venue, listed, undefined, u).instruments.map((i) => [i.symbol, i] as const))
+    return map
+  }
+  const refresh = connector.listings.pipe(
+    Effect.tap((l) =>
+      Effect.sync(() => {
+        listed = l
+      })
+    ),
+    Effect.tapError((e) => Effect.logWarning(`live ${venue} ${what}: instrument list failing: ${sourceErrorText(e)}`)),
+    Effect.retry(backoffSchedule(5 * 60_000)),
+    Effect.repeat(pollSchedule(STREAM_LISTINGS_EVERY_MS, 0, config.jitterMs)),
+    Effect.orDie,
+    Effect.asVoid
+  )
+  return { instruments, refresh }
+}
 
 /** Whether the board serves an asset's top of book on `venue` from a live stream now (else REST polls it). */
 export const streamedOn =
@@ -177,43 +222,21 @@ export const marketStreams = (deps: {
     const baseUrl = deps.config.wsBaseUrls[venue]
     const protocol = StreamProtocols[venue]
     if (baseUrl === undefined || protocol === undefined) return []
-    const connector = makeConnector(venue, deps.config)
-    let listed: ReadonlyMap<string, VenueListing> | undefined
-    let seen: { listed: unknown; universe: unknown } = { listed: undefined, universe: undefined }
-    let map: ReadonlyMap<string, Instrument> = new Map()
-    /** The venue's perpetuals now (the same map while neither the listing nor the universe changed). */
-    const instruments = (): ReadonlyMap<string, Instrument> => {
-      const universe = deps.universe?.() ?? CryptoAssets
-      if (listed === undefined || (seen.listed === listed && seen.universe === universe)) return map
-      seen = { listed, universe }
-      map = new Map(instrumentsOf(venue, listed, undefined, universe).instruments.map((i) => [i.symbol, i] as const))
-      return map
-    }
-    const refreshListing = connector.listings.pipe(
-      Effect.tap((l) =>
-        Effect.sync(() => {
-          listed = l
-        })
-      ),
-      Effect.tapError((e) =>
-        Effect.logWarning(`live ${venue} streams: instrument list failing: ${sourceErrorText(e)}`)
-      ),
-      Effect.retry(backoffSchedule(5 * 60_000)),
-      Effect.repeat(pollSchedule(STREAM_LISTINGS_EVERY_MS, 0, deps.config.jitterMs)),
-      Effect.orDie,
-      Effect.asVoid
-    )
+    const followed = followInstruments(venue, deps.config, deps.universe, "streams")
+    const business = deps.config.okxWsBusinessBaseUrl
     const stream = runMarketStream(
       protocol,
       {
         baseUrl,
-        instruments,
+        // OKX's candles are on its business endpoint, which may have a base URL of its own.
+        url: venue === "okx" && business !== undefined ? okxTopicUrl(baseUrl, business) : undefined,
+        instruments: followed.instruments,
         timeoutMs: deps.config.requestTimeoutMs
       },
       deps.board,
       deps.stats?.[venue]
     )
-    return [Effect.all([refreshListing, stream], { concurrency: "unbounded", discard: true })]
+    return [Effect.all([followed.refresh, stream], { concurrency: "unbounded", discard: true })]
   })
 
 /** The `User-Agent` the price connector sends (it names the service; no operator contact goes to the source). */

@@ -14,15 +14,14 @@ export { type ListingSource, type RefreshReport, refreshDirectory, type VenueRef
 export { fetchJson, fetchText, SourceError } from "./Http.ts"
 export { makeLimiter, type RequestLimiter } from "./Limiter.ts"
 export {
-  binanceProtocol,
-  bybitProtocol,
   LIQUIDATION_BUCKET_MS,
+  type LiquidationProtocol,
   type LiquidationStreamOptions,
   runLiquidationStream,
-  type StreamProtocol,
   type StreamVenue,
   StreamVenues
-} from "./LiquidationStreams.ts"
+} from "./stream/Liquidation.ts"
+export { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
 export {
   ListingParsers,
   type ParsedListings,

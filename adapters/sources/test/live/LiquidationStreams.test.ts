@@ -1,13 +1,14 @@
 /**
- * Live liquidations over websockets (Binance `!forceOrder@arr`, Bybit `allLiquidation.<symbol>`), against local
- * `ws` servers replaying messages in the venues' documented formats (`../fixtures/liquidation_streams.ts`): events
- * land in the store as USD sums per one-minute bucket and side, through to the `liquidations` operation; messages
- * that are not the documented format are skipped whole; a dropped connection reconnects and resumes without
- * counting anything twice; a refused subscription is a typed, recorded error, never a crash; keep-alives are
- * sent and answered (and a silent connection is reopened); the venues' own ping frames are answered.
+ * Live liquidations over websockets (Binance `!forceOrder@arr`, Bybit `allLiquidation.<symbol>`, OKX
+ * `liquidation-orders`), run over the shared connection manager against local `ws` servers replaying messages in
+ * the venues' documented formats (`../fixtures/liquidation_streams.ts`): events land in the store as USD sums per
+ * one-minute bucket and side, through to the `liquidations` operation; messages that are not the documented format
+ * are skipped whole; the manager's faults (a dropped connection, a silent one, a refused subscription) are typed,
+ * recorded statuses, never a crash, and the stream resumes without counting anything twice; keep-alives are sent
+ * and answered; the venues' own ping frames are answered.
  *
- * The stream runs on the TestClock (its flushes, keep-alives and reconnect delays are moved on by the test), over
- * real local sockets.
+ * The stream runs on the TestClock (its flushes, keep-alives and reconnect delays are moved on by the test in small
+ * steps while real I/O happens), over real local sockets.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { CryptoAssets, freshnessOf, MarketStore, type SourceStatus } from "@market-data/core"
@@ -16,18 +17,20 @@ import { TestClock } from "effect/testing"
 import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
 import { callPlanes } from "../../../../core/test/support/PlaneCall.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
-import {
-  binanceProtocol,
-  bybitProtocol,
-  type LiquidationStreamOptions,
-  runLiquidationStream,
-  type StreamProtocol
-} from "../../src/live/LiquidationStreams.ts"
 import { liveConfig, loadLiveConfig, validateLiveConfig } from "../../src/live/LiveConfig.ts"
 import { liquidationStreams, streamSymbols } from "../../src/live/LiveFeeds.ts"
+import {
+  type LiquidationProtocol,
+  type LiquidationStreamOptions,
+  runLiquidationStream
+} from "../../src/live/stream/Liquidation.ts"
+import type { Instrument } from "../../src/live/Venue.ts"
+import { binanceLiquidationProtocol as binanceProtocol } from "../../src/live/venues/binance/Liquidations.ts"
+import { bybitLiquidationProtocol as bybitProtocol } from "../../src/live/venues/bybit/Liquidations.ts"
 import * as F from "../fixtures/liquidation_streams.ts"
 import { eventually, realPause } from "./FakeServer.ts"
 import { fakeWsServer } from "./FakeWsServer.ts"
+import { instrument } from "./streams/StreamHarness.ts"
 
 const T0 = F.T0
 const MIN = 60_000
@@ -47,13 +50,15 @@ interface Frame {
   readonly id?: number
 }
 
-/** A Bybit public linear endpoint: subscriptions answered (some refused), pings answered while `pong.on`. */
+/**
+ * A Bybit public linear endpoint: subscriptions answered (a request naming a refused symbol is refused whole, as
+ * Bybit refuses a request), pings answered while `pong.on`.
+ */
 const bybitVenue = (refuse: Set<string>, pong: { on: boolean }) => (frame: unknown) => {
   const f = frame as Frame
   if (f.op === "subscribe") {
-    const topic = f.args?.[0] ?? ""
-    const symbol = topic.split(".")[1] ?? ""
-    return refuse.has(symbol) ? F.bybitRefused(f.req_id ?? "", topic) : F.bybitSubscribed(f.req_id ?? "")
+    const refused = (f.args ?? []).find((topic) => refuse.has(topic.split(".")[1] ?? ""))
+    return refused !== undefined ? F.bybitRefused(f.req_id ?? "", refused) : F.bybitSubscribed(f.req_id ?? "")
   }
   if (f.op === "ping") return pong.on ? F.bybitPong : undefined
   return undefined
@@ -62,30 +67,53 @@ const bybitVenue = (refuse: Set<string>, pong: { on: boolean }) => (frame: unkno
 /** A Binance combined-stream endpoint: `SUBSCRIBE` answered (or refused), `LIST_SUBSCRIPTIONS` answered. */
 const binanceVenue = (refuse: { on: boolean }) => (frame: unknown) => {
   const f = frame as Frame
-  if (f.method === "SUBSCRIBE") return refuse.on ? F.binanceRefused : F.binanceSubscribed
-  if (f.method === "LIST_SUBSCRIPTIONS") return F.binanceSubscriptions
+  if (f.method === "SUBSCRIBE") return { ...(refuse.on ? F.binanceRefused : F.binanceSubscribed), id: f.id }
+  if (f.method === "LIST_SUBSCRIPTIONS") return { ...F.binanceSubscriptions, id: f.id }
   return undefined
 }
 
+/** The symbols as the stream follows them: instruments of one contract per unit (the same map while unchanged). */
+const instrumentsOf = (
+  venue: LiquidationProtocol["venue"],
+  symbols: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>),
+  units: Readonly<Record<string, number>> = {}
+): (() => ReadonlyMap<string, Instrument>) => {
+  let seen: ReadonlyMap<string, string> | undefined
+  let map: ReadonlyMap<string, Instrument> = new Map()
+  return () => {
+    const now = typeof symbols === "function" ? symbols() : symbols
+    if (now !== seen) {
+      seen = now
+      map = new Map(
+        [...now].map(([symbol, assetId]) => [
+          symbol,
+          instrument(venue, symbol, assetId, { tokensPerContract: units[symbol] ?? 1 })
+        ])
+      )
+    }
+    return map
+  }
+}
+
 const setup = (
-  protocol: StreamProtocol,
+  protocol: LiquidationProtocol,
   handler: (frame: unknown) => unknown,
-  symbols: LiquidationStreamOptions["symbols"],
-  extra: Partial<LiquidationStreamOptions> = {}
+  symbols: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>),
+  extra: Partial<LiquidationStreamOptions> & { readonly units?: Readonly<Record<string, number>> } = {}
 ) =>
   Effect.gen(function* () {
     yield* TestClock.setTime(F.NOW_MS)
     const store = makeMemoryMarketStore()
     const server = yield* fakeWsServer(handler)
+    const { units, ...options } = extra
     yield* Effect.forkScoped(
       runLiquidationStream(protocol, {
         baseUrl: server.url,
-        symbols,
+        instruments: instrumentsOf(protocol.venue, symbols, units),
         timeoutMs: 5_000,
         flushEveryMs: 1_000,
-        pongTimeoutMs: 5_000,
-        backoffBaseMs: 1_000,
-        ...extra
+        ...options,
+        stream: { backoffBaseMs: 1_000, followEveryMs: 1_000, ...options.stream }
       }).pipe(Effect.provideService(MarketStore, store))
     )
     const status = Effect.map(
@@ -114,7 +142,15 @@ const setup = (
       })
     const live = Effect.map(status, (s) => s !== undefined && !s.failing)
     const failing = Effect.map(status, (s) => s?.failing === true)
-    return { store, server, status, rows, until, live, failing }
+    /** Moves the clock on by `ms` in steps of `stepMs`, letting keep-alives and their answers travel meanwhile. */
+    const advance = (ms: number, stepMs = 1_000) =>
+      Effect.gen(function* () {
+        for (let left = ms; left > 0; left -= stepMs) {
+          yield* TestClock.adjust(Math.min(stepMs, left))
+          yield* realPause(10)
+        }
+      })
+    return { store, server, status, rows, until, live, failing, advance }
   })
 
 const close = (actual: ReadonlyArray<ReadonlyArray<number>>, expected: ReadonlyArray<ReadonlyArray<number>>) => {
@@ -169,14 +205,12 @@ describe("Bybit allLiquidation stream", () => {
       assert.isTrue(yield* t.until(t.live), "subscribed")
       assert.strictEqual(t.server.connections[0]?.path, "/v5/public/linear")
       const subs = t.server.received.filter((f) => (f as Frame).op === "subscribe") as Array<Frame>
-      assert.sameMembers(
-        subs.map((f) => f.args?.join(",")),
-        ["allLiquidation.BTCUSDT", "allLiquidation.ETHUSDT", "allLiquidation.1000PEPEUSDT"]
-      )
-      assert.isTrue(
-        subs.every((f) => f.req_id === `liq-${f.args?.[0]?.split(".")[1]}`),
-        "one request per symbol"
-      )
+      assert.strictEqual(subs.length, 1, "the symbols subscribed in one request")
+      assert.sameMembers([...(subs[0]?.args ?? [])], [
+        "allLiquidation.BTCUSDT",
+        "allLiquidation.ETHUSDT",
+        "allLiquidation.1000PEPEUSDT"
+      ])
 
       t.server.broadcast(F.bybitBtc)
       for (const bad of F.bybitBad) t.server.broadcast(bad)
@@ -193,15 +227,14 @@ describe("Bybit allLiquidation stream", () => {
       close(yield* t.rows("crypto:ethereum"), [[0, 0, 0]])
 
       // Writing the buckets again (every flush) never counts twice.
-      yield* TestClock.adjust(5_000)
-      yield* realPause(50)
+      yield* t.advance(5_000)
       close(yield* t.rows("crypto:bitcoin"), [
         [0, 22_755, 9_103],
         [1, 4_540, 0]
       ])
 
       // The heartbeat keeps the component live and names the skipped messages.
-      yield* TestClock.adjust(60_000)
+      yield* t.advance(60_000)
       assert.isTrue(
         yield* eventually(() => Effect.map(t.status, (st) => (st?.detail ?? "").includes("malformed messages skipped")))
       )
@@ -242,9 +275,9 @@ describe("Bybit allLiquidation stream", () => {
       assert.include(down.lastError ?? "", "connection closed")
       assert.strictEqual(freshnessOf(down, F.NOW_MS + 1_000), "stale")
 
-      // Reconnect with backoff (1 s base here), resubscribe, resume.
+      // Reconnect with backoff (1 s base here, with jitter), resubscribe, resume.
       assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length === 2)))
-      assert.strictEqual(t.server.received.filter((f) => (f as Frame).op === "subscribe").length, 6)
+      assert.strictEqual(t.server.received.filter((f) => (f as Frame).op === "subscribe").length, 2)
       t.server.broadcast(F.bybitBtcAfterReconnect)
       assert.isTrue(
         yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => Math.abs((r[0]?.[2] ?? 0) - 10_923) < 1e-6))
@@ -253,25 +286,25 @@ describe("Bybit allLiquidation stream", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("sends a ping every 20 s; a connection whose pings go unanswered is reopened", () =>
+  it.effect("sends a ping every 20 s; a connection silent for 30 s (pings unanswered) is reopened", () =>
     Effect.gen(function* () {
       const pong = { on: true }
       const t = yield* setup(bybitProtocol, bybitVenue(new Set(), pong), bybitSymbols)
       assert.isTrue(yield* t.until(t.live))
       const pings = () => t.server.received.filter((f) => (f as Frame).op === "ping").length
-      // Each ping is answered; the answer travels back before the clock moves on (real time).
-      yield* TestClock.adjust(20_000)
-      assert.isTrue(yield* eventually(() => pings() === 1))
-      yield* realPause(200)
-      yield* TestClock.adjust(20_000)
-      assert.isTrue(yield* eventually(() => pings() === 2))
-      yield* realPause(200)
+      // Each ping is answered; the answer travels back while the clock moves on in steps (real time).
+      yield* t.advance(20_000)
+      assert.isTrue(yield* eventually(() => pings() >= 1))
+      yield* t.advance(20_000)
+      assert.isTrue(yield* eventually(() => pings() >= 2))
+      yield* t.advance(20_000)
       assert.isTrue(yield* t.live, "answered pings keep the stream up")
       assert.strictEqual(t.server.connections.length, 1)
 
+      // Half-open: the venue stops answering (no frames, no close): dead after 30 s of silence, reopened.
       pong.on = false
       assert.isTrue(yield* t.until(t.failing, 500))
-      assert.include((yield* t.status)?.lastError ?? "", "keep-alive")
+      assert.match((yield* t.status)?.lastError ?? "", /^timeout: .*no frame for 30000 ms \(half-open link\)/)
       pong.on = true
       assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length === 2)))
     }).pipe(Effect.scoped)
@@ -280,7 +313,9 @@ describe("Bybit allLiquidation stream", () => {
   it.effect("a refused symbol is named while the others flow; every symbol refused is a recorded error", () =>
     Effect.gen(function* () {
       const refuse = new Set(["ETHUSDT"])
-      const t = yield* setup(bybitProtocol, bybitVenue(refuse, { on: true }), bybitSymbols)
+      const t = yield* setup(bybitProtocol, bybitVenue(refuse, { on: true }), bybitSymbols, {
+        stream: { refusedRetryMs: 10_000 }
+      })
       assert.isTrue(yield* t.until(t.live))
       assert.include(
         (yield* t.status)?.detail ?? "",
@@ -291,7 +326,8 @@ describe("Bybit allLiquidation stream", () => {
       // No presence row for a symbol that is not subscribed: its liquidations are unknown, not zero.
       assert.deepStrictEqual(yield* t.rows("crypto:ethereum"), [])
 
-      // The venue refuses everything: a typed error in the status, the stream keeps trying, nothing crashes.
+      // The venue refuses everything (after a reconnect): a typed error in the status, the stream keeps trying (each
+      // refused topic again after the refusal retry, 10 s here), nothing crashes.
       for (const s of bybitSymbols.keys()) refuse.add(s)
       t.server.dropAll()
       assert.isTrue(
@@ -303,9 +339,9 @@ describe("Bybit allLiquidation stream", () => {
       const s = (yield* t.status) as SourceStatus
       assert.isTrue(s.failing)
       assert.match(s.lastError ?? "", /^status: subscribe: subscription refused: Invalid topic/)
-      const before = t.server.connections.length
       refuse.clear()
-      assert.isTrue(yield* t.until(Effect.map(t.live, (l) => l && t.server.connections.length > before)))
+      assert.isTrue(yield* t.until(t.live))
+      assert.isUndefined((yield* t.status)?.lastError)
       close(yield* t.rows("crypto:bitcoin"), [[0, 22_755, 9_103]])
     }).pipe(Effect.scoped)
   )
@@ -324,11 +360,15 @@ describe("streams follow the directory's symbols (live mode)", () => {
       let current: ReadonlyMap<string, string> = new Map([["BTCUSDT", "crypto:bitcoin"]])
       const t = yield* setup(bybitProtocol, bybitVenue(new Set(["GONEUSDT"]), { on: true }), () => current)
       assert.isTrue(yield* t.until(t.live))
-      const topics = () =>
-        t.server.received.filter((f) => (f as Frame).op === "subscribe").map((f) => (f as Frame).args?.[0])
+      const topics = () => [
+        ...new Set(
+          t.server.received.filter((f) => (f as Frame).op === "subscribe").flatMap((f) => (f as Frame).args ?? [])
+        )
+      ]
       assert.deepStrictEqual(topics(), ["allLiquidation.BTCUSDT"])
 
-      // A refresh adds two listings (one the venue refuses): subscribed at the next flush, same connection.
+      // A refresh adds two listings (one the venue refuses, which refuses their request whole: each is then asked
+      // alone): subscribed within the next follow (1 s here), on the same connection.
       current = new Map([...current, ["NEWCUSDT", "crypto:newcoin-protocol"], ["GONEUSDT", "crypto:gone"]])
       assert.isTrue(yield* t.until(Effect.sync(() => topics().length === 3)))
       assert.sameMembers(topics(), ["allLiquidation.BTCUSDT", "allLiquidation.NEWCUSDT", "allLiquidation.GONEUSDT"])
@@ -337,7 +377,7 @@ describe("streams follow the directory's symbols (live mode)", () => {
       t.server.broadcast(newPrint("NEWCUSDT", T0 + 20_000))
       assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:newcoin-protocol"), (r) => r.some((x) => x[1] === 250))))
       // The refused one is named, and gets no "no liquidations" row.
-      yield* TestClock.adjust(60_000)
+      yield* t.advance(60_000)
       assert.isTrue(
         yield* eventually(() => Effect.map(t.status, (st) => (st?.detail ?? "").includes("not subscribed: GONEUSDT")))
       )
@@ -357,8 +397,7 @@ describe("streams follow the directory's symbols (live mode)", () => {
       assert.deepStrictEqual(yield* t.rows("crypto:foo"), [])
 
       current = new Map([...current, ["FOOUSDT", "crypto:foo"]])
-      yield* TestClock.adjust(1_000)
-      yield* realPause(50)
+      yield* t.advance(2_000, 200)
       t.server.broadcast(F.binanceUncovered)
       assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:foo"), (r) => r.some((x) => (x[1] ?? 0) === 100))))
       assert.strictEqual(t.server.received.filter((f) => (f as Frame).method === "SUBSCRIBE").length, 1)
@@ -411,7 +450,8 @@ describe("Binance !forceOrder@arr stream", () => {
       const t = yield* setup(binanceProtocol, binanceVenue({ on: false }), symbols)
       assert.isTrue(yield* t.until(t.live))
       assert.strictEqual(t.server.connections[0]?.path, "/market/stream")
-      assert.deepStrictEqual(t.server.received[0], { method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: 1 })
+      const subscribe = t.server.received[0] as Frame
+      assert.deepStrictEqual([subscribe.method, subscribe.params], ["SUBSCRIBE", ["!forceOrder@arr"]])
 
       for (const m of [
         F.binanceLongBtc,
@@ -436,7 +476,8 @@ describe("Binance !forceOrder@arr stream", () => {
       ])
 
       // The venue's ping frames are answered (by the WebSocket itself), and the client's own keep-alive
-      // (LIST_SUBSCRIPTIONS, every minute) is sent and its answer counted.
+      // (LIST_SUBSCRIPTIONS, every 10 s) is sent and its answer keeps a quiet connection alive past the 30 s silence
+      // limit, through the heartbeat (every minute) that names the skipped messages.
       t.server.pingAll()
       assert.isTrue(
         yield* t.until(
@@ -444,16 +485,11 @@ describe("Binance !forceOrder@arr stream", () => {
           1
         )
       )
-      yield* TestClock.adjust(61_000)
-      assert.isTrue(
-        yield* eventually(() =>
-          t.server.received.some((f) => (f as Frame).method === "LIST_SUBSCRIPTIONS" && (f as Frame).id === 2)
-        )
-      )
-      yield* realPause(200)
-      yield* TestClock.adjust(10_000)
-      yield* realPause(50)
+      yield* t.advance(70_000)
+      const keepAlives = t.server.received.filter((f) => (f as Frame).method === "LIST_SUBSCRIPTIONS").length
+      assert.isAtLeast(keepAlives, 6)
       assert.isTrue(yield* t.live, "an answered keep-alive keeps the stream up")
+      assert.strictEqual(t.server.connections.length, 1)
       assert.include((yield* t.status)?.detail ?? "", "2 malformed messages skipped")
 
       // Dropped, reconnected, resumed: the 12:00 bucket keeps what it had and adds the new print once.
@@ -469,7 +505,7 @@ describe("Binance !forceOrder@arr stream", () => {
   it.effect("a refused SUBSCRIBE is a typed error in the status; the stream retries and recovers", () =>
     Effect.gen(function* () {
       const refuse = { on: true }
-      const t = yield* setup(binanceProtocol, binanceVenue(refuse), symbols)
+      const t = yield* setup(binanceProtocol, binanceVenue(refuse), symbols, { stream: { refusedRetryMs: 10_000 } })
       assert.isTrue(yield* t.until(t.failing, 10))
       const s = (yield* t.status) as SourceStatus
       assert.strictEqual(
@@ -477,9 +513,10 @@ describe("Binance !forceOrder@arr stream", () => {
         "status: subscribe: subscription refused: code 2: Invalid request: unknown stream"
       )
       assert.strictEqual(s.lastSuccessMs, undefined)
+      // Asked again after the refusal retry (10 s here), on the same connection.
       refuse.on = false
       assert.isTrue(yield* t.until(t.live))
-      assert.isAbove(t.server.connections.length, 1)
+      assert.strictEqual(t.server.received.filter((f) => (f as Frame).method === "SUBSCRIBE").length, 2)
       assert.isUndefined((yield* t.status)?.lastError)
     }).pipe(Effect.scoped)
   )
@@ -491,9 +528,9 @@ describe("Binance !forceOrder@arr stream", () => {
       yield* Effect.forkScoped(
         runLiquidationStream(binanceProtocol, {
           baseUrl: "ws://127.0.0.1:9",
-          symbols,
+          instruments: instrumentsOf("binance", symbols),
           timeoutMs: 2_000,
-          backoffBaseMs: 1_000
+          stream: { backoffBaseMs: 1_000 }
         }).pipe(Effect.provideService(MarketStore, store))
       )
       let s: SourceStatus | undefined
@@ -509,7 +546,7 @@ describe("Binance !forceOrder@arr stream", () => {
 })
 
 describe("liquidation stream configuration", () => {
-  it("streams Binance and Bybit from their public websockets by default; none behind a replay REST server", () => {
+  it("streams Binance, Bybit and OKX from their public websockets by default; none behind a replay REST server", () => {
     const UA = "Market Data Tests tests@example.com"
     const defaults = liveConfig({ secUserAgent: UA })
     assert.deepStrictEqual(defaults.wsBaseUrls, {
@@ -518,8 +555,9 @@ describe("liquidation stream configuration", () => {
       okx: "wss://ws.okx.com:8443",
       hyperliquid: "wss://api.hyperliquid.xyz"
     })
-    assert.strictEqual(liquidationStreams(defaults).length, 2)
-    assert.strictEqual(liquidationStreams({ ...defaults, venues: ["okx", "hyperliquid"] }).length, 0)
+    assert.strictEqual(liquidationStreams(defaults).length, 3)
+    assert.strictEqual(liquidationStreams({ ...defaults, venues: ["okx", "hyperliquid"] }).length, 1)
+    assert.strictEqual(liquidationStreams({ ...defaults, venues: ["hyperliquid"] }).length, 0)
     const u = "http://127.0.0.1:9"
     const replay = liveConfig({
       secUserAgent: UA,

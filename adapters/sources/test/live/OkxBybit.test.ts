@@ -73,7 +73,7 @@ describe("OKX v5 swaps connector", () => {
       const [flow] = yield* store.read("takerFlow", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(flow?.buyUsd ?? [])], [800_000, 1_500_000.25])
       assert.deepStrictEqual([...(flow?.sellUsd ?? [])], [900_000, 1_200_000.5])
-      // Liquidations: sz contracts x 0.01 BTC x bankruptcy price; `sell` = longs liquidated; same ms merged.
+      // Liquidations: sz contracts x 0.01 BTC x bankruptcy price; `sell` = longs liquidated; one row per minute.
       const [liq] = yield* store.read("liquidations", { assetId: "crypto:bitcoin", ...ALL })
       assert.deepStrictEqual([...(liq?.t ?? [])], [at("11:58"), at("11:59")])
       assert.closeTo(liq?.longUsd[0] as number, 100 * 0.01 * 90000 + 50 * 0.01 * 89990, 1e-6)

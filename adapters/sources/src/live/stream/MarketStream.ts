@@ -26,6 +26,10 @@
  *
  * Frames are read synchronously as they arrive (one `JSON.parse`, a few map updates); a frame that is not the
  * documented format, or larger than `MAX_FRAME_CHARS`, is skipped whole and counted in the status detail.
+ *
+ * The connection manager itself (`runStream`) knows nothing of what the frames carry: a `StreamTarget` takes them
+ * and the stream's state. `runMarketStream` is it over the `QuoteBoard` (every instance's market streams); the
+ * leader's liquidation streams (`Liquidation.ts`) are it over the store's liquidation buckets.
  */
 import { BAR_MS, type QuoteBoard } from "@market-data/core"
 import { Clock, Effect } from "effect"
@@ -55,6 +59,8 @@ const FIRST_REQUEST_ID = 100
 
 export interface MarketStreamOptions {
   readonly baseUrl: string
+  /** The websocket URL of a topic's endpoint, where it is not `protocol.url(baseUrl, topic)` (a configured endpoint). */
+  readonly url?: ((topic: string) => string) | undefined
   /** The venue's perpetuals now, by venue symbol (read at start and every `followEveryMs`). */
   readonly instruments: () => ReadonlyMap<string, Instrument>
   /** Connect and request-answer timeout (ms). */
@@ -66,6 +72,8 @@ export interface MarketStreamOptions {
   readonly rotateBeforeMs?: number
   /** Overrides of the protocol's limits (tests: short lifetimes and silences). */
   readonly limits?: Partial<StreamLimits>
+  /** A refused topic is asked again after this long (default `REFUSED_RETRY_MS`). */
+  readonly refusedRetryMs?: number
   /** The service clock (default Effect's `Clock`, so `TestClock` drives the manager). */
   readonly now?: () => number
   readonly random?: () => number
@@ -120,6 +128,53 @@ interface Slot {
   reason: string | undefined
 }
 
+/** What a target's sink may ask of the manager while a frame is read. */
+export interface SinkContext {
+  /**
+   * The followed instrument of a venue symbol (undefined: not followed, its data is ignored); throws `Malformed`
+   * when `t` is not a live event time (the frame is then skipped whole).
+   */
+  readonly instrument: (symbol: string, t: number) => Instrument | undefined
+  /** Records that a symbol's data was applied (its silence clock, and the stream's newest event time). */
+  readonly seen: (symbol: string, t: number) => void
+}
+
+/** The stream's state as a target publishes it (every 200 ms, and once more when the stream stops). */
+export interface StreamState {
+  /** The service time of this state. */
+  readonly nowMs: number
+  /** Every connection up and subscribed. */
+  readonly up: boolean
+  /** The stream was stopped (interrupted): nothing is ingested any more. */
+  readonly stopped: boolean
+  /** The newest venue event time applied, and the last frame's arrival (service clock). */
+  readonly newestMs: number
+  readonly lastFrameMs: number
+  /** Why the stream is not up (the first connection down). */
+  readonly reason: string | undefined
+  readonly connections: number
+  readonly topics: number
+  /** Topics the venue refused (retried after `refusedRetryMs`), with its message. */
+  readonly refused: ReadonlyArray<{ readonly topic: string; readonly message: string }>
+  /** The instruments the stream follows now (by venue symbol). */
+  readonly instruments: ReadonlyMap<string, Instrument>
+  /**
+   * The instruments the stream does not serve now: their first topic's connection is down, or the topic is refused
+   * or not yet acknowledged (for a protocol with market topics only: a market topic's), or they were not mentioned
+   * for `symbolSilenceMs`.
+   */
+  readonly silent: ReadonlyArray<Instrument>
+}
+
+/** Where a stream's frames and state go. */
+export interface StreamTarget {
+  /** The sink a connection's frames are read into. */
+  readonly sink: (context: SinkContext) => VenueSink
+  /** A delisted instrument: its streamed state is dropped. */
+  readonly forget: (instrument: Instrument) => void
+  readonly publish: (state: StreamState) => void
+}
+
 /**
  * Runs a venue's market streams into `board` forever (until interrupted); never fails: every problem is in the
  * venue's stream health. Returns the stats object it keeps current.
@@ -128,16 +183,137 @@ export const runMarketStream = (
   protocol: MarketStreamProtocol,
   options: MarketStreamOptions,
   board: QuoteBoard,
-  stats: MarketStreamStats = { frames: 0, malformed: 0, connects: 0, rotations: 0, gaps: 0, lastMalformed: "" }
+  stats: MarketStreamStats = emptyStats()
+): Effect.Effect<void> => runStream(protocol, options, boardTarget(protocol, board, stats), stats)
+
+export const emptyStats = (): MarketStreamStats => ({
+  frames: 0,
+  malformed: 0,
+  connects: 0,
+  rotations: 0,
+  gaps: 0,
+  lastMalformed: ""
+})
+
+/**
+ * Runs a venue's streams of `protocol` into `target` forever (until interrupted): the shared connection manager.
+ * Never fails: every problem is in the state it publishes.
+ */
+export const runStream = (
+  protocol: MarketStreamProtocol,
+  options: MarketStreamOptions,
+  target: StreamTarget,
+  stats: MarketStreamStats = emptyStats()
 ): Effect.Effect<void> =>
   Clock.clockWith((clock) =>
-    runWith(protocol, options, board, stats, options.now ?? (() => clock.currentTimeMillisUnsafe()))
+    runWith(protocol, options, target, stats, options.now ?? (() => clock.currentTimeMillisUnsafe()))
   )
+
+/** The market streams' target: quotes, bars and tickers into the board in canonical units, health and silence. */
+const boardTarget = (protocol: MarketStreamProtocol, board: QuoteBoard, stats: MarketStreamStats): StreamTarget => {
+  const venue = protocol.venue
+  return {
+    sink: ({ instrument, seen }) => ({
+      quote: (symbol, t, bid, bidSize, ask, askSize) => {
+        const i = instrument(symbol, t)
+        if (i === undefined) return
+        if (!(bid > 0 && ask >= bid && bidSize >= 0 && askSize >= 0)) throw new Malformed(`${symbol}: not a quote`)
+        const size = i.tokensPerUnit * i.tokensPerContract
+        board.applyQuote(i.assetId, venue, {
+          t,
+          bid: bid / i.tokensPerUnit,
+          bidSize: bidSize * size,
+          ask: ask / i.tokensPerUnit,
+          askSize: askSize * size
+        })
+        seen(symbol, t)
+      },
+      bar: (symbol, t, b: VenueBar) => {
+        const i = instrument(symbol, t)
+        if (i === undefined) return
+        const u = i.tokensPerUnit
+        if (!(b.low > 0 && b.high >= b.low && b.volume >= 0) || b.openMs % BAR_MS !== 0)
+          throw new Malformed(`${symbol}: not a 15-minute bar`)
+        const takerBuyUsd = b.takerBuyQuote
+        board.applyBar(i.assetId, venue, {
+          t: b.openMs,
+          eventMs: t,
+          open: b.open / u,
+          high: b.high / u,
+          low: b.low / u,
+          close: b.close / u,
+          volume: b.volume * u * i.tokensPerContract,
+          ...(takerBuyUsd === undefined || b.quoteVolume === undefined
+            ? {}
+            : { takerBuyUsd, takerSellUsd: Math.max(0, b.quoteVolume - takerBuyUsd) })
+        })
+        seen(symbol, t)
+      },
+      ticker: (symbol, t, f: VenueTickerFields) => {
+        const i = instrument(symbol, t)
+        if (i === undefined) return
+        const mark = f.mark === undefined ? undefined : f.mark / i.tokensPerUnit
+        const markNow = mark ?? board.ticker(i.assetId, venue)?.mark
+        const oiUsd =
+          f.oiUsd ??
+          (f.oiQuantity === undefined || markNow === undefined
+            ? undefined
+            : f.oiQuantity * i.tokensPerUnit * i.tokensPerContract * markNow)
+        board.applyTicker(i.assetId, venue, {
+          t,
+          mark,
+          index: f.index === undefined ? undefined : f.index / i.tokensPerUnit,
+          fundingRate: f.fundingRate,
+          predictedRate: f.predictedRate,
+          nextFundingMs: f.nextFundingMs,
+          intervalMs: f.intervalMs ?? i.fundingIntervalMs,
+          oiUsd
+        })
+        seen(symbol, t)
+      }
+    }),
+    forget: (i) => board.forget(i.assetId, venue),
+    publish: (s) => {
+      const before = board.health(venue)
+      if (s.stopped) {
+        if (before !== undefined)
+          board.setHealth(venue, { ...before, up: false, sinceMs: s.nowMs, reason: "stream stopped (not ingesting)" })
+        return
+      }
+      board.setSilent(venue, new Set(s.silent.map((i) => i.assetId)))
+      const parts = [`streamed over ${s.connections} connections (${s.topics} topics): ${protocol.describe}`]
+      if (s.refused.length > 0)
+        parts.push(
+          `refused: ${s.refused
+            .slice(0, 10)
+            .map((r) => `${r.topic} (${r.message})`)
+            .join(", ")}`
+        )
+      if (s.silent.length > 0)
+        parts.push(
+          `served from REST (silent, refused or connection down): ${s.silent
+            .slice(0, 20)
+            .map((i) => i.symbol)
+            .join(", ")}${s.silent.length > 20 ? ` and ${s.silent.length - 20} more` : ""}`
+        )
+      if (stats.malformed > 0) parts.push(`${stats.malformed} malformed frames skipped (last: ${stats.lastMalformed})`)
+      board.setHealth(venue, {
+        components: protocol.components,
+        up: s.up,
+        newestMs: s.newestMs,
+        lastFrameMs: s.lastFrameMs,
+        sinceMs: before !== undefined && before.up === s.up ? before.sinceMs : s.nowMs,
+        reason: s.up ? undefined : s.reason,
+        detail: parts.join("; ")
+      })
+    }
+  }
+}
 
 const runWith = (
   protocol: MarketStreamProtocol,
   options: MarketStreamOptions,
-  board: QuoteBoard,
+  target: StreamTarget,
   stats: MarketStreamStats,
   now: () => number
 ): Effect.Effect<void> => {
@@ -153,6 +329,7 @@ const runWith = (
   const backoffBaseMs = options.backoffBaseMs ?? 1_000
   const backoffCapMs = options.backoffCapMs ?? 8_000
   const rotateBeforeMs = options.rotateBeforeMs ?? 30 * 60_000
+  const refusedRetryMs = options.refusedRetryMs ?? REFUSED_RETRY_MS
 
   let instruments = options.instruments()
   const slots: Array<Slot> = []
@@ -164,68 +341,14 @@ const runWith = (
   let nextConnectMs = 0
   let startedMs = now()
 
-  const sink: VenueSink = {
-    quote: (symbol, t, bid, bidSize, ask, askSize) => {
+  const sink: VenueSink = target.sink({
+    instrument: (symbol, t) => {
       const i = instruments.get(symbol)
-      if (i === undefined) return
-      live(t)
-      if (!(bid > 0 && ask >= bid && bidSize >= 0 && askSize >= 0)) throw new Malformed(`${symbol}: not a quote`)
-      const size = i.tokensPerUnit * i.tokensPerContract
-      board.applyQuote(i.assetId, venue, {
-        t,
-        bid: bid / i.tokensPerUnit,
-        bidSize: bidSize * size,
-        ask: ask / i.tokensPerUnit,
-        askSize: askSize * size
-      })
-      seen(symbol, t)
+      if (i !== undefined) live(t)
+      return i
     },
-    bar: (symbol, t, b: VenueBar) => {
-      const i = instruments.get(symbol)
-      if (i === undefined) return
-      live(t)
-      const u = i.tokensPerUnit
-      if (!(b.low > 0 && b.high >= b.low && b.volume >= 0) || b.openMs % BAR_MS !== 0)
-        throw new Malformed(`${symbol}: not a 15-minute bar`)
-      const takerBuyUsd = b.takerBuyQuote
-      board.applyBar(i.assetId, venue, {
-        t: b.openMs,
-        eventMs: t,
-        open: b.open / u,
-        high: b.high / u,
-        low: b.low / u,
-        close: b.close / u,
-        volume: b.volume * u * i.tokensPerContract,
-        ...(takerBuyUsd === undefined || b.quoteVolume === undefined
-          ? {}
-          : { takerBuyUsd, takerSellUsd: Math.max(0, b.quoteVolume - takerBuyUsd) })
-      })
-      seen(symbol, t)
-    },
-    ticker: (symbol, t, f: VenueTickerFields) => {
-      const i = instruments.get(symbol)
-      if (i === undefined) return
-      live(t)
-      const mark = f.mark === undefined ? undefined : f.mark / i.tokensPerUnit
-      const markNow = mark ?? board.ticker(i.assetId, venue)?.mark
-      const oiUsd =
-        f.oiUsd ??
-        (f.oiQuantity === undefined || markNow === undefined
-          ? undefined
-          : f.oiQuantity * i.tokensPerUnit * i.tokensPerContract * markNow)
-      board.applyTicker(i.assetId, venue, {
-        t,
-        mark,
-        index: f.index === undefined ? undefined : f.index / i.tokensPerUnit,
-        fundingRate: f.fundingRate,
-        predictedRate: f.predictedRate,
-        nextFundingMs: f.nextFundingMs,
-        intervalMs: f.intervalMs ?? i.fundingIntervalMs,
-        oiUsd
-      })
-      seen(symbol, t)
-    }
-  }
+    seen: (symbol, t) => seen(symbol, t)
+  })
   const live = (t: number) => {
     const n = now()
     if (!(t >= n - EVENT_PAST_LIMIT_MS && t <= n + EVENT_FUTURE_LIMIT_MS))
@@ -244,7 +367,7 @@ const runWith = (
   }
 
   const place = (topic: string) => {
-    const endpoint = protocol.url(options.baseUrl, topic)
+    const endpoint = options.url?.(topic) ?? protocol.url(options.baseUrl, topic)
     let slot = slots.find((s) => s.endpoint === endpoint && s.topics.size < limits.topicsPerConnection)
     if (slot === undefined) {
       slot = {
@@ -289,7 +412,7 @@ const runWith = (
     }
     for (const [symbol, i] of before) {
       if (!instruments.has(symbol)) {
-        board.forget(i.assetId, venue)
+        target.forget(i)
         lastSeen.delete(symbol)
       }
     }
@@ -475,7 +598,7 @@ const runWith = (
     for (const t of slot.topics) {
       if (c.subscribed.has(t)) continue
       const r = refused.get(t)
-      if (r !== undefined && nowMs < r.atMs + REFUSED_RETRY_MS) continue
+      if (r !== undefined && nowMs < r.atMs + refusedRetryMs) continue
       refused.delete(t)
       add.push(t)
     }
@@ -600,45 +723,40 @@ const runWith = (
     // Up while every connection is: the status is the venue's, so a symbol on a connection still reconnecting must
     // not be answered `live` from its older REST book meanwhile.
     const up = slots.length > 0 && upSlots.length === slots.length
-    const silent = new Set<string>()
-    const silentSymbols: Array<string> = []
+    const silent: Array<Instrument> = []
+    // Topics not yet asked for on their serving connection, or asked and not answered yet (a new listing's): not
+    // served yet.
+    const pendingTopics = new Set<string>()
+    for (const s of slots)
+      for (const r of s.conn?.pending.values() ?? [])
+        if (r.op === "subscribe") for (const t of r.waiting) pendingTopics.add(t)
     for (const [symbol, i] of instruments) {
       // The symbol's first topic carries its top of book: its book is served from REST when that topic's
-      // connection is down or the venue refused it (a refused kline topic leaves the book streamed).
-      const topics = protocol.symbolTopics(symbol).slice(0, 1)
+      // connection is down or the venue refused it (a refused kline topic leaves the book streamed). A protocol
+      // with market topics only (an all-market liquidation stream) serves every symbol through them.
+      const own = protocol.symbolTopics(symbol)
+      const topics = own.length > 0 ? own.slice(0, 1) : protocol.marketTopics
       const slotDown = topics.some((t) => slotOf.get(t)?.upSinceMs === undefined)
-      const isRefused = topics.some((t) => refused.has(t))
+      const isRefused = topics.some(
+        (t) => refused.has(t) || pendingTopics.has(t) || slotOf.get(t)?.conn?.subscribed.has(t) !== true
+      )
       const since = Math.max(startedMs, ...topics.map((t) => slotOf.get(t)?.upSinceMs ?? nowMs))
       const quiet = nowMs - (lastSeen.get(symbol) ?? since) > limits.symbolSilenceMs
-      if (slotDown || isRefused || quiet) {
-        silent.add(i.assetId)
-        silentSymbols.push(symbol)
-      }
+      if (slotDown || isRefused || quiet) silent.push(i)
     }
-    board.setSilent(venue, silent)
-    const parts = [`streamed over ${slots.length} connections (${slotOf.size} topics): ${protocol.describe}`]
-    if (refused.size > 0)
-      parts.push(
-        `refused: ${[...refused]
-          .slice(0, 10)
-          .map(([t, r]) => `${t} (${r.message})`)
-          .join(", ")}`
-      )
-    if (silentSymbols.length > 0)
-      parts.push(
-        `served from REST (silent, refused or connection down): ${silentSymbols.slice(0, 20).join(", ")}${silentSymbols.length > 20 ? ` and ${silentSymbols.length - 20} more` : ""}`
-      )
-    if (stats.malformed > 0) parts.push(`${stats.malformed} malformed frames skipped (last: ${stats.lastMalformed})`)
     const downSlot = slots.find((s) => s.upSinceMs === undefined)
-    const before = board.health(venue)
-    board.setHealth(venue, {
-      components: protocol.components,
+    target.publish({
+      nowMs,
       up,
+      stopped: false,
       newestMs,
       lastFrameMs: Math.max(0, ...slots.map((s) => s.conn?.lastFrameMs ?? 0)),
-      sinceMs: before !== undefined && before.up === up ? before.sinceMs : nowMs,
       reason: up ? undefined : (downSlot?.reason ?? (slots.length === 0 ? "no topics" : "connecting")),
-      detail: parts.join("; ")
+      connections: slots.length,
+      topics: slotOf.size,
+      refused: [...refused].map(([topic, r]) => ({ topic, message: r.message })),
+      instruments,
+      silent
     })
     lastHealthMs = nowMs
   }
@@ -669,9 +787,19 @@ const runWith = (
           closeConn(s.conn, "stopped")
           closeConn(s.next, "stopped")
         }
-        const h = board.health(venue)
-        if (h !== undefined)
-          board.setHealth(venue, { ...h, up: false, sinceMs: now(), reason: "stream stopped (not ingesting)" })
+        target.publish({
+          nowMs: now(),
+          up: false,
+          stopped: true,
+          newestMs,
+          lastFrameMs: Math.max(0, ...slots.map((s) => s.conn?.lastFrameMs ?? 0)),
+          reason: "stream stopped (not ingesting)",
+          connections: slots.length,
+          topics: slotOf.size,
+          refused: [],
+          instruments,
+          silent: [...instruments.values()]
+        })
       })
     ),
     Effect.withSpan(`live.${venue}.streams`)

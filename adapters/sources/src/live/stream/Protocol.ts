@@ -1,5 +1,5 @@
 /**
- * A venue's market-data websocket protocol, as the shared connection manager (`Connection.ts`) drives it: which
+ * A venue's websocket protocol, as the shared connection manager (`MarketStream.ts`) drives it: which
  * topics a symbol needs, how to (un)subscribe them, the venue's limits, its keep-alive, and a reader that turns
  * one frame into updates of a `VenueSink` (in the venue's own units: the stream runner `MarketStream.ts` maps
  * symbols to canonical assets and converts units).
@@ -39,12 +39,30 @@ export interface VenueBar {
   readonly takerBuyQuote?: number | undefined
 }
 
+/** One liquidation as a venue printed it (its price and quantity units: the sink converts). */
+export interface VenueLiquidation {
+  readonly symbol: string
+  /** The venue's time of the liquidation. */
+  readonly t: number
+  /** `long`: a long position was liquidated (a forced sell); `short`: a forced buy. */
+  readonly side: "long" | "short"
+  /** Price per unit of the symbol (USDT). */
+  readonly price: number
+  /** In the venue's quantity unit (contracts or units of the symbol). */
+  readonly quantity: number
+}
+
 /** Where a reader puts what it read (venue symbols, venue price and quantity units). */
 export interface VenueSink {
   readonly quote: (symbol: string, t: number, bid: number, bidSize: number, ask: number, askSize: number) => void
   readonly ticker: (symbol: string, t: number, fields: VenueTickerFields) => void
   /** The forming 15-minute bar (kline streams). */
   readonly bar?: (symbol: string, t: number, bar: VenueBar) => void
+  /**
+   * The liquidations of one frame, all at once: a frame with one bad print is skipped whole, so nothing of it is
+   * counted (liquidation streams).
+   */
+  readonly liquidations?: (prints: ReadonlyArray<VenueLiquidation>) => void
 }
 
 /** What one frame was, beside the data it carried. */

@@ -1,63 +1,95 @@
 /**
- * Binance USD-M liquidations: the all-market \`!forceOrder@arr\` stream on the routed \`/market\` endpoint
- * (\`../../LiquidationStreams.ts\` documents the protocol and how prints are counted).
+ * Binance USD-M liquidations (documentation: USDⓈ-M futures "Websocket Market Streams", "All Market Liquidation
+ * Order Streams", and the "Important WebSocket Change Notice" on the routed endpoints), run by the leader over the
+ * shared connection manager (`../../stream/Liquidation.ts` counts and stores the prints).
+ *
+ * Stream: `!forceOrder@arr`, one topic for every symbol, on the routed `/market/stream` endpoint (an unrouted
+ * `/stream` connection receives none since the split). `{"method":"SUBSCRIBE","params":["!forceOrder@arr"],"id"}`
+ * is answered `{"result":null,"id"}` (an error: `{"error":{"code","msg"},"id"}` or `{"code","msg","id"}`). Events,
+ * wrapped `{"stream","data"}` on the combined endpoint: `{"e":"forceOrder","E","o":{"s" symbol,"S" side,"X"
+ * status,"q","p","ap" average price,"l","z" filled quantity,"T" trade time}}`. `S` is the liquidation order's side:
+ * `SELL` closes a long (a long was liquidated), `BUY` a short. USD = `z x ap`. Only terminal orders (`FILLED`,
+ * `EXPIRED` with a fill) count, so an order printed part-filled and then filled is counted once. Binance pushes at
+ * most one liquidation per symbol per second (the latest: the stream is a snapshot), so busy seconds are
+ * under-counted and totals built from it are a floor (`lower_bound` in answers).
+ *
+ * Limits and keep-alive: those of the market endpoint (`Stream.ts`): the server pings every 3 minutes (the
+ * websocket answers), closes a connection at 24 hours (the manager rotates it before then with no gap); the client
+ * asks `LIST_SUBSCRIPTIONS` every 10 s, whose answer proves a quiet connection alive (a liquidation-free minute is
+ * normal), and a connection silent for 30 s is dead.
  */
-import { Malformed, num, obj, str } from "../../Parse.ts"
-import { type LiquidationPrint, nonNegative, type StreamProtocol, side } from "../../stream/Liquidation.ts"
+import { Malformed, obj, str } from "../../Parse.ts"
+import type { FrameKind, StreamReader, VenueLiquidation, VenueSink } from "../../stream/Protocol.ts"
+import { type LiquidationProtocol, nonNegative, side } from "../../stream/Liquidation.ts"
 
-/** Binance's subscription request id, and its keep-alive (`LIST_SUBSCRIPTIONS`) id. */
-const BINANCE_SUBSCRIBE_ID = 1
-const BINANCE_PING_ID = 2
+export const BINANCE_LIQUIDATION_TOPIC = "!forceOrder@arr"
+/** The request id of the keep-alive (`LIST_SUBSCRIPTIONS`); the connection manager's ids start at 100. */
+const PING_ID = 1
 
-const binanceEvent = (value: unknown, path: string): LiquidationPrint | undefined => {
+const binanceEvent = (value: unknown, path: string): VenueLiquidation | undefined => {
   const e = obj(value, path)
   if (e.e !== "forceOrder") throw new Malformed(`${path}.e: not forceOrder`)
   const o = obj(e.o, `${path}.o`)
   const symbol = str(o.s, `${path}.o.s`)
   const s = side(str(o.S, `${path}.o.S`), "SELL", "BUY", `${path}.o.S`)
   const status = str(o.X, `${path}.o.X`)
-  const filled = nonNegative(o.z, `${path}.o.z`)
+  const quantity = nonNegative(o.z, `${path}.o.z`)
   const price = nonNegative(o.ap, `${path}.o.ap`)
-  const t = num(o.T, `${path}.o.T`)
+  const t = nonNegative(o.T, `${path}.o.T`)
   // Only an order's terminal print counts (an order printed part-filled and then filled is counted once).
-  if ((status !== "FILLED" && status !== "EXPIRED") || filled === 0) return undefined
-  return { symbol, t, side: s, usd: filled * price }
+  if ((status !== "FILLED" && status !== "EXPIRED") || quantity === 0) return undefined
+  return { symbol, t, side: s, price, quantity }
 }
 
-export const binanceProtocol: StreamProtocol = {
-  venue: "binance",
-  // `!forceOrder@arr` belongs to the routed `/market` endpoint: an unrouted `/stream` connection gets no data
-  // (Binance's "Important WebSocket Change Notice").
-  url: (base) => `${base}/market/stream`,
-  subscriptions: (symbols) => [
-    {
-      id: String(BINANCE_SUBSCRIBE_ID),
-      symbols,
-      text: JSON.stringify({ method: "SUBSCRIBE", params: ["!forceOrder@arr"], id: BINANCE_SUBSCRIBE_ID })
-    }
-  ],
-  read: (message) => {
-    const m = obj(message, "$")
+const binanceLiquidationReader = (): StreamReader => ({
+  read: (text: string, sink: VenueSink): FrameKind => {
+    const m = obj(JSON.parse(text), "$")
     if (m.id !== undefined && m.id !== null) {
       const id = String(m.id)
       const error =
         m.error !== undefined && m.error !== null ? obj(m.error, "$.error") : m.code !== undefined ? m : undefined
       if (error !== undefined)
-        return { _tag: "refused", id, message: `code ${String(error.code)}: ${String(error.msg)}` }
-      if (m.id === BINANCE_PING_ID) return { _tag: "pong" }
-      if ("result" in m) return { _tag: "subscribed", id }
+        return { kind: "refused", id, message: `code ${String(error.code)}: ${String(error.msg)}` }
+      if (m.id === PING_ID) return { kind: "pong" }
+      if ("result" in m) return { kind: "ack", id }
       throw new Malformed("$: an answer with neither result nor error")
     }
-    const payload = m.data !== undefined ? m.data : m
-    const prints: Array<LiquidationPrint> = []
-    const path = m.data !== undefined ? "$.data" : "$"
+    const wrapped = m.data !== undefined
+    const payload = wrapped ? m.data : m
+    const path = wrapped ? "$.data" : "$"
     const events = Array.isArray(payload) ? payload : [payload]
+    const prints: Array<VenueLiquidation> = []
     events.forEach((e, n) => {
       const p = binanceEvent(e, Array.isArray(payload) ? `${path}[${n}]` : path)
       if (p !== undefined) prints.push(p)
     })
-    return { _tag: "prints", prints }
+    sink.liquidations?.(prints)
+    return { kind: "data" }
+  }
+})
+
+export const binanceLiquidationProtocol: LiquidationProtocol = {
+  venue: "binance",
+  url: (baseUrl) => `${baseUrl}/market/stream`,
+  components: ["liquidations"],
+  marketTopics: [BINANCE_LIQUIDATION_TOPIC],
+  symbolTopics: () => [],
+  symbolOfTopic: () => undefined,
+  subscribe: (topics, id) => JSON.stringify({ method: "SUBSCRIBE", params: topics, id }),
+  unsubscribe: (topics, id) => JSON.stringify({ method: "UNSUBSCRIBE", params: topics, id }),
+  ping: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: PING_ID }),
+  limits: {
+    topicsPerConnection: 200,
+    topicsPerMessage: 50,
+    messagesPerSecond: 5,
+    connectsPerSecond: 1,
+    maxLifetimeMs: 24 * 3_600_000,
+    pingEveryMs: 10_000,
+    silenceMs: 30_000,
+    // A symbol without liquidations is not silent: the all-market topic serves every symbol while it is up.
+    symbolSilenceMs: Number.POSITIVE_INFINITY
   },
-  ping: { text: JSON.stringify({ method: "LIST_SUBSCRIPTIONS", id: BINANCE_PING_ID }), everyMs: 60_000 },
-  allSymbols: true
+  reader: binanceLiquidationReader,
+  describe: "`!forceOrder@arr` (routed `/market` endpoint): every symbol's liquidations, at most one a second each",
+  merge: "add"
 }

@@ -26,6 +26,9 @@
  *   the newest 100 of each instrument family every 5 minutes, so a busier 5 minutes is cut, and OKX does not
  *   state that the list holds every liquidation (its websocket channel says its data "doesn't represent the
  *   total number of liquidations on OKX"): totals built from it are a lower bound (`lower_bound` in answers).
+ *   Rows are summed per one-minute bucket, the same rows the `liquidation-orders` stream writes where it runs
+ *   (`Liquidations.ts`: each side the larger of the two counts, so no liquidation is counted twice); this poll
+ *   is then its backfill and fallback.
  * - `GET /api/v5/market/books?sz=400`: `[price, size (contracts), "0", orders]`.
  * Limits: 10 to 40 requests per 2 s per endpoint and IP (trading statistics: 5 per 2 s); the connector spends at
  * most 10 per 2 s in all, and at most 4 per 2 s on trading statistics.
@@ -35,6 +38,7 @@ import { Effect } from "effect"
 import { fetchJson, SourceError } from "../../Http.ts"
 import { makeLimiter, type RequestLimiter } from "../../Limiter.ts"
 import { arr, decode, type Json, num, obj, optNum, str } from "../../Parse.ts"
+import { LIQUIDATION_BUCKET_MS } from "../../stream/Liquidation.ts"
 import {
   type Instrument,
   intervalsFromGaps,
@@ -294,7 +298,8 @@ export const makeOkx = (options: { readonly baseUrl: string; readonly timeoutMs:
           arr(o.details, `$.data[${n}].details`).forEach((d, m) => {
             const x = obj(d, `$.data[${n}].details[${m}]`)
             const path = `$.data[${n}].details[${m}]`
-            const t = num(x.ts, `${path}.ts`)
+            // One-minute buckets, the liquidation stream's (`Liquidations.ts`): both paths write the same rows.
+            const t = Math.floor(num(x.ts, `${path}.ts`) / LIQUIDATION_BUCKET_MS) * LIQUIDATION_BUCKET_MS
             const usd = num(x.sz, `${path}.sz`) * i.tokensPerContract * num(x.bkPx, `${path}.bkPx`)
             const side = str(x.side, `${path}.side`)
             const row = byMs.get(t) ?? { longUsd: 0, shortUsd: 0 }

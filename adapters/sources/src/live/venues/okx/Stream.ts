@@ -15,11 +15,19 @@
  *   prediction for the interval after; "" where OKX publishes none), `fundingTime`, `nextFundingTime` (their gap is
  *   the interval), `ts`; pushed every 30 to 90 s.
  * - `open-interest` (`oi` in contracts, `oiCcy` in coins, `oiUsd`; every 3 s on change) is read when it arrives but
- *   not subscribed: it would add a fourth topic per swap (a third more subscriptions and frames) for a value no
+ *   not subscribed: it would add a fourth public topic per swap (a third more subscriptions and frames) for a value no
  *   streamed answer serves yet (open interest is answered from the REST tickers job's stored 15-minute series).
  *   `index-tickers` (`idxPx` of `<BASE>-USDT`, 100 ms) is not subscribed either: it is keyed by index, not swap,
  *   and the index is not served from the stream. Either is one line in `symbolTopics` once an answer needs it.
- * Data frames: `{"arg":{"channel","instId"},"data":[{...}]}`.
+ * - `candle15m` on the business endpoint `/ws/v5/business` (OKX serves candles there only, since its 2023 split of
+ *   the endpoints; its base URL is configurable apart, `MARKET_DATA_OKX_WS_BUSINESS_BASE_URL`, else the public
+ *   one's host): the 15-minute bar still forming, pushed at most once a second while it trades, each row
+ *   `[ts (open time), o, h, l, c, vol (contracts), volCcy (coins), volCcyQuote (USDT), confirm ("0" forming, "1"
+ *   closed)]`. The feed writes it once a minute in place of the REST forming-bar request (`market/candles`, one a
+ *   swap a minute). OKX candles carry no taker split (taker flow stays on REST) and no event time: the bar's open
+ *   time orders pushes (a later push of the same bar replaces the earlier one). Candle topics have their own
+ *   connections (the business endpoint's), under the same limits.
+ * Data frames: `{"arg":{"channel","instId"},"data":[{...}]}` (candles: `"data":[[...]]`).
  *
  * Requests: `{"op":"subscribe","args":[{"channel","instId"},...]}` (and `unsubscribe`). OKX answers each arg on its
  * own, `{"event":"subscribe","arg":{...},"connId"}` (acknowledged by topics), and refuses with
@@ -31,7 +39,8 @@
  * Limits (documented): 3 connection requests per second per IP; 480 `subscribe`/`unsubscribe`/`login` requests
  * per hour per connection; the channels of one request at most 64 KB in total; a connection with no subscription,
  * or no data pushed, for 30 s is closed ("set a timer of N < 30 s; send `ping` when it fires"); no fixed connection
- * age. Chosen: 300 topics a connection (100 swaps; ~250 USDT swaps are 3 connections), 100 topics a request
+ * age. Chosen: 300 topics a connection (100 swaps on `/public`, 300 on `/business`; ~250 USDT swaps are 3 public
+ * connections and one business connection), 100 topics a request
  * (~6 KB; a connection subscribes in 3 requests, far inside 480 an hour, which also bounds following listings and
  * refusal retries), 3 messages a second, one connect a second, `ping` every 20 s (mark prices speak every 10 s
  * anyway), silence past 30 s is a dead link (OKX would close it too), a swap without a frame for 30 s (three missed
@@ -47,8 +56,23 @@ export const OKX_CHANNELS = {
   openInterest: "open-interest"
 } as const
 
-/** The channels subscribed per swap (see the module comment for those left out). */
-const SUBSCRIBED = [OKX_CHANNELS.tickers, OKX_CHANNELS.mark, OKX_CHANNELS.funding] as const
+/** The forming 15-minute bar, on the business endpoint. */
+export const OKX_CANDLE_CHANNEL = "candle15m"
+
+/** The channels subscribed per swap, the top of book's first (see the module comment for those left out). */
+const SUBSCRIBED = [OKX_CHANNELS.tickers, OKX_CHANNELS.mark, OKX_CHANNELS.funding, OKX_CANDLE_CHANNEL] as const
+
+/** The path of a topic's endpoint: candles are served on `/ws/v5/business`, the rest on `/ws/v5/public`. */
+export const okxEndpointPath = (topic: string): string =>
+  topic.startsWith(`${OKX_CANDLE_CHANNEL}:`) ? "/ws/v5/business" : "/ws/v5/public"
+
+/** A topic's URL where the business endpoint has a base URL of its own (`MARKET_DATA_OKX_WS_BUSINESS_BASE_URL`). */
+export const okxTopicUrl =
+  (publicBaseUrl: string, businessBaseUrl: string) =>
+  (topic: string): string => {
+    const path = okxEndpointPath(topic)
+    return `${path === "/ws/v5/business" ? businessBaseUrl : publicBaseUrl}${path}`
+  }
 
 const topicOf = (channel: string, instId: string) => `${channel}:${instId}`
 
@@ -135,6 +159,23 @@ const okxReader = (): StreamReader => ({
           })
         })
         return { kind: "data" }
+      case OKX_CANDLE_CHANNEL: {
+        const instId = str(arg.instId, "$.arg.instId")
+        arr(m.data, "$.data").forEach((k, n) => {
+          const row = arr(k, `$.data[${n}]`)
+          const p = (c: number) => num(row[c], `$.data[${n}][${c}]`)
+          const openMs = p(0)
+          sink.bar?.(instId, openMs, {
+            openMs,
+            open: p(1),
+            high: p(2),
+            low: p(3),
+            close: p(4),
+            volume: p(5)
+          })
+        })
+        return { kind: "data" }
+      }
       case OKX_CHANNELS.openInterest:
         rows(m).forEach((d, n) => {
           const path = `$.data[${n}]`
@@ -157,7 +198,7 @@ const request = (op: "subscribe" | "unsubscribe", topics: ReadonlyArray<string>)
 
 export const okxStreamProtocol: MarketStreamProtocol = {
   venue: "okx",
-  url: (baseUrl) => `${baseUrl}/ws/v5/public`,
+  url: (baseUrl, topic) => `${baseUrl}${okxEndpointPath(topic)}`,
   components: ["books", "fundingState"],
   marketTopics: [],
   symbolTopics: (symbol) => SUBSCRIBED.map((channel) => topicOf(channel, symbol)),
@@ -179,5 +220,6 @@ export const okxStreamProtocol: MarketStreamProtocol = {
     symbolSilenceMs: 30_000
   },
   reader: okxReader,
-  describe: "`tickers` for the top of book (contracts), `mark-price` and `funding-rate` per swap"
+  describe:
+    "`tickers` for the top of book (contracts), `mark-price` and `funding-rate` per swap (`/ws/v5/public`); `candle15m` for the forming bar (`/ws/v5/business`)"
 }
