@@ -14,15 +14,6 @@ export { type ListingSource, type RefreshReport, refreshDirectory, type VenueRef
 export { fetchJson, fetchText, SourceError } from "./Http.ts"
 export { makeLimiter, type RequestLimiter } from "./Limiter.ts"
 export {
-  LIQUIDATION_BUCKET_MS,
-  type LiquidationProtocol,
-  type LiquidationStreamOptions,
-  runLiquidationStream,
-  type StreamVenue,
-  StreamVenues
-} from "./stream/Liquidation.ts"
-export { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
-export {
   ListingParsers,
   type ParsedListings,
   parseBinanceListings,
@@ -59,6 +50,15 @@ export {
 export { backoffSchedule, pollSchedule } from "./Schedules.ts"
 export { type DailyIndexFollower, FOLLOWED_FORMS, makeDailyIndexFollower } from "./SecDailyIndex.ts"
 export { makeSecFeed, makeSecLimiter, type SecFeed } from "./SecFeed.ts"
+export {
+  LIQUIDATION_BUCKET_MS,
+  type LiquidationProtocol,
+  type LiquidationStreamOptions,
+  runLiquidationStream,
+  type StreamVenue,
+  StreamVenues
+} from "./stream/Liquidation.ts"
+export { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
 export { type Instrument, type LiveVenue, LiveVenues, type VenueConnector } from "./Venue.ts"
 export { makeBinance } from "./venues/binance/Rest.ts"
 export { makeBybit } from "./venues/bybit/Rest.ts"

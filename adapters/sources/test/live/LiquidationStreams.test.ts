@@ -27,6 +27,7 @@ import {
 import type { Instrument } from "../../src/live/Venue.ts"
 import { binanceLiquidationProtocol as binanceProtocol } from "../../src/live/venues/binance/Liquidations.ts"
 import { bybitLiquidationProtocol as bybitProtocol } from "../../src/live/venues/bybit/Liquidations.ts"
+import { okxLiquidationProtocol as okxProtocol } from "../../src/live/venues/okx/Liquidations.ts"
 import * as F from "../fixtures/liquidation_streams.ts"
 import { eventually, realPause } from "./FakeServer.ts"
 import { fakeWsServer } from "./FakeWsServer.ts"
@@ -206,11 +207,10 @@ describe("Bybit allLiquidation stream", () => {
       assert.strictEqual(t.server.connections[0]?.path, "/v5/public/linear")
       const subs = t.server.received.filter((f) => (f as Frame).op === "subscribe") as Array<Frame>
       assert.strictEqual(subs.length, 1, "the symbols subscribed in one request")
-      assert.sameMembers([...(subs[0]?.args ?? [])], [
-        "allLiquidation.BTCUSDT",
-        "allLiquidation.ETHUSDT",
-        "allLiquidation.1000PEPEUSDT"
-      ])
+      assert.sameMembers(
+        [...(subs[0]?.args ?? [])],
+        ["allLiquidation.BTCUSDT", "allLiquidation.ETHUSDT", "allLiquidation.1000PEPEUSDT"]
+      )
 
       t.server.broadcast(F.bybitBtc)
       for (const bad of F.bybitBad) t.server.broadcast(bad)
@@ -541,6 +541,100 @@ describe("Binance !forceOrder@arr stream", () => {
       }
       assert.isTrue(s?.failing)
       assert.match(s?.lastError ?? "", /^(network|timeout): /)
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("OKX liquidation-orders stream (beside the REST poll)", () => {
+  const okxSymbols = new Map([
+    ["BTC-USDT-SWAP", "crypto:bitcoin"],
+    ["ETH-USDT-SWAP", "crypto:ethereum"]
+  ])
+  /** Contract sizes (ctVal x ctMult): 0.01 BTC, 0.1 ETH. */
+  const units = { "BTC-USDT-SWAP": 0.01, "ETH-USDT-SWAP": 0.1 }
+  /** A fake OKX public endpoint: each arg answered (or refused while `refuse.on`), `pong` to `ping`. */
+  const okxVenue = (refuse: { on: boolean }) => (frame: unknown) => {
+    if (frame === "ping") return "pong"
+    const f = frame as { readonly op?: string; readonly args?: ReadonlyArray<unknown> }
+    if (f.op !== "subscribe") return undefined
+    return (f.args ?? []).map((a) => (refuse.on ? F.okxRefused : { ...F.okxSubscribed, arg: a }))
+  }
+
+  it.effect("counts sz x ctVal x bkPx per bucket, each side the larger of its count and the REST poll's", () =>
+    Effect.gen(function* () {
+      const t = yield* setup(okxProtocol, okxVenue({ on: false }), okxSymbols, { units })
+      // The REST poll already wrote the 12:00 bucket of BTC from its list (a part of the minute's liquidations).
+      yield* t.store.write([
+        { kind: "liquidations", assetId: "crypto:bitcoin", venue: "okx", t: [T0], longUsd: [50_000], shortUsd: [0] }
+      ])
+      assert.isTrue(yield* t.until(t.live))
+      assert.strictEqual(t.server.connections[0]?.path, "/ws/v5/public")
+      assert.deepStrictEqual(t.server.received[0], { op: "subscribe", args: [F.okxArg] })
+
+      t.server.broadcast(
+        F.okxLiquidations("BTC-USDT-SWAP", [
+          { side: "sell", sz: "100", bkPx: "90000", ts: T0 + 5_000 },
+          { side: "buy", sz: "20", bkPx: "91500", ts: T0 + 10_000 }
+        ])
+      )
+      t.server.broadcast(
+        F.okxLiquidations("ETH-USDT-SWAP", [{ side: "sell", sz: "30", bkPx: "3000", ts: T0 + 12_000 }])
+      )
+      t.server.broadcast(F.okxLiquidations("DOGE-USDT-SWAP", [{ side: "sell", sz: "5", bkPx: "0.2", ts: T0 + 13_000 }]))
+      // A push with one bad detail is skipped whole.
+      t.server.broadcast(
+        F.okxLiquidations("ETH-USDT-SWAP", [
+          { side: "sell", sz: "1", bkPx: "3000", ts: T0 + 14_000 },
+          { side: "sell", sz: "x", bkPx: "3000", ts: T0 + 14_000 }
+        ])
+      )
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:ethereum"), (r) => r.length === 1 && r[0]?.[1] !== 0)))
+      // BTC: long 100 x 0.01 x 90,000 = 90,000 (above the poll's 50,000), short 20 x 0.01 x 91,500 = 18,300.
+      close(yield* t.rows("crypto:bitcoin"), [[0, 90_000, 18_300]])
+      close(yield* t.rows("crypto:ethereum"), [[0, 30 * 0.1 * 3_000, 0]])
+
+      // The poll writes the bucket again from a longer list (120,000 long); a later print the stream counts (9,000
+      // more, 99,000 in all) does not add to it: both are counts of the same minute, never summed.
+      yield* t.store.write([
+        {
+          kind: "liquidations",
+          assetId: "crypto:bitcoin",
+          venue: "okx",
+          t: [T0],
+          longUsd: [120_000],
+          shortUsd: [18_300]
+        }
+      ])
+      t.server.broadcast(
+        F.okxLiquidations("BTC-USDT-SWAP", [{ side: "sell", sz: "10", bkPx: "90000", ts: T0 + 20_000 }])
+      )
+      yield* t.advance(3_000, 200)
+      close(yield* t.rows("crypto:bitcoin"), [[0, 120_000, 18_300]])
+      t.server.broadcast(
+        F.okxLiquidations("BTC-USDT-SWAP", [{ side: "sell", sz: "50", bkPx: "90000", ts: T0 + 25_000 }])
+      )
+      assert.isTrue(yield* t.until(Effect.map(t.rows("crypto:bitcoin"), (r) => (r[0]?.[1] ?? 0) > 120_000)))
+      close(yield* t.rows("crypto:bitcoin"), [[0, 144_000, 18_300]])
+
+      // A dropped stream leaves the status to the REST poll (no failure recorded by the stream), and reconnects.
+      const before = (yield* t.status) as SourceStatus
+      t.server.dropAll()
+      yield* t.advance(500, 100)
+      assert.isFalse((yield* t.status)?.failing, "the REST poll is the fallback: its outcome is the status")
+      assert.isTrue(yield* t.until(Effect.sync(() => t.server.connections.length === 2)))
+      assert.isAtLeast((yield* t.status)?.lastSuccessMs ?? 0, before.lastSuccessMs ?? 0)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a refused subscription is named in the log and retried; nothing is recorded as failing", () =>
+    Effect.gen(function* () {
+      const refuse = { on: true }
+      const t = yield* setup(okxProtocol, okxVenue(refuse), okxSymbols, { units, stream: { refusedRetryMs: 5_000 } })
+      yield* t.advance(3_000, 200)
+      assert.isUndefined(yield* t.status, "no success while refused, and no failure over the REST poll's status")
+      refuse.on = false
+      assert.isTrue(yield* t.until(t.live))
+      assert.strictEqual(t.server.received.filter((f) => (f as Frame).op === "subscribe").length, 2)
     }).pipe(Effect.scoped)
   )
 })

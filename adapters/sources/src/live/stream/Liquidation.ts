@@ -138,7 +138,12 @@ const outcomeOf = (
   return {
     ok: false,
     error: sourceErrorText(
-      new SourceError({ source: protocol.venue, kind: timeout ? "timeout" : "network", what: endpoint, message: reason })
+      new SourceError({
+        source: protocol.venue,
+        kind: timeout ? "timeout" : "network",
+        what: endpoint,
+        message: reason
+      })
     )
   }
 }
@@ -190,7 +195,8 @@ export const runLiquidationStream = (
             const i = instrument(p.symbol, p.t)
             if (i === undefined) continue
             const usd = p.price * p.quantity * i.tokensPerContract
-            if (!(Number.isFinite(usd) && usd >= 0)) throw new Malformed(`${p.symbol}: amount is not a finite USD value`)
+            if (!(Number.isFinite(usd) && usd >= 0))
+              throw new Malformed(`${p.symbol}: amount is not a finite USD value`)
             counted.push([i, p, usd])
           }
           for (const [i, p, usd] of counted) {

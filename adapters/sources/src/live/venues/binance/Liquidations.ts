@@ -19,8 +19,8 @@
  * normal), and a connection silent for 30 s is dead.
  */
 import { Malformed, obj, str } from "../../Parse.ts"
-import type { FrameKind, StreamReader, VenueLiquidation, VenueSink } from "../../stream/Protocol.ts"
 import { type LiquidationProtocol, nonNegative, side } from "../../stream/Liquidation.ts"
+import type { FrameKind, StreamReader, VenueLiquidation, VenueSink } from "../../stream/Protocol.ts"
 
 export const BINANCE_LIQUIDATION_TOPIC = "!forceOrder@arr"
 /** The request id of the keep-alive (`LIST_SUBSCRIPTIONS`); the connection manager's ids start at 100. */

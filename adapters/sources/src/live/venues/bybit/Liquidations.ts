@@ -14,8 +14,8 @@
  * dead link; 100 topics a connection (~550 perpetuals are 6 connections), one connect a second; no fixed age.
  */
 import { arr, type Json, Malformed, obj, str } from "../../Parse.ts"
-import type { FrameKind, StreamReader, VenueLiquidation, VenueSink } from "../../stream/Protocol.ts"
 import { type LiquidationProtocol, nonNegative, side } from "../../stream/Liquidation.ts"
+import type { FrameKind, StreamReader, VenueLiquidation, VenueSink } from "../../stream/Protocol.ts"
 
 const TOPIC_PREFIX = "allLiquidation."
 

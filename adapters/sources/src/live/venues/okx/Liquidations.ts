@@ -39,8 +39,7 @@ const okxLiquidationReader = (): StreamReader => ({
         const a = obj(m.arg, "$.arg")
         return { kind: "ack", topics: [`${str(a.channel, "$.arg.channel")}:${str(a.instType, "$.arg.instType")}`] }
       }
-      if (m.event === "error")
-        return { kind: "refused", message: `code ${String(m.code)}: ${String(m.msg ?? "")}` }
+      if (m.event === "error") return { kind: "refused", message: `code ${String(m.code)}: ${String(m.msg ?? "")}` }
       return { kind: "other" }
     }
     if (m.arg === undefined) return { kind: "other" }
@@ -88,6 +87,7 @@ export const okxLiquidationProtocol: LiquidationProtocol = {
     symbolSilenceMs: Number.POSITIVE_INFINITY
   },
   reader: okxLiquidationReader,
-  describe: "`liquidation-orders` (`SWAP`, `/ws/v5/public`): every swap's liquidations, at most one a second each family",
+  describe:
+    "`liquidation-orders` (`SWAP`, `/ws/v5/public`): every swap's liquidations, at most one a second each family",
   merge: "max"
 }
