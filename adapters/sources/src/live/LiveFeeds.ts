@@ -126,8 +126,9 @@ export const liquidationStreams = (
   StreamVenues.flatMap((venue) => {
     const baseUrl = config.wsBaseUrls[venue]
     if (!config.venues.includes(venue) || baseUrl === undefined) return []
-    const followed = followInstruments(venue, config, universe, "liquidations")
-    const stream = runLiquidationStream(LiquidationProtocols[venue], {
+    const protocol = LiquidationProtocols[venue]
+    const followed = followInstruments(venue, config, universe, "liquidations", !protocol.needsContractSizes)
+    const stream = runLiquidationStream(protocol, {
       baseUrl,
       instruments: followed.instruments,
       timeoutMs: config.requestTimeoutMs
@@ -143,13 +144,16 @@ export const STREAM_LISTINGS_EVERY_MS = 30 * 60_000
  * the contract sizes of its instrument list), and the job keeping that list: read at start and every
  * `STREAM_LISTINGS_EVERY_MS` (one request to the venue's listing endpoint), retried with backoff while it fails.
  * `instruments` answers the same map object while neither the listing nor the universe changed (the stream sees
- * "unchanged" without comparing), and an empty map until the first listing arrives.
+ * "unchanged" without comparing). Until the first listing arrives it answers an empty map, or, with `provisional`
+ * (a stream that needs no contract sizes: a venue whose quantities are in the symbol's own units), the universe's
+ * listings as they are, so the venue's REST being down does not hold the stream back.
  */
 export const followInstruments = (
   venue: LiveVenue,
   config: LiveConfig,
   universe: (() => ReadonlyArray<CryptoAsset>) | undefined,
-  what: string
+  what: string,
+  provisional = false
 ): {
   readonly instruments: () => ReadonlyMap<string, Instrument>
   readonly refresh: Effect.Effect<void>
@@ -158,11 +162,22 @@ export const followInstruments = (
   let listed: ReadonlyMap<string, VenueListing> | undefined
   let seen: { listed: unknown; universe: unknown } = { listed: undefined, universe: undefined }
   let map: ReadonlyMap<string, Instrument> = new Map()
+  let assumed: { readonly universe: unknown; readonly listed: ReadonlyMap<string, VenueListing> } | undefined
   const instruments = (): ReadonlyMap<string, Instrument> => {
     const u = universe?.() ?? CryptoAssets
-    if (listed === undefined || (seen.listed === listed && seen.universe === u)) return map
-    seen = { listed, universe: u }
-    map = new Map(instrumentsOf(venue, listed, undefined, u).instruments.map((i) => [i.symbol, i] as const))
+    let l = listed
+    if (l === undefined) {
+      if (!provisional) return map
+      if (assumed?.universe !== u)
+        assumed = {
+          universe: u,
+          listed: new Map(perpListingsOf(u, venue).map((p) => [p.listing.symbol, { symbol: p.listing.symbol }] as const))
+        }
+      l = assumed.listed
+    }
+    if (seen.listed === l && seen.universe === u) return map
+    seen = { listed: l, universe: u }
+    map = new Map(instrumentsOf(venue, l, undefined, u).instruments.map((i) => [i.symbol, i] as const))
     return map
   }
   const refresh = connector.listings.pipe(

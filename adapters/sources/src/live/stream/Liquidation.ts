@@ -70,6 +70,12 @@ export interface LiquidationProtocol extends MarketStreamProtocol {
    * REST poll writes the same buckets (then a stream that is down leaves the status to that poll).
    */
   readonly merge: "add" | "max"
+  /**
+   * Whether a print's quantity is in contracts whose size only the venue's instrument list gives (OKX): the stream
+   * then waits for that list; otherwise (quantities in the symbol's own units) it starts from the universe's
+   * listings while the list is not there yet.
+   */
+  readonly needsContractSizes: boolean
 }
 
 export interface LiquidationStreamOptions {
@@ -133,7 +139,8 @@ const outcomeOf = (
   }
   if (state.up) return { ok: true }
   const reason = state.reason ?? "connecting"
-  if (reason === "connecting") return undefined
+  // Still connecting, or nothing to stream yet (no symbol followed): nothing to say.
+  if (reason === "connecting" || state.connections === 0) return undefined
   const timeout = reason.startsWith("no ")
   return {
     ok: false,

@@ -91,5 +91,6 @@ export const binanceLiquidationProtocol: LiquidationProtocol = {
   },
   reader: binanceLiquidationReader,
   describe: "`!forceOrder@arr` (routed `/market` endpoint): every symbol's liquidations, at most one a second each",
-  merge: "add"
+  merge: "add",
+  needsContractSizes: false
 }

@@ -72,5 +72,6 @@ export const bybitLiquidationProtocol: LiquidationProtocol = {
   },
   reader: bybitLiquidationReader,
   describe: "`allLiquidation.<symbol>` (linear): each perpetual's liquidations, pushed every 500 ms",
-  merge: "add"
+  merge: "add",
+  needsContractSizes: false
 }

@@ -89,5 +89,6 @@ export const okxLiquidationProtocol: LiquidationProtocol = {
   reader: okxLiquidationReader,
   describe:
     "`liquidation-orders` (`SWAP`, `/ws/v5/public`): every swap's liquidations, at most one a second each family",
-  merge: "max"
+  merge: "max",
+  needsContractSizes: true
 }
