@@ -101,10 +101,10 @@ export const VenueConventions: ReadonlyArray<VenueConvention> = [
     liquidations: {
       completeness: "lower_bound",
       reason: "page_capped",
-      feed: "REST `public/liquidation-orders` (liquidation orders of the last day, at most 100 a request), polled every 5 minutes for the newest 100 filled orders of each instrument family; more in 5 minutes are not read. OKX does not state that the endpoint lists every liquidation (its websocket channel says its data is not the total)",
+      feed: "websocket `liquidation-orders` (`SWAP`, every swap; at most one liquidation order a second per instrument family), beside REST `public/liquidation-orders` (liquidation orders of the last day, at most 100 a request) polled every 5 minutes for the newest 100 filled orders of each instrument family (more in 5 minutes are not read) as backfill and fallback; each one-minute bucket keeps the larger count of the two, never their sum. OKX does not state that either lists every liquidation (the channel says its data is not the total)",
       detail:
-        "OKX is polled every 5 minutes for the newest 100 liquidation orders of each instrument family: a busier 5 minutes is cut, and OKX does not state that the list is complete",
-      source: "v5 Get liquidation orders; Liquidation orders channel"
+        "OKX's liquidation stream pushes at most one order a second per instrument family and its REST list is polled every 5 minutes for the newest 100: each minute is the larger of the two counts, and OKX does not state that either is complete",
+      source: "v5 Liquidation orders channel; Get liquidation orders"
     }
   },
   {

@@ -14,8 +14,9 @@
  * | taker flow | `takerFlow` where published apart from klines (OKX) | 15 min |
  * | liquidations | `liquidations` where published over REST (OKX) | 5 min |
  *
- * Binance's and Bybit's liquidations come over websockets, outside these jobs (`LiquidationStreams.ts`, run beside
- * the feeds by `LiveFeeds.ts`).
+ * Binance's, Bybit's and OKX's liquidations come over websockets, outside these jobs (`stream/Liquidation.ts`, run
+ * beside the feeds by `LiveFeeds.ts`); OKX's REST poll stays as their backfill and fallback, writing the same
+ * one-minute rows (each side the larger count).
  *
  * Failures: a run that fails as a whole (the venue unreachable, 429/418/5xx, a timeout, a body that is not the
  * documented format) marks its components `failing` (freshness `stale`), keeps their newest time, stores nothing
@@ -42,7 +43,14 @@ import { Clock, Effect } from "effect"
 import { recordFailure, recordSuccess, sourceErrorText } from "./Health.ts"
 import { SourceError } from "./Http.ts"
 import { backoffSchedule, pollSchedule } from "./Schedules.ts"
-import { type BarRow, type Instrument, instrumentsOf, type Page, type VenueConnector } from "./Venue.ts"
+import {
+  type BarRow,
+  type Instrument,
+  instrumentsOf,
+  type LiquidationRow,
+  type Page,
+  type VenueConnector
+} from "./Venue.ts"
 
 export interface CryptoFeedOptions {
   /** Days of 15-minute history fetched at first start (bars, taker flow). */
@@ -600,7 +608,28 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
             const nowMs = yield* Clock.currentTimeMillis
             yield* eachInstrument(["liquidations"], (i, p) =>
               Effect.gen(function* () {
-                const rows = yield* liquidations(i, nowMs)
+                const polled = yield* liquidations(i, nowMs)
+                // The venue's liquidation stream (`stream/Liquidation.ts`) writes the same one-minute rows from its
+                // own part of the liquidations: each side keeps the larger count, never their sum.
+                const stored =
+                  polled.length === 0
+                    ? undefined
+                    : (yield* store.read("liquidations", {
+                        assetId: i.assetId,
+                        venue,
+                        fromMs: (polled[0] as LiquidationRow).t,
+                        toMs: (polled[polled.length - 1] as LiquidationRow).t + 1
+                      }))[0]
+                const before = new Map<number, { readonly longUsd: number; readonly shortUsd: number }>()
+                stored?.t.forEach((t, k) => {
+                  before.set(t, { longUsd: stored.longUsd[k] as number, shortUsd: stored.shortUsd[k] as number })
+                })
+                const rows = polled.map((r): LiquidationRow => {
+                  const b = before.get(r.t)
+                  return b === undefined
+                    ? r
+                    : { t: r.t, longUsd: Math.max(r.longUsd, b.longUsd), shortUsd: Math.max(r.shortUsd, b.shortUsd) }
+                })
                 if (rows.length > 0)
                   yield* store.write([series("liquidations", i.assetId, venue, rows, ["longUsd", "shortUsd"])])
                 // The answer covers everything up to now, including "no liquidations".

@@ -9,7 +9,8 @@ import { LiveEnvironment } from "./LiveConfig.ts"
 import { SEC_DAILY_INDEX_POLL_MS, SEC_DOCUMENT_LOOKBACK_DAYS, SEC_LATEST_POLL_MS, SEC_POLL_MS } from "./LiveFeeds.ts"
 import { PRICES_BACKFILL_DAYS, PRICES_DEFAULT_PER_MINUTE, PRICES_POLL_MS } from "./PriceFeed.ts"
 import { BACKOFF_BASE_MS } from "./Schedules.ts"
-import { StreamProtocols } from "./stream/Protocols.ts"
+import { LIQUIDATION_REFUSED_RETRY_MS, StreamVenues } from "./stream/Liquidation.ts"
+import { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
 import { LiveVenues } from "./Venue.ts"
 
 const minutes = (ms: number) => `${ms / 60_000} min`
@@ -32,10 +33,23 @@ const streamTable = (): string =>
     })
   ].join("\n")
 
+/** Each venue's liquidation stream and its limits, from the protocols themselves. */
+const liquidationTable = (): string =>
+  [
+    "| venue | stream | topics per connection | per subscribe message | keep-alive | dead after silence | a bucket meets the store by |",
+    "|---|---|---|---|---|---|---|",
+    ...StreamVenues.map((venue) => {
+      const p = LiquidationProtocols[venue]
+      const l = p.limits
+      return `| ${venue} | ${p.describe} | ${l.topicsPerConnection} | ${l.topicsPerMessage} | \`${p.ping}\` every ${seconds(l.pingEveryMs)} | ${seconds(l.silenceMs)} | ${p.merge === "add" ? "adding (the stream is the only writer)" : "the larger count (the REST poll writes the same buckets)"} |`
+    }),
+    "| hyperliquid | none: Hyperliquid publishes no market-wide liquidations | | | | | |"
+  ].join("\n")
+
 export const liveSourcesDoc = `# Live sources
 
 With \`MARKET_DATA_FEED=live\` the crypto plane is filled from four derivatives venues' public websocket streams
-(top of book, mark, index, funding, and two venues' liquidations) and REST APIs (history, listings, depth) and the equity plane from SEC EDGAR and a daily price source (Yahoo
+(top of book, mark, index, funding, the forming bar, and three venues' liquidations) and REST APIs (history, listings, depth) and the equity plane from SEC EDGAR and a daily price source (Yahoo
 Finance's chart endpoint), into the same store the simulated feed fills. Every answer says so:
 \`X-Data-Source: live\` and \`baseline.source\`.
 
@@ -70,8 +84,12 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
 - Taker buy/sell volume (USD per 15 minutes): Binance from its klines (taker buy quote volume, and quote volume
   minus it); OKX from \`rubik/stat/taker-volume-contract\` in USDT. Bybit and Hyperliquid publish none over REST.
 - Liquidations (USD of longs and of shorts liquidated):
-  - OKX over REST, \`public/liquidation-orders\` (\`sz\` contracts x ctVal x bankruptcy price; \`sell\` = a long
-    liquidated), every ${minutes(componentCadenceMs("okx", "liquidations"))}.
+  - OKX over its websocket, \`liquidation-orders\` of \`instType\` \`SWAP\` on
+    \`\${MARKET_DATA_OKX_WS_BASE_URL}/ws/v5/public\` (one subscription for every swap), and over REST,
+    \`public/liquidation-orders\` (the newest 100 filled orders of each instrument family), every
+    ${minutes(componentCadenceMs("okx", "liquidations"))}, as its backfill and its fallback: \`sz\` contracts x ctVal x
+    bankruptcy price \`bkPx\`; \`sell\` = a long liquidated. OKX pushes at most one liquidation order a second per
+    instrument family and says the channel is not the total: a floor, like the REST list.
   - Binance over its websocket, \`!forceOrder@arr\` on \`\${MARKET_DATA_BINANCE_WS_BASE_URL}/market/stream\` (the
     routed endpoint of Binance's regular market streams): filled quantity
     \`z\` x average price \`ap\` of each terminal liquidation order (\`FILLED\`, or \`EXPIRED\` after a part fill;
@@ -79,15 +97,16 @@ Each venue symbol maps to one canonical asset (\`BTCUSDT\`, \`BTC-USDT-SWAP\` an
     its totals under-count the busiest seconds: the venue's own limit, not the service's.
   - Bybit over its websocket, \`allLiquidation.<symbol>\` on \`\${MARKET_DATA_BYBIT_WS_BASE_URL}/v5/public/linear\`:
     size \`v\` x price \`p\` (\`Buy\` = a long liquidated), pushed every 500 ms.
-  - The websocket venues' prints are summed per asset, side and one-minute bucket.
+  - Every venue's prints are summed per asset, side and one-minute bucket (OKX's REST rows too, so both OKX paths
+    write the same rows: each side is written as the larger of the two counts, never their sum).
   - Hyperliquid publishes no market-wide liquidations, neither in its info API nor on its websocket
     (\`wss://api.hyperliquid.xyz/ws\`): the public market feeds (\`trades\`, \`l2Book\`, \`candle\`, \`allMids\`,
     \`bbo\`, \`activeAssetCtx\`) carry no liquidation flag, and liquidations appear only in feeds scoped to one
     user's address (\`userEvents\`, \`userFills\`). Hyperliquid therefore reports no liquidations component.
-  Live liquidation measures are the sum over OKX, Binance and Bybit (those that are up). An asset with no
+  Live liquidation measures are the sum over Binance, Bybit and OKX (those that are up). An asset with no
   liquidation on record anywhere has them listed under \`unavailable\` (\`no_data\`).
 
-### Market streams (top of book, mark, index, funding)
+### Market streams (top of book, mark, index, funding, the forming bar)
 
 Each perpetual's best bid and ask (with sizes), mark and index price and running funding rate come from the
 venues' public websockets, applied as each frame arrives; REST keeps what it is good at (history backfill, the
@@ -95,7 +114,9 @@ listings, open-interest and taker history, the depth behind the top of book, and
 
 ${streamTable()}
 
-- The connection manager (\`stream/MarketStream.ts\`) spreads a venue's topics over as many connections as its
+- One connection manager (\`stream/MarketStream.ts\`) runs every venue stream, the market streams above and the
+  liquidation streams below; each venue's protocols (topics, requests, keep-alive, limits, frame reader) are in its
+  folder (\`venues/<venue>/Stream.ts\`, \`Liquidations.ts\`). It spreads a venue's topics over as many connections as its
   limits ask, subscribes in batches under the venue's message rate, sends the keep-alive, and treats a connection
   silent past its limit as dead (a half-open link). A connection that drops reconnects after 1 s, doubling to 8 s
   at most, each delay drawn between half and all of it (never faster than the venue's connect rate), so a venue
@@ -128,9 +149,11 @@ ${streamTable()}
   database. An instance that does not lead therefore answers quotes as fresh as the leader; its REST depth and
   history come from the database (re-read every minute). Cost per instance at today's listings: Binance 6
   connections (550 book tickers and 550 klines at 200 topics a connection, and the mark prices) plus the
-  liquidation stream; Bybit 12 (555 tickers and 555 klines at 100) plus the liquidation stream; OKX 3 (249 swaps x 3
-  channels at 300); Hyperliquid 1 connection with 2 subscriptions per perpetual (about 380). Ten instances behind
-  one IP: 60 Binance, 120 Bybit and 30 OKX connections, within their per-IP limits (Binance 300 connection attempts
+  liquidation stream; Bybit 12 (555 tickers and 555 klines at 100) plus the liquidation streams; OKX 4 (249 swaps x 3
+  public channels at 300 a connection, and 249 \`candle15m\` on one business connection) plus the liquidation
+  stream; Hyperliquid 1 connection with 2 subscriptions per perpetual (about 380). The liquidation streams run on
+  the leader only: Binance 1 connection, Bybit 6 (555 topics at 100), OKX 1. Ten instances behind one IP: 60
+  Binance, 120 Bybit and 40 OKX connections (plus the leader's liquidation streams), within their per-IP limits (Binance 300 connection attempts
   per 5 minutes, Bybit 500 per 5 minutes and 1,000 open, OKX 3 a second, each instance pacing its own connects);
   Hyperliquid's 1,000 subscriptions and 10 connections per IP hold two instances at most. Run more instances behind one IP with \`MARKET_DATA_HYPERLIQUID_WS_BASE_URL=off\` on
   all but two of them: those answer Hyperliquid's books from the REST books the leader stores (re-read every
@@ -139,23 +162,41 @@ ${streamTable()}
 
 ### Liquidation streams
 
-Binance and Bybit liquidations flow only while their websocket is connected, and only on the instance that
-ingests (the leader). Each stream subscribes for the covered instruments (Bybit one request per symbol, so a
-symbol the venue no longer lists is refused alone and named in the status \`detail\`), keeps the connection alive
-as the venue asks (Bybit: \`{"op":"ping"}\` every 20 s; Binance answers its own ping frames, and the service asks
-\`LIST_SUBSCRIPTIONS\` every minute), and writes its one-minute buckets every 2 s. A bucket is always written
-whole (what the store held for it plus what was counted since), so a write repeated after a flush or a reconnect
-never counts an event twice. While a stream is up every covered asset gets a row at each 15-minute boundary,
-zero when nothing was liquidated: "no liquidations" is then an answer, not missing data.
+Binance, Bybit and OKX liquidations stream in over the same connection manager as the market streams, only on the
+instance that ingests (the leader, which writes them to the database; the other instances read them there):
+
+${liquidationTable()}
+
+- Each stream follows the venue's perpetuals of the universe (live mode: the asset directory's, with the contract
+  sizes of the venue's instrument list, read at start and every 30 minutes): a new listing is counted from then on
+  (Bybit: its topic subscribed on a connection with room), without a restart. Binance's and OKX's single
+  all-market topic needs no request per symbol. Bybit's topics are subscribed in requests of 50; a request the
+  venue refuses is asked again topic by topic, so a symbol it no longer lists is refused alone and named in the
+  status \`detail\` (\`not subscribed: <symbol> (<the venue's message>)\`).
+- Counting: a frame's prints are counted whole or not at all, summed per asset, side and one-minute bucket, and
+  written every 2 s. Binance's and Bybit's buckets are written whole (what the store held for the bucket when this
+  process first wrote it, plus what it counted since), so a write repeated after a flush or a reconnect never
+  counts an event twice, and a bucket a previous leader began keeps its part. OKX's REST poll writes the same
+  one-minute buckets from its own list; the stream writes each side as the larger of its count and what the
+  store holds (and the poll likewise), so no liquidation is counted twice, whichever path saw it (both are floors). While a stream serves a
+  symbol (its connection up, its topic acknowledged) the asset gets a row at each 15-minute boundary, zero when
+  nothing was liquidated: "no liquidations" is then an answer, not missing data; a refused symbol gets none.
+- Connections: keep-alive, silence, reconnect and the connect pace as for the market streams (a link silent past
+  the table's limit is dead and replaced; reconnects after 1 s, doubling to 8 s, each delay drawn between half and
+  all of it; Binance's connection rotated before its 24 h with no gap). A refused topic is asked again after
+  ${minutes(LIQUIDATION_REFUSED_RETRY_MS)}.
 
 Freshness of a stream's \`liquidations\` component: a connected, subscribed stream renews its status every
 minute (cadence ${minutes(componentCadenceMs("binance", "liquidations"))}), so it reads \`live\` even when
-nothing is liquidated. A dropped connection, a refused subscription (every symbol refused), a keep-alive left unanswered
-for 10 s or a connect that does not complete within \`MARKET_DATA_LIVE_TIMEOUT_MS\` marks it failing at once
-(\`stale\`, with the error text as \`last_error\`); the stream reconnects after 2 s, doubling to 5 min at most
-(±20 % jitter; a stream that got subscribed starts again from 2 s), and the next subscription clears the flag.
-Liquidations that happened while a stream was down are not recovered (the venues keep no history of them).
-Messages that are not the venue's documented format are skipped whole and counted in the status \`detail\`.
+nothing is liquidated. A dropped connection, a half-open one (silent past its limit), a subscription request left
+unanswered or a connect that does not complete within \`MARKET_DATA_LIVE_TIMEOUT_MS\`, or every topic refused, marks
+it failing at once (\`stale\`, with the typed reason as \`last_error\`: \`network: ...\`, \`timeout: ...\`,
+\`status: subscribe: subscription refused: ...\`), and the first success after the reconnect clears the flag.
+OKX's stream records successes only: while it is down, its REST poll (still every
+${minutes(componentCadenceMs("okx", "liquidations"))}) is the fallback, and its outcome is the status. Liquidations
+that happened while a Binance or Bybit stream was down are not recovered (those venues keep no history of them);
+OKX's REST poll backfills the last day's newest 100 orders per instrument family. Messages that are not the venue's
+documented format are skipped whole and counted in the status \`detail\`.
 The websocket base URLs default to the venues' public ones while the REST base URL is the venue's public API;
 when a REST base URL points elsewhere (a replay server, a proxy) no stream runs unless its websocket base URL
 is set too, and \`off\` turns a stream off.
@@ -165,14 +206,13 @@ is set too, and \`off\` turns a stream off.
 | data | cadence |
 |---|---|
 | 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes |
-| the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes: from the venue's kline stream where it streams one (Binance \`<symbol>@kline_15m\` with its taker flow, Bybit \`kline.15.<symbol>\`), no REST request; over REST otherwise (OKX, Hyperliquid, a symbol the stream does not serve) |
+| the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes: from the venue's kline stream where it streams one (Binance \`<symbol>@kline_15m\` with its taker flow, Bybit \`kline.15.<symbol>\`, OKX \`candle15m\` on its business endpoint \`/ws/v5/business\`, \`MARKET_DATA_OKX_WS_BUSINESS_BASE_URL\`), no REST request; over REST otherwise (Hyperliquid, a symbol the stream does not serve). Hyperliquid's candles stay on REST: its \`candle\` subscription is one per coin and interval, with no all-asset form, and its 1,000 subscriptions per IP already hold the 2 per perpetual of two instances' market streams (about 380 each); a third per perpetual would leave room for one instance only |
 | top of book, mark, index, funding state | as they happen, over the venues' market streams (above); REST fallback each minute for what a stream does not serve |
 | mark/index and open-interest history rows, funding state over REST | every ${minutes(componentCadenceMs("binance", "openInterest"))} |
 | order books over REST (venues without a stream, or a stream down) | every ${minutes(componentCadenceMs("binance", "books"))} while half the venue's request budget covers every instrument's book in that time, else every as many minutes as it needs (550 Binance perpetuals at depth weight 5: 6 minutes); the \`books\` status gives the cadence the runs measure (the cycle plus twice the last run's duration: 11 to 20 minutes for those 550 while the first hour's backfill shares the limiter); book metrics once per 15 minutes |
 | funding settlements | every hour (status cadence: the venue's funding interval) |
 | OKX taker volume | every 15 min |
-| OKX liquidations | every ${minutes(componentCadenceMs("okx", "liquidations"))} |
-| Binance and Bybit liquidations | as they happen, over a websocket, for every perpetual of the universe (in live mode the asset directory's: a listing the hourly job adds is subscribed on the open connection); written every 2 s, status renewed every minute |
+| Binance, Bybit and OKX liquidations | as they happen, over a websocket, for every perpetual of the universe (in live mode the asset directory's: a listing the job adds is counted without a restart); written every 2 s, status renewed every minute. OKX's REST poll besides, every ${minutes(componentCadenceMs("okx", "liquidations"))} (backfill and fallback) |
 | instruments (listings): the asset directory, each venue's perpetual and spot lists (Binance spot from \`api.binance.com\` while the USD-M base URL is the public one, else from that base URL) | at start, then every 30 minutes (\`MARKET_DATA_LIVE_LISTINGS_MINUTES\`, default 30: a change is seen within the hour); status component \`listings\` (failing while either list fails) |
 | the public coin list (CoinGecko \`coins/list\`, venue \`coingecko\`) | with the listings, at most once a day (\`MARKET_DATA_COIN_LIST_URL\`, or \`off\`; off by default when a venue's base URL is not the public one) |
 

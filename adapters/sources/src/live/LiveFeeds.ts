@@ -171,7 +171,9 @@ export const followInstruments = (
       if (assumed?.universe !== u)
         assumed = {
           universe: u,
-          listed: new Map(perpListingsOf(u, venue).map((p) => [p.listing.symbol, { symbol: p.listing.symbol }] as const))
+          listed: new Map(
+            perpListingsOf(u, venue).map((p) => [p.listing.symbol, { symbol: p.listing.symbol }] as const)
+          )
         }
       l = assumed.listed
     }
