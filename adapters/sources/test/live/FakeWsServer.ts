@@ -23,6 +23,8 @@ export interface FakeWsServer {
   pingAll(): void
   /** Cuts every connection without a close handshake. */
   dropAll(): void
+  /** While on, every new connection is cut as soon as it is accepted (a venue that is down). */
+  setDown(on: boolean): void
   /** Open connections now. */
   open(): number
 }
@@ -41,8 +43,13 @@ export const fakeWsServer = (
           const send = (socket: WebSocket, frame: unknown) =>
             socket.send(typeof frame === "string" ? frame : JSON.stringify(frame))
           const server = new WebSocketServer({ host: "127.0.0.1", port: 0 })
+          let down = false
           server.on("connection", (socket, request) => {
             connections.push({ path: request.url ?? "/", socket })
+            if (down) {
+              socket.terminate()
+              return
+            }
             socket.on("pong", () => {
               pongs.count++
             })
@@ -80,6 +87,9 @@ export const fakeWsServer = (
               },
               dropAll: () => {
                 for (const c of live()) c.socket.terminate()
+              },
+              setDown: (on) => {
+                down = on
               },
               open: () => live().length,
               close: () =>
