@@ -1,7 +1,7 @@
 /**
  * The forming bar from a kline stream: while the venue's stream serves an asset, the feed's forming-bar job writes
  * the bar the stream last sent (with Binance's taker flow) and asks REST for nothing; an asset the stream does not
- * serve (here: its symbol silent) is still asked over REST.
+ * serve (here: its symbol silent) is still asked over REST. Binance (`kline_15m`) and OKX (`candle15m`).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { BAR_MS, MarketStore, makeQuoteBoard } from "@market-data/core"
@@ -11,8 +11,10 @@ import { makeMemoryMarketStore } from "../../../../memory/src/MemoryMarketStore.
 import { makeCryptoFeed, reconcileBook } from "../../../src/live/CryptoFeed.ts"
 import { streamedBarOn, streamedOn } from "../../../src/live/LiveFeeds.ts"
 import { makeBinance } from "../../../src/live/venues/binance/Rest.ts"
-import { fakeServer } from "../FakeServer.ts"
+import { makeOkx } from "../../../src/live/venues/okx/Rest.ts"
+import { fakeServer, pumpClock } from "../FakeServer.ts"
 import * as F from "../fixtures/Binance.ts"
+import * as O from "../fixtures/Okx.ts"
 
 describe("the forming bar from the kline stream", () => {
   it.effect("is written from the stream while it serves the asset, and fetched over REST otherwise", () =>
@@ -74,6 +76,64 @@ describe("the forming bar from the kline stream", () => {
       board.setSilent("binance", new Set(["crypto:bitcoin"]))
       yield* feed.once.formingBar
       assert.strictEqual(klineRequests(), before + 1)
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("OKX's forming bar from candle15m (business endpoint)", () => {
+  it.effect("is written from the stream while it serves the swap, with no market/candles request", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(O.NOW_MS)
+      // OKX's limiter sleeps on the Clock: keep it moving.
+      yield* pumpClock()
+      const rest = yield* fakeServer(O.okxRoute)
+      const store = makeMemoryMarketStore()
+      const board = makeQuoteBoard()
+      const feed = yield* makeCryptoFeed(makeOkx({ baseUrl: rest.url, timeoutMs: 5_000 }), {
+        backfillDays: 1,
+        fundingBackfillDays: 2,
+        jitterMs: 0,
+        assetIds: ["crypto:bitcoin"],
+        streamed: streamedOn(board, "okx"),
+        streamedBar: streamedBarOn(board, "okx")
+      }).pipe(Effect.provideService(MarketStore, store))
+      yield* feed.once.listings
+      yield* feed.once.bars
+      const slot = Math.floor(O.NOW_MS / BAR_MS) * BAR_MS
+      board.setHealth("okx", {
+        components: ["books", "fundingState"],
+        up: true,
+        newestMs: O.NOW_MS,
+        lastFrameMs: O.NOW_MS,
+        sinceMs: O.NOW_MS
+      })
+      board.applyQuote("crypto:bitcoin", "okx", { t: O.NOW_MS, bid: 91_000, bidSize: 1, ask: 91_001, askSize: 1 })
+      // As the stream applies a candle15m push (its open time orders pushes; volume in coins).
+      board.applyBar("crypto:bitcoin", "okx", {
+        t: slot,
+        eventMs: slot,
+        open: 90_990,
+        high: 91_050,
+        low: 90_950,
+        close: 91_000.5,
+        volume: 12.34
+      })
+      const candleRequests = () => rest.requests.filter((r) => r.path === "/api/v5/market/candles").length
+      const before = candleRequests()
+      yield* feed.once.formingBar
+      assert.strictEqual(candleRequests(), before, "no REST request for a streamed forming bar")
+      const bar = (yield* store.read("bars", {
+        assetId: "crypto:bitcoin",
+        venue: "okx",
+        fromMs: slot,
+        toMs: slot + 1
+      }))[0]
+      assert.deepStrictEqual([bar?.close[0], bar?.volume[0]], [91_000.5, 12.34])
+
+      // Not served by the stream (silent): the forming bar comes over REST again.
+      board.setSilent("okx", new Set(["crypto:bitcoin"]))
+      yield* feed.once.formingBar
+      assert.strictEqual(candleRequests(), before + 1)
     }).pipe(Effect.scoped)
   )
 })
