@@ -92,28 +92,6 @@ export const makeConnector = (venue: LiveVenue, config: LiveConfig): VenueConnec
 }
 
 /**
- * The venue symbol -> asset map of `venue`'s perpetuals in the universe `universe()` answers, rebuilt only when
- * that answer changes (the same map object otherwise, so a stream sees "unchanged" without comparing).
- */
-export const streamSymbols = (
-  venue: LiveVenue,
-  universe: () => ReadonlyArray<CryptoAsset>
-): (() => ReadonlyMap<string, string>) => {
-  let seen: ReadonlyArray<CryptoAsset> | undefined
-  let map: ReadonlyMap<string, string> = new Map()
-  return () => {
-    const u = universe()
-    if (u !== seen) {
-      const next = new Map(perpListingsOf(u, venue).map((l) => [l.listing.symbol, l.assetId] as const))
-      const same = next.size === map.size && [...next].every(([s, id]) => map.get(s) === id)
-      if (!same) map = next
-      seen = u
-    }
-    return map
-  }
-}
-
-/**
  * The liquidation streams of the configured venues that publish them over a websocket (Binance, Bybit, OKX) and
  * have a websocket base URL, run by the leader over the shared connection manager, each over that venue's
  * perpetuals (`followInstruments`: the registry's, or those of `universe`, live mode's asset directory, followed as

@@ -18,7 +18,7 @@ import { makeCryptoPlane } from "../../../../core/src/crypto/CryptoPlane.ts"
 import { callPlanes } from "../../../../core/test/support/PlaneCall.ts"
 import { makeMemoryMarketStore } from "../../../memory/src/MemoryMarketStore.ts"
 import { liveConfig, loadLiveConfig, validateLiveConfig } from "../../src/live/LiveConfig.ts"
-import { liquidationStreams, streamSymbols } from "../../src/live/LiveFeeds.ts"
+import { followInstruments, liquidationStreams } from "../../src/live/LiveFeeds.ts"
 import {
   type LiquidationProtocol,
   type LiquidationStreamOptions,
@@ -405,15 +405,19 @@ describe("streams follow the directory's symbols (live mode)", () => {
     }).pipe(Effect.scoped)
   )
 
-  it("streamSymbols: a venue's perpetuals of the universe, one map object until they change", () => {
+  it("followInstruments: the universe's perpetuals, one map object until they change; provisional until listed", () => {
     const btc = CryptoAssets.find((a) => a.id === "crypto:bitcoin")
     assert.isDefined(btc)
     let universe = [btc as (typeof CryptoAssets)[number]]
-    const symbols = streamSymbols("bybit", () => universe)
-    const first = symbols()
-    assert.deepStrictEqual([...first], [["BTCUSDT", "crypto:bitcoin"]])
-    universe = [...universe]
-    assert.strictEqual(symbols(), first, "a rebuilt universe with the same listings keeps the map")
+    const config = liveConfig({ secUserAgent: "Market Data Tests tests@example.com" })
+    // Bybit's quantities are coins: before its instrument list arrives the universe's listings stand in.
+    const followed = followInstruments("bybit", config, () => universe, "liquidations", true)
+    const first = followed.instruments()
+    assert.deepStrictEqual(
+      [...first].map(([s, i]) => [s, i.assetId, i.tokensPerContract]),
+      [["BTCUSDT", "crypto:bitcoin", 1]]
+    )
+    assert.strictEqual(followed.instruments(), first, "unchanged: the same map")
     universe = [
       ...universe,
       {
@@ -426,15 +430,11 @@ describe("streams follow the directory's symbols (live mode)", () => {
         ]
       }
     ]
-    const second = symbols()
+    const second = followed.instruments()
     assert.notStrictEqual(second, first)
-    assert.deepStrictEqual(
-      [...second],
-      [
-        ["BTCUSDT", "crypto:bitcoin"],
-        ["NEWCUSDT", "crypto:newcoin-protocol"]
-      ]
-    )
+    assert.deepStrictEqual([...second.keys()], ["BTCUSDT", "NEWCUSDT"])
+    // OKX's quantities are contracts: nothing is followed until its instrument list gives their sizes.
+    assert.strictEqual(followInstruments("okx", config, () => universe, "liquidations").instruments().size, 0)
   })
 })
 
