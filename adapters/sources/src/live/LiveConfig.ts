@@ -39,7 +39,7 @@ export interface LiveConfig {
   readonly wsBaseUrls: Readonly<Partial<Record<LiveVenue, string>>>
   /**
    * OKX's business websocket base URL (its candles are served at `/ws/v5/business` only); absent: the OKX
-   * websocket base URL's.
+   * websocket base URL's; `off`: no candles streamed (the forming bar over REST).
    */
   readonly okxWsBusinessBaseUrl?: string | undefined
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
@@ -206,11 +206,15 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
           })
         )
     }
-    if (config.okxWsBusinessBaseUrl !== undefined && !/^wss?:\/\/[^\s]+$/.test(config.okxWsBusinessBaseUrl))
+    if (
+      config.okxWsBusinessBaseUrl !== undefined &&
+      config.okxWsBusinessBaseUrl !== "off" &&
+      !/^wss?:\/\/[^\s]+$/.test(config.okxWsBusinessBaseUrl)
+    )
       return Effect.fail(
         new LiveConfigError({
           variable: OKX_WS_BUSINESS_VARIABLE,
-          message: `${OKX_WS_BUSINESS_VARIABLE} must be a ws(s) URL; got ${JSON.stringify(config.okxWsBusinessBaseUrl)}`
+          message: `${OKX_WS_BUSINESS_VARIABLE} must be a ws(s) URL or "off"; got ${JSON.stringify(config.okxWsBusinessBaseUrl)}`
         })
       )
     for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
@@ -416,7 +420,9 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     venues: venueNames,
     baseUrls,
     wsBaseUrls,
-    ...(okxBusiness === "" ? {} : { okxWsBusinessBaseUrl: trimSlash(okxBusiness) }),
+    ...(okxBusiness === ""
+      ? {}
+      : { okxWsBusinessBaseUrl: okxBusiness.toLowerCase() === "off" ? "off" : trimSlash(okxBusiness) }),
     prices,
     pricesPerMinute,
     backfillDays,

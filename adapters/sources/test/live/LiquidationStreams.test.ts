@@ -704,6 +704,15 @@ describe("liquidation stream configuration", () => {
       })
       const e = yield* Effect.flip(load({ MARKET_DATA_BYBIT_WS_BASE_URL: "stream.bybit.com" }))
       assert.strictEqual(e.variable, "MARKET_DATA_BYBIT_WS_BASE_URL")
+      // OKX's business endpoint (its candles): the OKX websocket base URL's unless set apart, or off.
+      assert.isUndefined((yield* load({})).okxWsBusinessBaseUrl)
+      assert.strictEqual(
+        (yield* load({ MARKET_DATA_OKX_WS_BUSINESS_BASE_URL: "wss://wsaws.okx.com:8443/" })).okxWsBusinessBaseUrl,
+        "wss://wsaws.okx.com:8443"
+      )
+      assert.strictEqual((yield* load({ MARKET_DATA_OKX_WS_BUSINESS_BASE_URL: "OFF" })).okxWsBusinessBaseUrl, "off")
+      const b = yield* Effect.flip(load({ MARKET_DATA_OKX_WS_BUSINESS_BASE_URL: "https://ws.okx.com" }))
+      assert.strictEqual(b.variable, "MARKET_DATA_OKX_WS_BUSINESS_BASE_URL")
     })
   )
 })

@@ -59,8 +59,11 @@ const FIRST_REQUEST_ID = 100
 
 export interface MarketStreamOptions {
   readonly baseUrl: string
-  /** The websocket URL of a topic's endpoint, where it is not `protocol.url(baseUrl, topic)` (a configured endpoint). */
-  readonly url?: ((topic: string) => string) | undefined
+  /**
+   * The websocket URL of a topic's endpoint, where it is not `protocol.url(baseUrl, topic)` (an endpoint configured
+   * apart); undefined for a topic whose endpoint is turned off (the topic is not streamed).
+   */
+  readonly url?: ((topic: string) => string | undefined) | undefined
   /** The venue's perpetuals now, by venue symbol (read at start and every `followEveryMs`). */
   readonly instruments: () => ReadonlyMap<string, Instrument>
   /** Connect and request-answer timeout (ms). */
@@ -359,15 +362,22 @@ const runWith = (
     if (t > newestMs) newestMs = t
   }
 
-  /** The topics wanted now: the market topics and every listed symbol's. */
+  /** A topic's endpoint (undefined: its endpoint is off). */
+  const endpointOf = (topic: string): string | undefined =>
+    options.url === undefined ? protocol.url(options.baseUrl, topic) : options.url(topic)
+
+  /** The topics wanted now: the market topics and every listed symbol's (those whose endpoint is on). */
   const wanted = (): Set<string> => {
-    const out = new Set(protocol.marketTopics)
-    for (const symbol of instruments.keys()) for (const t of protocol.symbolTopics(symbol)) out.add(t)
+    const out = new Set<string>()
+    for (const t of protocol.marketTopics) if (endpointOf(t) !== undefined) out.add(t)
+    for (const symbol of instruments.keys())
+      for (const t of protocol.symbolTopics(symbol))
+        if (options.url === undefined || endpointOf(t) !== undefined) out.add(t)
     return out
   }
 
   const place = (topic: string) => {
-    const endpoint = options.url?.(topic) ?? protocol.url(options.baseUrl, topic)
+    const endpoint = endpointOf(topic) as string
     let slot = slots.find((s) => s.endpoint === endpoint && s.topics.size < limits.topicsPerConnection)
     if (slot === undefined) {
       slot = {

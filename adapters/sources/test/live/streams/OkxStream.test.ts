@@ -11,15 +11,16 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
-import { makeQuoteBoard } from "@market-data/core"
-import { Effect } from "effect"
+import { makeQuoteBoard, type QuoteBoard } from "@market-data/core"
+import { Effect, Fiber } from "effect"
 import { Malformed } from "../../../src/live/Parse.ts"
+import { runMarketStream } from "../../../src/live/stream/MarketStream.ts"
 import type { FrameKind } from "../../../src/live/stream/Protocol.ts"
 import { okxStreamProtocol, okxTopicUrl } from "../../../src/live/venues/okx/Stream.ts"
 import { eventually } from "../FakeServer.ts"
 import { fakeWsServer } from "../FakeWsServer.ts"
 import * as F from "./fixtures/OkxFrames.ts"
-import { instrument, recordingSink, startStream } from "./StreamHarness.ts"
+import { instrument, recordingSink, startStream, testLimits } from "./StreamHarness.ts"
 
 const RECORDED = new URL("../../../../../../shared/data/crypto/streams/OKX.ws.1.0.txt", import.meta.url)
 const recordedPresent = existsSync(RECORDED)
@@ -203,6 +204,9 @@ describe("OKX stream reader, documented shapes (hand-made)", () => {
     const url = okxTopicUrl("ws://127.0.0.1:7", "ws://127.0.0.1:8")
     assert.strictEqual(url("candle15m:BTC-USDT-SWAP"), "ws://127.0.0.1:8/ws/v5/business")
     assert.strictEqual(url("mark-price:BTC-USDT-SWAP"), "ws://127.0.0.1:7/ws/v5/public")
+    // `off`: candles not streamed.
+    assert.isUndefined(okxTopicUrl("ws://127.0.0.1:7", "off")("candle15m:BTC-USDT-SWAP"))
+    assert.strictEqual(okxTopicUrl("ws://127.0.0.1:7", "off")("tickers:BTC-USDT-SWAP"), "ws://127.0.0.1:7/ws/v5/public")
     assert.deepStrictEqual(p.symbolTopics("BTC-USDT-SWAP"), [
       "tickers:BTC-USDT-SWAP",
       "mark-price:BTC-USDT-SWAP",
@@ -337,6 +341,52 @@ describe("OKX market stream against a fake venue", () => {
         assert.strictEqual(stats.connects, 2, "one public and one business connection")
         assert.strictEqual(stats.malformed, 0)
       }).pipe(Effect.scoped)
+  )
+
+  it.live("the business endpoint configured apart, or off: candles there, or not streamed at all", () =>
+    Effect.gen(function* () {
+      const publicVenue = okxVenue()
+      const businessVenue = okxVenue()
+      const pub = yield* fakeWsServer(publicVenue.handler)
+      const business = yield* fakeWsServer(businessVenue.handler)
+      const btc = instrument("okx", "BTC-USDT-SWAP", "crypto:bitcoin", { tokensPerContract: 0.01 })
+      const run = (businessBaseUrl: string, board: QuoteBoard) =>
+        Effect.forkScoped(
+          runMarketStream(
+            okxStreamProtocol,
+            {
+              baseUrl: pub.url,
+              url: okxTopicUrl(pub.url, businessBaseUrl),
+              instruments: () => new Map([["BTC-USDT-SWAP", btc]]),
+              timeoutMs: 1_000,
+              followEveryMs: 200,
+              backoffBaseMs: 50,
+              backoffCapMs: 200,
+              limits: testLimits
+            },
+            board
+          )
+        )
+      const apart = makeQuoteBoard()
+      const fiber = yield* run(business.url, apart)
+      assert.isTrue(yield* eventually(() => apart.health("okx")?.up === true))
+      assert.deepStrictEqual(
+        business.connections.map((c) => c.path),
+        ["/ws/v5/business"]
+      )
+      assert.deepStrictEqual([...businessVenue.state.subscribed], ["candle15m:BTC-USDT-SWAP"])
+      assert.strictEqual(publicVenue.state.subscribed.size, 3)
+      yield* Fiber.interrupt(fiber)
+
+      // Off: no business connection, no candle topic; the public channels stream as before.
+      const off = makeQuoteBoard()
+      const before = business.connections.length
+      publicVenue.state.subscribed.clear()
+      yield* run("off", off)
+      assert.isTrue(yield* eventually(() => off.health("okx")?.up === true && publicVenue.state.subscribed.size === 3))
+      assert.strictEqual(business.connections.length, before)
+      assert.include(off.health("okx")?.detail ?? "", "streamed over 1 connections (3 topics)")
+    }).pipe(Effect.scoped)
   )
 
   it.live("a delisted swap's four channels are unsubscribed and its state forgotten, without a restart", () =>

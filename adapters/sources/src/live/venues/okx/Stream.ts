@@ -26,7 +26,9 @@
  *   closed)]`. The feed writes it once a minute in place of the REST forming-bar request (`market/candles`, one a
  *   swap a minute). OKX candles carry no taker split (taker flow stays on REST) and no event time: the bar's open
  *   time orders pushes (a later push of the same bar replaces the earlier one). Candle topics have their own
- *   connections (the business endpoint's), under the same limits.
+ *   connections (the business endpoint's), under the same limits. Like every connection of the venue, a business
+ *   connection that is down turns the venue's stream down (its books served from REST) until it is back;
+ *   `MARKET_DATA_OKX_WS_BUSINESS_BASE_URL=off` streams no candles (the forming bar then stays on REST).
  * Data frames: `{"arg":{"channel","instId"},"data":[{...}]}` (candles: `"data":[[...]]`).
  *
  * Requests: `{"op":"subscribe","args":[{"channel","instId"},...]}` (and `unsubscribe`). OKX answers each arg on its
@@ -66,12 +68,16 @@ const SUBSCRIBED = [OKX_CHANNELS.tickers, OKX_CHANNELS.mark, OKX_CHANNELS.fundin
 export const okxEndpointPath = (topic: string): string =>
   topic.startsWith(`${OKX_CANDLE_CHANNEL}:`) ? "/ws/v5/business" : "/ws/v5/public"
 
-/** A topic's URL where the business endpoint has a base URL of its own (`MARKET_DATA_OKX_WS_BUSINESS_BASE_URL`). */
+/**
+ * A topic's URL where the business endpoint has a base URL of its own (`MARKET_DATA_OKX_WS_BUSINESS_BASE_URL`), or is
+ * `off` (undefined: candles are not streamed, the forming bar stays on REST).
+ */
 export const okxTopicUrl =
   (publicBaseUrl: string, businessBaseUrl: string) =>
-  (topic: string): string => {
+  (topic: string): string | undefined => {
     const path = okxEndpointPath(topic)
-    return `${path === "/ws/v5/business" ? businessBaseUrl : publicBaseUrl}${path}`
+    if (path !== "/ws/v5/business") return `${publicBaseUrl}${path}`
+    return businessBaseUrl === "off" ? undefined : `${businessBaseUrl}${path}`
   }
 
 const topicOf = (channel: string, instId: string) => `${channel}:${instId}`
