@@ -193,7 +193,7 @@ describe("OKX stream reader, documented shapes (hand-made)", () => {
     assert.throws(() => reader.read('{"arg":', sink))
   })
 
-  it("subscribes `<channel>:<instId>` args on /ws/v5/public, candles on /ws/v5/business; the keep-alive is the text ping", () => {
+  it("subscribes `<channel>:<instId>` args (candles on /ws/v5/business); the keep-alive is the text ping", () => {
     const p = okxStreamProtocol
     assert.strictEqual(p.url("wss://ws.okx.com:8443", "tickers:BTC-USDT-SWAP"), "wss://ws.okx.com:8443/ws/v5/public")
     assert.strictEqual(
@@ -256,91 +256,89 @@ const okxVenue = (unknown: ReadonlySet<string> = new Set()) => {
 }
 
 describe("OKX market stream against a fake venue", () => {
-  it.live(
-    "quotes in coins (contracts x ctVal), the funding state, the forming bar, health up; text pings answered",
-    () =>
-      Effect.gen(function* () {
-        const venue = okxVenue(new Set(["NOPE-USDT-SWAP"]))
-        const server = yield* fakeWsServer(venue.handler)
-        const board = makeQuoteBoard()
-        const instruments = new Map([
-          ["BTC-USDT-SWAP", instrument("okx", "BTC-USDT-SWAP", "crypto:bitcoin", { tokensPerContract: 0.01 })],
-          ["PEPE-USDT-SWAP", instrument("okx", "PEPE-USDT-SWAP", "crypto:pepe", { tokensPerContract: 10_000_000 })],
-          ["NOPE-USDT-SWAP", instrument("okx", "NOPE-USDT-SWAP", "crypto:nope")]
-        ])
-        const stats = yield* startStream(okxStreamProtocol, server, board, () => instruments)
-        assert.isTrue(yield* eventually(() => board.health("okx")?.up === true), "subscribed")
-        assert.sameMembers(
-          server.connections.map((c) => c.path),
-          ["/ws/v5/public", "/ws/v5/business"]
-        )
-        assert.strictEqual(venue.state.subscribed.size, 8, "4 channels x 2 known swaps")
-        assert.isTrue(
-          yield* eventually(() => /refused: .*NOPE-USDT-SWAP \(code 60018/.test(board.health("okx")?.detail ?? ""))
-        )
+  it.live("quotes in coins (contracts x ctVal), funding, the forming bar, health up; pings answered", () =>
+    Effect.gen(function* () {
+      const venue = okxVenue(new Set(["NOPE-USDT-SWAP"]))
+      const server = yield* fakeWsServer(venue.handler)
+      const board = makeQuoteBoard()
+      const instruments = new Map([
+        ["BTC-USDT-SWAP", instrument("okx", "BTC-USDT-SWAP", "crypto:bitcoin", { tokensPerContract: 0.01 })],
+        ["PEPE-USDT-SWAP", instrument("okx", "PEPE-USDT-SWAP", "crypto:pepe", { tokensPerContract: 10_000_000 })],
+        ["NOPE-USDT-SWAP", instrument("okx", "NOPE-USDT-SWAP", "crypto:nope")]
+      ])
+      const stats = yield* startStream(okxStreamProtocol, server, board, () => instruments)
+      assert.isTrue(yield* eventually(() => board.health("okx")?.up === true), "subscribed")
+      assert.sameMembers(
+        server.connections.map((c) => c.path),
+        ["/ws/v5/public", "/ws/v5/business"]
+      )
+      assert.strictEqual(venue.state.subscribed.size, 8, "4 channels x 2 known swaps")
+      assert.isTrue(
+        yield* eventually(() => /refused: .*NOPE-USDT-SWAP \(code 60018/.test(board.health("okx")?.detail ?? ""))
+      )
 
-        const t = Date.now()
-        server.broadcast(F.tickers("BTC-USDT-SWAP", t, { bid: "90010.1", bidSz: "412", ask: "90010.2", askSz: "37" }))
-        server.broadcast(
-          F.tickers("PEPE-USDT-SWAP", t, { bid: "0.00001050", bidSz: "25", ask: "0.00001051", askSz: "4" })
-        )
-        server.broadcast(F.markPrice("BTC-USDT-SWAP", t + 1, "90011.4"))
-        server.broadcast(
-          F.fundingRate("BTC-USDT-SWAP", t + 2, {
-            fundingRate: "0.0000815",
-            nextFundingRate: "0.0000500",
-            fundingTime: 1_773_014_400_000,
-            nextFundingTime: 1_773_028_800_000
-          })
-        )
-        assert.isTrue(yield* eventually(() => board.ticker("crypto:bitcoin", "okx")?.fundingRate !== undefined))
-        assert.deepStrictEqual(board.quote("crypto:bitcoin", "okx"), {
-          t,
-          bid: 90010.1,
-          bidSize: 4.12,
-          ask: 90010.2,
-          askSize: 0.37
+      const t = Date.now()
+      server.broadcast(F.tickers("BTC-USDT-SWAP", t, { bid: "90010.1", bidSz: "412", ask: "90010.2", askSz: "37" }))
+      server.broadcast(
+        F.tickers("PEPE-USDT-SWAP", t, { bid: "0.00001050", bidSz: "25", ask: "0.00001051", askSz: "4" })
+      )
+      server.broadcast(F.markPrice("BTC-USDT-SWAP", t + 1, "90011.4"))
+      server.broadcast(
+        F.fundingRate("BTC-USDT-SWAP", t + 2, {
+          fundingRate: "0.0000815",
+          nextFundingRate: "0.0000500",
+          fundingTime: 1_773_014_400_000,
+          nextFundingTime: 1_773_028_800_000
         })
-        const pepe = board.quote("crypto:pepe", "okx")
-        assert.strictEqual(pepe?.bidSize, 250_000_000, "25 contracts of 10,000,000 PEPE")
-        assert.strictEqual(pepe?.askSize, 40_000_000)
-        assert.strictEqual(pepe?.bid, 0.0000105)
-        const btc = board.ticker("crypto:bitcoin", "okx")
-        assert.strictEqual(btc?.mark, 90011.4)
-        assert.strictEqual(btc?.fundingRate, 0.0000815)
-        assert.strictEqual(btc?.predictedRate, 0.00005)
-        assert.strictEqual(btc?.nextFundingMs, 1_773_014_400_000)
-        assert.strictEqual(btc?.intervalMs, 4 * 3_600_000, "from the frame, not the instrument's 8 h")
-        assert.isTrue(yield* eventually(() => board.health("okx")?.newestMs === t + 2))
+      )
+      assert.isTrue(yield* eventually(() => board.ticker("crypto:bitcoin", "okx")?.fundingRate !== undefined))
+      assert.deepStrictEqual(board.quote("crypto:bitcoin", "okx"), {
+        t,
+        bid: 90010.1,
+        bidSize: 4.12,
+        ask: 90010.2,
+        askSize: 0.37
+      })
+      const pepe = board.quote("crypto:pepe", "okx")
+      assert.strictEqual(pepe?.bidSize, 250_000_000, "25 contracts of 10,000,000 PEPE")
+      assert.strictEqual(pepe?.askSize, 40_000_000)
+      assert.strictEqual(pepe?.bid, 0.0000105)
+      const btc = board.ticker("crypto:bitcoin", "okx")
+      assert.strictEqual(btc?.mark, 90011.4)
+      assert.strictEqual(btc?.fundingRate, 0.0000815)
+      assert.strictEqual(btc?.predictedRate, 0.00005)
+      assert.strictEqual(btc?.nextFundingMs, 1_773_014_400_000)
+      assert.strictEqual(btc?.intervalMs, 4 * 3_600_000, "from the frame, not the instrument's 8 h")
+      assert.isTrue(yield* eventually(() => board.health("okx")?.newestMs === t + 2))
 
-        // The forming 15-minute bar from `candle15m`: prices per coin, volume in coins (contracts x 0.01 BTC).
-        const slot = Math.floor(t / (15 * 60_000)) * 15 * 60_000
-        server.broadcast(
-          F.candle15m("BTC-USDT-SWAP", slot, {
-            o: "90000.0",
-            h: "90100.5",
-            l: "89950.0",
-            c: "90010.1",
-            vol: "1234",
-            volCcy: "12.34",
-            volCcyQuote: "1110000"
-          })
-        )
-        assert.isTrue(yield* eventually(() => board.bar("crypto:bitcoin", "okx") !== undefined))
-        const bar = board.bar("crypto:bitcoin", "okx")
-        assert.deepStrictEqual(
-          [bar?.t, bar?.open, bar?.high, bar?.low, bar?.close],
-          [slot, 90000, 90100.5, 89950, 90010.1]
-        )
-        assert.closeTo(bar?.volume ?? 0, 12.34, 1e-9)
-        assert.isUndefined(bar?.takerBuyUsd, "OKX candles carry no taker split")
+      // The forming 15-minute bar from `candle15m`: prices per coin, volume in coins (contracts x 0.01 BTC).
+      const slot = Math.floor(t / (15 * 60_000)) * 15 * 60_000
+      server.broadcast(
+        F.candle15m("BTC-USDT-SWAP", slot, {
+          o: "90000.0",
+          h: "90100.5",
+          l: "89950.0",
+          c: "90010.1",
+          vol: "1234",
+          volCcy: "12.34",
+          volCcyQuote: "1110000"
+        })
+      )
+      assert.isTrue(yield* eventually(() => board.bar("crypto:bitcoin", "okx") !== undefined))
+      const bar = board.bar("crypto:bitcoin", "okx")
+      assert.deepStrictEqual(
+        [bar?.t, bar?.open, bar?.high, bar?.low, bar?.close],
+        [slot, 90000, 90100.5, 89950, 90010.1]
+      )
+      assert.closeTo(bar?.volume ?? 0, 12.34, 1e-9)
+      assert.isUndefined(bar?.takerBuyUsd, "OKX candles carry no taker split")
 
-        // The text `ping` every 200 ms here; its `pong` alone keeps the link alive past the 1.5 s silence limit.
-        assert.isTrue(yield* eventually(() => server.received.filter((f) => f === "ping").length >= 10))
-        assert.isTrue(board.health("okx")?.up)
-        assert.strictEqual(stats.connects, 2, "one public and one business connection")
-        assert.strictEqual(stats.malformed, 0)
-      }).pipe(Effect.scoped)
+      // The text `ping` every 200 ms here; its `pong` alone keeps the link alive past the 1.5 s silence limit.
+      assert.isTrue(yield* eventually(() => server.received.filter((f) => f === "ping").length >= 10))
+      assert.isTrue(board.health("okx")?.up)
+      assert.strictEqual(stats.connects, 2, "one public and one business connection")
+      assert.strictEqual(stats.malformed, 0)
+    }).pipe(Effect.scoped)
   )
 
   it.live("the business endpoint configured apart, or off: candles there, or not streamed at all", () =>
