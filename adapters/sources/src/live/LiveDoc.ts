@@ -193,7 +193,8 @@ unanswered or a connect that does not complete within \`MARKET_DATA_LIVE_TIMEOUT
 it failing at once (\`stale\`, with the typed reason as \`last_error\`: \`network: ...\`, \`timeout: ...\`,
 \`status: subscribe: subscription refused: ...\`), and the first success after the reconnect clears the flag.
 OKX's stream records successes only: while it is down, its REST poll (still every
-${minutes(componentCadenceMs("okx", "liquidations"))}) is the fallback, and its outcome is the status. Liquidations
+${minutes(componentCadenceMs("okx", "liquidations"))}) is the fallback, and its outcome is the status (a poll that
+fails while the stream is up shows until the stream's next renewal, within a minute). Liquidations
 that happened while a Binance or Bybit stream was down are not recovered (those venues keep no history of them);
 OKX's REST poll backfills the last day's newest 100 orders per instrument family. Messages that are not the venue's
 documented format are skipped whole and counted in the status \`detail\`.
