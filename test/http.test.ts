@@ -43,7 +43,7 @@ describe("discovery", () => {
     expect(body.name).toBe("service-market-data")
     expect(body.version).toBe("1.0.0")
     expect(body.api).toBe("v1")
-    expect(body.mcp_protocol_versions).toEqual(["2025-11-25", "2025-06-18", "2025-03-26"])
+    expect(body.mcp_protocol_versions).toEqual(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     expect(body.operations.map((o: { name: string }) => o.name)).toEqual(Operations.map((o) => o.name))
     expect(body.operations).toHaveLength(23)
   })

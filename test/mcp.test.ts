@@ -17,6 +17,7 @@ import {
   CATALOG_VERSION_HEADER,
   catalogVersion,
   catalogVersionOf,
+  LEGACY_PROTOCOL_VERSIONS,
   MAX_BATCH_MESSAGES,
   MAX_MCP_BODY_BYTES,
   MCP_PATH,
@@ -163,14 +164,17 @@ describe("HTTP framing", () => {
     expect((await preflight("https://evil.example.com")).status).toBe(403)
   })
 
-  it("answers 400 to an MCP-Protocol-Version it does not speak, and serves the three it does", async () => {
+  it("answers 400 UnsupportedProtocolVersion to an MCP-Protocol-Version it does not speak, and serves the three initialize-based ones", async () => {
     const ping = { jsonrpc: "2.0", id: 1, method: "ping" }
     for (const version of ["2024-11-05", "2099-01-01", "garbage", ""]) {
       const res = await mcpPost(server.base, ping, { "mcp-protocol-version": version })
       expect(res.status, version).toBe(400)
-      expect(res.body.error.code).toBe(-32000)
+      // The 2026-07-28 error: it lists the supported versions, echoes the requested one and the request's id.
+      expect(res.body.error.code).toBe(-32022)
+      expect(res.body.error.data).toEqual({ supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: version })
+      expect(res.body.id).toBe(1)
     }
-    for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+    for (const version of LEGACY_PROTOCOL_VERSIONS) {
       expect((await mcpPost(server.base, ping, { "mcp-protocol-version": version })).status).toBe(200)
     }
   })
@@ -301,12 +305,12 @@ describe("JSON-RPC", () => {
     }
   })
 
-  it("echoes each supported protocol version in initialize and answers 2025-11-25 to any other", async () => {
-    for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+  it("echoes each initialize-based protocol version in initialize and answers 2025-11-25 to any other", async () => {
+    for (const version of LEGACY_PROTOCOL_VERSIONS) {
       const res = await rpc(server.base, "initialize", initialize(version))
       expect(res.body.result.protocolVersion).toBe(version)
     }
-    for (const version of ["2024-11-05", "2099-12-31", "x"]) {
+    for (const version of ["2024-11-05", "2099-12-31", "x", "2026-07-28"]) {
       const res = await rpc(server.base, "initialize", initialize(version))
       expect(res.body.result.protocolVersion).toBe("2025-11-25")
     }
@@ -654,7 +658,8 @@ describe("resources", () => {
     for (const r of list.body.result.resources) expect(r).toMatchObject({ mimeType: "text/markdown" })
     const templates = await rpc(server.base, "resources/templates/list")
     expect(templates.body.result.resourceTemplates).toEqual([
-      expect.objectContaining({ uriTemplate: "service://docs/{section}", mimeType: "text/markdown" })
+      expect.objectContaining({ uriTemplate: "service://docs/{section}", mimeType: "text/markdown" }),
+      expect.objectContaining({ uriTemplate: "service://read/{asset_id}", mimeType: "application/json" })
     ])
   })
 
@@ -669,7 +674,8 @@ describe("resources", () => {
 })
 
 describe("the official SDK client", () => {
-  for (const version of SUPPORTED_PROTOCOL_VERSIONS) {
+  // The SDK 1.x speaks the initialize-based versions; 2026-07-28 has its own end-to-end test (mcp-2026.test.ts).
+  for (const version of LEGACY_PROTOCOL_VERSIONS) {
     it(`works end to end under protocol version ${version}`, async () => {
       const { key: own } = await server.newKey(20)
       // With the output schemas, so that the client checks every structuredContent against them.

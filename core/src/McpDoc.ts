@@ -7,8 +7,8 @@
 /** Where the MCP endpoint is mounted. */
 export const MCP_ENDPOINT_PATH = "/api/mcp"
 
-/** MCP protocol versions served, newest first. */
-export const McpProtocolVersions = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
+/** MCP protocol versions served, newest first: 2026-07-28 (stateless, per-request `_meta`) and the initialize-based ones. */
+export const McpProtocolVersions = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"] as const
 
 /** Largest MCP POST body, in bytes (larger is 413). */
 export const MCP_MAX_BODY_BYTES = 256 * 1024
@@ -79,7 +79,7 @@ export const mcpDocMarkdown: string = [
   "",
   `The URL may instead come from ${code("MARKET_DATA_MCP_URL")} (default ${code(`http://127.0.0.1:8080${MCP_ENDPOINT_PATH}`)}). Without a key the keyless tools work. A refusal of the HTTP request reaches the host as a JSON-RPC error with its request's id. The bridge sends no ${code("Idempotency-Key")}: over it, a retried paid call is a new call.`,
   "",
-  `- Protocol versions: ${McpProtocolVersions.map(code).join(", ")}. ${code("initialize")} echoes a supported version and answers ${code(McpProtocolVersions[0])} to any other. Server info: ${code("service-market-data")} ${code("1.0.0")}; capabilities: tools and resources.`,
+  `- Protocol versions: ${McpProtocolVersions.map(code).join(", ")}. ${code("initialize")} echoes an initialize-based version and answers ${code(McpProtocolVersions[1])} to any other; ${code("2026-07-28")} has no handshake (see Revision 2026-07-28 below). Server info: ${code("service-market-data")} ${code("1.0.0")}; capabilities: tools and resources.`,
   `- Every request is a ${code("POST")} with ${code("Content-Type: application/json")} and ${code("Accept: application/json, text/event-stream")}. After ${code("initialize")}, send ${code("MCP-Protocol-Version")}; without it a request is taken as ${code("2025-03-26")}.`,
   `- ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and the resources methods need no key. Paid tools authenticate inside ${code("tools/call")}, from the ${code("Authorization")} header of the POST that carries it. A key sent with any message is checked: a malformed, unknown or revoked one is refused on every method (see Errors below), as on every HTTP route.`,
   `- Every message spends one rate unit of its caller (the key's, or without a key the client address's): ${code("initialize")}, ${code("ping")}, ${code("tools/list")} and notifications as much as ${code("tools/call")}. Keyless POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once.`,

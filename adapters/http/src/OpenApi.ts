@@ -8,6 +8,7 @@ import {
   ErrorCatalog,
   errorJsonSchema,
   errorSet,
+  McpProtocolVersions,
   type OperationSpec,
   Operations,
   paramJsonSchema,
@@ -16,7 +17,8 @@ import {
 
 export const SERVICE_NAME = "service-market-data"
 export const SERVICE_VERSION = "1.0.0"
-export const MCP_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
+/** The MCP protocol versions `/api/mcp` serves (the `mcp` docs section's list). */
+export const MCP_PROTOCOL_VERSIONS = McpProtocolVersions
 
 const errorResponse = (description: string) => ({
   description,

@@ -35,10 +35,12 @@ import {
   serialize,
   success
 } from "./JsonRpc.ts"
-import { type CallContext, type Dispatched, dispatch, SUPPORTED_PROTOCOL_VERSIONS } from "./Methods.ts"
+import { listen } from "./Listen.ts"
+import { type CallContext, type Dispatched, dispatch } from "./Methods.ts"
+import { type Era, eraOf, MODERN_PROTOCOL_VERSION, unsupportedVersion, validateModern } from "./Modern.ts"
 import { originAllowed } from "./Origins.ts"
 import { errorResult } from "./ToolResult.ts"
-import { CATALOG_VERSION_HEADER, catalogVersion } from "./Tools.ts"
+import { CATALOG_VERSION_HEADER, catalogVersion, mirroredParams } from "./Tools.ts"
 
 /** Where the MCP endpoint is mounted. */
 export const MCP_PATH = "/api/mcp"
@@ -81,6 +83,8 @@ const ALLOWED_REQUEST_HEADERS = [
   "Accept",
   "Idempotency-Key",
   "MCP-Protocol-Version",
+  "Mcp-Method",
+  "Mcp-Name",
   "Mcp-Session-Id",
   "Last-Event-ID"
 ].join(", ")
@@ -217,18 +221,6 @@ export const mcpEndpoint = (
       return plain(refuse(415, "Unsupported Media Type: Content-Type must be application/json", cors))
     }
     const versionHeader = request.headers["mcp-protocol-version"]
-    if (
-      versionHeader !== undefined &&
-      !(SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(versionHeader)
-    ) {
-      return plain(
-        refuse(
-          400,
-          `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(versionHeader.slice(0, 64))}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`,
-          cors
-        )
-      )
-    }
     const outputSchemas = outputSchemasOf(request.url)
     if (outputSchemas === undefined) {
       return plain(
@@ -241,11 +233,59 @@ export const mcpEndpoint = (
     }
     if (body._tag !== "Body") return plain(refuse(400, "Bad Request: the body could not be read", cors))
 
-    const read = readMessages(body.text, versionHeader ?? ASSUMED_PROTOCOL_VERSION)
-    if (read._tag === "Refused") return plain(jsonResponse(400, read.error, cors))
-    const { messages, batch } = read
+    // The era this POST speaks (`Modern.ts`): 2026-07-28 is validated as that revision prescribes and served
+    // statelessly; the initialize-based revisions exactly as before.
+    let parsed: unknown
+    let parsedOk = true
+    try {
+      parsed = JSON.parse(body.text)
+    } catch {
+      parsedOk = false
+    }
+    const era: Era = parsedOk
+      ? eraOf(versionHeader, parsed)
+      : versionHeader === undefined || eraOf(versionHeader, undefined) === "legacy"
+        ? "legacy"
+        : "modern"
+    let messages: ReadonlyArray<Message>
+    let batch = false
+    if (era === "modern") {
+      if (!parsedOk) {
+        if (versionHeader !== undefined && versionHeader !== MODERN_PROTOCOL_VERSION) {
+          const refused = unsupportedVersion(null, versionHeader)
+          return plain(jsonResponse(refused.status, refused.response, cors))
+        }
+        return plain(jsonResponse(400, failure(null, RpcCode.ParseError, "Parse error: the body is not JSON"), cors))
+      }
+      const validated = validateModern(parsed, (name) => headerValues(request, name)[0], mirroredParams)
+      if (validated._tag === "Refused") return plain(jsonResponse(validated.status, validated.response, cors))
+      if (validated._tag === "Request" && validated.message.method === "subscriptions/listen") {
+        const m = validated.message
+        const answered = yield* listen(m.id, m.params, {
+          authorization: headerValues(request, "authorization"),
+          client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+          forwardedFor: headerValues(request, "x-forwarded-for"),
+          headers: cors
+        })
+        if (answered._tag === "Stream") return plain(answered.response, "mcp subscriptions/listen")
+        const extra = answered.retryAfter === undefined ? {} : { "retry-after": String(answered.retryAfter) }
+        return plain(
+          jsonResponse(answered.status, answered.response, { ...cors, ...extra }),
+          "mcp subscriptions/listen"
+        )
+      }
+      messages = [classify(parsed)]
+    } else {
+      const read = readMessages(body.text, versionHeader ?? ASSUMED_PROTOCOL_VERSION)
+      if (read._tag === "Refused") return plain(jsonResponse(400, read.error, cors))
+      messages = read.messages
+      batch = read.batch
+    }
 
-    const calls = messages.filter((m) => m._tag === "Request" && m.method === "tools/call").length
+    // The messages an Idempotency-Key can apply to: tool calls and resource reads (an asset read is paid).
+    const calls = messages.filter(
+      (m) => m._tag === "Request" && (m.method === "tools/call" || m.method === "resources/read")
+    ).length
     const idempotencyKey = headerValues(request, "idempotency-key")
     const context: CallContext = {
       authorization: headerValues(request, "authorization"),
@@ -253,13 +293,14 @@ export const mcpEndpoint = (
       client: Option.getOrElse(request.remoteAddress, () => "unknown"),
       forwardedFor: headerValues(request, "x-forwarded-for"),
       batch,
-      outputSchemas
+      outputSchemas,
+      modern: era === "modern"
     }
 
     // Keyless POSTs take turns (at most KEYLESS_CONCURRENCY at once, each after the I/O of its turn), so a flood of
     // them cannot crowd out keyed requests; a keyed POST goes straight through.
     const run = runMessages(messages, context, batch)
-    const { responses, answers, lastRate, keyId, refusedWith, retryAfter } =
+    const { responses, answers, lastRate, keyId, refusedWith, retryAfter, firstErrorCode } =
       context.authorization.length === 0
         ? yield* keylessTurns.withPermits(1)(Effect.andThen(Effect.yieldNow, run))
         : yield* run
@@ -290,7 +331,11 @@ export const mcpEndpoint = (
     }
     if (!batch) {
       const only = messages[0] as Message
-      return exchange(jsonText(only._tag === "Invalid" ? 400 : 200, responses[0] as string, headers))
+      // 2026-07-28 answers a method it does not implement with 404 (the JSON-RPC error tells it from a legacy
+      // server's 404).
+      const status =
+        only._tag === "Invalid" ? 400 : era === "modern" && firstErrorCode === RpcCode.MethodNotFound ? 404 : 200
+      return exchange(jsonText(status, responses[0] as string, headers))
     }
     return exchange(jsonText(200, `[${responses.join(",")}]`, headers))
   })
@@ -321,6 +366,8 @@ interface Ran {
   readonly keyId: string | undefined
   readonly refusedWith: ApiError | undefined
   readonly retryAfter: number | undefined
+  /** The JSON-RPC error code of the first response, when it is an error. */
+  readonly firstErrorCode: number | undefined
 }
 
 /**
@@ -346,6 +393,7 @@ const runMessages = (
     let retryAfter: number | undefined
     let answerBytes = 0
     let capped = false
+    let firstErrorCode: number | undefined
     // Spends one unit for a message that does not run through the pipeline; the refusal, if any.
     const spend = Effect.map(
       admitKeyless({
@@ -398,6 +446,7 @@ const runMessages = (
         if (o._tag === "Failure" && o.error.retryAfterSeconds !== undefined) retryAfter = o.error.retryAfterSeconds
       }
       if (out.response === undefined) continue
+      if (responses.length === 0 && "error" in out.response) firstErrorCode = out.response.error.code
       const { text, bytes } = serialize(out.response)
       if (batch && answerBytes > 0 && answerBytes + bytes > MAX_BATCH_ANSWER_BYTES) {
         // The batch's answer is full: this message and every later one are answered with the cap error and
@@ -412,7 +461,7 @@ const runMessages = (
       answerBytes += bytes
       responses.push(text)
     }
-    return { responses, answers, lastRate, keyId, refusedWith, retryAfter }
+    return { responses, answers, lastRate, keyId, refusedWith, retryAfter, firstErrorCode }
   })
 
 /** The methods that run through the core pipeline (which authenticates and spends their unit itself). */

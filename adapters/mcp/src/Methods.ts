@@ -14,6 +14,7 @@ import {
   typedArgumentError
 } from "@market-data/core"
 import { Effect } from "effect"
+import { ASSET_RESOURCE_TEMPLATE, assetIdOf, readAsset } from "./AssetResources.ts"
 import {
   constantResult,
   failure,
@@ -25,11 +26,18 @@ import {
   type RpcResponse,
   success
 } from "./JsonRpc.ts"
+import { LEGACY_PROTOCOL_VERSIONS, MetaKey, modernResult, SUPPORTED_PROTOCOL_VERSIONS } from "./Modern.ts"
 import { errorResult, toolResult } from "./ToolResult.ts"
-import { catalogVersion, Tools, ToolsWithOutputSchemas, tool } from "./Tools.ts"
+import {
+  catalogVersion,
+  ModernTools,
+  ModernToolsWithOutputSchemas,
+  Tools,
+  ToolsWithOutputSchemas,
+  tool
+} from "./Tools.ts"
 
-/** Protocol versions this server speaks, newest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const
+/** The newest initialize-based version: what `initialize` answers to a version it does not speak. */
 export const LATEST_PROTOCOL_VERSION = "2025-11-25"
 
 export const SERVER_INFO = { name: "service-market-data", version: "1.0.0" } as const
@@ -76,7 +84,26 @@ const TOOLS_LIST_WITH_OUTPUT_SCHEMAS = constantResult({
   _meta: { catalog_version: catalogVersion }
 })
 
-const RESOURCES_LIST = constantResult({
+/**
+ * How long a client may hold the lists, the docs and `server/discover` (2026-07-28 `ttlMs`): they change only
+ * when the service is upgraded, which also changes `_meta.catalog_version` and the `X-Catalog-Version` header.
+ */
+export const CATALOG_TTL_MS = 3_600_000
+
+const cacheable = { ttlMs: CATALOG_TTL_MS, cacheScope: "public" } as const
+
+const SERVER_IDENTITY = { ...SERVER_INFO, title: "Market data for agents" } as const
+
+/** A 2026-07-28 result that never changes: `resultType`, the server's identity and the caching hints. */
+const modernConstant = (result: object) => constantResult(modernResult({ ...result, ...cacheable }, SERVER_IDENTITY))
+
+const MODERN_TOOLS_LIST = modernConstant({ tools: ModernTools, _meta: { catalog_version: catalogVersion } })
+const MODERN_TOOLS_LIST_WITH_OUTPUT_SCHEMAS = modernConstant({
+  tools: ModernToolsWithOutputSchemas,
+  _meta: { catalog_version: catalogVersion }
+})
+
+const resourcesList = {
   resources: DocsSections.map((section) => ({
     uri: `${DOCS_URI_PREFIX}${section}`,
     name: `docs-${section}`,
@@ -84,9 +111,11 @@ const RESOURCES_LIST = constantResult({
     description: `Documentation section \`${section}\`: ${SECTION_TITLES[section] ?? section}.`,
     mimeType: "text/markdown"
   }))
-})
+}
+const RESOURCES_LIST = constantResult(resourcesList)
+const MODERN_RESOURCES_LIST = modernConstant(resourcesList)
 
-const RESOURCE_TEMPLATES_LIST = constantResult({
+const resourceTemplatesList = {
   resourceTemplates: [
     {
       uriTemplate: `${DOCS_URI_PREFIX}{section}`,
@@ -94,8 +123,23 @@ const RESOURCE_TEMPLATES_LIST = constantResult({
       title: "Documentation section",
       description: `A documentation section as markdown; {section} is one of ${DocsSections.join(", ")}.`,
       mimeType: "text/markdown"
-    }
+    },
+    ASSET_RESOURCE_TEMPLATE
   ]
+}
+const RESOURCE_TEMPLATES_LIST = constantResult(resourceTemplatesList)
+const MODERN_RESOURCE_TEMPLATES_LIST = modernConstant(resourceTemplatesList)
+
+/** What the server supports, as `server/discover` says it (2026-07-28). */
+export const DISCOVER_CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { subscribe: true, listChanged: false }
+} as const
+
+const DISCOVER_RESULT = modernConstant({
+  supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+  capabilities: DISCOVER_CAPABILITIES,
+  instructions: INSTRUCTIONS
 })
 
 /** What a message's handling knows of the HTTP request that carried it. */
@@ -109,6 +153,8 @@ export interface CallContext {
   readonly batch: boolean
   /** Whether `tools/list` includes each tool's `outputSchema` (the endpoint's `?output_schemas=true`). */
   readonly outputSchemas: boolean
+  /** Whether the POST speaks 2026-07-28 (`Modern.ts`); otherwise an initialize-based revision. */
+  readonly modern: boolean
 }
 
 /** The outcome of one message: its JSON-RPC response (none for notifications and responses). */
@@ -151,6 +197,7 @@ const request = (
 ): Effect.Effect<Dispatched, never, PipelineServices> => {
   const { id, params } = message
   const ok = (result: unknown): Effect.Effect<Dispatched> => Effect.succeed({ response: success(id, result) })
+  if (context.modern) return modernRequest(message, context)
   switch (message.method) {
     case "initialize": {
       if (context.batch) {
@@ -166,11 +213,11 @@ const request = (
       if (!isPlainObject(params.clientInfo)) return Effect.succeed(invalidParams(id, "`clientInfo` must be an object"))
       const requested = params.protocolVersion
       return ok({
-        protocolVersion: (SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
+        protocolVersion: (LEGACY_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(requested)
           ? requested
           : LATEST_PROTOCOL_VERSION,
         capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
-        serverInfo: { ...SERVER_INFO, title: "Market data for agents" },
+        serverInfo: SERVER_IDENTITY,
         instructions: INSTRUCTIONS
       })
     }
@@ -206,13 +253,23 @@ const readResource = (
   Effect.gen(function* () {
     const uri = params.uri
     if (typeof uri !== "string") return invalidParams(id, "`uri` must be a string")
+    const assetId = assetIdOf(uri)
+    if (assetId !== undefined) {
+      const read = yield* readAsset(id, uri, assetId, context)
+      const { response } = read
+      if (!context.modern || !("result" in response)) return read
+      return { ...read, response: success(id, modernResult(response.result as object, SERVER_IDENTITY)) }
+    }
     const section = uri.startsWith(DOCS_URI_PREFIX) ? uri.slice(DOCS_URI_PREFIX.length) : undefined
     if (section === undefined || !(DocsSections as ReadonlyArray<string>).includes(section)) {
+      // 2026-07-28 answers a resource that does not exist as -32602 (Invalid Params); the older revisions as -32002.
       return {
-        response: failure(id, RpcCode.ResourceNotFound, `Resource not found: ${uri.slice(0, 200)}`, {
-          uri,
-          templates: [`${DOCS_URI_PREFIX}{section}`]
-        })
+        response: failure(
+          id,
+          context.modern ? RpcCode.InvalidParams : RpcCode.ResourceNotFound,
+          `Resource not found: ${uri.slice(0, 200)}`,
+          { uri, templates: [`${DOCS_URI_PREFIX}{section}`, ASSET_RESOURCE_TEMPLATE.uriTemplate] }
+        )
       }
     }
     // Resources are keyless, read as `docs` is: a presented key is checked, and the caller's budget spent.
@@ -225,7 +282,11 @@ const readResource = (
     })
     const o = answer.outcome
     if (o._tag === "Markdown") {
-      return { answer, response: success(id, { contents: [{ uri, mimeType: "text/markdown", text: o.markdown }] }) }
+      const contents = { contents: [{ uri, mimeType: "text/markdown", text: o.markdown }] }
+      return {
+        answer,
+        response: success(id, context.modern ? modernResult({ ...contents, ...cacheable }, SERVER_IDENTITY) : contents)
+      }
     }
     const error = o._tag === "Failure" ? o.error : apiError("internal_error", "unexpected answer to docs")
     const code = ErrorCatalog[error.code].status >= 500 ? RpcCode.InternalError : RpcCode.ServerError
@@ -274,5 +335,44 @@ const callTool = (
       client: context.client,
       forwardedFor: context.forwardedFor
     })
-    return { answer, response: success(id, toolResult(answer)) }
+    const result = toolResult(answer)
+    return { answer, response: success(id, context.modern ? modernResult(result, SERVER_IDENTITY) : result) }
   })
+
+/**
+ * A 2026-07-28 request: no handshake (`initialize`, `ping`, `logging/setLevel` and `resources/subscribe` are gone
+ * and answered as unknown methods), `server/discover`, and every result with `resultType`, the server's identity
+ * in `_meta` and, where the revision asks, the caching hints. `subscriptions/listen` is answered by the endpoint
+ * (it is a stream, `Listen.ts`).
+ */
+const modernRequest = (
+  message: Extract<Message, { readonly _tag: "Request" }>,
+  context: CallContext
+): Effect.Effect<Dispatched, never, PipelineServices> => {
+  const { id, params } = message
+  switch (message.method) {
+    case "server/discover":
+      return Effect.succeed({ response: success(id, DISCOVER_RESULT) })
+    case "tools/list":
+      return Effect.succeed(
+        noCursor(id, params) ?? {
+          response: success(id, context.outputSchemas ? MODERN_TOOLS_LIST_WITH_OUTPUT_SCHEMAS : MODERN_TOOLS_LIST)
+        }
+      )
+    case "tools/call":
+      return callTool(id, params, context)
+    case "resources/list":
+      return Effect.succeed(noCursor(id, params) ?? { response: success(id, MODERN_RESOURCES_LIST) })
+    case "resources/templates/list":
+      return Effect.succeed(noCursor(id, params) ?? { response: success(id, MODERN_RESOURCE_TEMPLATES_LIST) })
+    case "resources/read":
+      return readResource(id, params, context)
+    default:
+      return Effect.succeed({
+        response: failure(id, RpcCode.MethodNotFound, `Method not found: ${message.method.slice(0, 64)}`)
+      })
+  }
+}
+
+/** The key a client's `_meta` names its protocol version under (re-exported for the endpoint). */
+export const PROTOCOL_VERSION_META_KEY = MetaKey.protocolVersion

@@ -143,6 +143,43 @@ export const Tools: ReadonlyArray<ToolDefinition> = Operations.map((op) => toolO
 /** The 23 tools with their `outputSchema`s (`/api/mcp?output_schemas=true`). */
 export const ToolsWithOutputSchemas: ReadonlyArray<ToolDefinition> = Operations.map((op) => toolOf(op, true))
 
+/**
+ * The asset a call is about, mirrored into a header at 2026-07-28 (`x-mcp-header`): a client sends the `id`
+ * argument also as `Mcp-Param-Asset-Id`, so a gateway can route or meter by asset without reading the body; the
+ * server refuses a call whose header and `id` differ (`Modern.ts`).
+ */
+export const ASSET_ID_HEADER = "Asset-Id"
+
+const withMirroredAssetId = (t: ToolDefinition): ToolDefinition => {
+  const properties = (t.inputSchema as { readonly properties?: Record<string, Record<string, unknown>> }).properties
+  const id = properties?.id
+  if (id === undefined || id.type !== "string") return t
+  return {
+    ...t,
+    inputSchema: { ...t.inputSchema, properties: { ...properties, id: { ...id, "x-mcp-header": ASSET_ID_HEADER } } }
+  }
+}
+
+/** The tools as 2026-07-28 lists them: in the registry's order (deterministic), `id` mirrored into a header. */
+export const ModernTools: ReadonlyArray<ToolDefinition> = Tools.map(withMirroredAssetId)
+export const ModernToolsWithOutputSchemas: ReadonlyArray<ToolDefinition> =
+  ToolsWithOutputSchemas.map(withMirroredAssetId)
+
+const mirroredByName = new Map(
+  ModernTools.map((t) => [
+    t.name,
+    Object.entries(
+      (t.inputSchema as { readonly properties?: Record<string, Record<string, unknown>> }).properties ?? {}
+    )
+      .filter(([, p]) => typeof p["x-mcp-header"] === "string")
+      .map(([property, p]) => ({ property, header: p["x-mcp-header"] as string }))
+  ])
+)
+
+/** The `x-mcp-header` properties of a tool at 2026-07-28 (none for an unknown tool). */
+export const mirroredParams = (name: string): ReadonlyArray<{ readonly property: string; readonly header: string }> =>
+  mirroredByName.get(name) ?? []
+
 const toolsByName = new Map(Tools.map((t) => [t.name, t]))
 
 /** The tool named `name`, or undefined. */

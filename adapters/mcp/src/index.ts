@@ -1,7 +1,10 @@
 /** @market-data/mcp: the MCP transport, a stateless Streamable HTTP server at `POST /api/mcp`. */
+export * from "./AssetResources.ts"
 export * from "./JsonRpc.ts"
+export * from "./Listen.ts"
 export * from "./McpApp.ts"
 export * from "./Methods.ts"
+export * from "./Modern.ts"
 export * from "./Origins.ts"
 export * from "./ToolResult.ts"
 export * from "./Tools.ts"

@@ -1,0 +1,421 @@
+/**
+ * Push at 2026-07-28: `subscriptions/listen` answered with a long-lived SSE stream that starts with
+ * `notifications/subscriptions/acknowledged` and carries `notifications/resources/updated` (the URI only, free)
+ * for each subscribed asset resource (`service://read/<id>`) whose data changed; reading it is the paid read.
+ *
+ * What "changed" means comes from the data through the pipeline, not from a store's internals: a watcher reads each
+ * subscribed asset with the internal principal (unbilled, not rate limited) when its `next_update_at` comes, and a
+ * different ETag (the `read` result's content hash) is a change. Because it reads what the store holds, it works
+ * for every plane and store, and on a follower instance it sees what the leader ingested into the shared
+ * PostgreSQL. An asset whose data is due but has not moved yet is read again after 250 ms, then less often (up to
+ * 5 s), so a change is noticed within about a quarter of a second of the store holding it.
+ *
+ * Limits (the `access` docs section): a key is required to subscribe to an asset resource; at most
+ * `LISTEN_LIMITS.resourcesPerStream` resources per stream and `LISTEN_LIMITS.streamsPerKey` streams per key
+ * (`keylessStreamsPerAddress` for keyless streams, which can subscribe to nothing paid); a slow listener's
+ * notifications are coalesced per URI (a stream holds at most one pending notification per subscribed URI, never
+ * an unbounded buffer); a revoked key's streams are closed within `keyRecheckMs`; a keep-alive comment is sent
+ * after `keepAliveMs` of quiet.
+ */
+import {
+  admitKeyless,
+  apiError,
+  authenticate,
+  ErrorCatalog,
+  Handlers,
+  handle,
+  type PipelineServices,
+  parseAuthorization
+} from "@market-data/core"
+import { Cause, Context, Effect, Queue, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { ASSET_URI_PREFIX, assetIdOf } from "./AssetResources.ts"
+import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse } from "./JsonRpc.ts"
+import { MetaKey } from "./Modern.ts"
+
+export const LISTEN_LIMITS = {
+  /** Resources one `subscriptions/listen` stream may subscribe to. */
+  resourcesPerStream: 100,
+  /** Open listen streams per key. */
+  streamsPerKey: 10,
+  /** Open keyless listen streams per client address (they can subscribe to nothing paid). */
+  keylessStreamsPerAddress: 2,
+  /** Quiet time after which a keep-alive comment is sent. */
+  keepAliveMs: 15_000,
+  /** How often a stream's key is checked again (a revoked key's streams close). */
+  keyRecheckMs: 10_000
+}
+
+/** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
+const RECHECK_FIRST_MS = 250
+const RECHECK_MAX_MS = 5_000
+/** Internal reads of the watcher at once. */
+const WATCH_CONCURRENCY = 16
+const WATCH_TICK_MS = 50
+
+const encoder = new TextEncoder()
+const event = (message: unknown): Uint8Array => encoder.encode(`data: ${JSON.stringify(message)}\n\n`)
+const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
+
+/** One open listen stream. */
+interface Listener {
+  readonly subscriptionId: RequestId
+  /** Subscribed asset IDs and the URI each was subscribed under. */
+  readonly uris: ReadonlyMap<string, string>
+  /** URIs with a change not yet sent: one entry per URI, however many changes (the coalescing). */
+  readonly pending: Set<string>
+  readonly wake: () => void
+  /** Ends the stream with a final JSON-RPC response (graceful, or the refusal of a revoked key). */
+  readonly close: (final: RpcResponse) => void
+  readonly presentedKey: string | undefined
+  readonly owner: string
+  nextKeyCheckMs: number
+}
+
+interface Watched {
+  readonly listeners: Set<Listener>
+  etag: string | undefined
+  nextCheckMs: number
+  backoffMs: number
+  checking: boolean
+}
+
+/** The listen streams and the watched assets of one service (one per pipeline `Handlers`). */
+class Hub {
+  readonly assets = new Map<string, Watched>()
+  readonly listeners = new Set<Listener>()
+  readonly streamsByOwner = new Map<string, number>()
+  private running = false
+  /** Change notifications sent (for the bench and tests). */
+  notificationsSent = 0
+
+  private readonly context: Context.Context<PipelineServices>
+  constructor(context: Context.Context<PipelineServices>) {
+    this.context = context
+  }
+
+  add(listener: Listener, nowMs: number): void {
+    this.listeners.add(listener)
+    this.streamsByOwner.set(listener.owner, (this.streamsByOwner.get(listener.owner) ?? 0) + 1)
+    for (const assetId of listener.uris.keys()) {
+      let w = this.assets.get(assetId)
+      if (w === undefined) {
+        w = { listeners: new Set(), etag: undefined, nextCheckMs: nowMs, backoffMs: RECHECK_FIRST_MS, checking: false }
+        this.assets.set(assetId, w)
+      }
+      w.listeners.add(listener)
+    }
+    this.start()
+  }
+
+  remove(listener: Listener): void {
+    if (!this.listeners.delete(listener)) return
+    const n = (this.streamsByOwner.get(listener.owner) ?? 1) - 1
+    if (n <= 0) this.streamsByOwner.delete(listener.owner)
+    else this.streamsByOwner.set(listener.owner, n)
+    for (const assetId of listener.uris.keys()) {
+      const w = this.assets.get(assetId)
+      if (w === undefined) continue
+      w.listeners.delete(listener)
+      if (w.listeners.size === 0) this.assets.delete(assetId)
+    }
+  }
+
+  openStreams(owner: string): number {
+    return this.streamsByOwner.get(owner) ?? 0
+  }
+
+  private start(): void {
+    if (this.running) return
+    this.running = true
+    Effect.runForkWith(this.context)(
+      this.loop.pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            this.running = false
+            if (this.listeners.size > 0) this.start()
+          })
+        )
+      )
+    )
+  }
+
+  /** Runs while any stream is open: reads the due assets, and checks the streams' keys again. */
+  private get loop(): Effect.Effect<void, never, PipelineServices> {
+    const hub = this
+    return Effect.gen(function* () {
+      while (hub.listeners.size > 0) {
+        const nowMs = Date.now()
+        const due: Array<[string, Watched]> = []
+        for (const entry of hub.assets) {
+          if (!entry[1].checking && entry[1].nextCheckMs <= nowMs) {
+            entry[1].checking = true
+            due.push(entry)
+          }
+        }
+        if (due.length > 0) {
+          yield* Effect.forEach(due, ([assetId, w]) => hub.check(assetId, w), {
+            concurrency: WATCH_CONCURRENCY,
+            discard: true
+          })
+        }
+        for (const listener of hub.listeners) {
+          if (listener.presentedKey === undefined || listener.nextKeyCheckMs > nowMs) continue
+          listener.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
+          const key = yield* Effect.result(authenticate(listener.presentedKey))
+          if (key._tag === "Failure") {
+            const error = key.failure
+            listener.close(failure(listener.subscriptionId, RpcCode.ServerError, error.message, error.toBody()))
+          }
+        }
+        yield* Effect.sleep(WATCH_TICK_MS)
+      }
+    }).pipe(Effect.catchCause((cause) => Effect.logError("listen watcher stopped", Cause.pretty(cause))))
+  }
+
+  /** Reads one asset as the internal principal; a changed ETag notifies its listeners. */
+  private check(assetId: string, w: Watched): Effect.Effect<void, never, PipelineServices> {
+    return Effect.map(
+      handle({ operation: "read", params: [["id", assetId]], authorization: [], client: "internal", internal: true }),
+      (answer) => {
+        w.checking = false
+        const nowMs = Date.now()
+        const o = answer.outcome
+        if (o._tag !== "Json") {
+          // The asset cannot be read now (a failing source, or an asset that is gone): look again later.
+          w.nextCheckMs = nowMs + RECHECK_MAX_MS
+          return
+        }
+        const etag = o.etag ?? o.body
+        const changed = w.etag !== undefined && w.etag !== etag
+        w.etag = etag
+        if (changed) {
+          w.backoffMs = RECHECK_FIRST_MS
+          for (const listener of w.listeners) {
+            const uri = listener.uris.get(assetId)
+            if (uri === undefined) continue
+            listener.pending.add(uri)
+            listener.wake()
+          }
+        }
+        const next = nextUpdateOf(o.body)
+        if (next !== undefined && next > nowMs) {
+          w.nextCheckMs = next
+          w.backoffMs = RECHECK_FIRST_MS
+        } else {
+          // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
+          w.nextCheckMs = nowMs + w.backoffMs
+          w.backoffMs = Math.min(RECHECK_MAX_MS, w.backoffMs * 2)
+        }
+      }
+    )
+  }
+}
+
+const nextUpdateOf = (body: string): number | undefined => {
+  const m = /"next_update_at":"([^"]+)"/.exec(body)
+  if (m === null) return undefined
+  const t = Date.parse(m[1] as string)
+  return Number.isFinite(t) ? t : undefined
+}
+
+const hubs = new WeakMap<object, Hub>()
+
+const hubOf = (context: Context.Context<PipelineServices>): Hub => {
+  const handlers = Context.get(context, Handlers)
+  let hub = hubs.get(handlers)
+  if (hub === undefined) {
+    hub = new Hub(context)
+    hubs.set(handlers, hub)
+  }
+  return hub
+}
+
+/** The listen streams of the service the effect runs in: how many are open, and the notifications sent so far. */
+export const listenStats: Effect.Effect<
+  { readonly streams: number; readonly assets: number; readonly notificationsSent: number },
+  never,
+  PipelineServices
+> = Effect.map(Effect.context<PipelineServices>(), (context) => {
+  const hub = hubOf(context)
+  return { streams: hub.listeners.size, assets: hub.assets.size, notificationsSent: hub.notificationsSent }
+})
+
+/** What the listen request knows of its POST. */
+export interface ListenContext {
+  readonly authorization: ReadonlyArray<string>
+  readonly client: string
+  readonly forwardedFor: ReadonlyArray<string>
+  readonly headers: Record<string, string>
+}
+
+/** A refusal of a listen request: the HTTP status and the JSON-RPC error. */
+export interface ListenRefusal {
+  readonly _tag: "Refused"
+  readonly status: number
+  readonly response: RpcResponse
+  readonly retryAfter?: number
+}
+
+/** Answers `subscriptions/listen`: the SSE stream, or a refusal. */
+export const listen = (
+  id: RequestId,
+  params: Params,
+  context: ListenContext
+): Effect.Effect<
+  ListenRefusal | { readonly _tag: "Stream"; readonly response: HttpServerResponse.HttpServerResponse },
+  never,
+  PipelineServices
+> =>
+  Effect.gen(function* () {
+    const invalid = (message: string, data?: unknown): ListenRefusal => ({
+      _tag: "Refused",
+      status: 200,
+      response: failure(id, RpcCode.InvalidParams, `Invalid params: ${message}`, data)
+    })
+    const filter = params.notifications
+    if (!isPlainObject(filter)) return invalid("`notifications` must be an object (the notification filter)")
+    const requested = filter.resourceSubscriptions
+    if (requested !== undefined && !(Array.isArray(requested) && requested.every((u) => typeof u === "string"))) {
+      return invalid("`resourceSubscriptions` must be an array of resource URIs")
+    }
+    const uris = [...new Set((requested ?? []) as ReadonlyArray<string>)]
+    if (uris.length > LISTEN_LIMITS.resourcesPerStream) {
+      return invalid(
+        `a listen stream subscribes to at most ${LISTEN_LIMITS.resourcesPerStream} resources; got ${uris.length}`,
+        { limit: LISTEN_LIMITS.resourcesPerStream }
+      )
+    }
+    const assets = new Map<string, string>()
+    for (const uri of uris) {
+      const assetId = assetIdOf(uri)
+      if (assetId === undefined) {
+        return invalid(
+          `only asset resources (${ASSET_URI_PREFIX}{asset_id}) can be subscribed to; got ${JSON.stringify(uri.slice(0, 200))}`,
+          {
+            uri
+          }
+        )
+      }
+      assets.set(assetId, uri)
+    }
+    // The listen request is one request: its key is checked and it spends one rate unit, as `tools/list` does.
+    const admitted = yield* admitKeyless({
+      authorization: context.authorization,
+      client: context.client,
+      forwardedFor: context.forwardedFor
+    })
+    const refusal = (error: ReturnType<typeof apiError>): ListenRefusal => ({
+      _tag: "Refused",
+      status: ErrorCatalog[error.code].status,
+      response: failure(id, RpcCode.ServerError, error.message, error.toBody()),
+      ...(error.retryAfterSeconds === undefined ? {} : { retryAfter: error.retryAfterSeconds })
+    })
+    if (admitted.refusal !== undefined) return refusal(admitted.refusal)
+    if (admitted.keyId === undefined && assets.size > 0) {
+      return refusal(
+        apiError(
+          "unauthenticated",
+          "subscribing to an asset resource needs an API key: send `Authorization: Bearer <API_KEY>` (see docs section access)"
+        )
+      )
+    }
+    const services = yield* Effect.context<PipelineServices>()
+    const hub = hubOf(services)
+    const owner = admitted.keyId === undefined ? `ip:${context.client}` : `key:${admitted.keyId}`
+    const cap = admitted.keyId === undefined ? LISTEN_LIMITS.keylessStreamsPerAddress : LISTEN_LIMITS.streamsPerKey
+    if (hub.openStreams(owner) >= cap) {
+      return {
+        _tag: "Refused",
+        status: 429,
+        response: failure(
+          id,
+          RpcCode.ServerError,
+          `Listen stream limit: ${admitted.keyId === undefined ? "this address" : "this key"} has ${cap} open listen streams, the most allowed; close one first`,
+          { reason: "listen_stream_limit", limit: cap, retryable: true }
+        ),
+        retryAfter: 1
+      }
+    }
+    const presented = parseAuthorization(context.authorization)
+    const acknowledged = assets.size > 0 ? { resourceSubscriptions: [...assets.values()] } : {}
+    const ack = event({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { _meta: { [MetaKey.subscriptionId]: id }, notifications: acknowledged }
+    })
+    const body = Stream.callback<Uint8Array>(
+      (queue) =>
+        Effect.gen(function* () {
+          let wakeUp: (() => void) | undefined
+          let final: RpcResponse | undefined
+          const listener: Listener = {
+            subscriptionId: id,
+            uris: assets,
+            pending: new Set(),
+            wake: () => {
+              const w = wakeUp
+              wakeUp = undefined
+              w?.()
+            },
+            close: (response) => {
+              final ??= response
+              listener.wake()
+            },
+            presentedKey: typeof presented === "string" ? presented : undefined,
+            owner,
+            nextKeyCheckMs: Date.now() + LISTEN_LIMITS.keyRecheckMs
+          }
+          yield* Effect.addFinalizer(() => Effect.sync(() => hub.remove(listener)))
+          yield* Queue.offer(queue, ack)
+          hub.add(listener, Date.now())
+          const waitForWork = Effect.callback<void>((resume) => {
+            if (listener.pending.size > 0 || final !== undefined) return resume(Effect.void)
+            wakeUp = () => resume(Effect.void)
+            return Effect.sync(() => {
+              wakeUp = undefined
+            })
+          }).pipe(Effect.timeoutOption(LISTEN_LIMITS.keepAliveMs))
+          yield* Effect.forkScoped(
+            Effect.gen(function* () {
+              while (true) {
+                const woke = yield* waitForWork
+                if (final !== undefined) {
+                  yield* Queue.offer(queue, event(final))
+                  yield* Queue.end(queue)
+                  return
+                }
+                if (woke._tag === "None" && listener.pending.size === 0) {
+                  yield* Queue.offer(queue, KEEP_ALIVE)
+                  continue
+                }
+                // Everything pending now, one notification per URI however many changes it had.
+                const uris = [...listener.pending]
+                listener.pending.clear()
+                for (const uri of uris) {
+                  hub.notificationsSent++
+                  // A full queue (a slow reader) suspends here; changes meanwhile coalesce in `pending`.
+                  yield* Queue.offer(
+                    queue,
+                    event({
+                      jsonrpc: "2.0",
+                      method: "notifications/resources/updated",
+                      params: { _meta: { [MetaKey.subscriptionId]: id }, uri }
+                    })
+                  )
+                }
+              }
+            })
+          )
+        }),
+      { bufferSize: 16, strategy: "suspend" }
+    )
+    return {
+      _tag: "Stream",
+      response: HttpServerResponse.stream(body, {
+        status: 200,
+        contentType: "text/event-stream",
+        headers: { ...context.headers, "cache-control": "no-store", "x-accel-buffering": "no" }
+      })
+    }
+  })
