@@ -44,7 +44,6 @@ const post = async (method: string, params: Record<string, unknown> = {}, header
     },
     body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: META } })
   })
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC answer read field by field.
   const body = (await res.json()) as any
   return { status: res.status, headers: res.headers, body, id }
 }
@@ -70,7 +69,6 @@ const openListen = async (notifications: Record<string, unknown>, headers: Recor
     },
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "subscriptions/listen", params: { notifications, _meta: META } })
   })
-  // biome-ignore lint/suspicious/noExplicitAny: SSE messages read field by field.
   const messages: Array<any> = []
   let comments = 0
   let ended = false
