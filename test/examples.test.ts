@@ -272,6 +272,41 @@ describe("agent-loop.ts on a plane that ticks every second", () => {
   })
 })
 
+describe("mcp-watcher.ts on a plane that ticks every 300 ms", () => {
+  it("subscribes to three assets over MCP 2026-07-28 and prints each change it reads, one credit per read", async () => {
+    const t = await tickingServer(300)
+    try {
+      const { key } = await t.server.newKey(20)
+      const run = await runExample("mcp-watcher.ts", {
+        BASE: t.server.base,
+        KEY: key,
+        IDS: "crypto:bitcoin,crypto:ethereum,crypto:solana",
+        READS: "6"
+      })
+      expect(run.code, run.stderr + run.stdout).toBe(0)
+      expect(run.stdout).toContain(
+        "watching service://read/crypto:bitcoin, service://read/crypto:ethereum, service://read/crypto:solana"
+      )
+      const lines = run.stdout.split("\n").filter((l) => / price \d/.test(l))
+      expect(lines).toHaveLength(6)
+      for (const l of lines) expect(l).toContain("(credits charged: 1,")
+      // The first three reads are the starting point; the later ones were announced changes.
+      expect(new Set(lines.slice(0, 3).map((l) => l.split(" ")[0]))).toEqual(
+        new Set(["crypto:bitcoin", "crypto:ethereum", "crypto:solana"])
+      )
+      expect(run.stdout).toContain("stopping after 6 reads")
+      expect(await creditsOf(t.server.base, key)).toBe(14)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it("exits 2 without a key", async () => {
+    const run = await runExample("mcp-watcher.ts", { BASE: "http://127.0.0.1:1", KEY: "" })
+    expect(run.code).toBe(2)
+  })
+})
+
 describe("on the simulated planes", () => {
   let planes: PlanesServer
   beforeAll(async () => {

@@ -2,7 +2,7 @@
  * A deterministic plane whose data changes on a short, known cadence, for tests of clients that schedule
  * their requests by `next_update_at` (the real simulated market ticks every 20 to 30 s, too slow for a test).
  *
- * `read` serves `crypto:bitcoin` and `crypto:ethereum`. Time is cut into slots of `slotMs` counted from
+ * `read` serves `crypto:bitcoin`, `crypto:ethereum` and `crypto:solana`. Time is cut into slots of `slotMs` counted from
  * `startMs`; within a slot the answer is identical byte for byte (so its ETag holds and `If-None-Match`
  * answers 304), `as_of` is the slot's start, `next_update_at` its end, and the price moves at every slot.
  * With `stalled`, the source never moves on: every answer is the first slot's, `stale`, with `next_update_at`
@@ -14,7 +14,8 @@ import { Effect } from "effect"
 
 const ASSETS: Record<string, { readonly symbol: string; readonly name: string; readonly basePrice: number }> = {
   "crypto:bitcoin": { symbol: "BTC", name: "Bitcoin", basePrice: 100_000 },
-  "crypto:ethereum": { symbol: "ETH", name: "Ethereum", basePrice: 4_000 }
+  "crypto:ethereum": { symbol: "ETH", name: "Ethereum", basePrice: 4_000 },
+  "crypto:solana": { symbol: "SOL", name: "Solana", basePrice: 200 }
 }
 
 export interface TickingPlane {
