@@ -4,8 +4,8 @@
  * `server/discover`, asset resources read for one credit exactly as the `read` tool, and push with
  * `subscriptions/listen` over a plane whose data changes on a short, known cadence (test/support/ticking-plane.ts).
  */
-import { revokeKey } from "@market-data/core"
-import { LISTEN_LIMITS, SUPPORTED_PROTOCOL_VERSIONS } from "@market-data/mcp"
+import { MCP_ASSET_URI_PREFIX, MCP_LISTEN_LIMITS, McpProtocolVersions, revokeKey } from "@market-data/core"
+import { ASSET_URI_PREFIX, LISTEN_LIMITS, SUPPORTED_PROTOCOL_VERSIONS } from "@market-data/mcp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServer, type TestServer } from "./support/server.ts"
 import { makeTickingPlane } from "./support/ticking-plane.ts"
@@ -127,6 +127,12 @@ const openListen = async (notifications: Record<string, unknown>, headers: Recor
 }
 
 describe("revision 2026-07-28 beside the initialize-based ones", () => {
+  it("enforces the facts the mcp and access docs sections state", () => {
+    expect({ ...LISTEN_LIMITS }).toEqual({ ...MCP_LISTEN_LIMITS })
+    expect(ASSET_URI_PREFIX).toBe(MCP_ASSET_URI_PREFIX)
+    expect([...SUPPORTED_PROTOCOL_VERSIONS]).toEqual([...McpProtocolVersions])
+  })
+
   it("answers server/discover with the versions, capabilities, identity and caching hints", async () => {
     const res = await post("server/discover")
     expect(res.status).toBe(200)

@@ -8,7 +8,13 @@
 import { cryptoDomainsDoc } from "./crypto/DomainsDoc.ts"
 import { ErrorCatalog, ErrorCodes } from "./Errors.ts"
 import { EquityDoc } from "./equity/EquityDoc.ts"
-import { KEYLESS_MCP_CONCURRENCY, MCP_MAX_BATCH_ANSWER_BYTES, mcpDocMarkdown } from "./McpDoc.ts"
+import {
+  KEYLESS_MCP_CONCURRENCY,
+  MCP_ASSET_URI_PREFIX,
+  MCP_LISTEN_LIMITS,
+  MCP_MAX_BATCH_ANSWER_BYTES,
+  mcpDocMarkdown
+} from "./McpDoc.ts"
 import { HOLD_LEASE_MS, IDEMPOTENCY_LEASE_MS } from "./Money.ts"
 import { type CrossRule, describeDefault, describeType, type ParamSpec } from "./Params.ts"
 import { BUCKET_MS, WINDOW_MS } from "./RateLimit.ts"
@@ -319,7 +325,18 @@ const access = (ctx: DocsContext): string =>
       ]
     ),
     "",
-    `Keys are scoped to your API key. Over MCP, the key is the ${code("Idempotency-Key")} header of the POST carrying one ${code("tools/call")}.`,
+    `Keys are scoped to your API key. Over MCP, the key is the ${code("Idempotency-Key")} header of the POST carrying one ${code("tools/call")} (or one ${code("resources/read")} of an asset resource, which is the ${code("read")} operation).`,
+    "",
+    "## Push over MCP (revision 2026-07-28)",
+    "",
+    `An MCP client at revision ${code("2026-07-28")} can be told when an asset changes instead of polling: ${code("subscriptions/listen")} on asset resources (${code(`${MCP_ASSET_URI_PREFIX}<asset_id>`)}, each the ${code("read")} result of one asset) answers a long-lived SSE stream of ${code("notifications/resources/updated")}. A notification is free and carries only the URI; reading it is the paid read (1 credit, the ${code("read")} tool's refusals, rate unit and idempotency). Limits, enforced:`,
+    "",
+    `- A key is required to subscribe to an asset resource, and to read one (keyless: ${code("unauthenticated")}, nothing served).`,
+    `- At most ${MCP_LISTEN_LIMITS.resourcesPerStream} resources per listen stream and ${MCP_LISTEN_LIMITS.streamsPerKey} open listen streams per key (${MCP_LISTEN_LIMITS.keylessStreamsPerAddress} keyless ones per client address, which can subscribe to nothing paid); one more stream is refused with HTTP 429. Opening a stream spends one rate unit; notifications spend none.`,
+    `- A slow listener gets its notifications coalesced per URI (at most one pending per subscribed URI), never an unbounded buffer; a keep-alive comment comes every ${MCP_LISTEN_LIMITS.keepAliveMs / 1000} s of quiet.`,
+    `- A revoked key's streams close within ${MCP_LISTEN_LIMITS.keyRecheckMs / 1000} s.`,
+    "",
+    `Over HTTP nothing changes: ${code("next_update_at")} and conditional requests stay the way to schedule. See the ${code("mcp")} section.`,
     "",
     "## Conditional requests",
     "",
@@ -533,6 +550,7 @@ const changelog = (ctx: DocsContext): string => {
     `- Venue conventions, checked and said: open interest is USD of one side on every venue. Bybit's ${code("openInterest")} and ${code("openInterestValue")} count both sides (longs plus shorts), and so does Hyperliquid's ${code("openInterest")} (the sum of absolute position sizes): Bybit's are read from its single-side fields (${code("singleOpenInterestValue")}, ${code("singleOpenInterest")}; half the both-sides figure where a row lacks them), Hyperliquid's halved, so ${code("open_interest.usd")} and what is built on it (its change, ${code("net_delta_pct_of_oi_24h")}, ${code("intensity_pct_of_oi_24h")}, the funding weights) no longer count those venues twice; their ${code("by_venue")} rows carry ${code('venue_counts: "both_sides"')} (additive). Rows stored before are not rewritten: a live store kept across the change shows a one-time step down on those venues. ${code("liquidations")} carries ${code("lower_bound")} (additive) when its totals are a floor, naming the figures and each venue with its reason: Binance's all-market stream sends at most one liquidation per symbol per second, OKX's liquidation orders are read 100 per instrument family every 5 minutes, Hyperliquid publishes none. See ${code("docs?section=domains")}, "Venue conventions".`,
     `- The simulated default streams as live mode does: every 250 ms the simulated market applies each listing's top of book and each perpetual's mark, index, funding and open interest through the same ingest interface as the venue streams (between 15-minute closes the price follows a path to the next close, deterministic from the seed and the instant), and serves the bar still forming, refreshed every minute; so ${code("price")}'s bid and ask move sub-second, ${code("as_of")} follows the clock, and the ${code("books")} and ${code("fundingState")} statuses have the stream's 5 s cadence (their ${code("source")} stays ${code("simulated")}). Its prices stay believable: every asset stays within its late-2025 range over the whole simulated year (ether 1,500 to 8,000 USD, bitcoin 60,000 to 150,000, solana 80 to 400; the default seed read an ether at 19,127 USD); the simulated history for a given seed changed accordingly, and a kept history is generated anew.`,
     `- Liquidations and the forming bar over the venues' streams (live mode): the Binance, Bybit and OKX liquidation streams run on the same connection manager as the market streams (keep-alive, silence, reconnect with backoff and jitter, rotation, following listings; a status ${code("last_error")} is typed: ${code("network")}, ${code("timeout")}, or ${code("status: subscribe: subscription refused")}). OKX's liquidations now stream in too (${code("liquidation-orders")}, every swap), beside its REST poll, which stays as backfill and fallback: both write the same one-minute rows, each side the larger of the two counts, never their sum, and OKX's totals stay a floor (${code("lower_bound")}, as before). OKX's forming 15-minute bar streams from ${code("candle15m")} on its business endpoint (${code("MARKET_DATA_OKX_WS_BUSINESS_BASE_URL")}, default the OKX websocket base URL's) in place of a REST request per swap each minute. Hyperliquid keeps its forming bar on REST (its per-IP subscription cap leaves no room for a candle per perpetual) and publishes no market-wide liquidations. See the operator's live-mode notes (LiveDoc, "Liquidation streams").`,
+    `- MCP revision ${code("2026-07-28")} beside ${code("2025-11-25")}, ${code("2025-06-18")} and ${code("2025-03-26")} on ${code("/api/mcp")}, chosen per request: no handshake, the version and client capabilities in each request's ${code("_meta")} and ${code("MCP-Protocol-Version")}, ${code("Mcp-Method")}/${code("Mcp-Name")} mirrored headers and ${code("Mcp-Param-Asset-Id")} for a tool's ${code("id")}, ${code("server/discover")}, ${code("resultType")} and server identity on every result, ${code("ttlMs")}/${code("cacheScope")} caching hints, unknown methods 404 and unknown resources ${code("-32602")}. Asset resources ${code(`${MCP_ASSET_URI_PREFIX}{asset_id}`)} (the ${code("read")} result, billed exactly as ${code("read")}; keyless refused) on every revision, and push at ${code("2026-07-28")}: ${code("subscriptions/listen")} with ${code("notifications/resources/updated")} when a subscribed asset's data changes (limits in ${code("access")}). The older revisions answer as before, except that an unsupported ${code("MCP-Protocol-Version")} is now ${code("-32022")} with the supported versions and the request's id (it was ${code("-32000")} without an id). See ${code("mcp")}.`,
     "",
     todo.length === 0
       ? "Nothing is temporary."

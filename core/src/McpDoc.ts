@@ -34,6 +34,21 @@ export const MCP_MAX_BATCH_ANSWER_BYTES = 128 * 1024
 /** At most this many keyless MCP POSTs run their messages at once (a POST with a key never waits for them). */
 export const KEYLESS_MCP_CONCURRENCY = 2
 
+/**
+ * The limits of push at 2026-07-28 (`subscriptions/listen`), as the `mcp` and `access` sections state them and the
+ * MCP adapter enforces them.
+ */
+export const MCP_LISTEN_LIMITS = {
+  resourcesPerStream: 100,
+  streamsPerKey: 10,
+  keylessStreamsPerAddress: 2,
+  keepAliveMs: 15_000,
+  keyRecheckMs: 10_000
+} as const
+
+/** The URI prefix of the asset resources (`service://read/{asset_id}`: the `read` result of one asset). */
+export const MCP_ASSET_URI_PREFIX = "service://read/"
+
 /** The environment variable listing extra allowed browser origins. */
 export const MCP_ALLOWED_ORIGINS_VARIABLE = "MARKET_DATA_ALLOWED_ORIGINS"
 
@@ -43,7 +58,7 @@ const code = (s: string): string => `\`${s}\``
 export const mcpDocMarkdown: string = [
   "# MCP",
   "",
-  `The same 23 operations as the HTTP API, as tools of a stateless Streamable HTTP MCP server at ${code(`POST ${MCP_ENDPOINT_PATH}`)} (JSON response mode: no SSE stream, no sessions). Same parameters, same prices, same idempotency, same rate limit: a tool call runs through the very pipeline an HTTP request does.`,
+  `The same 23 operations as the HTTP API, as tools of a stateless Streamable HTTP MCP server at ${code(`POST ${MCP_ENDPOINT_PATH}`)} (JSON response mode, no sessions; the one SSE stream is the answer to a 2026-07-28 ${code("subscriptions/listen")}). Same parameters, same prices, same idempotency, same rate limit: a tool call runs through the very pipeline an HTTP request does. It speaks the current revision, ${code("2026-07-28")}, and the initialize-based ${code("2025-11-25")}, ${code("2025-06-18")} and ${code("2025-03-26")} on the same endpoint, chosen per request.`,
   "",
   "## Connect",
   "",
@@ -102,7 +117,27 @@ export const mcpDocMarkdown: string = [
   "",
   "## Resources",
   "",
-  `Every docs section is a markdown resource at ${code("service://docs/<section>")} (${code("resources/list")}, ${code("resources/read")}, template ${code("service://docs/{section}")} in ${code("resources/templates/list")}). Reading one spends a rate unit of its caller, like ${code("GET /api/v1/docs")}.`,
+  `Every docs section is a free markdown resource at ${code("service://docs/<section>")} (${code("resources/list")}, ${code("resources/read")}, template ${code("service://docs/{section}")} in ${code("resources/templates/list")}). Reading one spends a rate unit of its caller, like ${code("GET /api/v1/docs")}.`,
+  "",
+  `Every asset is a paid JSON resource at ${code(`${MCP_ASSET_URI_PREFIX}<asset_id>`)} (template ${code(`${MCP_ASSET_URI_PREFIX}{asset_id}`)} in ${code("resources/templates/list")}; the assets are not enumerated in ${code("resources/list")}: find them with ${code("resolve")} or ${code("rank")}): its text is the body of the ${code("read")} operation for that one asset. Reading one is billed exactly as the ${code("read")} tool: it needs the key (keyless: refused ${code("unauthenticated")}, nothing served), costs 1 credit (${code("_meta.credits_charged")}), spends one rate unit, meets the same refusals (${code("insufficient_credits")}, ${code("rate_limited")}, ...) and honours the POST's ${code("Idempotency-Key")} (a replay has ${code("_meta.idempotent_replayed: true")}). An unknown asset is a resource not found.`,
+  "",
+  "## Revision 2026-07-28",
+  "",
+  `A POST speaks ${code("2026-07-28")} when its ${code("MCP-Protocol-Version")} header says so (or names a version this server does not speak) or its body carries ${code('_meta["io.modelcontextprotocol/protocolVersion"]')}; otherwise the initialize-based revisions are served exactly as above. At ${code("2026-07-28")}:`,
+  "",
+  `- No handshake and no sessions: every request carries ${code('_meta["io.modelcontextprotocol/protocolVersion"]')} and ${code('_meta["io.modelcontextprotocol/clientCapabilities"]')} (${code("clientInfo")} is optional); without them: ${code("-32602")}, HTTP 400. The header must equal the body's version (else ${code("-32020")} HeaderMismatch, HTTP 400); a version not served is ${code("-32022")} UnsupportedProtocolVersion (HTTP 400, ${code('data: {"supported": [...], "requested"}')}). ${code("initialize")}, ${code("ping")}, ${code("logging/setLevel")}, ${code("resources/subscribe")} and every unknown method: ${code("-32601")}, HTTP 404. Batches are refused (${code("-32600")}). Errors carry the request's id.`,
+  `- Headers: ${code("Mcp-Method")} (every request) and ${code("Mcp-Name")} (${code("tools/call")}: the tool; ${code("resources/read")}: the URI) must mirror the body, and a tool call's ${code("id")} argument, which ${code("tools/list")} marks ${code('"x-mcp-header": "Asset-Id"')}, must be mirrored as ${code("Mcp-Param-Asset-Id")} (values outside plain ASCII as ${code("=?base64?...?=")}); missing or different: ${code("-32020")}, HTTP 400, nothing run or charged.`,
+  `- ${code("server/discover")} answers the supported versions, the capabilities (${code("tools")}, ${code('resources: {"subscribe": true}')}), the instructions and the server's identity. Every result has ${code('"resultType": "complete"')} and ${code('_meta["io.modelcontextprotocol/serverInfo"]')} (${code("service-market-data")} ${code("1.0.0")}).`,
+  `- Caching hints: ${code("server/discover")}, ${code("tools/list")}, ${code("resources/list")}, ${code("resources/templates/list")} and a docs ${code("resources/read")} carry ${code('"cacheScope": "public"')} and ${code('"ttlMs": 3600000')} (they change only with the service; ${code("_meta.catalog_version")} says when). An asset read carries ${code('"cacheScope": "private"')} (a key paid for it) and ${code("ttlMs")} = the time to the data's ${code("next_update_at")}. ${code("tools/list")} lists the tools in the registry's fixed order; input schemas are JSON Schema 2020-12.`,
+  `- An unknown resource is ${code("-32602")} with ${code("data.uri")} (the older revisions keep ${code("-32002")}).`,
+  "",
+  "## Push: subscriptions/listen (2026-07-28)",
+  "",
+  `Instead of polling, send ${code("subscriptions/listen")} with ${code("params.notifications.resourceSubscriptions")}: a list of asset resource URIs. The answer is an SSE stream (${code("Content-Type: text/event-stream")}) that stays open: first ${code("notifications/subscriptions/acknowledged")} with the subset honoured (${code("toolsListChanged")}, ${code("promptsListChanged")} and ${code("resourcesListChanged")} are not offered: the tools and resources change only with the service), then a ${code("notifications/resources/updated")} with ${code("params.uri")} each time a subscribed asset's data changes. Every message carries the subscription id (the listen request's id) in ${code('_meta["io.modelcontextprotocol/subscriptionId"]')}. A notification is free and says only which URI changed; reading it is the paid read. During quiet periods a keep-alive comment (${code(": keep-alive")}) comes every ${MCP_LISTEN_LIMITS.keepAliveMs / 1000} s. Close the stream to unsubscribe.`,
+  "",
+  `- A change is a new ${code("read")} result for the asset (its content, as its ETag): the server reads each subscribed asset for itself (no charge to anyone) when its ${code("next_update_at")} comes, so a notification follows the store holding the new data by well under a second, on every instance (a follower sees what the leader ingested).`,
+  `- Limits: a key is required to subscribe to an asset resource (keyless: ${code("unauthenticated")}, HTTP 401); at most ${MCP_LISTEN_LIMITS.resourcesPerStream} resources per stream (more: ${code("-32602")}); at most ${MCP_LISTEN_LIMITS.streamsPerKey} open streams per key, ${MCP_LISTEN_LIMITS.keylessStreamsPerAddress} keyless ones per client address (more: HTTP 429, ${code("-32000")} with ${code('data.reason: "listen_stream_limit"')}). The listen request spends one rate unit. A slow reader gets its notifications coalesced per URI: the stream holds at most one pending notification per subscribed URI, never an unbounded buffer. A revoked key's streams end within ${MCP_LISTEN_LIMITS.keyRecheckMs / 1000} s with a JSON-RPC error answering the listen request (${code("unauthenticated")}).`,
+  `- On HTTP nothing changes: ${code("next_update_at")} and conditional requests stay the way to schedule.`,
   "",
   "## Errors",
   "",
@@ -116,7 +151,9 @@ export const mcpDocMarkdown: string = [
   "| -32600 | not a JSON-RPC 2.0 message (e.g. no `jsonrpc`), a batch outside 2025-03-26, an empty or oversized batch, `initialize` inside a batch (HTTP 400 for a single message) |",
   "| -32601 | unknown method |",
   "| -32602 | invalid params: unknown tool, `arguments` not an object, any `cursor` on a list method (everything is listed in one page) |",
-  "| -32002 | unknown resource URI |",
+  "| -32002 | unknown resource URI (2026-07-28: -32602) |",
+  "| -32020 | 2026-07-28: a mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-Asset-Id`) missing or not matching the body (HTTP 400) |",
+  "| -32022 | an `MCP-Protocol-Version` this server does not speak: `data.supported`, `data.requested` (HTTP 400) |",
   "| -32000 | refused before it ran: `data` is the error object (`unauthenticated`, `rate_limited`) |",
   `| -32000 | a batch member past the ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB answer limit, not run: \`data\` is \`{"reason": "batch_answer_limit", "limit_bytes": ${MCP_MAX_BATCH_ANSWER_BYTES}, "retryable": true}\` |`,
   "",
@@ -124,9 +161,9 @@ export const mcpDocMarkdown: string = [
   "",
   "| status | when |",
   "|---|---|",
-  `| 400 | ${code("MCP-Protocol-Version")} names an unsupported version |`,
+  `| 400 | ${code("MCP-Protocol-Version")} names an unsupported version (answered ${code("-32022")} with the request's id when the body can be read) |`,
   `| 403 | ${code("Origin")} is neither loopback nor allowed |`,
-  `| 405 | ${code("GET")}, ${code("DELETE")} or any method but ${code("POST")} (and the CORS ${code("OPTIONS")} preflight) |`,
+  `| 405 | ${code("GET")}, ${code("DELETE")} or any method but ${code("POST")} (and the CORS ${code("OPTIONS")} preflight); at 2026-07-28 push is ${code("subscriptions/listen")}, not a GET stream |`,
   `| 406 | ${code("Accept")} lacks ${code("application/json")} or ${code("text/event-stream")} |`,
   `| 413 | the body exceeds ${MCP_MAX_BODY_BYTES / 1024} KiB |`,
   `| 415 | ${code("Content-Type")} is not ${code("application/json")} |`,

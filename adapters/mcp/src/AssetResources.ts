@@ -5,11 +5,18 @@
  * serves nothing. The caching hints come from the data: `ttlMs` is the time to the result's `next_update_at`, and
  * `cacheScope` is `private` (a key paid for it).
  */
-import { type Answer, apiError, ErrorCatalog, handle, type PipelineServices } from "@market-data/core"
+import {
+  type Answer,
+  apiError,
+  ErrorCatalog,
+  handle,
+  MCP_ASSET_URI_PREFIX,
+  type PipelineServices
+} from "@market-data/core"
 import { Effect } from "effect"
 import { failure, type RequestId, RpcCode, type RpcResponse, success } from "./JsonRpc.ts"
 
-export const ASSET_URI_PREFIX = "service://read/"
+export const ASSET_URI_PREFIX = MCP_ASSET_URI_PREFIX
 
 export const ASSET_RESOURCE_TEMPLATE = {
   uriTemplate: `${ASSET_URI_PREFIX}{asset_id}`,

@@ -24,6 +24,7 @@ import {
   ErrorCatalog,
   Handlers,
   handle,
+  MCP_LISTEN_LIMITS,
   type PipelineServices,
   parseAuthorization
 } from "@market-data/core"
@@ -33,18 +34,17 @@ import { ASSET_URI_PREFIX, assetIdOf } from "./AssetResources.ts"
 import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse } from "./JsonRpc.ts"
 import { MetaKey } from "./Modern.ts"
 
-export const LISTEN_LIMITS = {
-  /** Resources one `subscriptions/listen` stream may subscribe to. */
-  resourcesPerStream: 100,
-  /** Open listen streams per key. */
-  streamsPerKey: 10,
-  /** Open keyless listen streams per client address (they can subscribe to nothing paid). */
-  keylessStreamsPerAddress: 2,
-  /** Quiet time after which a keep-alive comment is sent. */
-  keepAliveMs: 15_000,
-  /** How often a stream's key is checked again (a revoked key's streams close). */
-  keyRecheckMs: 10_000
-}
+/**
+ * The limits, as the `mcp` docs section states them (`MCP_LISTEN_LIMITS`). A mutable copy: tests shorten the
+ * keep-alive and key re-check periods to observe them.
+ */
+export const LISTEN_LIMITS: {
+  resourcesPerStream: number
+  streamsPerKey: number
+  keylessStreamsPerAddress: number
+  keepAliveMs: number
+  keyRecheckMs: number
+} = { ...MCP_LISTEN_LIMITS }
 
 /** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
 const RECHECK_FIRST_MS = 250
