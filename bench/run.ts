@@ -15,6 +15,7 @@ import { join } from "node:path"
 import autocannon from "autocannon"
 import pg from "pg"
 import { bulkBench } from "./bulk.ts"
+import { listenBench } from "./listen.ts"
 import { type MoneyBench, moneyBench } from "./money.ts"
 import { KEY, memoryOf, ROOT, rssMb, type StartCommand, startCommand } from "./process.ts"
 import { scaleBench } from "./scale.ts"
@@ -518,12 +519,24 @@ const streamsOnly = async () => {
   if (streams.targets.some((t) => !t.met)) process.exitCode = 1
 }
 
+/** Push over MCP 2026-07-28 at 1,000 streams (`bench/listen.ts`): `BENCH_ONLY=listen node bench/run.ts` (no PostgreSQL). */
+const listenOnly = async () => {
+  const listen = await listenBench((line) => process.stdout.write(line))
+  process.stdout.write(`\n${JSON.stringify(listen, null, 2)}\n`)
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true })
+  const file = join(ROOT, "bench", "results", `listen-${new Date().toISOString().replace(/[:.]/g, "-")}.json`)
+  writeFileSync(file, JSON.stringify({ listen }, null, 2))
+  process.stdout.write(`\nwritten ${file}\n`)
+  if (listen.targets.some((t) => !t.met)) process.exitCode = 1
+}
+
 const only: Record<string, () => Promise<void>> = {
   startup: startupOnly,
   bulk: bulkOnly,
   simload: simulatedLoadOnly,
   scale: scaleOnly,
   money: moneyOnly,
-  streams: streamsOnly
+  streams: streamsOnly,
+  listen: listenOnly
 }
 void (only[process.env.BENCH_ONLY ?? ""] ?? main)()

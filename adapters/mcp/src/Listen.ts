@@ -17,13 +17,16 @@
  * an unbounded buffer); a revoked key's streams are closed within `keyRecheckMs`; a keep-alive comment is sent
  * after `keepAliveMs` of quiet.
  */
+import { createHash } from "node:crypto"
 import {
+  type ApiError,
   admitKeyless,
   apiError,
   authenticate,
   ErrorCatalog,
   Handlers,
   handle,
+  isCanonicalAssetId,
   MCP_LISTEN_LIMITS,
   type PipelineServices,
   parseAuthorization
@@ -49,8 +52,9 @@ export const LISTEN_LIMITS: {
 /** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
 const RECHECK_FIRST_MS = 250
 const RECHECK_MAX_MS = 5_000
-/** Internal reads of the watcher at once. */
-const WATCH_CONCURRENCY = 16
+/** Internal reads of the watcher at once, and the assets per read (the `read` batch's most). */
+const WATCH_CONCURRENCY = 4
+const READ_BATCH = 10
 const WATCH_TICK_MS = 50
 
 const encoder = new TextEncoder()
@@ -74,6 +78,7 @@ interface Listener {
 
 interface Watched {
   readonly listeners: Set<Listener>
+  /** The asset's `read` data as last read (its content is what a change is measured on). */
   etag: string | undefined
   nextCheckMs: number
   backoffMs: number
@@ -154,17 +159,23 @@ class Hub {
           }
         }
         if (due.length > 0) {
-          yield* Effect.forEach(due, ([assetId, w]) => hub.check(assetId, w), {
-            concurrency: WATCH_CONCURRENCY,
-            discard: true
-          })
+          // Read in batches of up to READ_BATCH assets: one pass through the pipeline for ten assets.
+          const batches: Array<Array<[string, Watched]>> = []
+          for (let i = 0; i < due.length; i += READ_BATCH) batches.push(due.slice(i, i + READ_BATCH))
+          yield* Effect.forEach(batches, (batch) => hub.check(batch), { concurrency: WATCH_CONCURRENCY, discard: true })
         }
+        // Each presented key is checked once per pass, however many streams it has open.
+        const checked = new Map<string, ApiError | undefined>()
         for (const listener of hub.listeners) {
-          if (listener.presentedKey === undefined || listener.nextKeyCheckMs > nowMs) continue
+          const presented = listener.presentedKey
+          if (presented === undefined || listener.nextKeyCheckMs > nowMs) continue
           listener.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
-          const key = yield* Effect.result(authenticate(listener.presentedKey))
-          if (key._tag === "Failure") {
-            const error = key.failure
+          if (!checked.has(presented)) {
+            const key = yield* Effect.result(authenticate(presented))
+            checked.set(presented, key._tag === "Failure" ? key.failure : undefined)
+          }
+          const error = checked.get(presented)
+          if (error !== undefined) {
             listener.close(failure(listener.subscriptionId, RpcCode.ServerError, error.message, error.toBody()))
           }
         }
@@ -173,42 +184,63 @@ class Hub {
     }).pipe(Effect.catchCause((cause) => Effect.logError("listen watcher stopped", Cause.pretty(cause))))
   }
 
-  /** Reads one asset as the internal principal; a changed ETag notifies its listeners. */
-  private check(assetId: string, w: Watched): Effect.Effect<void, never, PipelineServices> {
+  /**
+   * Reads a batch of assets as the internal principal (unbilled, not rate limited): an asset whose `read` data
+   * differs from the last read notifies its listeners; each is read again when its `next_update_at` comes.
+   */
+  private check(batch: ReadonlyArray<[string, Watched]>): Effect.Effect<void, never, PipelineServices> {
+    const params: ReadonlyArray<readonly [string, unknown]> =
+      batch.length === 1 ? [["id", batch[0]?.[0]]] : [["ids", batch.map(([id]) => id).join(",")]]
     return Effect.map(
-      handle({ operation: "read", params: [["id", assetId]], authorization: [], client: "internal", internal: true }),
+      handle({ operation: "read", params, authorization: [], client: "internal", internal: true }),
       (answer) => {
-        w.checking = false
         const nowMs = Date.now()
         const o = answer.outcome
-        if (o._tag !== "Json") {
-          // The asset cannot be read now (a failing source, or an asset that is gone): look again later.
-          w.nextCheckMs = nowMs + RECHECK_MAX_MS
-          return
-        }
-        const etag = o.etag ?? o.body
-        const changed = w.etag !== undefined && w.etag !== etag
-        w.etag = etag
-        if (changed) {
-          w.backoffMs = RECHECK_FIRST_MS
-          for (const listener of w.listeners) {
-            const uri = listener.uris.get(assetId)
-            if (uri === undefined) continue
-            listener.pending.add(uri)
-            listener.wake()
+        const read = new Map<string, unknown>()
+        if (o._tag === "Json") {
+          const body = JSON.parse(o.body) as { readonly data: unknown }
+          for (const element of Array.isArray(body.data) ? body.data : [body.data]) {
+            const id = (element as { readonly asset_id?: unknown }).asset_id
+            if (typeof id === "string") read.set(id, element)
           }
         }
-        const next = nextUpdateOf(o.body)
-        if (next !== undefined && next > nowMs) {
-          w.nextCheckMs = next
-          w.backoffMs = RECHECK_FIRST_MS
-        } else {
-          // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
-          w.nextCheckMs = nowMs + w.backoffMs
-          w.backoffMs = Math.min(RECHECK_MAX_MS, w.backoffMs * 2)
+        for (const [assetId, w] of batch) {
+          w.checking = false
+          const element = read.get(assetId)
+          if (element === undefined) {
+            // Not readable now (refused, a failing source, an asset that is gone): look again later.
+            w.nextCheckMs = nowMs + RECHECK_MAX_MS
+            continue
+          }
+          this.observe(assetId, w, JSON.stringify(element), nowMs)
         }
       }
     )
+  }
+
+  private observe(assetId: string, w: Watched, content: string, nowMs: number): void {
+    // A digest of the content, not the content: a watched asset costs a few dozen bytes, not its whole answer.
+    const digest = createHash("sha256").update(content).digest("base64url").slice(0, 22)
+    const changed = w.etag !== undefined && w.etag !== digest
+    w.etag = digest
+    if (changed) {
+      w.backoffMs = RECHECK_FIRST_MS
+      for (const listener of w.listeners) {
+        const uri = listener.uris.get(assetId)
+        if (uri === undefined) continue
+        listener.pending.add(uri)
+        listener.wake()
+      }
+    }
+    const next = nextUpdateOf(content)
+    if (next !== undefined && next > nowMs) {
+      w.nextCheckMs = next
+      w.backoffMs = RECHECK_FIRST_MS
+    } else {
+      // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
+      w.nextCheckMs = nowMs + w.backoffMs
+      w.backoffMs = Math.min(RECHECK_MAX_MS, w.backoffMs * 2)
+    }
   }
 }
 
@@ -289,6 +321,14 @@ export const listen = (
     const assets = new Map<string, string>()
     for (const uri of uris) {
       const assetId = assetIdOf(uri)
+      if (assetId !== undefined && !isCanonicalAssetId(assetId)) {
+        return invalid(
+          `not a canonical asset ID in ${JSON.stringify(uri.slice(0, 200))} (crypto:<slug> or eq:<cik>:<ticker>)`,
+          {
+            uri
+          }
+        )
+      }
       if (assetId === undefined) {
         return invalid(
           `only asset resources (${ASSET_URI_PREFIX}{asset_id}) can be subscribed to; got ${JSON.stringify(uri.slice(0, 200))}`,
