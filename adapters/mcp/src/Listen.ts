@@ -31,7 +31,7 @@ import {
   type PipelineServices,
   parseAuthorization
 } from "@market-data/core"
-import { Cause, Context, Effect, Queue, Stream } from "effect"
+import { Cause, Context, Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { ASSET_URI_PREFIX, assetIdOf } from "./AssetResources.ts"
 import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse } from "./JsonRpc.ts"
@@ -61,19 +61,100 @@ const encoder = new TextEncoder()
 const event = (message: unknown): Uint8Array => encoder.encode(`data: ${JSON.stringify(message)}\n\n`)
 const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
 
-/** One open listen stream. */
-interface Listener {
+/**
+ * One open listen stream. Its body is pulled by the HTTP response as the socket drains (`pull`): nothing is
+ * produced ahead of the reader, so a slow reader holds at most one pending entry per subscribed URI.
+ */
+class Listener {
+  /** URIs with a change not yet sent: one entry per URI, however many changes (the coalescing). */
+  readonly pending = new Set<string>()
+  /** The reader waiting for the next message, if any. */
+  private waiting: ((chunk: Uint8Array | undefined) => void) | undefined
+  private acked = false
+  private final: RpcResponse | undefined
+  private ended = false
+  /** When the last message left (for the keep-alive). */
+  private lastSentMs: number
   readonly subscriptionId: RequestId
   /** Subscribed asset IDs and the URI each was subscribed under. */
   readonly uris: ReadonlyMap<string, string>
-  /** URIs with a change not yet sent: one entry per URI, however many changes (the coalescing). */
-  readonly pending: Set<string>
-  readonly wake: () => void
-  /** Ends the stream with a final JSON-RPC response (graceful, or the refusal of a revoked key). */
-  readonly close: (final: RpcResponse) => void
   readonly presentedKey: string | undefined
   readonly owner: string
+  private readonly ack: Uint8Array
+  private readonly onNotified: () => void
   nextKeyCheckMs: number
+
+  constructor(options: {
+    readonly subscriptionId: RequestId
+    readonly uris: ReadonlyMap<string, string>
+    readonly presentedKey: string | undefined
+    readonly owner: string
+    readonly ack: Uint8Array
+    readonly nowMs: number
+    /** Counts a notification handed to the reader. */
+    readonly onNotified: () => void
+  }) {
+    this.subscriptionId = options.subscriptionId
+    this.uris = options.uris
+    this.presentedKey = options.presentedKey
+    this.owner = options.owner
+    this.ack = options.ack
+    this.onNotified = options.onNotified
+    this.lastSentMs = options.nowMs
+    this.nextKeyCheckMs = options.nowMs + LISTEN_LIMITS.keyRecheckMs
+  }
+
+  /** The next message for the reader (undefined: the stream ends), as soon as there is one. */
+  pull(): Promise<Uint8Array | undefined> {
+    return new Promise((resolve) => {
+      this.waiting = resolve
+      this.serve(Date.now())
+    })
+  }
+
+  /** Something may be ready for a waiting reader: a change, the final answer, or a keep-alive due at `nowMs`. */
+  serve(nowMs: number): void {
+    const resolve = this.waiting
+    if (resolve === undefined) return
+    let chunk: Uint8Array | undefined
+    if (!this.acked) {
+      this.acked = true
+      chunk = this.ack
+    } else if (this.ended) {
+      chunk = undefined
+    } else if (this.final !== undefined) {
+      this.ended = true
+      chunk = event(this.final)
+    } else if (this.pending.size > 0) {
+      const [uri] = this.pending
+      this.pending.delete(uri as string)
+      this.onNotified()
+      chunk = event({
+        jsonrpc: "2.0",
+        method: "notifications/resources/updated",
+        params: { _meta: { [MetaKey.subscriptionId]: this.subscriptionId }, uri }
+      })
+    } else if (nowMs - this.lastSentMs >= LISTEN_LIMITS.keepAliveMs) {
+      chunk = KEEP_ALIVE
+    } else {
+      return
+    }
+    this.waiting = undefined
+    this.lastSentMs = nowMs
+    resolve(chunk)
+  }
+
+  /** Marks a subscribed URI changed. */
+  changed(uri: string): void {
+    this.pending.add(uri)
+    this.serve(Date.now())
+  }
+
+  /** Ends the stream with a final JSON-RPC response (the refusal of a revoked key). */
+  close(final: RpcResponse): void {
+    this.final ??= final
+    this.serve(Date.now())
+  }
 }
 
 interface Watched {
@@ -91,7 +172,7 @@ class Hub {
   readonly listeners = new Set<Listener>()
   readonly streamsByOwner = new Map<string, number>()
   private running = false
-  /** Change notifications sent (for the bench and tests). */
+  /** Change notifications handed to the streams' readers (for the bench and tests). */
   notificationsSent = 0
 
   private readonly context: Context.Context<PipelineServices>
@@ -179,6 +260,8 @@ class Hub {
             listener.close(failure(listener.subscriptionId, RpcCode.ServerError, error.message, error.toBody()))
           }
         }
+        // Keep-alive comments for the streams quiet for `keepAliveMs` (one timer for all, not one per stream).
+        for (const listener of hub.listeners) listener.serve(nowMs)
         yield* Effect.sleep(WATCH_TICK_MS)
       }
     }).pipe(Effect.catchCause((cause) => Effect.logError("listen watcher stopped", Cause.pretty(cause))))
@@ -228,8 +311,7 @@ class Hub {
       for (const listener of w.listeners) {
         const uri = listener.uris.get(assetId)
         if (uri === undefined) continue
-        listener.pending.add(uri)
-        listener.wake()
+        listener.changed(uri)
       }
     }
     const next = nextUpdateOf(content)
@@ -384,71 +466,29 @@ export const listen = (
       method: "notifications/subscriptions/acknowledged",
       params: { _meta: { [MetaKey.subscriptionId]: id }, notifications: acknowledged }
     })
-    const body = Stream.callback<Uint8Array>(
-      (queue) =>
-        Effect.gen(function* () {
-          let wakeUp: (() => void) | undefined
-          let final: RpcResponse | undefined
-          const listener: Listener = {
-            subscriptionId: id,
-            uris: assets,
-            pending: new Set(),
-            wake: () => {
-              const w = wakeUp
-              wakeUp = undefined
-              w?.()
-            },
-            close: (response) => {
-              final ??= response
-              listener.wake()
-            },
-            presentedKey: typeof presented === "string" ? presented : undefined,
-            owner,
-            nextKeyCheckMs: Date.now() + LISTEN_LIMITS.keyRecheckMs
-          }
-          yield* Effect.addFinalizer(() => Effect.sync(() => hub.remove(listener)))
-          yield* Queue.offer(queue, ack)
-          hub.add(listener, Date.now())
-          const waitForWork = Effect.callback<void>((resume) => {
-            if (listener.pending.size > 0 || final !== undefined) return resume(Effect.void)
-            wakeUp = () => resume(Effect.void)
-            return Effect.sync(() => {
-              wakeUp = undefined
-            })
-          }).pipe(Effect.timeoutOption(LISTEN_LIMITS.keepAliveMs))
-          yield* Effect.forkScoped(
-            Effect.gen(function* () {
-              while (true) {
-                const woke = yield* waitForWork
-                if (final !== undefined) {
-                  yield* Queue.offer(queue, event(final))
-                  yield* Queue.end(queue)
-                  return
-                }
-                if (woke._tag === "None" && listener.pending.size === 0) {
-                  yield* Queue.offer(queue, KEEP_ALIVE)
-                  continue
-                }
-                // Everything pending now, one notification per URI however many changes it had.
-                const uris = [...listener.pending]
-                listener.pending.clear()
-                for (const uri of uris) {
-                  hub.notificationsSent++
-                  // A full queue (a slow reader) suspends here; changes meanwhile coalesce in `pending`.
-                  yield* Queue.offer(
-                    queue,
-                    event({
-                      jsonrpc: "2.0",
-                      method: "notifications/resources/updated",
-                      params: { _meta: { [MetaKey.subscriptionId]: id }, uri }
-                    })
-                  )
-                }
-              }
-            })
-          )
-        }),
-      { bufferSize: 16, strategy: "suspend" }
+    const listener = new Listener({
+      subscriptionId: id,
+      uris: assets,
+      presentedKey: typeof presented === "string" ? presented : undefined,
+      owner,
+      ack,
+      nowMs: Date.now(),
+      onNotified: () => {
+        hub.notificationsSent++
+      }
+    })
+    const messages: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () =>
+          listener
+            .pull()
+            .then((chunk) => (chunk === undefined ? { done: true, value: undefined } : { done: false, value: chunk }))
+      })
+    }
+    // Registered when the response starts streaming; removed however it ends (the reader gone, the key revoked).
+    const body = Stream.fromAsyncIterable(messages, (e) => e).pipe(
+      Stream.onStart(Effect.sync(() => hub.add(listener, Date.now()))),
+      Stream.ensuring(Effect.sync(() => hub.remove(listener)))
     )
     return {
       _tag: "Stream",
