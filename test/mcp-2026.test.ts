@@ -253,6 +253,30 @@ describe("asset resources", () => {
     expect(await balanceOf(key)).toBe(2)
   })
 
+  it("refuses an Idempotency-Key on a batch of two asset reads (2025-03-26) before charging anything", async () => {
+    const { key } = await server.newKey(3)
+    const read = (id: number, asset: string) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "resources/read",
+      params: { uri: `service://read/${asset}` }
+    })
+    const res = await fetch(`${server.base}/api/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-03-26",
+        authorization: `Bearer ${key}`,
+        "idempotency-key": "two-reads"
+      },
+      body: JSON.stringify([read(1, "crypto:bitcoin"), read(2, "crypto:ethereum")])
+    })
+    const answers = (await res.json()) as Array<{ error: { data: { error: { code: string } } } }>
+    expect(answers.map((a) => a.error.data.error.code)).toEqual(["invalid_idempotency_key", "invalid_idempotency_key"])
+    expect(await balanceOf(key)).toBe(3)
+  })
+
   it("refuses a keyless read unauthenticated and serves nothing", async () => {
     const res = await post("resources/read", { uri: "service://read/crypto:bitcoin" })
     expect(res.body.result).toBeUndefined()

@@ -63,20 +63,24 @@ export const readAsset = (
   uri: string,
   assetId: string,
   context: AssetReadContext
-): Effect.Effect<{ readonly response: RpcResponse; readonly answer: Answer }, never, PipelineServices> =>
+): Effect.Effect<{ readonly response: RpcResponse; readonly answer: Answer | undefined }, never, PipelineServices> =>
   Effect.gen(function* () {
+    if (context.idempotencyKey === "ambiguous") {
+      // An Idempotency-Key on a POST with several paid messages applies to none: refused before anything runs.
+      const error = apiError(
+        "invalid_idempotency_key",
+        "an Idempotency-Key header applies to a POST that carries exactly one tools/call or resources/read; send each in its own POST"
+      )
+      return { answer: undefined, response: errorResponse(id, uri, error, context) }
+    }
     const answer = yield* handle({
       operation: "read",
       params: [["id", assetId]],
       authorization: context.authorization,
-      ...(context.idempotencyKey === "ambiguous" ? {} : { idempotencyKey: context.idempotencyKey }),
+      idempotencyKey: context.idempotencyKey,
       client: context.client,
       forwardedFor: context.forwardedFor
     })
-    if (context.idempotencyKey === "ambiguous") {
-      // Not reached: the endpoint refuses an Idempotency-Key on a POST with several paid messages before this.
-      return { answer, response: errorResponse(id, uri, apiError("invalid_idempotency_key", "ambiguous"), context) }
-    }
     const o = answer.outcome
     const contents = (body: string, credits: number, dataSource: string | undefined, replayed: boolean) =>
       success(id, {

@@ -25,6 +25,7 @@ import {
 } from "@market-data/core"
 import { ByteSize, Effect, Option, Semaphore } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { assetIdOf } from "./AssetResources.ts"
 import {
   classify,
   failure,
@@ -36,8 +37,8 @@ import {
   success
 } from "./JsonRpc.ts"
 import { listen } from "./Listen.ts"
-import { type CallContext, type Dispatched, dispatch } from "./Methods.ts"
-import { type Era, eraOf, MODERN_PROTOCOL_VERSION, unsupportedVersion, validateModern } from "./Modern.ts"
+import { type CallContext, type Dispatched, dispatch, SERVER_IDENTITY } from "./Methods.ts"
+import { type Era, eraOf, MODERN_PROTOCOL_VERSION, modernResult, unsupportedVersion, validateModern } from "./Modern.ts"
 import { originAllowed } from "./Origins.ts"
 import { errorResult } from "./ToolResult.ts"
 import { CATALOG_VERSION_HEADER, catalogVersion, mirroredParams } from "./Tools.ts"
@@ -282,9 +283,12 @@ export const mcpEndpoint = (
       batch = read.batch
     }
 
-    // The messages an Idempotency-Key can apply to: tool calls and resource reads (an asset read is paid).
+    // The messages an Idempotency-Key can apply to: tool calls and asset reads (paid, the `read` operation).
     const calls = messages.filter(
-      (m) => m._tag === "Request" && (m.method === "tools/call" || m.method === "resources/read")
+      (m) =>
+        m._tag === "Request" &&
+        (m.method === "tools/call" ||
+          (m.method === "resources/read" && typeof m.params.uri === "string" && assetIdOf(m.params.uri) !== undefined))
     ).length
     const idempotencyKey = headerValues(request, "idempotency-key")
     const context: CallContext = {
@@ -412,11 +416,11 @@ const runMessages = (
       let out: Dispatched & { readonly refusal?: ApiError }
       const viaPipeline = message._tag === "Request" && PIPELINE_METHODS.has(message.method)
       if (refusedWith !== undefined) {
-        out = refusedMessage(message, refusedWith)
+        out = refusedMessage(message, refusedWith, context.modern)
       } else if (capped) {
         // Not run, but a member of the batch all the same: it spends its unit.
         const refused = yield* spend
-        if (refused !== undefined) out = refusedMessage(message, refused)
+        if (refused !== undefined) out = refusedMessage(message, refused, context.modern)
         else {
           if (message._tag === "Request" || message._tag === "Invalid") responses.push(capErrorText(message.id))
           continue
@@ -427,7 +431,7 @@ const runMessages = (
           // A call refused before it reached the pipeline (unknown tool, bad arguments) keeps its answer, as an
           // unknown operation does over HTTP whatever the key, but still spends its unit: the rate limit refuses.
           const refused = yield* spend
-          if (refused?.code === "rate_limited") out = refusedMessage(message, refused)
+          if (refused?.code === "rate_limited") out = refusedMessage(message, refused, context.modern)
         } else {
           const o = out.answer.outcome
           if (o._tag === "Failure" && o.error.code === "rate_limited") refusedWith = o.error
@@ -436,7 +440,8 @@ const runMessages = (
         // Every other message (initialize, ping, tools/list, the resources lists, notifications, responses,
         // invalid messages) is a keyless request: its key is checked and it spends a rate unit.
         const refused = yield* spend
-        out = refused === undefined ? yield* dispatch(message, context) : refusedMessage(message, refused)
+        out =
+          refused === undefined ? yield* dispatch(message, context) : refusedMessage(message, refused, context.modern)
       }
       if (out.refusal?.retryAfterSeconds !== undefined) retryAfter = out.refusal.retryAfterSeconds
       if (out.answer !== undefined) {
@@ -487,8 +492,15 @@ const refusal = (id: RequestId | null, error: ApiError): RpcResponse =>
     ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds })
   })
 
-/** A message refused before it ran: a tool call as an error tool result (as the pipeline answers), others -32000. */
-const refusedMessage = (message: Message, error: ApiError): Dispatched & { readonly refusal: ApiError } => {
+/**
+ * A message refused before it ran: a tool call as an error tool result (as the pipeline answers; at 2026-07-28
+ * with `resultType` and the server's identity), others -32000.
+ */
+const refusedMessage = (
+  message: Message,
+  error: ApiError,
+  modern: boolean
+): Dispatched & { readonly refusal: ApiError } => {
   switch (message._tag) {
     case "Notification":
     case "Response":
@@ -497,7 +509,13 @@ const refusedMessage = (message: Message, error: ApiError): Dispatched & { reado
       return { refusal: error, response: refusal(message.id, error) }
     case "Request":
       return message.method === "tools/call"
-        ? { refusal: error, response: success(message.id, errorResult(error, 0)) }
+        ? {
+            refusal: error,
+            response: success(
+              message.id,
+              modern ? modernResult(errorResult(error, 0), SERVER_IDENTITY) : errorResult(error, 0)
+            )
+          }
         : { refusal: error, response: refusal(message.id, error) }
   }
 }

@@ -92,7 +92,8 @@ export const CATALOG_TTL_MS = 3_600_000
 
 const cacheable = { ttlMs: CATALOG_TTL_MS, cacheScope: "public" } as const
 
-const SERVER_IDENTITY = { ...SERVER_INFO, title: "Market data for agents" } as const
+/** The server's identity as `initialize` and every 2026-07-28 result give it. */
+export const SERVER_IDENTITY = { ...SERVER_INFO, title: "Market data for agents" } as const
 
 /** A 2026-07-28 result that never changes: `resultType`, the server's identity and the caching hints. */
 const modernConstant = (result: object) => constantResult(modernResult({ ...result, ...cacheable }, SERVER_IDENTITY))
@@ -255,10 +256,12 @@ const readResource = (
     if (typeof uri !== "string") return invalidParams(id, "`uri` must be a string")
     const assetId = assetIdOf(uri)
     if (assetId !== undefined) {
-      const read = yield* readAsset(id, uri, assetId, context)
-      const { response } = read
-      if (!context.modern || !("result" in response)) return read
-      return { ...read, response: success(id, modernResult(response.result as object, SERVER_IDENTITY)) }
+      const { answer, response } = yield* readAsset(id, uri, assetId, context)
+      const wrapped =
+        context.modern && "result" in response
+          ? success(id, modernResult(response.result as object, SERVER_IDENTITY))
+          : response
+      return answer === undefined ? { response: wrapped } : { answer, response: wrapped }
     }
     const section = uri.startsWith(DOCS_URI_PREFIX) ? uri.slice(DOCS_URI_PREFIX.length) : undefined
     if (section === undefined || !(DocsSections as ReadonlyArray<string>).includes(section)) {
