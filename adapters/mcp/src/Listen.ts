@@ -4,18 +4,18 @@
  * for each subscribed asset resource (`service://read/<id>`) whose data changed; reading it is the paid read.
  *
  * What "changed" means comes from the data through the pipeline, not from a store's internals: a watcher reads each
- * subscribed asset with the internal principal (unbilled, not rate limited) when its `next_update_at` comes, and a
- * different ETag (the `read` result's content hash) is a change. Because it reads what the store holds, it works
- * for every plane and store, and on a follower instance it sees what the leader ingested into the shared
- * PostgreSQL. An asset whose data is due but has not moved yet is read again after 250 ms, then less often (up to
- * 5 s), so a change is noticed within about a quarter of a second of the store holding it.
+ * subscribed asset with the internal principal (unbilled, not rate limited; ten assets to a `read` batch) when its
+ * `next_update_at` comes, and a different `read` result for the asset (a digest of its content) is a change.
+ * Because it reads what the planes serve, it works for every plane and store; on a follower instance it sees what
+ * the leader ingested once the follower's planes serve it (not verified by a test yet). An asset whose data is
+ * due but has not moved yet is read again after 250 ms, then less often (up to 5 s).
  *
  * Limits (the `access` docs section): a key is required to subscribe to an asset resource; at most
  * `LISTEN_LIMITS.resourcesPerStream` resources per stream and `LISTEN_LIMITS.streamsPerKey` streams per key
  * (`keylessStreamsPerAddress` for keyless streams, which can subscribe to nothing paid); a slow listener's
- * notifications are coalesced per URI (a stream holds at most one pending notification per subscribed URI, never
- * an unbounded buffer); a revoked key's streams are closed within `keyRecheckMs`; a keep-alive comment is sent
- * after `keepAliveMs` of quiet.
+ * notifications are coalesced per URI (the body is pulled as the socket drains and nothing is produced ahead of
+ * it: a stream holds at most one pending notification per subscribed URI); a revoked key's streams are closed
+ * within `keyRecheckMs`; a keep-alive comment is sent after `keepAliveMs` of quiet.
  */
 import { createHash } from "node:crypto"
 import {
