@@ -437,3 +437,47 @@ describe("push with subscriptions/listen", () => {
     }
   })
 })
+
+describe("a server that stops", () => {
+  it("ends its listen streams with the completion result instead of waiting them out", async () => {
+    const own = await startServer({ rateLimitPerMinute: 10_000 }, [makeTickingPlane({ slotMs: 60_000 }).handlers])
+    const { key } = await own.newKey(1)
+    const res = await fetch(`${own.base}/api/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+        "mcp-protocol-version": VERSION,
+        "mcp-method": "subscriptions/listen"
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "watch",
+        method: "subscriptions/listen",
+        params: { notifications: { resourceSubscriptions: ["service://read/crypto:bitcoin"] }, _meta: META }
+      })
+    })
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let text = decoder.decode((await reader.read()).value)
+    expect(text).toContain("notifications/subscriptions/acknowledged")
+    const closing = own.close()
+    while (true) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += decoder.decode(value)
+    }
+    await closing
+    const last = text
+      .split("\n\n")
+      .filter((b) => b.startsWith("data: "))
+      .map((b) => JSON.parse(b.slice(6)))
+      .at(-1)
+    expect(last).toEqual({
+      jsonrpc: "2.0",
+      id: "watch",
+      result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": "watch" } }
+    })
+  })
+})

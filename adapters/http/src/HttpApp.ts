@@ -88,6 +88,11 @@ export interface MountedRoute {
   readonly handle: (
     request: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<RouteExchange, never, PipelineServices>
+  /**
+   * Ends the route's long-lived answers (MCP listen streams) when the server stops, before it drains, so a stop
+   * does not wait out the drain for them. Optional.
+   */
+  readonly shutdown?: Effect.Effect<void, never, PipelineServices>
 }
 
 /** What the composition root adds to the HTTP transport. */

@@ -174,11 +174,16 @@ export const layerHttpServer = (options: {
               }
         )
       )
+      const shutdowns = (options.mounts ?? []).flatMap((m) => (m.shutdown === undefined ? [] : [m.shutdown]))
       yield* Effect.addFinalizer(() =>
-        Effect.callback<void>((resume) => {
-          if (!node.listening) return resume(Effect.void)
-          node.close(() => resume(Effect.void))
-        }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(DRAIN_SECONDS), orElse: () => Effect.void }))
+        Effect.forEach(shutdowns, (shutdown) => Effect.provide(shutdown, context), { discard: true }).pipe(
+          Effect.andThen(
+            Effect.callback<void>((resume) => {
+              if (!node.listening) return resume(Effect.void)
+              node.close(() => resume(Effect.void))
+            }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(DRAIN_SECONDS), orElse: () => Effect.void }))
+          )
+        )
       )
     })
   )

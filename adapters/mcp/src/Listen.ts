@@ -34,7 +34,7 @@ import {
 import { Cause, Context, Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { ASSET_URI_PREFIX, assetIdOf } from "./AssetResources.ts"
-import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse } from "./JsonRpc.ts"
+import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse, success } from "./JsonRpc.ts"
 import { MetaKey } from "./Modern.ts"
 
 /**
@@ -150,7 +150,7 @@ class Listener {
     this.serve(Date.now())
   }
 
-  /** Ends the stream with a final JSON-RPC response (the refusal of a revoked key). */
+  /** Ends the stream with a final JSON-RPC response (the refusal of a revoked key, or the graceful end). */
   close(final: RpcResponse): void {
     this.final ??= final
     this.serve(Date.now())
@@ -344,6 +344,24 @@ const hubOf = (context: Context.Context<PipelineServices>): Hub => {
   }
   return hub
 }
+
+/**
+ * Ends every listen stream of the service gracefully, as the revision asks of a server that stops: the listen
+ * request's successful response (`resultType: "complete"`, the subscription id), then the end of the stream.
+ */
+export const closeListenStreams: Effect.Effect<void, never, PipelineServices> = Effect.map(
+  Effect.context<PipelineServices>(),
+  (context) => {
+    for (const listener of hubOf(context).listeners) {
+      listener.close(
+        success(listener.subscriptionId, {
+          resultType: "complete",
+          _meta: { [MetaKey.subscriptionId]: listener.subscriptionId }
+        })
+      )
+    }
+  }
+)
 
 /** The listen streams of the service the effect runs in: how many are open, and the notifications sent so far. */
 export const listenStats: Effect.Effect<
