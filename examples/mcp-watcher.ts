@@ -3,9 +3,10 @@
  * the server says one changed (`notifications/resources/updated`, free), reads it (`resources/read`, one credit)
  * and prints the new price. Instead of polling, it is told.
  *
- * Plain `fetch`, as the revision's Streamable HTTP transport page describes it (the official TypeScript SDK 1.x
- * speaks the initialize-based revisions only): every POST carries the protocol version in the body's `_meta` and
- * in the `MCP-Protocol-Version` header, the method in `Mcp-Method` and, for a read, the URI in `Mcp-Name`.
+ * Plain `fetch`, as the revision's Streamable HTTP transport page describes it, to show the wire (the official
+ * client v2, `@modelcontextprotocol/client`, does the same with `versionNegotiation` and `listen()`): every POST
+ * carries the protocol version in the body's `_meta` and in the `MCP-Protocol-Version` header, the method in
+ * `Mcp-Method` and, for a read, the URI in `Mcp-Name`.
  *
  *   BASE=http://127.0.0.1:8080 KEY=mdk_0123456789abcdefghijklmnopqrstuv node examples/mcp-watcher.ts
  *

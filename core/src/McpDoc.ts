@@ -76,7 +76,7 @@ export const mcpDocMarkdown: string = [
   "}",
   "```",
   "",
-  "With the official TypeScript SDK: `new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer <API_KEY>' } } })`.",
+  "With the official TypeScript SDK: `new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer <API_KEY>' } } })`. The v2 client (`@modelcontextprotocol/client`) speaks 2026-07-28 when asked: `new Client(info, { versionNegotiation: { mode: 'auto' } })` (it probes with `server/discover`), then `client.listen({ resourceSubscriptions: [...] })` for push.",
   "",
   `Hosts that only launch local servers over stdio (or cannot set a header): run the stdio bridge shipped in the repository, ${code(MCP_STDIO_BRIDGE_PATH)}. It is plain JavaScript without dependencies (any Node 18 or later), forwards each message the host writes to the endpoint with your key as the header, and writes the answers back; it is tested with the official SDK's stdio client. Configure it as a local server:`,
   "",
