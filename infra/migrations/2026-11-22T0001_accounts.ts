@@ -3,14 +3,36 @@
  *
  * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The functions
  * whose definition is still current are imported from their modules (`@market-data/postgres`, `src/sql/`), whose
- * text is exactly what this migration ran; `md_settle`, replaced since, keeps its frozen copy here.
+ * text is exactly what this migration ran; `md_hold` and `md_settle`, dropped since, keep their frozen copies here
+ * (`MD_HOLD` is exported for the migration that dropped it, whose `down` creates it again).
  *
  * Times are epoch milliseconds (`bigint`) so that the clock the service runs on (including the test clock)
  * is the only clock: the database never reads its own. The money operations are PL/pgSQL functions so each
  * is one round trip and one transaction, serialized per key by a row lock on `ledger_accounts`.
  */
-import { MD_AVAILABLE, MD_GRANT, MD_HOLD, MD_RATE_CONSUME } from "@market-data/postgres"
+import { MD_AVAILABLE, MD_GRANT, MD_RATE_CONSUME } from "@market-data/postgres"
 import { type Kysely, sql } from "kysely"
+
+/** `md_hold` as this migration created it (dropped by `2026-11-26T0400_money_port`): frozen. */
+export const MD_HOLD = `create function md_hold(p_id text, p_key text, p_amount bigint, p_now bigint, p_expires bigint) returns boolean
+    language plpgsql as $$
+    declare
+      v_booked bigint;
+      v_held bigint;
+    begin
+      select booked into v_booked from ledger_accounts where key_id = p_key for update;
+      if not found then
+        v_booked := 0;
+      end if;
+      -- A fresh snapshot after the lock: every hold committed before it is counted.
+      select coalesce(sum(amount), 0) into v_held from ledger_holds
+        where key_id = p_key and state = 'active' and expires_at_ms > p_now;
+      if v_booked - v_held < p_amount then
+        return false;
+      end if;
+      insert into ledger_holds (id, key_id, amount, expires_at_ms) values (p_id, p_key, p_amount, p_expires);
+      return true;
+    end $$`
 
 const UP: ReadonlyArray<string> = [
   `create table api_keys (

@@ -4,7 +4,7 @@
  * starting together could both grant.
  *
  * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The function's
- * text is its module's (`@market-data/postgres`, `src/sql/md_top_up.ts`), exactly what this migration ran.
+ * text is its module's (`@market-data/postgres`, `src/sql/top_up_credits.ts`), exactly what this migration ran.
  */
 import { MD_TOP_UP } from "@market-data/postgres"
 import { type Kysely, sql } from "kysely"

@@ -5,19 +5,16 @@
  * (`md_hold`, `md_settle`, `md_rate_begin`, `md_meter_charge`), which are dropped. `md_rate_consume` (the rate
  * limiter's), `md_available` and `md_grant` stay.
  *
- * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The functions'
- * texts are their modules' (`@market-data/postgres`, `src/sql/md_admit.ts`, ...), exactly what this migration ran.
+ * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The new
+ * functions' texts are their modules' (`@market-data/postgres`, `src/sql/`), exactly what this migration ran; the
+ * dropped ones' texts (for `down`) are the frozen copies in the migrations that last defined them.
  */
-import {
-  MD_ADMIT,
-  MD_CHARGE,
-  MD_FINISH,
-  MD_HOLD,
-  MD_METER_CHARGE,
-  MD_RATE_BEGIN,
-  MD_SETTLE
-} from "@market-data/postgres"
+import { MD_ADMIT, MD_CHARGE, MD_FINISH } from "@market-data/postgres"
 import { type Kysely, sql } from "kysely"
+import { MD_HOLD } from "./2026-11-22T0001_accounts.ts"
+import { MD_METER_CHARGE } from "./2026-11-23T0001_metered_charge.ts"
+import { MD_SETTLE } from "./2026-11-23T0002_settle_owner.ts"
+import { MD_RATE_BEGIN } from "./2026-11-23T0400_rate_begin.ts"
 
 const OLD = [
   "drop function if exists md_hold(text, text, bigint, bigint, bigint)",

@@ -19,6 +19,7 @@ import * as topUp from "../migrations/2026-11-25T2300_top_up.ts"
 import * as barsTicker from "../migrations/2026-11-26T0300_bars_ticker.ts"
 import * as moneyPort from "../migrations/2026-11-26T0400_money_port.ts"
 import * as batch from "../migrations/2026-11-26T0500_batch.ts"
+import * as namedBatchArguments from "../migrations/2026-12-06T0100_named_batch_arguments.ts"
 
 /** Every migration, by name. Add new ones here; never edit one that has shipped. */
 export const migrations = {
@@ -36,7 +37,8 @@ export const migrations = {
   "2026-11-25T2300_top_up": topUp,
   "2026-11-26T0300_bars_ticker": barsTicker,
   "2026-11-26T0400_money_port": moneyPort,
-  "2026-11-26T0500_batch": batch
+  "2026-11-26T0500_batch": batch,
+  "2026-12-06T0100_named_batch_arguments": namedBatchArguments
 }
 
 export interface MigrationReport {

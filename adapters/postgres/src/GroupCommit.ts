@@ -1,6 +1,6 @@
 /**
  * Group commit on server PostgreSQL and on the embedded PGlite store: store calls of concurrent requests that
- * arrive together are sent as ONE statement, `select md_batch($1::jsonb)` (`sql/md_batch.ts`): one round trip, one
+ * arrive together are sent as ONE statement, `select md_batch($1::jsonb)` (`sql/group_commit_batch.ts`): one round trip, one
  * transaction, one commit (one WAL flush) for all of them, instead of one each. (On PGlite, which has no round
  * trip, it saves each call a statement's fixed cost on the server's own thread; `openPglite` in `Database.ts`.)
  *
@@ -16,11 +16,14 @@
  * server restarting) every member is rejected with that error, the transient way, as a lone statement would be.
  */
 
-/** One store call in a batch: the `md_batch` call name, the lock key it orders by, and its arguments. */
+/**
+ * One store call in a batch: the `md_batch` call name, the lock key it orders by, and its arguments by name (the
+ * called function's parameter names without `p_`, as `md_batch_call` reads them).
+ */
 export interface BatchCall {
   readonly f: string
   readonly k: string
-  readonly a: ReadonlyArray<unknown>
+  readonly a: Readonly<Record<string, unknown>>
 }
 
 export interface GroupCommitOptions {

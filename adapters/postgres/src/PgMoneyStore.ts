@@ -1,6 +1,7 @@
 /**
  * The money port on PostgreSQL (server or PGlite): one SQL statement per call, each a database function
- * (`md_admit`, `md_finish`, `md_charge`; their modules in `src/sql/`) that mirrors the core's money rule branch
+ * (`md_admit`, `md_finish`, `md_charge`; their modules in `src/sql/`: `admit_and_hold.ts`, `charge_from_hold.ts`,
+ * `charge_without_hold.ts`) that mirrors the core's money rule branch
  * for branch. Concurrency is the database's work (row locks inside the functions, single-statement conditional
  * upserts); no process-local locks, so several server instances on one database stay exact.
  */
@@ -25,7 +26,7 @@ import { sql } from "kysely"
 import type { Database } from "./Database.ts"
 import { num } from "./Database.ts"
 import { query } from "./Errors.ts"
-import { batchRow, perRequest } from "./PerRequest.ts"
+import { batchRow, callByName, perRequest } from "./PerRequest.ts"
 
 /** Start of the oldest bucket still counting at `nowMs` is after this (the window plus one bucket). */
 export const windowSince = (nowMs: number): number => nowMs - WINDOW_MS - BUCKET_MS
@@ -63,6 +64,56 @@ const wholeOrDie = (amount: number, what: string) =>
     ? undefined
     : Effect.die(new RangeError(`${what} must be a whole number >= 0, got ${amount}`))
 
+/**
+ * `md_admit`'s arguments by name (its parameters without `p_`): the group commit's batch member and the lone
+ * call's named notation are built from this one record (`sql/admit_and_hold.ts`).
+ */
+export type AdmitArgs = {
+  readonly key: string
+  readonly now: number
+  readonly scope: string
+  readonly limit: number
+  readonly bucket: number
+  readonly since: number
+  readonly hold: number
+  readonly hold_id: string | null
+  readonly hold_until: number
+  readonly idem_key: string | null
+  readonly fingerprint: string | null
+  readonly token: string | null
+  readonly lease_until: number
+}
+
+/** `md_finish`'s arguments by name (`sql/charge_from_hold.ts`); `headers` goes as `jsonb`. */
+export type FinishArgs = {
+  readonly key: string
+  readonly hold_id: string | null
+  readonly end: string
+  readonly charge: number
+  readonly required: number
+  readonly reason: string
+  readonly now: number
+  readonly idem_key: string | null
+  readonly token: string | null
+  readonly status: number | null
+  readonly headers: Readonly<Record<string, string>> | null
+  readonly body: string | null
+  readonly replay_until: number
+}
+
+/** `md_charge`'s arguments by name (`sql/charge_without_hold.ts`). */
+export type ChargeArgs = {
+  readonly key: string
+  readonly required: number
+  readonly charge: number
+  readonly reason: string
+  readonly now: number
+  readonly scope: string
+  readonly limit: number
+  readonly bucket: number
+  readonly since: number
+}
+
 export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
   const { db } = database
   /** What this process last saw per key (`MoneyStore.hint`); bounded, advisory only. */
@@ -89,32 +140,27 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
           answer_headers: unknown
           answer_body: string | null
         }
-        const args = [
-          keyId,
-          nowMs,
-          meter.scope,
-          meter.limit,
-          bucketOf(nowMs),
-          windowSince(nowMs),
+        const args: AdmitArgs = {
+          key: keyId,
+          now: nowMs,
+          scope: meter.scope,
+          limit: meter.limit,
+          bucket: bucketOf(nowMs),
+          since: windowSince(nowMs),
           hold,
-          holdId,
-          holdUntil,
-          idempotency?.key ?? null,
-          idempotency?.fingerprint ?? null,
+          hold_id: holdId,
+          hold_until: holdUntil,
+          idem_key: idempotency?.key ?? null,
+          fingerprint: idempotency?.fingerprint ?? null,
           token,
-          nowMs + IDEMPOTENCY_LEASE_MS
-        ] as const
+          lease_until: nowMs + IDEMPOTENCY_LEASE_MS
+        }
         return perRequest(
           database,
           "money.admit",
           () => ({ f: "admit", k: meter.scope, a: args }),
           batchRow<Row>,
-          async () =>
-            (
-              await sql<Row>`select * from md_admit(${args[0]}, ${args[1]}, ${args[2]}, ${args[3]}, ${args[4]},
-            ${args[5]}, ${args[6]}, ${args[7]}, ${args[8]}, ${args[9]}, ${args[10]}, ${args[11]},
-            ${args[12]})`.execute(db)
-            ).rows[0]
+          callByName<Row>(database, "md_admit", args)
         ).pipe(
           Effect.map((row): AdmitResult => {
             const outcome = row?.outcome ?? "rate_limited"
@@ -171,38 +217,27 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
         }
         const answer = end._tag === "Release" ? undefined : end.answer
         type Row = { outcome: string; available: string | null }
+        const args: FinishArgs = {
+          key: ticket.keyId,
+          hold_id: ticket.holdId ?? null,
+          end: end._tag.toLowerCase(),
+          charge,
+          required,
+          reason: end._tag === "Settle" ? end.reason : "",
+          now: nowMs,
+          idem_key: ticket.idempotency?.key ?? null,
+          token: ticket.idempotency?.token ?? null,
+          status: answer?.status ?? null,
+          headers: answer?.headers ?? null,
+          body: answer?.body ?? null,
+          replay_until: nowMs + REPLAY_WINDOW_MS
+        }
         return perRequest(
           database,
           "money.finish",
-          () => ({
-            f: "finish",
-            k: ticket.keyId,
-            a: [
-              ticket.keyId,
-              ticket.holdId ?? null,
-              end._tag.toLowerCase(),
-              charge,
-              required,
-              end._tag === "Settle" ? end.reason : "",
-              nowMs,
-              ticket.idempotency?.key ?? null,
-              ticket.idempotency?.token ?? null,
-              answer?.status ?? null,
-              answer?.headers ?? null,
-              answer?.body ?? null,
-              nowMs + REPLAY_WINDOW_MS
-            ]
-          }),
+          () => ({ f: "finish", k: ticket.keyId, a: args }),
           batchRow<Row>,
-          async () =>
-            (
-              await sql<Row>`select * from md_finish(
-            ${ticket.keyId}, ${ticket.holdId ?? null}, ${end._tag.toLowerCase()}, ${charge}, ${required},
-            ${end._tag === "Settle" ? end.reason : ""}, ${nowMs},
-            ${ticket.idempotency?.key ?? null}, ${ticket.idempotency?.token ?? null},
-            ${answer?.status ?? null}, ${answer === undefined ? null : JSON.stringify(answer.headers)}::jsonb,
-            ${answer?.body ?? null}, ${nowMs + REPLAY_WINDOW_MS})`.execute(db)
-            ).rows[0]
+          callByName<Row>(database, "md_finish", args, ["headers"])
         ).pipe(
           Effect.map((row): FinishResult => {
             switch (row?.outcome) {
@@ -235,23 +270,23 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
           return Effect.die(new RangeError(`charge ${charge} exceeds the required ${required}`))
         }
         type Row = { outcome: string; used: string; oldest: string | null; available: string | null }
-        const bucket = bucketOf(nowMs)
-        const since = windowSince(nowMs)
+        const args: ChargeArgs = {
+          key: keyId,
+          required,
+          charge,
+          reason,
+          now: nowMs,
+          scope: meter.scope,
+          limit: meter.limit,
+          bucket: bucketOf(nowMs),
+          since: windowSince(nowMs)
+        }
         return perRequest(
           database,
           "money.charge",
-          () => ({
-            f: "charge",
-            k: meter.scope,
-            a: [keyId, required, charge, reason, nowMs, meter.scope, meter.limit, bucket, since]
-          }),
+          () => ({ f: "charge", k: meter.scope, a: args }),
           batchRow<Row>,
-          async () =>
-            (
-              await sql<Row>`
-          select * from md_charge(${keyId}, ${required}, ${charge}, ${reason}, ${nowMs},
-            ${meter.scope}, ${meter.limit}, ${bucket}, ${since})`.execute(db)
-            ).rows[0]
+          callByName<Row>(database, "md_charge", args)
         ).pipe(
           Effect.map((row): ChargeResult => {
             const outcome = row?.outcome ?? "rate_limited"

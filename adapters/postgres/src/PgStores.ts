@@ -19,7 +19,7 @@ import { sql } from "kysely"
 import type { ApiKeysTable, Database } from "./Database.ts"
 import { num } from "./Database.ts"
 import { query } from "./Errors.ts"
-import { batchRow, perRequest } from "./PerRequest.ts"
+import { batchRow, callByName, perRequest } from "./PerRequest.ts"
 import { makePgMoneyStore, rateWindow, windowSince } from "./PgMoneyStore.ts"
 
 const keyFromRow = (r: ApiKeysTable): KeyRecord => ({
@@ -62,7 +62,7 @@ export const makePgKeyStore = (database: Database): KeyStore["Service"] => {
       perRequest(
         database,
         "keys.findByHash",
-        () => ({ f: "key_by_hash", k: hash, a: [hash] }),
+        () => ({ f: "key_by_hash", k: hash, a: { hash } }),
         batchRow<ApiKeysTable>,
         () => db.selectFrom("api_keys").selectAll().where("hash", "=", hash).executeTakeFirst()
       ).pipe(Effect.map((r) => Option.map(Option.fromNullishOr(r), keyFromRow))),
@@ -91,22 +91,20 @@ export const makePgRateLimiter = (database: Database): RateLimiter["Service"] =>
   const window = rateWindow
   type Row = { allowed: boolean; used: string; oldest: string | null }
   return {
-    consume: (scope, limit, nowMs) =>
-      perRequest(
+    consume: (scope, limit, nowMs) => {
+      const args = { scope, limit, now: nowMs, bucket: bucketOf(nowMs), since: since(nowMs) }
+      return perRequest(
         database,
         "rate.consume",
-        () => ({ f: "rate_consume", k: scope, a: [scope, limit, nowMs, bucketOf(nowMs), since(nowMs)] }),
+        () => ({ f: "rate_consume", k: scope, a: args }),
         batchRow<Row>,
-        async () =>
-          (
-            await sql<Row>`
-          select * from md_rate_consume(${scope}, ${limit}, ${nowMs}, ${bucketOf(nowMs)}, ${since(nowMs)})`.execute(db)
-          ).rows[0]
+        callByName<Row>(database, "md_rate_consume", args)
       ).pipe(
         Effect.map((row) =>
           window(limit, nowMs, num(row?.used ?? 0), row?.oldest == null ? null : num(row.oldest), row?.allowed === true)
         )
-      ),
+      )
+    },
     peek: (scope, limit, nowMs) =>
       query("rate.peek", () =>
         sql<{ used: string; oldest: string | null }>`

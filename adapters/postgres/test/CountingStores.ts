@@ -6,10 +6,14 @@ import { Handlers, Settings } from "@market-data/core"
 import { Effect, Layer } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
-import type { KyselyPlugin, RootOperationNode } from "kysely"
+import { createQueryId, type KyselyPlugin, PostgresQueryCompiler, type RootOperationNode } from "kysely"
 import { makeTestPlane } from "../../../core/test/support/TestPlane.ts"
 import { layerPgStores } from "../src/PgStores.ts"
 import type { TestDatabase } from "./support.ts"
+
+/** The SQL text a statement's node compiles to, parameters as `$1`, `$2`, ... */
+export const sqlOf = (node: RootOperationNode): string =>
+  new PostgresQueryCompiler().compileQuery(node, createQueryId()).sql
 
 export const countingStores = async (
   t: TestDatabase,

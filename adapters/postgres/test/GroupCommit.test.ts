@@ -86,7 +86,21 @@ if (TEST_DATABASE_URL === undefined) {
     const admit = (keyId: string, hold: number, now: number) => ({
       f: "admit",
       k: keyId,
-      a: [keyId, now, keyId, 100_000, now, 0, hold, `hold_${randomUUID()}`, now + 60_000, null, null, null, now]
+      a: {
+        key: keyId,
+        now,
+        scope: keyId,
+        limit: 100_000,
+        bucket: now,
+        since: 0,
+        hold,
+        hold_id: `hold_${randomUUID()}`,
+        hold_until: now + 60_000,
+        idem_key: null,
+        fingerprint: null,
+        token: null,
+        lease_until: now
+      }
     })
     const gc = (d: Database): GroupCommit => {
       if (d.groupCommit === undefined) throw new Error("group commit is off")
@@ -136,8 +150,22 @@ if (TEST_DATABASE_URL === undefined) {
       const results = await Promise.allSettled([
         gc(d).call(admit(k1.id, 3, now)),
         // md_charge refuses a charge above the required amount (`raise exception`, SQLSTATE P0001).
-        gc(d).call({ f: "charge", k: k1.id, a: [k1.id, 1, 5, "price", now, k1.id, 100, now, 0] }),
-        gc(d).call({ f: "no_such_call", k: k2.id, a: [] }),
+        gc(d).call({
+          f: "charge",
+          k: k1.id,
+          a: {
+            key: k1.id,
+            required: 1,
+            charge: 5,
+            reason: "price",
+            now,
+            scope: k1.id,
+            limit: 100,
+            bucket: now,
+            since: 0
+          }
+        }),
+        gc(d).call({ f: "no_such_call", k: k2.id, a: {} }),
         gc(d).call(admit(k2.id, 3, now))
       ])
       expect(gc(d).stats()).toMatchObject({ batches: 1, calls: 4, failedBatches: 0 })
@@ -168,7 +196,21 @@ if (TEST_DATABASE_URL === undefined) {
         const now = Date.now()
         const member = (key: { id: string }) => [
           admit(key.id, 1, now),
-          { f: "charge", k: key.id, a: [key.id, 1, 1, "price", now, key.id, 100_000, now, 0] }
+          {
+            f: "charge",
+            k: key.id,
+            a: {
+              key: key.id,
+              required: 1,
+              charge: 1,
+              reason: "price",
+              now,
+              scope: key.id,
+              limit: 100_000,
+              bucket: now,
+              since: 0
+            }
+          }
         ]
         // Each batch sends the keys in the opposite order of the other: without the lock order in md_batch they
         // would wait on each other's scope and account rows.
@@ -278,8 +320,8 @@ if (TEST_DATABASE_URL === undefined) {
       const cyclic: Record<string, unknown> = {}
       cyclic.self = cyclic
       const r = await Promise.allSettled([
-        gc(d).call({ f: "available", k: k.id, a: [cyclic] }),
-        gc(d).call({ f: "available", k: k.id, a: [k.id, Date.now()] })
+        gc(d).call({ f: "available", k: k.id, a: { key: cyclic } }),
+        gc(d).call({ f: "available", k: k.id, a: { key: k.id, now: Date.now() } })
       ])
       expect(r[0]?.status).toBe("rejected")
       expect(r[1]).toEqual({ status: "fulfilled", value: 7 })

@@ -9,13 +9,13 @@ import { createKey, handle, MoneyStore } from "@market-data/core"
 import { Context, Effect } from "effect"
 import { type RootOperationNode, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { countingStores } from "./CountingStores.ts"
+import { countingStores, sqlOf } from "./CountingStores.ts"
 import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
-/** The function a raw statement calls (`md_hold`, ...), else the statement's kind. */
+/** The function a raw statement calls (`md_admit`, ...), else the statement's kind. */
 const statementOf = (node: RootOperationNode): string => {
   if (node.kind !== "RawNode") return node.kind
-  const text = node.sqlFragments.join("$")
+  const text = sqlOf(node)
   return /\bmd_[a-z_]+/.exec(text)?.[0] ?? text.replace(/\s+/g, " ").trim().slice(0, 40)
 }
 

@@ -179,15 +179,33 @@ describe.each([
       const admit = (keyId: string) => ({
         f: "admit",
         k: keyId,
-        a: [keyId, now, keyId, 100_000, now, 0, 3, `hold_${randomUUID()}`, now + 60_000, null, null, null, now]
+        a: {
+          key: keyId,
+          now,
+          scope: keyId,
+          limit: 100_000,
+          bucket: now,
+          since: 0,
+          hold: 3,
+          hold_id: `hold_${randomUUID()}`,
+          hold_until: now + 60_000,
+          idem_key: null,
+          fingerprint: null,
+          token: null,
+          lease_until: now
+        }
       })
       const before = gc(d).stats()
       // Four calls fill the batch: they go out as one statement.
       const results = await Promise.allSettled([
         gc(d).call(admit(id1)),
         // md_charge refuses a charge above the required amount (`raise exception`, SQLSTATE P0001).
-        gc(d).call({ f: "charge", k: id1, a: [id1, 1, 5, "price", now, id1, 100, now, 0] }),
-        gc(d).call({ f: "no_such_call", k: id2, a: [] }),
+        gc(d).call({
+          f: "charge",
+          k: id1,
+          a: { key: id1, required: 1, charge: 5, reason: "price", now, scope: id1, limit: 100, bucket: now, since: 0 }
+        }),
+        gc(d).call({ f: "no_such_call", k: id2, a: {} }),
         gc(d).call(admit(id2))
       ])
       expect(gc(d).stats().batches - before.batches).toBe(1)

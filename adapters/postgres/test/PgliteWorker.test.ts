@@ -251,7 +251,7 @@ describe("PGlite's worker thread: close, and a worker that dies", () => {
     await sql`select 1`.execute(d.db)
     proxy.crashForTest("injected fault")
     const underWay = proxy.query("select 2")
-    const batched = d.groupCommit?.call({ f: "md_balance", k: "x", a: ["x", 0] })
+    const batched = d.groupCommit?.call({ f: "md_balance", k: "x", a: { key: "x", now: 0 } })
     await expect(underWay).rejects.toBeInstanceOf(PgliteWorkerStopped)
     await expect(underWay).rejects.toThrow(/worker thread stopped \(uncaught Error: injected fault\)/)
     await expect(batched).rejects.toBeInstanceOf(PgliteWorkerStopped)

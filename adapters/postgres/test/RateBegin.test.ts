@@ -8,12 +8,12 @@ import { createKey, handle, MoneyStore, statusOf } from "@market-data/core"
 import { Context, Effect } from "effect"
 import type { RootOperationNode } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { countingStores } from "./CountingStores.ts"
+import { countingStores, sqlOf } from "./CountingStores.ts"
 import { pgliteTestDatabase, postgresTestDatabase, TEST_DATABASE_URL, type TestDatabase } from "./support.ts"
 
 /** The statement a node stands for: the SQL text of a raw query, else its kind. */
 const statementOf = (node: RootOperationNode): string =>
-  node.kind === "RawNode" ? node.sqlFragments.join("$").replace(/\s+/g, " ").trim() : node.kind
+  node.kind === "RawNode" ? sqlOf(node).replace(/\s+/g, " ").trim() : node.kind
 
 const suite = (name: string, open: () => Promise<TestDatabase>) =>
   describe(`${name}: idempotent requests`, () => {

@@ -15,12 +15,17 @@
  * back as one array in the order the members were sent.
  *
  * The calls are the money port's functions as they are (`md_admit`, `md_finish`, `md_charge`), the rate
- * limiter's `md_rate_consume` (keyless callers), `md_available` and the key lookup by hash. Adding a function is
- * one branch in `md_batch_call` and its lock class in `md_batch_rank`.
+ * limiter's `md_rate_consume` (keyless callers), `md_available` and the key lookup by hash. Each member's
+ * arguments are a JSON record whose fields are the function's parameter names without `p_` (`{"key": ...,
+ * "now": ...}`), passed on in named notation (`p_key => p_a->>'key'`), so no argument depends on its position;
+ * `PgMoneyStore.ts` builds the same record for a lone call. Adding a function is one branch in `md_batch_call`
+ * and its lock class in `md_batch_rank`.
  *
- * The definitions the database runs today, byte for byte as migration `2026-11-26T0500_batch` created them;
- * that migration imports these texts. Never edit them: a change is a new migration whose text goes here, while
- * the migration that imported the old text gets a frozen copy of it (see docs/storage.md).
+ * The definitions the database runs today, byte for byte as the migrations that created them ran them:
+ * `md_batch` and `md_batch_rank` by `2026-11-26T0500_batch`, `md_batch_call` by
+ * `2026-12-06T0100_named_batch_arguments`; those migrations import these texts. Never edit them: a change is a
+ * new migration whose text goes here, while the migration that imported the old text gets a frozen copy of it
+ * (see docs/storage.md).
  */
 export const MD_BATCH_RANK = `create function md_batch_rank(p_f text) returns integer
   language sql immutable as $$
@@ -31,33 +36,50 @@ export const MD_BATCH_RANK = `create function md_batch_rank(p_f text) returns in
     end
   $$`
 
-export const MD_BATCH_CALL = `create function md_batch_call(p_f text, p_a jsonb) returns jsonb
+export const MD_BATCH_CALL = `create or replace function md_batch_call(p_f text, p_a jsonb) returns jsonb
   language plpgsql as $$
   declare
     v_r jsonb;
   begin
     if p_f = 'key_by_hash' then
-      select to_jsonb(k) into v_r from api_keys k where k.hash = p_a->>0;
+      select to_jsonb(k) into v_r from api_keys k where k.hash = p_a->>'hash';
     elsif p_f = 'available' then
-      v_r := to_jsonb(md_available(p_a->>0, (p_a->>1)::bigint));
+      v_r := to_jsonb(md_available(p_key => p_a->>'key', p_now => (p_a->>'now')::bigint));
     elsif p_f = 'rate_consume' then
       select to_jsonb(r) into v_r
-        from md_rate_consume(p_a->>0, (p_a->>1)::integer, (p_a->>2)::bigint, (p_a->>3)::bigint,
-          (p_a->>4)::bigint) r;
+        from md_rate_consume(
+          p_scope => p_a->>'scope', p_limit => (p_a->>'limit')::integer, p_now => (p_a->>'now')::bigint,
+          p_bucket => (p_a->>'bucket')::bigint, p_since => (p_a->>'since')::bigint
+        ) r;
     elsif p_f = 'admit' then
       select to_jsonb(r) into v_r
-        from md_admit(p_a->>0, (p_a->>1)::bigint, p_a->>2, (p_a->>3)::integer, (p_a->>4)::bigint,
-          (p_a->>5)::bigint, (p_a->>6)::bigint, p_a->>7, (p_a->>8)::bigint, p_a->>9, p_a->>10, p_a->>11,
-          (p_a->>12)::bigint) r;
+        from md_admit(
+          p_key => p_a->>'key', p_now => (p_a->>'now')::bigint,
+          p_scope => p_a->>'scope', p_limit => (p_a->>'limit')::integer,
+          p_bucket => (p_a->>'bucket')::bigint, p_since => (p_a->>'since')::bigint,
+          p_hold => (p_a->>'hold')::bigint, p_hold_id => p_a->>'hold_id',
+          p_hold_until => (p_a->>'hold_until')::bigint,
+          p_idem_key => p_a->>'idem_key', p_fingerprint => p_a->>'fingerprint', p_token => p_a->>'token',
+          p_lease_until => (p_a->>'lease_until')::bigint
+        ) r;
     elsif p_f = 'finish' then
       select to_jsonb(r) into v_r
-        from md_finish(p_a->>0, p_a->>1, p_a->>2, (p_a->>3)::bigint, (p_a->>4)::bigint, p_a->>5,
-          (p_a->>6)::bigint, p_a->>7, p_a->>8, (p_a->>9)::integer, nullif(p_a->10, 'null'::jsonb), p_a->>11,
-          (p_a->>12)::bigint) r;
+        from md_finish(
+          p_key => p_a->>'key', p_hold_id => p_a->>'hold_id', p_end => p_a->>'end',
+          p_charge => (p_a->>'charge')::bigint, p_required => (p_a->>'required')::bigint,
+          p_reason => p_a->>'reason', p_now => (p_a->>'now')::bigint,
+          p_idem_key => p_a->>'idem_key', p_token => p_a->>'token',
+          p_status => (p_a->>'status')::integer, p_headers => nullif(p_a->'headers', 'null'::jsonb),
+          p_body => p_a->>'body', p_replay_until => (p_a->>'replay_until')::bigint
+        ) r;
     elsif p_f = 'charge' then
       select to_jsonb(r) into v_r
-        from md_charge(p_a->>0, (p_a->>1)::bigint, (p_a->>2)::bigint, p_a->>3, (p_a->>4)::bigint,
-          p_a->>5, (p_a->>6)::integer, (p_a->>7)::bigint, (p_a->>8)::bigint) r;
+        from md_charge(
+          p_key => p_a->>'key', p_required => (p_a->>'required')::bigint, p_charge => (p_a->>'charge')::bigint,
+          p_reason => p_a->>'reason', p_now => (p_a->>'now')::bigint,
+          p_scope => p_a->>'scope', p_limit => (p_a->>'limit')::integer,
+          p_bucket => (p_a->>'bucket')::bigint, p_since => (p_a->>'since')::bigint
+        ) r;
     else
       raise exception 'md_batch: no call named %', p_f using errcode = '22023';
     end if;
