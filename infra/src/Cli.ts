@@ -812,9 +812,14 @@ export const runCli = (
     const parsed = parseArgs(argv)
     if (parsed instanceof Usage) return yield* Effect.fail(parsed)
     const command = parsed.positional[0]
-    if (command === undefined || command === "help" || parsed.flags.get("help") === true) {
+    // Asking for help (`help`, `--help`, `<command> --help`) succeeds; no command at all is a usage error.
+    if (command === "help" || parsed.flags.get("help") === true) {
       io.out(USAGE)
-      return command === undefined ? 2 : 0
+      return 0
+    }
+    if (command === undefined) {
+      io.err(USAGE)
+      return 2
     }
     if (command === "serve") {
       const bad = onlyFlags(parsed.flags, [])
