@@ -7,6 +7,16 @@
 import { Data, Schema } from "effect"
 
 /** Every error code the service can answer. */
+/**
+ * What an `Idempotency-Key` is, in the one wording the served docs, the error text, the error table and the
+ * OpenAPI schema share (checked by `validateIdempotencyKey`, core/src/Idempotency.ts).
+ */
+export const IDEMPOTENCY_KEY_RULE =
+  "1 to 128 printable ASCII characters (letters, digits, punctuation, spaces), not starting or ending with a space"
+
+/** `IDEMPOTENCY_KEY_RULE` as a JSON Schema pattern: printable ASCII, 1 to 128, no space at either end. */
+export const IDEMPOTENCY_KEY_PATTERN = "^[!-~]([ -~]{0,126}[!-~])?$"
+
 export const ErrorCodes = [
   "invalid_parameter",
   "missing_parameter",
@@ -64,7 +74,7 @@ export const ErrorCatalog: { readonly [C in ErrorCode]: ErrorCatalogEntry } = {
   invalid_idempotency_key: {
     status: 400,
     retryable: false,
-    when: "The `Idempotency-Key` is empty, longer than 128 characters, has whitespace at either end or control characters, or was sent twice."
+    when: `The \`Idempotency-Key\` was sent twice, or is not ${IDEMPOTENCY_KEY_RULE}.`
   },
   invalid_cursor: {
     status: 400,

@@ -10,7 +10,7 @@
  * This module validates the header; the records live behind the money port (`MoneyStore.admit` begins,
  * `MoneyStore.finish` stores or frees), every decision in `Money.ts`.
  */
-import { type ApiError, apiError } from "./Errors.ts"
+import { type ApiError, apiError, IDEMPOTENCY_KEY_RULE } from "./Errors.ts"
 
 // The lease, the replay window, the stored answer and the state table itself (`decideBegin`) are the money
 // rules' (Money.ts); the store that keeps the records is the money port (MoneyStore.ts).
@@ -19,19 +19,21 @@ import { type ApiError, apiError } from "./Errors.ts"
 const INVISIBLE = /[\u0000-\u001f\u007f-\uffff]/
 
 /**
- * Validates the `Idempotency-Key` header values of a request: none is fine (undefined); exactly one of 1 to
- * 128 visible ASCII characters (spaces allowed inside, not at either end) is the key; anything else is
- * `invalid_idempotency_key`.
+ * Validates the `Idempotency-Key` header values of a request: none is fine (undefined); exactly one that is
+ * `IDEMPOTENCY_KEY_RULE` (1 to 128 printable ASCII characters, spaces inside allowed, none at either end) is the
+ * key; anything else is `invalid_idempotency_key`, its message naming what is wrong and then the rule.
  */
 export const validateIdempotencyKey = (values: ReadonlyArray<string>): string | undefined | ApiError => {
   if (values.length === 0) return undefined
   const bad = (why: string) =>
-    apiError("invalid_idempotency_key", `Idempotency-Key ${why}`, { param: "idempotency-key" })
+    apiError("invalid_idempotency_key", `Idempotency-Key ${why}; a key is ${IDEMPOTENCY_KEY_RULE}`, {
+      param: "idempotency-key"
+    })
   if (values.length > 1) return bad("was sent more than once; send one")
   const key = values[0] as string
-  if (key.length === 0) return bad("is empty; send 1 to 128 visible characters")
-  if (key.length > 128) return bad(`is ${key.length} characters long; the limit is 128`)
+  if (key.length === 0) return bad("is empty")
+  if (key.length > 128) return bad(`is ${key.length} characters long`)
   if (key.trim() !== key) return bad("has whitespace at its start or end")
-  if (INVISIBLE.test(key)) return bad("may contain only visible ASCII characters (and inner spaces)")
+  if (INVISIBLE.test(key)) return bad("has a character that is not printable ASCII")
   return key
 }

@@ -8,6 +8,8 @@ import {
   ErrorCatalog,
   errorJsonSchema,
   errorSet,
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_KEY_RULE,
   McpProtocolVersions,
   type OperationSpec,
   Operations,
@@ -69,8 +71,8 @@ const operationObject = (op: OperationSpec, implemented: ReadonlySet<string>) =>
               name: "Idempotency-Key",
               in: "header",
               required: false,
-              description: "Replays the stored answer for 24 h instead of running (and billing) again.",
-              schema: { type: "string", minLength: 1, maxLength: 128 }
+              description: `Replays the stored answer for 24 h instead of running (and billing) again. A key is ${IDEMPOTENCY_KEY_RULE}.`,
+              schema: { type: "string", minLength: 1, maxLength: 128, pattern: IDEMPOTENCY_KEY_PATTERN }
             }
           ]
         : []),
