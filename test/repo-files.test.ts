@@ -425,4 +425,39 @@ describe("compose.yaml", () => {
     expect(interpolated.length).toBeGreaterThan(5)
     expect([...new Set(interpolated)].filter((v) => !names.includes(v))).toEqual([])
   })
+
+  it("passes every .env.example variable on to the instances, or .env.example marks it [host only]", () => {
+    // Each variable's comment: the comment lines right above it, or its group's (variables on adjacent lines).
+    const commentOf = new Map<string, string>()
+    let comment = ""
+    let previous: "comment" | "variable" | "blank" = "blank"
+    for (const line of read(".env.example").split("\n")) {
+      const variable = /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1]
+      if (line.startsWith("#")) {
+        comment = previous === "comment" ? `${comment}\n${line}` : line
+        previous = "comment"
+      } else if (variable !== undefined) {
+        commentOf.set(variable, previous === "blank" ? "" : comment)
+        previous = "variable"
+      } else {
+        comment = ""
+        previous = "blank"
+      }
+    }
+    const text = read("compose.yaml")
+    const interpolated = new Set([...text.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1] as string))
+    const hostOnly = [...commentOf].filter(([, c]) => c.includes("[host only")).map(([v]) => v)
+    const lost = [...commentOf.keys()].filter((v) => !interpolated.has(v) && !hostOnly.includes(v))
+    expect(lost).toEqual([])
+    // What compose.yaml interpolates for the instances reaches them under the same name.
+    for (const [name, s] of instances) {
+      for (const v of interpolated) {
+        if (v === "POSTGRES_PASSWORD" || v === "MARKET_DATA_PUBLISHED_PORT") continue
+        expect(Object.keys(env(s)), `${name}: ${v}`).toContain(v)
+      }
+    }
+    expect(hostOnly.sort()).toEqual(
+      ["DATABASE_PGLITE_WORKER", "DATABASE_URL", "HOST", "MARKET_DATA_DIR", "MARKET_DATA_METRICS_PORT", "PORT"].sort()
+    )
+  })
 })
