@@ -10,6 +10,7 @@ import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { flushLogLines, perTurnConsole } from "./LogLines.ts"
 import { type OpenedService, openService } from "./Service.ts"
+import { startProgress } from "./StartProgress.ts"
 import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
 import { layerTransports } from "./Transports.ts"
 
@@ -56,9 +57,12 @@ export const serve = (
     )
     // The server listens while the simulated market's history is generated: each crypto asset answers once
     // its history is ready (503 source_unavailable with Retry-After before), everything else at once.
+    // Until it listens, the start says every few seconds what it is doing and how far along (StartProgress.ts).
+    const progress = yield* startProgress()
     const service = yield* openService(config, {
       handlerSets,
       progressive: true,
+      progress,
       ...(options.withPlanes === undefined ? {} : { withPlanes: options.withPlanes })
     })
     if (config.store._tag === "Embedded" && options.admin !== undefined) {
@@ -111,6 +115,7 @@ export const serve = (
           config.store._tag === "Memory" && config.bootstrapKey === undefined
             ? "no API key exists: DATABASE_URL=memory keeps keys inside this process, where `market-data keys create` cannot reach them. To get one, restart with MARKET_DATA_BOOTSTRAP_KEY=mdk_<32 letters or digits> MARKET_DATA_BOOTSTRAP_CREDITS=<n> (that key is then created with n credits), or use the embedded store (unset DATABASE_URL) and `market-data keys create --credits N`\n"
             : ""
+        yield* progress.stop
         yield* Effect.sync(() => {
           flushLogLines()
           process.stdout.write(

@@ -84,6 +84,7 @@ import {
 import { Clock, Effect, Schedule, type Scope } from "effect"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { releaseFreedMemory } from "./Memory.ts"
+import { noStartProgress, type StartProgress } from "./StartProgress.ts"
 import type { OpenedStores } from "./Stores.ts"
 
 /**
@@ -121,6 +122,8 @@ export interface OpenPlanesOptions {
    * (`startSimulatedHistoryApart`): a progressive start reads each back as the child reports it done.
    */
   readonly apart?: SimulatedCrypto.HistoryApart
+  /** Where the start's steps are reported until the server listens (`StartProgress.ts`). */
+  readonly progress?: StartProgress
 }
 
 /**
@@ -253,7 +256,8 @@ export const openPlanes = (
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     if (config.feed === "live") return yield* openLivePlanes(config, stores)
-    if (options.progressive === true) return yield* openSimulatedProgressively(config, stores, options.apart)
+    if (options.progressive === true)
+      return yield* openSimulatedProgressively(config, stores, options.apart, options.progress)
     const market = makeMemoryMarketStore()
     // The sub-second stream, through the venue streams' ingest interface: the plane reads each listing's streamed
     // top of book, ticker and stream status, and the bar still forming, in front of what the feed stores.
@@ -362,7 +366,8 @@ const loadFilings = (config: AppConfig, database: Database | undefined, equity: 
 const openSimulatedProgressively = (
   config: AppConfig,
   stores: OpenedStores,
-  apart?: SimulatedCrypto.HistoryApart
+  apart?: SimulatedCrypto.HistoryApart,
+  progress: StartProgress = noStartProgress
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     const market = makeMemoryMarketStore()
@@ -373,7 +378,10 @@ const openSimulatedProgressively = (
     const database = stores.database
     const persistent = database === undefined ? undefined : makePgEquityStore(database)
     const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
-    yield* loadFilings(config, database, equity)
+    yield* progress.during(
+      `loading the simulated filings of ${SimulatedCompanies.length + config.simulatedCompanies} companies`,
+      loadFilings(config, database, equity)
+    )
 
     const sim = simulatedMarket(config)
     const cryptoPlane = yield* makeCryptoPlaneOver(makeUniverseRef(sim.universe)).pipe(

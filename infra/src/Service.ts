@@ -20,6 +20,7 @@ import { sql } from "kysely"
 import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
 import { layerNodeDigest } from "./NodeDigest.ts"
 import { openPlanes, startSimulatedHistoryApart } from "./Planes.ts"
+import { noStartProgress, type StartProgress } from "./StartProgress.ts"
 import { lockDataDir, type OpenedStores, openStores } from "./Stores.ts"
 
 /** Services every entry point needs besides the stores. */
@@ -70,6 +71,8 @@ export const openService = (
     readonly withPlanes?: boolean
     /** Generate the simulated market in the background (see `OpenPlanesOptions`); `serve` does. */
     readonly progressive?: boolean
+    /** Where the steps of the start are reported until the server listens (`serve`'s progress lines). */
+    readonly progress?: StartProgress
   } = {}
 ): Effect.Effect<OpenedService, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
@@ -81,15 +84,31 @@ export const openService = (
         ? config.store.dir
         : undefined
     if (early !== undefined) yield* lockDataDir(early)
+    const progress = options.progress ?? noStartProgress
     const apart = early === undefined ? undefined : yield* startSimulatedHistoryApart(config)
+    const apartProgress = apart?.progress
+    if (apart !== undefined && apartProgress !== undefined) {
+      yield* progress.watch("generating the simulated crypto history in a child process", () => {
+        const p = apartProgress()
+        return p.running ? `${p.written} of ${apart.indexes.size} assets written` : false
+      })
+    }
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
-    const stores = yield* openStores(config, { locked: early !== undefined })
+    const stores = yield* progress.during(
+      config.store._tag === "Embedded"
+        ? `opening the embedded database in ${config.store.dir} (a new folder's is created first) and migrating it`
+        : config.store._tag === "Postgres"
+          ? "connecting to PostgreSQL and migrating it"
+          : "opening the memory stores",
+      openStores(config, { locked: early !== undefined })
+    )
     const opened =
       options.withPlanes === false
         ? undefined
         : yield* openPlanes(config, stores, {
             progressive: options.progressive === true,
-            ...(apart === undefined ? {} : { apart })
+            ...(apart === undefined ? {} : { apart }),
+            progress
           })
     // `coverage` reports each asset's source health from the plane stores' statuses (`ReportsSources`).
     const planes =

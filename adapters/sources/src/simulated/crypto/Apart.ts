@@ -228,6 +228,7 @@ export const startHistoryApart = (
       indexes: indexSet,
       ...(child.pid === undefined ? {} : { pid: child.pid }),
       cpuMs: () => cpuMs,
+      progress: () => ({ written: done.size, running: !closed }),
       ready: (index) =>
         Effect.callback<string | undefined>((resume) => {
           if (closed || done.has(index) || !indexSet.has(index)) return resume(Effect.succeed(failure))

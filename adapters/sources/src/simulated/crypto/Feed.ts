@@ -119,6 +119,8 @@ export interface HistoryApart {
    * writer is gone; answers why it is gone when it failed before writing it (those assets are then generated here).
    */
   readonly ready: (index: number) => Effect.Effect<string | undefined>
+  /** How far the writer is: segments written so far, and whether it still runs (for a start's progress lines). */
+  readonly progress?: () => { readonly written: number; readonly running: boolean }
 }
 
 export interface BackfillReport {

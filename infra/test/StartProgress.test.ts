@@ -1,0 +1,59 @@
+/**
+ * A start's progress lines (StartProgress.ts), on the test clock: one every 5 s naming each step under way and how
+ * far along it is, none once the server listens (`stop`), and a watched piece of work leaves the lines when it
+ * says it is over.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Logger } from "effect"
+import { TestClock } from "effect/testing"
+import { START_PROGRESS_EVERY_MS, startProgress } from "../src/StartProgress.ts"
+
+/** The messages logged while `effect` runs. */
+const logged = <A, E>(effect: (lines: Array<string>) => Effect.Effect<A, E>) => {
+  const lines: Array<string> = []
+  const capture = Logger.make(({ message }) => {
+    lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+  })
+  return effect(lines).pipe(Effect.provide(Logger.layer([capture])))
+}
+
+describe("start progress lines", () => {
+  it.effect("a line every 5 s with each step and how far along, until stop", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const progress = yield* startProgress()
+        let written = 0
+        let running = true
+        yield* progress.watch("generating the history in a child process", () =>
+          running ? `${written} of 428 assets written` : false
+        )
+        const gate = yield* Deferred.make<void>()
+        const step = yield* Effect.forkChild(progress.during("loading the filings", Deferred.await(gate)))
+        yield* Effect.yieldNow
+
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS - 1)
+        expect(lines).toEqual([])
+        yield* TestClock.adjust(1)
+        expect(lines).toEqual([
+          "starting, 5 s so far: loading the filings; generating the history in a child process (0 of 428 assets written); not listening yet"
+        ])
+
+        written = 212
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(step)
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        expect(lines[1]).toBe(
+          "starting, 10 s so far: generating the history in a child process (212 of 428 assets written); not listening yet"
+        )
+
+        running = false
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        expect(lines[2]).toBe("starting, 15 s so far: opening the service; not listening yet")
+
+        yield* progress.stop
+        yield* TestClock.adjust(10 * START_PROGRESS_EVERY_MS)
+        expect(lines).toHaveLength(3)
+      }).pipe(Effect.scoped)
+    )
+  )
+})
