@@ -3,7 +3,7 @@
  * the run, so instances starting together on one database do not race; PGlite has one connection anyway.
  */
 import { type DatabaseIntrospector, type Kysely, sql, type TableMetadata } from "kysely"
-import { Migrator } from "kysely/migration"
+import { type Migration, Migrator } from "kysely/migration"
 import * as accounts from "../migrations/2026-11-22T0001_accounts.ts"
 import * as meteredCharge from "../migrations/2026-11-23T0001_metered_charge.ts"
 import * as settleOwner from "../migrations/2026-11-23T0002_settle_owner.ts"
@@ -83,19 +83,38 @@ const withSchemaIntrospection = (db: Kysely<any>, schema: string): Kysely<any> =
  * which, so without this a leftover schema with a `kysely_migration_lock` (say from a killed test run) would
  * make migrations in another schema of the same database fail.
  */
-export const migrator = async (db: Kysely<any>): Promise<Migrator> => {
+export const migrator = async (db: Kysely<any>, onMigration?: (name: string) => void): Promise<Migrator> => {
   const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+  // `onMigration` hears each migration's name before it runs (a start's progress lines); the SQL is the same.
+  const provided: Record<string, Migration> =
+    onMigration === undefined
+      ? migrations
+      : Object.fromEntries(
+          Object.entries(migrations).map(([name, m]): [string, Migration] => [
+            name,
+            {
+              up: async (d) => {
+                onMigration(name)
+                await m.up(d)
+              },
+              down: m.down
+            }
+          ])
+        )
   return new Migrator({
     db: schema === undefined ? db : withSchemaIntrospection(db, schema),
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => provided },
     migrationTableName: "md_migrations",
     ...(schema === undefined ? {} : { migrationTableSchema: schema })
   })
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */
-export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationReport> => {
-  const { error, results } = await (await migrator(db)).migrateToLatest()
+export const migrateToLatest = async (
+  db: Kysely<any>,
+  onMigration?: (name: string) => void
+): Promise<MigrationReport> => {
+  const { error, results } = await (await migrator(db, onMigration)).migrateToLatest()
   const failed = results?.find((r) => r.status === "Error")
   if (error !== undefined) {
     throw new Error(

@@ -321,7 +321,12 @@ export const openPlanes = (
   })
 
 /** Loads the simulated filings into the equity store (the database's, or memory), logging what it did. */
-const loadFilings = (config: AppConfig, database: Database | undefined, equity: EquityStore["Service"]) =>
+const loadFilings = (
+  config: AppConfig,
+  database: Database | undefined,
+  equity: EquityStore["Service"],
+  onProgress: (state: string) => void = () => undefined
+) =>
   Effect.gen(function* () {
     // The simulated filings end today (UTC), so prices and filings are as fresh as the clock says.
     const today = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
@@ -331,11 +336,11 @@ const loadFilings = (config: AppConfig, database: Database | undefined, equity: 
         ? yield* loadSimulatedEquity(
             simulatedEquity(config.seed, { asOf: today, generated: config.simulatedCompanies })
           ).pipe(Effect.provideService(Equity.EquityStore, equity))
-        : yield* loadSimulatedEquityOnDatabase(database, {
-            seed: config.seed,
-            asOf: today,
-            generated: config.simulatedCompanies
-          })
+        : yield* loadSimulatedEquityOnDatabase(
+            database,
+            { seed: config.seed, asOf: today, generated: config.simulatedCompanies },
+            onProgress
+          )
     yield* Effect.logInfo(
       loaded === "unchanged" ? "simulated filings already in the database" : "simulated filings loaded"
     ).pipe(
@@ -378,9 +383,14 @@ const openSimulatedProgressively = (
     const database = stores.database
     const persistent = database === undefined ? undefined : makePgEquityStore(database)
     const equity: EquityStore["Service"] = persistent ?? makeMemoryEquityStore()
+    let filings: string | undefined
     yield* progress.during(
       `loading the simulated filings of ${SimulatedCompanies.length + config.simulatedCompanies} companies`,
-      loadFilings(config, database, equity)
+      loadFilings(config, database, equity, (state) => {
+        filings = state
+        progress.tick()
+      }),
+      () => filings
     )
 
     const sim = simulatedMarket(config)
@@ -604,7 +614,8 @@ const simulationName = (inputs: SimulationInputs): string =>
  */
 export const loadSimulatedEquityOnDatabase = (
   database: Database,
-  inputs: SimulationInputs
+  inputs: SimulationInputs,
+  onProgress: (state: string) => void = () => undefined
 ): Effect.Effect<EquityLoadReport | "unchanged"> =>
   Effect.gen(function* () {
     const name = simulationName(inputs)
@@ -621,7 +632,13 @@ export const loadSimulatedEquityOnDatabase = (
           )
           if (Number(present.rows[0]?.n) === ciks.length) return "unchanged"
         }
-        const sim = simulatedEquity(inputs.seed, { asOf: inputs.asOf, generated: inputs.generated })
+        const sim = simulatedEquity(inputs.seed, {
+          asOf: inputs.asOf,
+          generated: inputs.generated,
+          onProgress: (step, done, total) =>
+            onProgress(`${step}: ${done} of ${total}${step === "generating" || step === "parsing" ? " companies" : ""}`)
+        })
+        onProgress("replacing an earlier simulation's rows")
         // Every simulated row, of this simulation's companies or an earlier one's: every CIK the generator can make,
         // and every manager's 13F reports.
         const companies = JSON.stringify(
@@ -653,19 +670,25 @@ export const loadSimulatedEquityOnDatabase = (
           "equity_tickers",
           "equity_companies"
         ]) {
+          onProgress(`replacing an earlier simulation's rows: ${table}`)
           await s.run(`delete from ${table} where ${inList("cik", "$1")}`, [companies])
         }
         // The simulated CIKs now hold no rows: the big tables take a plain COPY.
-        const written = await copyEquityRows(s, {
-          companies: sim.companies,
-          tickers: sim.tickers,
-          factsByCik: sim.factsByCik,
-          filingsByCik: new Map([...sim.submissions].map(([cik, sub]) => [cik, sub.filings])),
-          securitiesByCik: sim.securities,
-          barsByCik: simulatedBarsByTicker(sim),
-          ownershipReports: sim.ownershipReports,
-          holdingsReports: sim.holdingsReports
-        })
+        onProgress("writing the rows into the database")
+        const written = await copyEquityRows(
+          s,
+          {
+            companies: sim.companies,
+            tickers: sim.tickers,
+            factsByCik: sim.factsByCik,
+            filingsByCik: new Map([...sim.submissions].map(([cik, sub]) => [cik, sub.filings])),
+            securitiesByCik: sim.securities,
+            barsByCik: simulatedBarsByTicker(sim),
+            ownershipReports: sim.ownershipReports,
+            holdingsReports: sim.holdingsReports
+          },
+          (table) => onProgress(`writing ${table}`)
+        )
         await s.run(
           `insert into equity_simulation (id, simulation, companies, loaded_at_ms) values (1, $1, $2, $3)
              on conflict (id) do update set simulation = excluded.simulation, companies = excluded.companies,

@@ -94,13 +94,22 @@ export const openService = (
       })
     }
     // The stores open (and migrate) before anything is served, so no request waits on the database's start.
+    // Migrations run one after another without yielding to timers: each reports itself (`tick`).
+    let migrating: string | undefined
     const stores = yield* progress.during(
       config.store._tag === "Embedded"
         ? `opening the embedded database in ${config.store.dir} (a new folder's is created first) and migrating it`
         : config.store._tag === "Postgres"
           ? "connecting to PostgreSQL and migrating it"
           : "opening the memory stores",
-      openStores(config, { locked: early !== undefined })
+      openStores(config, {
+        locked: early !== undefined,
+        onMigration: (name) => {
+          migrating = `migration ${name}`
+          progress.tick()
+        }
+      }),
+      () => migrating
     )
     const opened =
       options.withPlanes === false

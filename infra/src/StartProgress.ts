@@ -9,6 +9,7 @@
  * scope closes. The clock is Effect's, so a test drives the lines with `TestClock`.
  */
 import { Clock, Effect, Fiber, type Scope } from "effect"
+import { flushLogLines } from "./LogLines.ts"
 
 export interface StartProgress {
   /** Runs `effect` as the step `what` (`detail`: how far along, read for each line). */
@@ -22,6 +23,11 @@ export interface StartProgress {
    * once it answers `false` the work is over and the step leaves the lines.
    */
   readonly watch: (what: string, state: () => string | false) => Effect.Effect<void>
+  /**
+   * For work that runs for seconds without yielding (the timer cannot fire meanwhile): writes the line now, at
+   * once, when the last one is `everyMs` old or more. Cheap otherwise; call it as often as convenient.
+   */
+  readonly tick: () => void
   /** No more lines (the server listens). */
   readonly stop: Effect.Effect<void>
 }
@@ -35,6 +41,8 @@ export const startProgress = (
 ): Effect.Effect<StartProgress, never, Scope.Scope> =>
   Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
+    let lastLineAt = startedAt
+    let stopped = false
     const steps = new Map<number, { readonly what: string; readonly detail?: () => string | undefined }>()
     const watched: Array<{ readonly what: string; readonly state: () => string | false }> = []
     let next = 0
@@ -48,11 +56,19 @@ export const startProgress = (
         const state = w.state()
         if (state !== false) doing.push(`${w.what} (${state})`)
       }
+      lastLineAt = yield* Clock.currentTimeMillis
       yield* Effect.logInfo(
         `starting, ${seconds} s so far: ${doing.length === 0 ? "opening the service" : doing.join("; ")}; not listening yet`
       )
     })
     const fiber = yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(everyMs), line)))
+    const context = yield* Effect.context<never>()
+    const lineIfDue = Effect.gen(function* () {
+      if (stopped || (yield* Clock.currentTimeMillis) - lastLineAt < everyMs) return
+      yield* line
+      // The server's logger writes a turn's lines when the turn ends; this turn may not end for a while.
+      flushLogLines()
+    })
     return {
       during: (what, effect, detail) =>
         Effect.acquireUseRelease(
@@ -65,7 +81,13 @@ export const startProgress = (
           (id) => Effect.sync(() => steps.delete(id))
         ),
       watch: (what, state) => Effect.sync(() => void watched.push({ what, state })),
-      stop: Fiber.interrupt(fiber).pipe(Effect.asVoid)
+      tick: () => Effect.runSyncWith(context)(lineIfDue),
+      stop: Effect.andThen(
+        Effect.sync(() => {
+          stopped = true
+        }),
+        Fiber.interrupt(fiber)
+      )
     }
   })
 
@@ -73,5 +95,6 @@ export const startProgress = (
 export const noStartProgress: StartProgress = {
   during: (_what, effect) => effect,
   watch: () => Effect.void,
+  tick: () => undefined,
   stop: Effect.void
 }

@@ -123,14 +123,18 @@ export const openInterruptibly = <E>(
 }
 
 /** Opens a database, migrates it and starts the sweeper, for the life of the scope (`openInterruptibly`). */
-const openDatabase = (open: (signal: AbortSignal) => Promise<Database>, what: string) =>
+const openDatabase = (
+  open: (signal: AbortSignal) => Promise<Database>,
+  what: string,
+  onMigration?: (name: string) => void
+) =>
   Effect.gen(function* () {
     const database = yield* Effect.acquireRelease(
       openInterruptibly(open, (e) => new ConfigProblem(`cannot open ${what}: ${String(e)}`)),
       (d) => Effect.promise(() => d.close()).pipe(Effect.ignore)
     )
     const report = yield* Effect.tryPromise({
-      try: () => migrateToLatest(database.db),
+      try: () => migrateToLatest(database.db, onMigration),
       catch: (e) => new ConfigProblem(`cannot migrate ${what}: ${e instanceof Error ? e.message : String(e)}`)
     })
     if (report.applied.length > 0) yield* Effect.logInfo(`applied migrations: ${report.applied.join(", ")}`)
@@ -150,7 +154,11 @@ const openDatabase = (open: (signal: AbortSignal) => Promise<Database>, what: st
  */
 export const openStores = (
   config: AppConfig,
-  options: { readonly locked?: boolean } = {}
+  options: {
+    readonly locked?: boolean
+    /** Hears each pending migration's name before it runs (a start's progress lines). */
+    readonly onMigration?: (name: string) => void
+  } = {}
 ): Effect.Effect<OpenedStores, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     switch (config.store._tag) {
@@ -174,7 +182,8 @@ export const openStores = (
                 ? { groupCommit: { ...GROUP_COMMIT_DEFAULTS, maxBatch: batch.maxBatch, windowMs: batch.windowMs } }
                 : {})
             }),
-          `the embedded database in ${resolve(dir)}`
+          `the embedded database in ${resolve(dir)}`,
+          options.onMigration
         )
         return {
           layer: layerPgStores(database),
@@ -204,7 +213,8 @@ export const openStores = (
                     })
               })
             ),
-          "PostgreSQL"
+          "PostgreSQL",
+          options.onMigration
         )
         return {
           layer: layerPgStores(database),

@@ -46,6 +46,10 @@ describe("start progress lines", () => {
           "starting, 10 s so far: generating the history in a child process (212 of 428 assets written); not listening yet"
         )
 
+        // Not due yet: a tick from work that does not yield writes nothing.
+        progress.tick()
+        expect(lines).toHaveLength(2)
+
         running = false
         yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
         expect(lines[2]).toBe("starting, 15 s so far: opening the service; not listening yet")

@@ -173,13 +173,19 @@ const firstBy = <A>(xs: ReadonlyArray<A>, key: (a: A) => string): Array<A> => {
 /**
  * Writes `rows` in the caller's transaction, in the order the store's writes would leave them (a company's later
  * duplicate replaces an earlier one where the store replaces; the first is kept where the store keeps it).
+ * `onTable` hears each table's name before its rows go in (a start's progress lines).
  */
-export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<EquityRowsWritten> => {
+export const copyEquityRows = async (
+  s: BulkSession,
+  rows: EquityRows,
+  onTable: (table: string) => void = () => undefined
+): Promise<EquityRowsWritten> => {
   const companies = new Map<string, Company>()
   for (const c of rows.companies) companies.set(c.cik, c)
   const ciks = [...new Set([...companies.keys(), ...rows.tickers.map((t) => t.cik)])]
 
   const companyRows = asPieces([...companies.values()].map(companyRow))
+  onTable("equity_companies")
   const writtenCompanies = await byCik(
     s,
     "equity_companies",
@@ -196,6 +202,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
     factPieces.push(...text.pieces)
     factRows += text.rows
   }
+  onTable("equity_facts")
   const facts = await byCik(
     s,
     "equity_facts",
@@ -207,6 +214,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
 
   const filingTable: Array<Array<CopyValue>> = []
   for (const [cik, filings] of rows.filingsByCik) filingTable.push(...filingRows(cik, filings))
+  onTable("equity_filings")
   const filings = await byCik(
     s,
     "equity_filings",
@@ -219,6 +227,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
   // One CUSIP belongs to one company: the last company naming it wins, as successive `putSecurities` leave it.
   const cusips = new Map<string, string>()
   for (const [cik, list] of rows.securitiesByCik) for (const cusip of list) cusips.set(cusip.toUpperCase(), cik)
+  onTable("equity_securities")
   const securities = await staged(
     s,
     "equity_securities",
@@ -235,6 +244,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
       for (const b of byOpen.values()) barTable.push([cik, ticker, b.tMs, b.o, b.h, b.l, b.c, b.v])
     }
   }
+  onTable("equity_bars")
   const bars = await byCik(
     s,
     "equity_bars",
@@ -246,6 +256,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
 
   const tickerRows = new Map<string, TickerEntry>()
   for (const t of rows.tickers) tickerRows.set(`${t.cik}|${t.ticker}`, t)
+  onTable("equity_tickers")
   const tickers = await byCik(
     s,
     "equity_tickers",
@@ -257,6 +268,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
 
   // Reports: their rows first, then the report (as the store writes them); a report already there is kept.
   const ownership = firstBy(rows.ownershipReports, (r) => r.accession)
+  onTable("equity_insider_transactions")
   const insiderTransactions = await staged(
     s,
     "equity_insider_transactions",
@@ -283,6 +295,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
     ),
     "on conflict do nothing"
   )
+  onTable("equity_ownership_reports")
   const ownershipReports = await staged(
     s,
     "equity_ownership_reports",
@@ -304,6 +317,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
   )
 
   const thirteenF = firstBy(rows.holdingsReports, (r) => r.accession)
+  onTable("equity_holdings")
   const holdings = await staged(
     s,
     "equity_holdings",
@@ -330,6 +344,7 @@ export const copyEquityRows = async (s: BulkSession, rows: EquityRows): Promise<
     ),
     "on conflict do nothing"
   )
+  onTable("equity_holdings_reports")
   const holdingsReports = await staged(
     s,
     "equity_holdings_reports",

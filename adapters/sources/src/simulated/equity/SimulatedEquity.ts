@@ -137,12 +137,23 @@ const mustParse = <A>(what: string, result: Result.Result<A, { readonly message:
 
 /**
  * Generates the simulated companies' filings as SEC-format text and parses them with the SEC parsers.
- * `asOf` (`YYYY-MM-DD`, default `SimulatedEquityDefaultAsOf`) is the last day of the history.
+ * `asOf` (`YYYY-MM-DD`, default `SimulatedEquityDefaultAsOf`) is the last day of the history. `onProgress` is
+ * called after each company generated and after each company parsed (this runs for seconds without yielding:
+ * a start reports its progress from here).
  */
 export const simulatedEquity = (
   seed: number,
-  options: { readonly asOf?: string; readonly generated?: number } = {}
+  options: {
+    readonly asOf?: string
+    readonly generated?: number
+    readonly onProgress?: (
+      step: "generating" | "parsing" | "parsing Form 4s" | "parsing 13Fs",
+      done: number,
+      total: number
+    ) => void
+  } = {}
 ): SimulatedEquity => {
+  const onProgress = options.onProgress ?? (() => undefined)
   const asOf = options.asOf ?? SimulatedEquityDefaultAsOf
   if (!/^\d{4}-\d{2}-\d{2}$/.test(asOf)) throw new Error(`simulated equity: asOf must be YYYY-MM-DD, got ${asOf}`)
   const profiles = [...SimulatedCompanies, ...generatedProfiles(options.generated ?? 0)]
@@ -228,6 +239,7 @@ export const simulatedEquity = (
       restatements.push({ cik: profile.cik, ...books.restatement, restatedBy: accession(books.restatement.restatedBy) })
     }
     if (books.split !== null) splits.push({ cik: profile.cik, ...books.split })
+    onProgress("generating", index + 1, profiles.length)
   })
   const thirteenF = [
     ...thirteenFDocuments({
@@ -263,12 +275,15 @@ export const simulatedEquity = (
       profile.cik,
       mustParse(`companyfacts of ${profile.cik}`, parseCompanyFacts(companyFacts.get(profile.cik)!)).facts
     )
+    onProgress("parsing", factsByCik.size, profiles.length)
   }
-  const ownershipReports = ownershipDocuments.map((document) =>
-    mustParse(`Form 4 ${document.accession}`, parseOwnershipDocument(document.text, document))
-  )
-  const holdingsReports = thirteenF.map((filing) =>
-    mustParse(
+  const ownershipReports = ownershipDocuments.map((document, i) => {
+    const report = mustParse(`Form 4 ${document.accession}`, parseOwnershipDocument(document.text, document))
+    if (i % 100 === 99) onProgress("parsing Form 4s", i + 1, ownershipDocuments.length)
+    return report
+  })
+  const holdingsReports = thirteenF.map((filing, i) => {
+    const report = mustParse(
       `13F ${filing.accession}`,
       parseThirteenF({
         primaryDocument: filing.primaryDocument,
@@ -277,7 +292,9 @@ export const simulatedEquity = (
         filedAt: filing.filedAt
       })
     )
-  )
+    onProgress("parsing 13Fs", i + 1, thirteenF.length)
+    return report
+  })
   return {
     seed,
     asOf,
