@@ -59,7 +59,7 @@ export interface MarketDataOptions {
   /**
    * The simulated crypto universe, as `MARKET_DATA_SIM_UNIVERSE`: `registry` (default here: the hand-written 35
    * assets, seconds to start and a few hundred MB) or `market` (the 428 assets `serve` simulates by default; about
-   * a minute of CPU and over 2 GB, see docs/performance.md).
+   * a minute of CPU and over 2 GB, see docs/performance-log.md).
    */
   readonly simulatedUniverse?: "market" | "registry"
   /**

@@ -4,7 +4,7 @@
  * write (the same bytes: the lines joined by newlines), when the turn's I/O is done (`setImmediate`), like the
  * answers they describe (`HttpApp`'s `writeSoon`). Under load the request line of every answer cost one `write`
  * system call of its own: with its formatting, about a sixth of the server's busy time on a paid `read` on the
- * memory store (docs/performance.md).
+ * memory store (docs/performance-log.md).
  *
  * Nothing is lost on an ordinary exit: the lines waiting are written on the process's `exit` event, and
  * `flushLogLines` writes them before any line the server writes to stdout itself (startup, shutdown), so the

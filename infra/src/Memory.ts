@@ -4,7 +4,7 @@
  * Generating the simulated market and sampling every asset's baselines allocate far more than they keep. V8 frees
  * that garbage at its next full collection, but keeps the freed pages pooled for reuse until a memory-reducing
  * one; a server that has just finished its start allocates too little for either to come soon. Measured with the
- * simulated market at 428 assets (docs/performance.md): 2.02 GB resident after warm-up, 1.61 GB after one such
+ * simulated market at 428 assets (docs/performance-log.md): 2.02 GB resident after warm-up, 1.61 GB after one such
  * collection, with the live heap unchanged (about 0.1 GB). So once the start's work is done (and after each daily
  * trim of the simulated series) a progressive start (`serve`) runs one: a synchronous pause of about 0.1 s at that
  * heap size. A blocking start (the embedded library, the tests) does not: its caller owns the process.
@@ -43,7 +43,7 @@ const garbageCollection = (): GarbageCollection => {
 /**
  * How far a warm server's V8 heap may grow past what its last full collection kept before the next one: V8's own
  * factor (up to 4x for a process with memory to spare) let the 428-asset server's 75 MB heap reach 205 MB of
- * mostly garbage under request load (docs/performance.md), which RSS carried until the memory reducer ran, seconds
+ * mostly garbage under request load (docs/performance-log.md), which RSS carried until the memory reducer ran, seconds
  * after the load ended. At 1.25x a full collection comes sooner, over a heap of that same small size.
  */
 export const WARM_HEAP_GROWING_PERCENT = 25

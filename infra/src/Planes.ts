@@ -610,7 +610,7 @@ const simulationName = (inputs: SimulationInputs): string =>
  * transaction under an advisory lock, so instances starting together on one PostgreSQL do it once and readers never
  * see half a simulation. The rows go in with `COPY` (`copyEquityRows`: on PGlite `COPY FROM '/dev/blob'`, the path the
  * SEC bulk ingest writes through), the same rows the store's own writes would leave. Measured in
- * docs/performance.md.
+ * docs/performance-log.md.
  */
 export const loadSimulatedEquityOnDatabase = (
   database: Database,

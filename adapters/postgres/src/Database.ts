@@ -254,7 +254,7 @@ export interface PgliteOptions {
   /**
    * Where PGlite runs: `true` on its own `node:worker_threads` Worker (`PgliteProxy.ts`), so its WebAssembly
    * does not share the event loop with HTTP and the planes (`DATABASE_PGLITE_WORKER=on`); `false` (the default)
-   * in this thread. On a 2-core host that also runs its clients the worker measured no better (docs/performance.md).
+   * in this thread. On a 2-core host that also runs its clients the worker measured no better (docs/performance-log.md).
    */
   readonly worker?: boolean
   /**
@@ -276,7 +276,7 @@ export interface PgliteOptions {
  * With `groupCommit` (`maxBatch` above 1), the stores' per-request calls go through a group committer as on
  * server PostgreSQL: the calls of concurrent requests run as one `md_batch` statement in one transaction. On
  * PGlite every statement runs in one thread (parse, plan, execute, commit and the protocol's messages through
- * WebAssembly), so a batch saves each member a statement's fixed cost (see docs/performance.md); a commit is as
+ * WebAssembly), so a batch saves each member a statement's fixed cost (see docs/performance-log.md); a commit is as
  * durable as a lone statement's, its WAL written to the data directory before the answer is released.
  */
 export const openPglite = async (dataDir: string | undefined, options: PgliteOptions = {}): Promise<Database> => {

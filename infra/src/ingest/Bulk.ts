@@ -17,7 +17,7 @@
  *   writes nothing: its transaction rolls back, even when its rows were already being copied. The others load;
  *   the ingest exits 1 at the end (`ingestExitCode`). An entry over `MAX_ENTRY_BYTES` uncompressed is refused.
  * - On two cores one worker measured best: the database's `COPY` takes most of the other core (see
- *   docs/performance.md).
+ *   docs/performance-log.md).
  */
 import { basename, relative } from "node:path"
 import type { Readable } from "node:stream"
