@@ -128,10 +128,10 @@ describe("README and docs", () => {
     expect(first).toMatch(/"Authorization":\s*"Bearer mdk_/)
   })
 
-  it("the README documents the crypto asset directory: its store, symbols, slug rule, collisions and tier rule", () => {
-    const readme = read("README.md")
-    const section = readme.slice(readme.indexOf("### The crypto asset directory"))
-    const text = section.slice(0, section.indexOf("\n### ", 1))
+  it("docs/operations.md documents the crypto asset directory: its store, symbols, slug rule, collisions and tier rule", () => {
+    const doc = read("docs/operations.md")
+    const section = doc.slice(doc.indexOf("## The crypto asset directory"))
+    const text = section.slice(0, section.indexOf("\n## ", 1))
     expect(text.length).toBeGreaterThan(0)
     for (const words of [
       "kept in the store (PostgreSQL, PGlite or the memory twin)",
