@@ -45,6 +45,16 @@ if (supported && !wantsBaseline) {
   const cache = nodeModule.enableCompileCache?.()
   if (cache?.directory !== undefined && process.env.NODE_COMPILE_CACHE === undefined)
     process.env.NODE_COMPILE_CACHE = cache.directory
+  // Loading the service's modules takes a second or two, half a minute on a saturated machine, before the server
+  // can say anything itself: a start says it is under way at once and every 5 s until `src/bin.ts` has its
+  // modules (it calls the function left here); the server's own progress lines follow (StartProgress.ts).
+  if (process.argv[2] === "serve") {
+    const started = Date.now()
+    const say = (more) => process.stdout.write(`market-data starting: loading the service's modules${more}\n`)
+    say("")
+    const timer = setInterval(() => say(` (${Math.round((Date.now() - started) / 1000)} s so far)`), 5000)
+    globalThis[Symbol.for("market-data/modules-loaded")] = () => clearInterval(timer)
+  }
   const source = join(here, "..", "src", "bin.ts")
   const entry = existsSync(source) ? source : join(here, "..", "dist", "src", "bin.js")
   await import(pathToFileURL(entry).href)

@@ -687,7 +687,7 @@ export const loadSimulatedEquityOnDatabase = (
             ownershipReports: sim.ownershipReports,
             holdingsReports: sim.holdingsReports
           },
-          (table) => onProgress(`writing ${table}`)
+          (table, done) => onProgress(`writing ${table}${done === undefined ? "" : `: ${done}`}`)
         )
         await s.run(
           `insert into equity_simulation (id, simulation, companies, loaded_at_ms) values (1, $1, $2, $3)

@@ -18,6 +18,8 @@ if (
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Cause, Effect, Exit } = await import("effect")
 const { runCli } = await import("./Cli.ts")
+// The launcher's "loading the service's modules" lines stop here (infra/bin/market-data.js).
+;(globalThis as Record<symbol, (() => void) | undefined>)[Symbol.for("market-data/modules-loaded")]?.()
 
 const io = {
   out: (line: string) => process.stdout.write(`${line}\n`),

@@ -87,14 +87,21 @@ const staged = async (
   return (await s.run(`insert into ${table} (${list}) select ${list} from ${stage} ${conflict}`)).count
 }
 
-/** A table keyed by CIK: a plain `COPY` when none of `ciks` has a row in it, else `staged` with `conflict`. */
+/** Most text one plain `COPY` of `byCik` sends: a large table goes in several, each reported (`onChunk`). */
+const COPY_CHUNK_CHARS = 4 << 20
+
+/**
+ * A table keyed by CIK: a plain `COPY` when none of `ciks` has a row in it (in chunks of about
+ * `COPY_CHUNK_CHARS`, `onChunk` called after each with the characters sent so far), else `staged` with `conflict`.
+ */
 const byCik = async (
   s: BulkSession,
   table: string,
   columns: ReadonlyArray<string>,
   ciks: ReadonlyArray<string>,
   data: Pieces,
-  conflict: string
+  conflict: string,
+  onChunk: (sent: number, total: number) => void = () => undefined
 ): Promise<number> => {
   if (data.rows === 0) return 0
   const existing = await s.run(
@@ -102,7 +109,23 @@ const byCik = async (
     [JSON.stringify(ciks)]
   )
   if (existing.rows.length > 0) return staged(s, table, columns, data, conflict)
-  await s.copy(table, columns, data.pieces)
+  // Pieces end at a row's end, so a chunk of whole pieces is whole rows.
+  const total = data.pieces.reduce((n, piece) => n + piece.length, 0)
+  let chunk: Array<string> = []
+  let size = 0
+  let sent = 0
+  for (const piece of data.pieces) {
+    chunk.push(piece)
+    size += piece.length
+    if (size >= COPY_CHUNK_CHARS) {
+      await s.copy(table, columns, chunk)
+      sent += size
+      onChunk(sent, total)
+      chunk = []
+      size = 0
+    }
+  }
+  if (chunk.length > 0) await s.copy(table, columns, chunk)
   return data.rows
 }
 
@@ -173,12 +196,12 @@ const firstBy = <A>(xs: ReadonlyArray<A>, key: (a: A) => string): Array<A> => {
 /**
  * Writes `rows` in the caller's transaction, in the order the store's writes would leave them (a company's later
  * duplicate replaces an earlier one where the store replaces; the first is kept where the store keeps it).
- * `onTable` hears each table's name before its rows go in (a start's progress lines).
+ * `onTable` hears each table's name before its rows go in, and how far a large one is (a start's progress lines).
  */
 export const copyEquityRows = async (
   s: BulkSession,
   rows: EquityRows,
-  onTable: (table: string) => void = () => undefined
+  onTable: (table: string, done?: string) => void = () => undefined
 ): Promise<EquityRowsWritten> => {
   const companies = new Map<string, Company>()
   for (const c of rows.companies) companies.set(c.cik, c)
@@ -192,7 +215,8 @@ export const copyEquityRows = async (
     COMPANY_COLUMNS,
     ciks,
     companyRows,
-    `on conflict (cik) do update set ${excludedSet(COMPANY_COLUMNS.slice(1))}`
+    `on conflict (cik) do update set ${excludedSet(COMPANY_COLUMNS.slice(1))}`,
+    (sent, total) => onTable("equity_companies", `${Math.round((100 * sent) / total)} %`)
   )
 
   const factPieces: Array<string> = []
@@ -209,7 +233,8 @@ export const copyEquityRows = async (
     FACT_COLUMNS,
     ciks,
     { pieces: factPieces, rows: factRows },
-    "on conflict do nothing"
+    "on conflict do nothing",
+    (sent, total) => onTable("equity_facts", `${Math.round((100 * sent) / total)} %`)
   )
 
   const filingTable: Array<Array<CopyValue>> = []
@@ -221,7 +246,8 @@ export const copyEquityRows = async (
     FILING_COLUMNS,
     ciks,
     asPieces(filingTable),
-    "on conflict do nothing"
+    "on conflict do nothing",
+    (sent, total) => onTable("equity_filings", `${Math.round((100 * sent) / total)} %`)
   )
 
   // One CUSIP belongs to one company: the last company naming it wins, as successive `putSecurities` leave it.
@@ -251,7 +277,8 @@ export const copyEquityRows = async (
     BAR_COLUMNS,
     ciks,
     asPieces(barTable),
-    `on conflict (cik, ticker, t_ms) do update set ${excludedSet(BAR_COLUMNS.slice(3))}`
+    `on conflict (cik, ticker, t_ms) do update set ${excludedSet(BAR_COLUMNS.slice(3))}`,
+    (sent, total) => onTable("equity_bars", `${Math.round((100 * sent) / total)} %`)
   )
 
   const tickerRows = new Map<string, TickerEntry>()
@@ -263,7 +290,8 @@ export const copyEquityRows = async (
     TICKER_COLUMNS,
     ciks,
     asPieces([...tickerRows.values()].map((t) => [t.cik, t.ticker, t.name, t.exchange])),
-    "on conflict (cik, ticker) do update set name = excluded.name, exchange = excluded.exchange"
+    "on conflict (cik, ticker) do update set name = excluded.name, exchange = excluded.exchange",
+    (sent, total) => onTable("equity_tickers", `${Math.round((100 * sent) / total)} %`)
   )
 
   // Reports: their rows first, then the report (as the store writes them); a report already there is kept.
