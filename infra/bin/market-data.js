@@ -53,6 +53,8 @@ if (supported && !wantsBaseline) {
     const say = (more) => process.stdout.write(`market-data starting: loading the service's modules${more}\n`)
     say("")
     const timer = setInterval(() => say(` (${Math.round((Date.now() - started) / 1000)} s so far)`), 5000)
+    // Never what keeps the process alive (a start that fails while loading exits as it would without it).
+    timer.unref()
     globalThis[Symbol.for("market-data/modules-loaded")] = () => clearInterval(timer)
   }
   const source = join(here, "..", "src", "bin.ts")
