@@ -2,6 +2,8 @@
  * `md_batch_call` reads each member's arguments by name (`{"key": ..., "now": ...}`, the called function's
  * parameter names without `p_`) and passes them on in named notation (`md_admit(p_key => ..., ...)`), instead of
  * by position in a JSON array. Same calls, same order, same answers; only the shape of a member's arguments changes.
+ * A member whose arguments are not a JSON object (sent by a process older than this migration, by position) is
+ * answered an error, as a failing member is, instead of running on arguments read as nulls.
  *
  * Frozen: never edit a migration that has shipped; add a new one. Imports nothing from the core. The new text is
  * its module's (`@market-data/postgres`, `src/sql/group_commit_batch.ts`), exactly what this migration ran; the

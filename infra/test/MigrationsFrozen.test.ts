@@ -30,7 +30,7 @@ const SHIPPED: Record<string, string> = {
   "2026-11-26T0300_bars_ticker": "47aa254eb25a4b78d67b2b598da83d995567d27d04657dac6a99d0d1060945d5",
   "2026-11-26T0400_money_port": "d298ce1c987dd5637db6527f060492a80bf89a24b138cd1b633b376b29b606ef",
   "2026-11-26T0500_batch": "8002e97573fbe26b305bb9445476aab2ee5052ae0f25219c0283dac8486bb0ee",
-  "2026-12-06T0100_named_batch_arguments": "3496763beefbf14d3c323c1186aa6d0db99b61e0c4e922aaad63eca4e8896730"
+  "2026-12-06T0100_named_batch_arguments": "73c93a1aa9c679ae5aec4331852d2d8ef73f155ff31d73ed7cc86396a5b99ec3"
 }
 
 /** The statements a migration step sends, captured without a database. */

@@ -223,6 +223,43 @@ describe.each([
       await d.close()
     }
   }, 60_000)
+
+  it("a member sending its arguments by position (a process older than named arguments) is refused, not run", async () => {
+    const d = (
+      await pgliteTestDatabase(undefined, { groupCommit: { windowMs: 60_000, maxBatch: 2, maxInFlight: 4 }, worker })
+    ).database
+    try {
+      const context = await services(d, new Map())
+      const k = await Effect.runPromise(
+        createKey({ credits: 10, rateLimitPerMinute: 100_000 }).pipe(Effect.provide(context))
+      )
+      const id = k.record.id
+      const now = Date.now()
+      const named = {
+        key: id,
+        required: 1,
+        charge: 1,
+        reason: "price",
+        now,
+        scope: id,
+        limit: 100,
+        bucket: now,
+        since: 0
+      }
+      const results = await Promise.allSettled([
+        // As md_batch_call took them before 2026-12-06T0100_named_batch_arguments: the same charge, by position.
+        gc(d).call({ f: "charge", k: id, a: [id, 1, 1, "price", now, id, 100, now, 0] as never }),
+        gc(d).call({ f: "charge", k: id, a: named })
+      ])
+      expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"])
+      expect(results[0]?.status === "rejected" && (results[0].reason as BatchMemberError).code).toBe("22023")
+      expect(results[1]).toMatchObject({ status: "fulfilled", value: { outcome: "charged" } })
+      // Only the named call charged.
+      expect(await books(d, id)).toMatchObject({ charges: 1, balance: 9 })
+    } finally {
+      await d.close()
+    }
+  }, 60_000)
 })
 
 describe("PGlite with group commit: the store contracts and the money model", () => {

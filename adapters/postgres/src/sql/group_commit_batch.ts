@@ -18,8 +18,9 @@
  * limiter's `md_rate_consume` (keyless callers), `md_available` and the key lookup by hash. Each member's
  * arguments are a JSON record whose fields are the function's parameter names without `p_` (`{"key": ...,
  * "now": ...}`), passed on in named notation (`p_key => p_a->>'key'`), so no argument depends on its position;
- * `PgMoneyStore.ts` builds the same record for a lone call. Adding a function is one branch in `md_batch_call`
- * and its lock class in `md_batch_rank`.
+ * `PgMoneyStore.ts` builds the same record for a lone call. Arguments that are not a JSON object (a process
+ * older than this definition, sending them by position) are refused with an error, never read as nulls. Adding a
+ * function is one branch in `md_batch_call` and its lock class in `md_batch_rank`.
  *
  * The definitions the database runs today, byte for byte as the migrations that created them ran them:
  * `md_batch` and `md_batch_rank` by `2026-11-26T0500_batch`, `md_batch_call` by
@@ -41,6 +42,12 @@ export const MD_BATCH_CALL = `create or replace function md_batch_call(p_f text,
   declare
     v_r jsonb;
   begin
+    -- Arguments come by name; a caller still sending them by position (a process older than this definition)
+    -- is refused rather than read as all nulls.
+    if jsonb_typeof(p_a) <> 'object' then
+      raise exception 'md_batch: % takes its arguments by name (a JSON object), got a JSON %', p_f, jsonb_typeof(p_a)
+        using errcode = '22023';
+    end if;
     if p_f = 'key_by_hash' then
       select to_jsonb(k) into v_r from api_keys k where k.hash = p_a->>'hash';
     elsif p_f = 'available' then
