@@ -22,6 +22,7 @@
  * memory of a key, used only to choose the metered path.
  */
 import { Context, type Effect } from "effect"
+import { StoreUnavailable } from "./Errors.ts"
 import type { Meter, StoredAnswer } from "./Money.ts"
 import type { RateWindow } from "./RateLimit.ts"
 
@@ -181,3 +182,16 @@ export class MoneyStore extends Context.Service<
     readonly hint: (keyId: string) => MoneyHint
   }
 >()("market-data/core/MoneyStore") {}
+
+/**
+ * The store was lost after an admission was sent (`admit` died): the admission may have committed. `admitted` is
+ * the ticket it would have made (its hold, its in-flight idempotency record), so that `ReleaseAfterOutage` can
+ * release it once the store is back. Answered like any `StoreUnavailable` (503, retryable).
+ */
+export class AdmissionUnconfirmed extends StoreUnavailable {
+  readonly admitted: Ticket
+  constructor(args: { readonly operation: string; readonly cause: unknown; readonly admitted: Ticket }) {
+    super({ operation: args.operation, cause: args.cause })
+    this.admitted = args.admitted
+  }
+}

@@ -1,8 +1,10 @@
 /**
  * A store outage under a paid request with an Idempotency-Key: the request's own releases (its credit hold, its
- * idempotency record) cannot reach the store either. They are retried before the key's next request, so the
- * retry of the same key runs at once (not `409 request_in_progress` for the 60 s lease), and money stays exact:
- * charged once, or, when the settlement did commit before the store failed, replayed and not charged again.
+ * idempotency record) cannot reach the store either. The money store's decorator (`releaseAfterOutage`) keeps
+ * them and makes them before the key's next request and in the background once the store is back, so the retry
+ * of the same key runs at once, here or on another instance (not `409 request_in_progress` for the 60 s lease),
+ * and money stays exact: charged once, or, when the settlement did commit before the store failed, replayed and
+ * not charged again.
  * Memory stores wrapped so that every call fails (`StoreUnavailable`) while `down`; the same scenarios run on
  * server PostgreSQL with a real outage in `adapters/postgres/test/ReleaseAfterOutage.test.ts`.
  */
@@ -15,17 +17,9 @@ import { TestClock } from "effect/testing"
 import { createKey } from "../src/Admin.ts"
 import { apiError, StoreUnavailable } from "../src/Errors.ts"
 import { HOLD_LEASE_MS, IDEMPOTENCY_LEASE_MS } from "../src/Money.ts"
-import { MoneyStore } from "../src/MoneyStore.ts"
-import {
-  type Answer,
-  type Handler,
-  Handlers,
-  handle,
-  keysWithPendingReleases,
-  pendingReleaseCount,
-  Settings,
-  statusOf
-} from "../src/Pipeline.ts"
+import { AdmissionUnconfirmed, MoneyStore } from "../src/MoneyStore.ts"
+import { type Answer, type Handler, Handlers, handle, Settings, statusOf } from "../src/Pipeline.ts"
+import { RELEASE_RETRY_MS, releaseAfterOutage } from "../src/ReleaseAfterOutage.ts"
 
 type Mode = "fail" | "serve" | "lose-settle-ack"
 
@@ -72,6 +66,7 @@ const setup = Effect.gen(function* () {
     )
   const money = Context.get(built, MoneyStore)
   let loseNextSettleAck = false
+  let loseNextAdmitAck = false
   // When set, a release waits for it to open before reaching the store (`state.releasesHeld` count the waiting).
   let releaseGate: Deferred.Deferred<void> | undefined
   const releaseHeld = (end: { readonly _tag: string }): Effect.Effect<void> => {
@@ -84,7 +79,19 @@ const setup = Effect.gen(function* () {
   }
   const failing: MoneyStore["Service"] = {
     ...money,
-    admit: (a) => guard("money.admit", () => money.admit(a)),
+    admit: (a) =>
+      guard("money.admit", () =>
+        Effect.flatMap(money.admit(a), (r) => {
+          if (!loseNextAdmitAck || r._tag !== "Admitted") return Effect.succeed(r)
+          // The admission committed, then the connection dropped before its answer came back: the store says
+          // which ticket it may have made, as the PostgreSQL store does.
+          loseNextAdmitAck = false
+          state.down = true
+          return Effect.die(
+            new AdmissionUnconfirmed({ operation: "money.admit", cause: new Error("reset"), admitted: r.ticket })
+          )
+        })
+      ),
     finish: (ticket, end, nowMs) =>
       guard("money.finish", () =>
         Effect.flatMap(releaseHeld(end), () =>
@@ -100,23 +107,31 @@ const setup = Effect.gen(function* () {
     charge: (c) => guard("money.charge", () => money.charge(c)),
     balance: (...a) => guard("money.balance", () => money.balance(...a))
   }
-  const ctx = built.pipe(Context.add(MoneyStore, failing))
+  // Two instances of the service on one store: each its own decorator, as two processes on one database.
+  const decorated = yield* releaseAfterOutage(failing)
+  const elsewhere = yield* releaseAfterOutage(failing)
+  const ctx = built.pipe(Context.add(MoneyStore, decorated))
+  const ctxElsewhere = built.pipe(Context.add(MoneyStore, elsewhere))
   const key = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
   const other = yield* createKey({ credits: 10 }).pipe(Effect.provide(ctx))
-  const callAs = (bearer: string) => (idem: string) =>
-    handle({
-      operation: "price",
-      params: [["id", "crypto:bitcoin"]],
-      authorization: [`Bearer ${bearer}`],
-      idempotencyKey: [idem],
-      client: "test"
-    }).pipe(Effect.provide(ctx))
+  const callAs =
+    (bearer: string, on = ctx) =>
+    (idem: string) =>
+      handle({
+        operation: "price",
+        params: [["id", "crypto:bitcoin"]],
+        authorization: [`Bearer ${bearer}`],
+        idempotencyKey: [idem],
+        client: "test"
+      }).pipe(Effect.provide(on))
   const call = callAs(key.key)
   const balance = Effect.flatMap(Clock.currentTimeMillis, (ms) => money.balance(key.record.id, ms))
-  const pending = () => pendingReleaseCount(failing, key.record.id)
+  const pending = () => decorated.pendingReleases(key.record.id)
   return {
     state,
     call,
+    /** The same key's request on another instance of the service. */
+    callElsewhere: callAs(key.key, ctxElsewhere),
     /** A paid request of another key on the same store. */
     callOther: callAs(other.key),
     balance,
@@ -129,6 +144,9 @@ const setup = Effect.gen(function* () {
     },
     loseSettleAck: () => {
       loseNextSettleAck = true
+    },
+    loseAdmitAck: () => {
+      loseNextAdmitAck = true
     }
   }
 })
@@ -194,7 +212,6 @@ describe("after a store outage, a retried idempotent request is not left in flig
   it.effect("several requests of a key cut by an outage, retried all at once: each runs once, none 409", () =>
     Effect.gen(function* () {
       const t = yield* setup
-      const before = keysWithPendingReleases()
       const N = 5
       const idems = Array.from({ length: N }, (_, i) => `k-many-${i}`)
       const all = () => Effect.all(idems.map(t.call), { concurrency: "unbounded" })
@@ -209,7 +226,6 @@ describe("after a store outage, a retried idempotent request is not left in flig
       yield* Deferred.succeed(open, undefined)
       assert.deepStrictEqual(codes(yield* Fiber.join(cut)), each("source_unavailable"))
       assert.strictEqual(t.pending(), N)
-      assert.strictEqual(keysWithPendingReleases(), before + 1)
       // Retried all at once while the store is still down: each fails on it, and every release keeps waiting.
       t.gate(undefined)
       t.state.mode = "serve"
@@ -221,7 +237,6 @@ describe("after a store outage, a retried idempotent request is not left in flig
       t.state.down = false
       assert.deepStrictEqual(codes(yield* all()), each("Json"))
       assert.strictEqual(t.pending(), 0)
-      assert.strictEqual(keysWithPendingReleases(), before)
       assert.strictEqual(yield* t.balance, 10 - N)
       assert.strictEqual(t.state.runs, 2 * N)
       assert.deepStrictEqual(codes(yield* all()), each("Replay"))
@@ -233,7 +248,6 @@ describe("after a store outage, a retried idempotent request is not left in flig
   it.effect("the request making the key's releases goes away: a request waiting for it makes them and runs", () =>
     Effect.gen(function* () {
       const t = yield* setup
-      const before = keysWithPendingReleases()
       // Two requests of the key cut by the outage.
       const open = yield* Deferred.make<void>()
       t.gate(open)
@@ -262,7 +276,6 @@ describe("after a store outage, a retried idempotent request is not left in flig
       yield* Deferred.succeed(held, undefined)
       assert.strictEqual(code(yield* Fiber.join(second)), "Json")
       assert.strictEqual(t.pending(), 0)
-      assert.strictEqual(keysWithPendingReleases(), before)
       assert.strictEqual(code(yield* t.call("k-gone-0")), "Json")
       assert.strictEqual(yield* t.balance, 8)
       assert.strictEqual(t.state.runs, 4)
@@ -272,11 +285,9 @@ describe("after a store outage, a retried idempotent request is not left in flig
   it.effect("a key that never comes back: its pending release is swept once the leases it would free have ended", () =>
     Effect.gen(function* () {
       const t = yield* setup
-      const before = keysWithPendingReleases()
       t.state.mode = "fail"
       assert.strictEqual(code(yield* t.call("k-away")), "source_unavailable")
       assert.strictEqual(t.pending(), 1)
-      assert.strictEqual(keysWithPendingReleases(), before + 1)
       t.state.down = false
       t.state.mode = "serve"
       // Another key's request while the leases run leaves the release waiting for its key.
@@ -286,11 +297,54 @@ describe("after a store outage, a retried idempotent request is not left in flig
       yield* TestClock.adjust(HOLD_LEASE_MS + IDEMPOTENCY_LEASE_MS + 1)
       assert.strictEqual(code(yield* t.callOther("o-2")), "Json")
       assert.strictEqual(t.pending(), 0)
-      assert.strictEqual(keysWithPendingReleases(), before)
       // The key comes back after all: its lease has ended, so its retry takes the record over and runs once.
       assert.strictEqual(code(yield* t.call("k-away")), "Json")
       assert.strictEqual(yield* t.balance, 9)
       assert.strictEqual(code(yield* t.call("k-away")), "Replay")
+    })
+  )
+
+  it.effect("an admission that committed before the store was lost is released when it is back: the retry runs", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      t.loseAdmitAck()
+      const cut = yield* t.call("k-admit")
+      assert.strictEqual(code(cut), "source_unavailable")
+      assert.strictEqual(t.pending(), 1)
+      // The hold the admission made is kept from the balance until it is released.
+      t.state.down = false
+      assert.strictEqual(yield* t.balance, 9)
+      const retry = yield* t.call("k-admit")
+      assert.strictEqual(code(retry), "Json")
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(code(yield* t.call("k-admit")), "Replay")
+      assert.strictEqual(t.state.runs, 1)
+    })
+  )
+
+  it.effect("the instance that made the hold releases it in the background: a retry on another instance runs", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      t.state.mode = "fail"
+      assert.strictEqual(code(yield* t.call("k-elsewhere")), "source_unavailable")
+      t.state.mode = "serve"
+      assert.strictEqual(t.pending(), 1)
+      // Still down at the first background try: the release stays kept.
+      yield* TestClock.adjust(RELEASE_RETRY_MS)
+      assert.strictEqual(t.pending(), 1)
+      // The store is back; before the next try, another instance meets the record in flight.
+      t.state.down = false
+      assert.strictEqual(code(yield* t.callElsewhere("k-elsewhere")), "request_in_progress")
+      // The next background try releases it, with no request of the key on this instance.
+      yield* TestClock.adjust(RELEASE_RETRY_MS)
+      assert.strictEqual(t.pending(), 0)
+      assert.strictEqual(yield* t.balance, 10)
+      assert.strictEqual(code(yield* t.callElsewhere("k-elsewhere")), "Json")
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(code(yield* t.call("k-elsewhere")), "Replay")
+      assert.strictEqual(yield* t.balance, 9)
+      assert.strictEqual(t.state.runs, 2)
     })
   )
 })

@@ -7,6 +7,7 @@
 import {
   ensureBootstrapKey,
   type Handler,
+  layerEtagMemo,
   layerHandlers,
   type PipelineServices,
   type PlaneOperations,
@@ -37,7 +38,8 @@ export const layerCore = (
     rateLimitPerMinute: config.rateLimitPerMinute,
     ...(config.trustedProxies === undefined ? {} : { trustedProxies: config.trustedProxies })
   })
-  const base = Layer.mergeAll(stores, settings, layerPlatform)
+  // Process-local memory of this service instance: the ETags of bodies handlers reuse (`EtagMemo`).
+  const base = Layer.mergeAll(stores, settings, layerPlatform, layerEtagMemo())
   return layerHandlers(handlerSets, planes).pipe(Layer.provideMerge(base))
 }
 

@@ -7,6 +7,10 @@
  * - during the outage every answer is `503 source_unavailable`, retryable, schema-valid, charging nothing;
  *   never another 5xx, never a dropped connection;
  * - after the restart the same processes serve again by themselves (every answer 200 within a few seconds);
+ * - every idempotency key whose request the outage cut (sent before the database went down, answered 503),
+ *   retried as soon as the database is back on the other instance of the test plane, answers normally within
+ *   `RETRY_TARGET_MS`: the instance that admitted it releases its hold and record once the store is back
+ *   (`ReleaseAfterOutage`), instead of leaving them to the 60 s lease;
  * - afterwards the ledger invariant holds: the credits charged per key are exactly those the served answers
  *   reported; the only holds left are of requests the outage cut, and their lease frees them; every
  *   idempotency key whose request failed during the outage, retried, runs (at once, or after the lease when
@@ -36,6 +40,8 @@ const AFTER_MS = 8_000
 /** How soon after the database is back every answer must be a success again. */
 const RECOVERY_MS = 4_000
 const LEASE_WAIT_MS = 61_000
+/** How soon after the database is back a retry of a request the outage cut must answer normally. */
+const RETRY_TARGET_MS = 5_000
 
 if (unavailable !== undefined) {
   console.warn(`PostgreSQL restart fault SKIPPED: ${unavailable}`)
@@ -143,7 +149,23 @@ if (unavailable !== undefined) {
       restartingAt = Date.now()
       await pg.start()
       restartedAt = Date.now()
-      await sleep(AFTER_MS)
+      // The requests the outage cut, each retried under its Idempotency-Key as soon as the database is back: a
+      // test-plane request on the other test-plane instance, a real-planes request on its one instance.
+      const cut = calls.filter((c) => c.idem !== undefined && !c.served && c.sentAt < stoppedAt)
+      const quick = await Promise.all(
+        cut.map(async (c) => {
+          const other = servers.find((s) => s.base !== c.base)
+          const base = c.base === planes.base || other === undefined ? c.base : other.base
+          const tries: Array<Call> = []
+          for (;;) {
+            const retry = await again(base, c, { key: idempotent, idem: c.idem as string })
+            tries.push(retry)
+            if (retry.served || Date.now() > restartedAt + RETRY_TARGET_MS + 5_000) return tries
+            await sleep(100)
+          }
+        })
+      )
+      await sleep(Math.max(0, restartedAt + AFTER_MS - Date.now()))
       running = false
       await load
 
@@ -200,6 +222,21 @@ if (unavailable !== undefined) {
         `postgres restart: ${calls.length} requests ${summary}; outage ${restartingAt - stoppedAt} ms, start took ${restartedAt - restartingAt} ms, first success ${firstSuccess - restartedAt} ms after`
       )
 
+      // Each request the outage cut, retried right after the database came back, answered normally within the
+      // target, on another instance too.
+      const quickCalls = quick.flat()
+      const late = quick
+        .map((tries, i) => ({ c: cut[i] as Call, last: tries[tries.length - 1] as Call }))
+        .filter(({ last }) => !last.served || last.doneAt > restartedAt + RETRY_TARGET_MS)
+        .map(({ c, last }) => `${c.idem}: ${last.status} ${last.code ?? ""} ${last.doneAt - restartedAt} ms after`)
+      expect(cut.length, summary).toBeGreaterThan(0)
+      expect(late, `${cut.length} cut requests retried`).toEqual([])
+      console.info(
+        `postgres restart: ${cut.length} requests cut by the outage, retried: every one answered within ${Math.max(...quick.map((t) => (t[t.length - 1] as Call).doneAt - restartedAt))} ms of the database coming back (${quickCalls.length - cut.length} retries met 409 or 503 first)`
+      )
+      calls.push(...quickCalls)
+      const retriedAtOnce = new Set(quickCalls.filter((c) => c.served).map((c) => c.idem))
+
       // Right away: charges are exactly what the served answers reported; the only live holds are of requests
       // the outage cut (taken before the database came back).
       const servedCredits = (keyId: string) => {
@@ -218,7 +255,7 @@ if (unavailable !== undefined) {
       // runs (its attempt never started, or was released) or answers 409 request_in_progress (its attempt was
       // cut after it began, and the database could not be told: the lease frees it); after the lease, every one
       // runs. Each runs once, is charged once, and replays byte for byte.
-      const unanswered = calls.filter((c) => c.idem !== undefined && !c.served)
+      const unanswered = calls.filter((c) => c.idem !== undefined && !c.served && !retriedAtOnce.has(c.idem))
       expect(unanswered.length, summary).toBeGreaterThan(0)
       const retries: Array<Call> = []
       const mismatches: Array<string> = []

@@ -17,3 +17,13 @@ export const query = <A>(what: string, run: () => Promise<A>): Effect.Effect<A> 
     Effect.retry({ while: isRetryable, schedule: Schedule.exponential("5 millis"), times: 5 }),
     Effect.catch((cause) => Effect.die(new StoreUnavailable({ operation: what, cause })))
   )
+
+/** Socket errors met while connecting: the statement was never sent, so it cannot have committed. */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOENT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND"])
+
+/**
+ * Whether a failure certainly happened before the statement reached the database (no connection could be
+ * made), rather than possibly after it committed (the connection lost mid-way). When unsure: possibly after.
+ */
+export const neverSent = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && NOT_CONNECTED.has(String((cause as { code?: unknown }).code))

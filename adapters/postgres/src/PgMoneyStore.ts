@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto"
 import {
+  AdmissionUnconfirmed,
   type AdmitResult,
   BUCKET_MS,
   bucketOf,
@@ -19,13 +20,15 @@ import {
   type RateWindow,
   REPLAY_WINDOW_MS,
   type StoredAnswer,
+  StoreUnavailable,
+  type Ticket,
   WINDOW_MS
 } from "@market-data/core"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Database } from "./Database.ts"
 import { num } from "./Database.ts"
-import { query } from "./Errors.ts"
+import { neverSent, query } from "./Errors.ts"
 import { batchRow, callByName, perRequest } from "./PerRequest.ts"
 
 /** Start of the oldest bucket still counting at `nowMs` is after this (the window plus one bucket). */
@@ -131,6 +134,13 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
         const holdId = hold > 0 ? `hold_${randomUUID()}` : null
         const holdUntil = hold > 0 ? nowMs + HOLD_LEASE_MS : nowMs
         const token = idempotency === undefined ? null : randomUUID()
+        const ticket: Ticket = {
+          keyId,
+          holdId: holdId ?? undefined,
+          held: hold,
+          holdExpiresAtMs: holdUntil,
+          idempotency: idempotency === undefined || token === null ? undefined : { key: idempotency.key, token }
+        }
         type Row = {
           outcome: string
           used: string
@@ -188,20 +198,18 @@ export const makePgMoneyStore = (database: Database): MoneyStore["Service"] => {
               }
               default:
                 see(keyId, { available: num(row?.available ?? 0), rateBlockedUntilMs: 0 })
-                return {
-                  _tag: "Admitted",
-                  rate,
-                  ticket: {
-                    keyId,
-                    holdId: holdId ?? undefined,
-                    held: hold,
-                    holdExpiresAtMs: holdUntil,
-                    idempotency:
-                      idempotency === undefined || token === null ? undefined : { key: idempotency.key, token }
-                  }
-                }
+                return { _tag: "Admitted", rate, ticket }
             }
-          })
+          }),
+          // The connection lost after the statement was sent: the admission may have committed. The ticket it
+          // would have made goes with the failure, so that its release can be made once the store is back.
+          Effect.catchDefect((defect) =>
+            Effect.die(
+              defect instanceof StoreUnavailable && (holdId !== null || token !== null) && !neverSent(defect.cause)
+                ? new AdmissionUnconfirmed({ operation: defect.operation, cause: defect.cause, admitted: ticket })
+                : defect
+            )
+          )
         )
       }),
     finish: (ticket, end, nowMs) =>

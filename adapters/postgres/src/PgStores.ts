@@ -11,6 +11,7 @@ import {
   KeyStore,
   MoneyStore,
   RateLimiter,
+  releaseAfterOutage,
   type StorePorts,
   WINDOW_MS
 } from "@market-data/core"
@@ -129,7 +130,8 @@ export const layerPgStores = (
 ): Layer.Layer<StorePorts> =>
   Layer.mergeAll(
     Layer.succeed(KeyStore)(cachedKeyStore(makePgKeyStore(database), options.keyCacheMs ?? KEY_CACHE_MS)),
-    Layer.succeed(MoneyStore)(makePgMoneyStore(database)),
+    // What an outage keeps from the store is released once it is back (`ReleaseAfterOutage`).
+    Layer.effect(MoneyStore)(releaseAfterOutage(makePgMoneyStore(database))),
     Layer.succeed(RateLimiter)(makePgRateLimiter(database))
   )
 
