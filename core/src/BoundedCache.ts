@@ -10,6 +10,7 @@ export interface BoundedCache<K, V> {
   readonly capacity: number
   readonly get: (key: K) => V | undefined
   readonly set: (key: K, value: V) => void
+  readonly delete: (key: K) => void
   readonly size: () => number
 }
 
@@ -28,6 +29,9 @@ export const makeBoundedCache = <K, V>(capacity: number): BoundedCache<K, V> => 
         if (oldest.done !== true) entries.delete(oldest.value)
       }
       entries.set(key, value)
+    },
+    delete: (key) => {
+      entries.delete(key)
     },
     size: () => entries.size
   }

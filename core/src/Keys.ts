@@ -9,6 +9,7 @@ import { Clock, Context, Effect, Option } from "effect"
 import * as Digest from "effect/crypto/Digest"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { type ApiError, apiError } from "./Errors.ts"
+import { RequestCaches } from "./RequestCaches.ts"
 
 /** `mdk_` + 32 base62 characters. */
 export const KEY_FORMAT = /^mdk_[0-9A-Za-z]{32}$/
@@ -136,23 +137,17 @@ export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, Ke
   return Effect.contextWith((context: Context.Context<KeyStore | Digest.Digest>) => {
     const digest = Context.get(context, Digest.Digest)
     const store = Context.get(context, KeyStore)
-    let known = knownHashes.get(digest)
-    if (known === undefined) {
-      known = new Map()
-      knownHashes.set(digest, known)
-    }
-    const memory = known
-    const remembered = memory.get(key)
+    // This instance's memory of recent keys' hashes (`RequestCaches`), when it has one.
+    const memory = Context.get(context, RequestCaches)?.keyHashes
+    const remembered = memory?.get(key)
     const lookUp = (hash: string): Effect.Effect<KeyRecord, ApiError> =>
       Effect.flatMap(store.findByHash(hash), (found): Effect.Effect<KeyRecord, ApiError> => {
         if (found._tag === "None" || !constantTimeEqual(found.value.hash, hash) || found.value.revokedAt !== null) {
-          memory.delete(key)
+          memory?.delete(key)
           return Effect.fail(unauthenticated())
         }
-        if (remembered === undefined) {
-          if (memory.size >= KNOWN_HASHES_MAX) memory.clear()
-          memory.set(key, hash)
-        }
+        // Only keys the store knew are remembered: a flood of guesses cannot fill the cache.
+        if (remembered === undefined) memory?.set(key, hash)
         return Effect.succeed(found.value)
       })
     return remembered === undefined
@@ -160,14 +155,6 @@ export const authenticate = (key: string): Effect.Effect<KeyRecord, ApiError, Ke
       : lookUp(remembered)
   })
 }
-
-/**
- * SHA-256 of keys that recently authenticated, per digest implementation: a busy key is hashed once, not on
- * every request. Only keys the store knew are remembered (a flood of guesses cannot fill it), and revocation
- * is still checked against the store on every request.
- */
-const knownHashes = new WeakMap<object, Map<string, string>>()
-const KNOWN_HASHES_MAX = 10_000
 
 /**
  * A key store that remembers successful lookups for `ttlMs`, sparing the database a query per request.

@@ -5,6 +5,7 @@
  */
 import { Exit, Schema } from "effect"
 import { assetIdMaxLength, assetIdPattern, isCanonicalAssetId, type Plane, planeOf } from "./AssetId.ts"
+import type { BoundedCache } from "./BoundedCache.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 
 export type ParamType =
@@ -358,11 +359,13 @@ export interface DecodeTarget {
  */
 export const decodeParams = (
   op: DecodeTarget,
-  raw: ReadonlyArray<readonly [string, unknown]>
+  raw: ReadonlyArray<readonly [string, unknown]>,
+  memo?: BoundedCache<string, DecodedParams>
 ): CanonicalParams | ApiError => {
+  if (memo === undefined) return decodeParamsOnce(op, raw)
   // Decoding is a pure function of the operation and the pairs: a request seen before (all values strings, as
-  // HTTP sends them) gets the same frozen result again instead of running every schema.
-  let key: string | undefined = ""
+  // HTTP sends them) gets the same frozen result again from `memo` instead of running every schema.
+  let key: string | undefined = `${op.name.length}:${op.name}`
   for (const [name, value] of raw) {
     if (typeof value !== "string") {
       key = undefined
@@ -372,25 +375,24 @@ export const decodeParams = (
     key += `${name.length}:${name}${value.length}:${value}`
   }
   if (key === undefined || key.length > DECODED_KEY_MAX) return decodeParamsOnce(op, raw)
-  let memo = decodedMemo.get(op)
-  if (memo === undefined) {
-    memo = new Map()
-    decodedMemo.set(op, memo)
-  }
   const known = memo.get(key)
-  if (known !== undefined) return known
+  // The same name is the same operation in the registry; a target built apart (a test's) never shares an entry.
+  if (known !== undefined && known.op === op) return known.params
   const decoded = decodeParamsOnce(op, raw)
   if (isApiError(decoded)) return decoded
   for (const v of Object.values(decoded)) if (Array.isArray(v)) Object.freeze(v)
   const frozen = Object.freeze(decoded)
-  if (memo.size >= DECODED_MEMO_MAX) memo.clear()
-  memo.set(key, frozen)
+  memo.set(key, { op, params: frozen })
   return frozen
 }
 
-/** Decoded parameters of recent requests, per operation, by their pairs; bounded in entries and key length. */
-const decodedMemo = new WeakMap<DecodeTarget, Map<string, CanonicalParams>>()
-const DECODED_MEMO_MAX = 512
+/** A remembered decode: the operation it was decoded for, and the frozen parameters. */
+export interface DecodedParams {
+  readonly op: DecodeTarget
+  readonly params: CanonicalParams
+}
+
+/** The longest pairs (as a memo key) whose decoding is remembered. */
 const DECODED_KEY_MAX = 512
 
 const decodeParamsOnce = (

@@ -169,97 +169,110 @@ export class SortedWindow {
 const slotIndices = (capacity: number): Uint16Array | Uint32Array =>
   capacity <= 65_536 ? new Uint16Array(capacity) : new Uint32Array(capacity)
 
-/** Scratch of `sortSlotsByValue` (synchronous: never shared between two calls), grown to the largest sort. */
-let radixKeysHi = new Uint32Array(0)
-let radixKeysLo = new Uint32Array(0)
-let radixSlots = new Uint32Array(0)
-let radixKeysHi2 = new Uint32Array(0)
-let radixKeysLo2 = new Uint32Array(0)
-let radixSlots2 = new Uint32Array(0)
-const radixCounts = new Uint32Array(2048)
-const radixFloat = new Float64Array(1)
-const radixWords = new Uint32Array(radixFloat.buffer)
-/** Which of `radixWords` holds the high (sign and exponent) half of `radixFloat`. */
+/** Which word of a float64's two 32-bit words holds its high (sign and exponent) half on this machine. */
 const radixHigh = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0
 
 /**
- * Orders `slots` (given oldest first) by their finite `values`, equal values (0 and -0 included) keeping their
- * age order: what a stable sort with `(a, b) => values[a] - values[b]` gives, without a comparator call per pair
- * (a window's first fill sorts thousands of samples, and a reopen fills every window of every asset). A stable
- * least-significant-digit radix sort, 11 bits a pass, over each value's float64 bits made order-preserving
- * (-0 read as 0; a negative value's bits inverted, a positive one's sign bit set): six passes over the slots,
- * a pass skipped when every key has the same digit there. Exported for its property test.
+ * Orders slots by value (`sort`) with scratch of its own, grown to the largest sort it has made: whoever sorts
+ * many windows (a plane advancing every asset's baselines) makes one sorter and hands it to each window, so the
+ * scratch is allocated once for them all and belongs to that owner. Synchronous: one sort at a time.
  */
-export const sortSlotsByValue = (slots: Array<number>, values: Float64Array): void => {
-  const n = slots.length
-  if (n < 2) return
-  if (radixSlots.length < n) {
-    radixKeysHi = new Uint32Array(n)
-    radixKeysLo = new Uint32Array(n)
-    radixSlots = new Uint32Array(n)
-    radixKeysHi2 = new Uint32Array(n)
-    radixKeysLo2 = new Uint32Array(n)
-    radixSlots2 = new Uint32Array(n)
-  }
-  let hi = radixKeysHi
-  let lo = radixKeysLo
-  let sl = radixSlots
-  let hi2 = radixKeysHi2
-  let lo2 = radixKeysLo2
-  let sl2 = radixSlots2
-  const low = 1 - radixHigh
-  for (let i = 0; i < n; i++) {
-    const slot = slots[i] as number
-    const v = values[slot] as number
-    radixFloat[0] = v === 0 ? 0 : v
-    const h = radixWords[radixHigh] as number
-    const l = radixWords[low] as number
-    if (h >= 0x80000000) {
-      hi[i] = ~h >>> 0
-      lo[i] = ~l >>> 0
-    } else {
-      hi[i] = (h | 0x80000000) >>> 0
-      lo[i] = l
+export class SlotSorter {
+  private keysHi = new Uint32Array(0)
+  private keysLo = new Uint32Array(0)
+  private slots = new Uint32Array(0)
+  private keysHi2 = new Uint32Array(0)
+  private keysLo2 = new Uint32Array(0)
+  private slots2 = new Uint32Array(0)
+  private readonly counts = new Uint32Array(2048)
+  private readonly float = new Float64Array(1)
+  private readonly words = new Uint32Array(this.float.buffer)
+
+  /**
+   * Orders `slots` (given oldest first) by their finite `values`, equal values (0 and -0 included) keeping their
+   * age order: what a stable sort with `(a, b) => values[a] - values[b]` gives, without a comparator call per
+   * pair (a window's first fill sorts thousands of samples, and a reopen fills every window of every asset). A
+   * stable least-significant-digit radix sort, 11 bits a pass, over each value's float64 bits made
+   * order-preserving (-0 read as 0; a negative value's bits inverted, a positive one's sign bit set): six passes
+   * over the slots, a pass skipped when every key has the same digit there.
+   */
+  sort(slots: Array<number>, values: Float64Array): void {
+    const n = slots.length
+    if (n < 2) return
+    if (this.slots.length < n) {
+      this.keysHi = new Uint32Array(n)
+      this.keysLo = new Uint32Array(n)
+      this.slots = new Uint32Array(n)
+      this.keysHi2 = new Uint32Array(n)
+      this.keysLo2 = new Uint32Array(n)
+      this.slots2 = new Uint32Array(n)
     }
-    sl[i] = slot
-  }
-  const counts = radixCounts
-  for (let pass = 0; pass < 6; pass++) {
-    const shift = (pass % 3) * 11
-    const keys = pass < 3 ? lo : hi
-    counts.fill(0)
+    let hi = this.keysHi
+    let lo = this.keysLo
+    let sl = this.slots
+    let hi2 = this.keysHi2
+    let lo2 = this.keysLo2
+    let sl2 = this.slots2
+    const float = this.float
+    const words = this.words
+    const low = 1 - radixHigh
     for (let i = 0; i < n; i++) {
-      const digit = ((keys[i] as number) >>> shift) & 2047
-      counts[digit] = (counts[digit] as number) + 1
+      const slot = slots[i] as number
+      const v = values[slot] as number
+      float[0] = v === 0 ? 0 : v
+      const h = words[radixHigh] as number
+      const l = words[low] as number
+      if (h >= 0x80000000) {
+        hi[i] = ~h >>> 0
+        lo[i] = ~l >>> 0
+      } else {
+        hi[i] = (h | 0x80000000) >>> 0
+        lo[i] = l
+      }
+      sl[i] = slot
     }
-    // Every key has this digit: the pass would not move anything.
-    if (counts[((keys[0] as number) >>> shift) & 2047] === n) continue
-    let sum = 0
-    for (let d = 0; d < 2048; d++) {
-      const c = counts[d] as number
-      counts[d] = sum
-      sum += c
+    const counts = this.counts
+    for (let pass = 0; pass < 6; pass++) {
+      const shift = (pass % 3) * 11
+      const keys = pass < 3 ? lo : hi
+      counts.fill(0)
+      for (let i = 0; i < n; i++) {
+        const digit = ((keys[i] as number) >>> shift) & 2047
+        counts[digit] = (counts[digit] as number) + 1
+      }
+      // Every key has this digit: the pass would not move anything.
+      if (counts[((keys[0] as number) >>> shift) & 2047] === n) continue
+      let sum = 0
+      for (let d = 0; d < 2048; d++) {
+        const c = counts[d] as number
+        counts[d] = sum
+        sum += c
+      }
+      for (let i = 0; i < n; i++) {
+        const digit = ((keys[i] as number) >>> shift) & 2047
+        const at = counts[digit] as number
+        counts[digit] = at + 1
+        hi2[at] = hi[i] as number
+        lo2[at] = lo[i] as number
+        sl2[at] = sl[i] as number
+      }
+      const h = hi
+      hi = hi2
+      hi2 = h
+      const l = lo
+      lo = lo2
+      lo2 = l
+      const s = sl
+      sl = sl2
+      sl2 = s
     }
-    for (let i = 0; i < n; i++) {
-      const digit = ((keys[i] as number) >>> shift) & 2047
-      const at = counts[digit] as number
-      counts[digit] = at + 1
-      hi2[at] = hi[i] as number
-      lo2[at] = lo[i] as number
-      sl2[at] = sl[i] as number
-    }
-    const h = hi
-    hi = hi2
-    hi2 = h
-    const l = lo
-    lo = lo2
-    lo2 = l
-    const s = sl
-    sl = sl2
-    sl2 = s
+    for (let i = 0; i < n; i++) slots[i] = sl[i] as number
   }
-  for (let i = 0; i < n; i++) slots[i] = sl[i] as number
 }
+
+/** `SlotSorter.sort` with a sorter of its own (one sort; a caller sorting many makes one sorter). */
+export const sortSlotsByValue = (slots: Array<number>, values: Float64Array): void =>
+  new SlotSorter().sort(slots, values)
 
 /**
  * A trailing time window of samples taken on a fixed cadence (one per `cadenceMs` step; a step without a finite
@@ -360,9 +373,9 @@ export class CadenceWindow {
 
   /**
    * Adds samples (times ascending, each a whole number of steps after the one before): one sort of the new values
-   * and a merge into the sorted view from its end.
+   * (by `sorter`: whoever fills many windows hands them one) and a merge into the sorted view from its end.
    */
-  pushMany(times: ReadonlyArray<number>, values: ReadonlyArray<number>): void {
+  pushMany(times: ReadonlyArray<number>, values: ReadonlyArray<number>, sorter: SlotSorter = new SlotSorter()): void {
     if (times.length === 0) return
     let newest = this.newestAt
     for (const t of times) {
@@ -397,7 +410,7 @@ export class CadenceWindow {
     }
     // Stable: equal values keep their time order, so the sorted view stays ordered by age within a value.
     const vals = this.values
-    sortSlotsByValue(fresh, vals)
+    sorter.sort(fresh, vals)
     const order = this.order
     let i = this.finite - 1
     let j = fresh.length - 1

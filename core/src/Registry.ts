@@ -540,7 +540,7 @@ export const Operations: ReadonlyArray<OperationSpec> = [
 ]
 names.push(...Operations.map((o) => o.name))
 
-const byName = new Map(Operations.map((o) => [o.name, o]))
+const byName: ReadonlyMap<string, OperationSpec> = new Map(Operations.map((o) => [o.name, o]))
 
 /** The operation named `name`, or undefined. */
 export const operation = (name: string): OperationSpec | undefined => byName.get(name)

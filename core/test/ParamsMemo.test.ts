@@ -1,12 +1,16 @@
 /**
- * `decodeParams` remembers the decoded parameters of string pairs it has seen (HTTP requests repeat): the
- * remembered answer must be the one a fresh decode gives, immutable, and never shared between operations.
+ * `decodeParams` remembers, in the memo it is given (a service instance's `RequestCaches`), the decoded parameters
+ * of string pairs it has seen (HTTP requests repeat): the remembered answer must be the one a fresh decode gives,
+ * immutable, and never shared between operations.
  */
 import { describe, expect, it } from "vitest"
-import { type DecodeTarget, decodeParams, isApiError } from "../src/Params.ts"
+import { makeBoundedCache } from "../src/BoundedCache.ts"
+import { type DecodedParams, type DecodeTarget, decodeParams as decodeWith, isApiError } from "../src/Params.ts"
 import { operation } from "../src/Registry.ts"
 
 const read = operation("read") as DecodeTarget
+const memo = makeBoundedCache<string, DecodedParams>(64)
+const decodeParams = (op: DecodeTarget, raw: ReadonlyArray<readonly [string, unknown]>) => decodeWith(op, raw, memo)
 
 describe("decodeParams memo", () => {
   it("answers a repeated request with the same frozen result a fresh decode gives", () => {
@@ -17,8 +21,10 @@ describe("decodeParams memo", () => {
     expect(Object.isFrozen(first)).toBe(true)
     if (isApiError(first)) throw new Error("expected a decode")
     expect(Object.isFrozen(first.ids)).toBe(true)
-    // A fresh decode of the same request (a copy of the operation has no memo yet) gives equal parameters.
+    // A fresh decode of the same request (a copy of the operation, and no memo) gives equal parameters.
     expect(decodeParams({ ...read }, pairs)).toEqual(first)
+    expect(decodeWith(read, pairs)).toEqual(first)
+    expect(decodeWith(read, pairs)).not.toBe(first)
     expect(() => (first.ids as Array<string>).push("crypto:solana")).toThrow(TypeError)
   })
 
@@ -54,5 +60,16 @@ describe("decodeParams memo", () => {
     expect(isApiError(decodeParams(read, pairs))).toBe(false)
     const refused = decodeParams(withoutIds, pairs)
     expect(isApiError(refused) && refused.code).toBe("invalid_parameter")
+  })
+
+  it("is bounded: past its capacity the oldest entry goes first", () => {
+    const small = makeBoundedCache<string, DecodedParams>(2)
+    const at = (id: string) => decodeWith(read, [["id", id]], small)
+    const a = at("crypto:bitcoin")
+    at("crypto:ethereum")
+    expect(at("crypto:bitcoin")).toBe(a)
+    at("crypto:solana")
+    expect(small.size()).toBe(2)
+    expect(at("crypto:bitcoin")).not.toBe(a)
   })
 })

@@ -7,8 +7,8 @@
 import {
   ensureBootstrapKey,
   type Handler,
-  layerEtagMemo,
   layerHandlers,
+  layerRequestCaches,
   type PipelineServices,
   type PlaneOperations,
   Settings,
@@ -38,8 +38,8 @@ export const layerCore = (
     rateLimitPerMinute: config.rateLimitPerMinute,
     ...(config.trustedProxies === undefined ? {} : { trustedProxies: config.trustedProxies })
   })
-  // Process-local memory of this service instance: the ETags of bodies handlers reuse (`EtagMemo`).
-  const base = Layer.mergeAll(stores, settings, layerPlatform, layerEtagMemo())
+  // The request path's process-local memory, this service instance's own (`RequestCaches`).
+  const base = Layer.mergeAll(stores, settings, layerPlatform, layerRequestCaches())
   return layerHandlers(handlerSets, planes).pipe(Layer.provideMerge(base))
 }
 

@@ -282,7 +282,7 @@ export const CryptoAssets: ReadonlyArray<CryptoAsset> = [
   }
 ]
 
-const byId = new Map(CryptoAssets.map((a) => [a.id, a]))
+const byId: ReadonlyMap<string, CryptoAsset> = new Map(CryptoAssets.map((a) => [a.id, a]))
 
 /** The asset with canonical ID `id`, or undefined. */
 export const cryptoAsset = (id: string): CryptoAsset | undefined => byId.get(id)

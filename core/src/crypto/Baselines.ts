@@ -17,7 +17,7 @@
  * open interest. A year of settlements beside 90 days of bars gives a one-year `pctl_1y`.
  */
 
-import { BaselineWindows, CadenceWindow } from "../Percentile.ts"
+import { BaselineWindows, CadenceWindow, SlotSorter } from "../Percentile.ts"
 import { HOUR_MS } from "./Market.ts"
 import {
   type AssetData,
@@ -68,7 +68,7 @@ export class AssetBaselines {
    * measures sample and the funding and open-interest series from 7 days before the first funding hour. Hours
    * already sampled are skipped, so two overlapping advances never count an hour twice.
    */
-  advance(data: AssetData, from: number | BaselineStart, toHour: number): void {
+  advance(data: AssetData, from: number | BaselineStart, toHour: number, sorter: SlotSorter = new SlotSorter()): void {
     if (this.syncedHour === undefined) {
       const start: BaselineStart = typeof from === "number" ? { measures: from, funding: from } : from
       this.measuresFromHour = start.measures ?? Number.POSITIVE_INFINITY
@@ -128,8 +128,8 @@ export class AssetBaselines {
       }
     }
     MeasureNames.forEach((name, i) => {
-      if (i === fundingIndex) this.windows[name].pushMany(funding90Hours, funding90Values)
-      else this.windows[name].pushMany(hours, byMeasure[i] as Array<number>)
+      if (i === fundingIndex) this.windows[name].pushMany(funding90Hours, funding90Values, sorter)
+      else this.windows[name].pushMany(hours, byMeasure[i] as Array<number>, sorter)
     })
     for (const [venue, vs] of venueSamples) {
       let w = this.venueFunding.get(venue)
@@ -137,9 +137,9 @@ export class AssetBaselines {
         w = new CadenceWindow(BaselineCadenceMs)
         this.venueFunding.set(venue, w)
       }
-      w.pushMany(vs.t, vs.v)
+      w.pushMany(vs.t, vs.v, sorter)
     }
-    this.funding1y.pushMany(fundingHours, fundingValues)
+    this.funding1y.pushMany(fundingHours, fundingValues, sorter)
     if (start <= toHour) this.syncedHour = toHour
     if (this.syncedHour === undefined) this.syncedHour = toHour
     const edge90 = toHour - ninety + HOUR_MS

@@ -22,8 +22,8 @@ import {
 } from "./Directory.ts"
 
 export interface CryptoUniverse {
-  /** Changes with every universe built: caches keyed by it never serve a previous universe. */
-  readonly version: number
+  /** Unique to every universe built (compared by identity): caches keyed by it never serve a previous universe. */
+  readonly version: symbol
   /** Every asset, by ID. */
   readonly assets: ReadonlyArray<CryptoAsset>
   readonly byId: ReadonlyMap<string, CryptoAsset>
@@ -51,14 +51,12 @@ export const makeUniverseRef = (initial: CryptoUniverse): UniverseRef => {
   }
 }
 
-let versions = 0
-
 const index = (
   assets: ReadonlyArray<CryptoAsset>,
   entries: ReadonlyMap<string, DirectoryEntry>,
   fromDirectory: boolean
 ): CryptoUniverse => ({
-  version: ++versions,
+  version: Symbol("universe"),
   assets,
   byId: new Map(assets.map((a) => [a.id, a])),
   core: assets.filter((a) => a.tier === "core"),
@@ -74,7 +72,7 @@ export const staticUniverse: CryptoUniverse = index(
 )
 
 /** Venues in the order a directory asset's listings are tried as its primary (after the registry's own primary). */
-const VENUE_ORDER = new Map(CryptoVenues.map((v, i) => [v.id, i]))
+const VENUE_ORDER: ReadonlyMap<string, number> = new Map(CryptoVenues.map((v, i) => [v.id, i]))
 const QUOTE_ORDER: Readonly<Record<string, number>> = { USDT: 0, USDC: 1 }
 
 /**

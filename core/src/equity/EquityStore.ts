@@ -12,7 +12,7 @@ import type { Company, Fact, Filing, HoldingsReport, OwnershipReport, TickerEntr
 
 const EQUITY_TICKER = /^[A-Z0-9.-]+$/
 /** What Form 4 filers write in `issuerTradingSymbol` when the issuer has no listed security. */
-const NOT_TICKERS = new Set(["NONE", "NA", "N.A.", "-", "."])
+const NOT_TICKERS: ReadonlySet<string> = new Set(["NONE", "NA", "N.A.", "-", "."])
 
 /** One daily bar. `tMs` is the session's open (09:30 New York) in epoch milliseconds. */
 export interface DailyBar {

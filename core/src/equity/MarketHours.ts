@@ -119,18 +119,18 @@ export const ONE_OFF_CLOSURES: ReadonlyArray<readonly [string, string]> = [
   ["2025-01-09", "day of mourning for President Carter"]
 ]
 
-const closuresByYear = new Map<number, Array<readonly [number, string]>>()
-for (const [date, why] of ONE_OFF_CLOSURES) {
-  const year = Number(date.slice(0, 4))
-  closuresByYear.set(year, [...(closuresByYear.get(year) ?? []), [dayOf(date), why]])
-}
+/** The one-off closures by year, built once from the list. */
+const closuresByYear: ReadonlyMap<number, ReadonlyArray<readonly [number, string]>> = (() => {
+  const byYear = new Map<number, Array<readonly [number, string]>>()
+  for (const [date, why] of ONE_OFF_CLOSURES) {
+    const year = Number(date.slice(0, 4))
+    byYear.set(year, [...(byYear.get(year) ?? []), [dayOf(date), why]])
+  }
+  return byYear
+})()
 
-const holidayCache = new Map<number, ReadonlyMap<number, string>>()
-
-/** Weekday closures of a year (holidays and one-off closures), as day number -> why. */
-export const closures = (year: number): ReadonlyMap<number, string> => {
-  const hit = holidayCache.get(year)
-  if (hit !== undefined) return hit
+/** Weekday closures of a year, computed from the rules. */
+const closuresOf = (year: number): ReadonlyMap<number, string> => {
   const out = new Map<number, string>()
   for (const rule of HOLIDAY_RULES) {
     if ((rule.from !== undefined && year < rule.from) || (rule.through !== undefined && year > rule.through)) continue
@@ -138,9 +138,22 @@ export const closures = (year: number): ReadonlyMap<number, string> => {
     if (day !== undefined && weekday(day) !== 0 && weekday(day) !== 6) out.set(day, rule.name)
   }
   for (const [day, why] of closuresByYear.get(year) ?? []) out.set(day, why)
-  holidayCache.set(year, out)
   return out
 }
+
+/** The years whose closures are tabled once at load (a few thousand rule evaluations); others are computed. */
+const TABLED_FROM = 1970
+const TABLED_THROUGH = 2100
+const closuresTable: ReadonlyArray<ReadonlyMap<number, string>> = Array.from(
+  { length: TABLED_THROUGH - TABLED_FROM + 1 },
+  (_, i) => closuresOf(TABLED_FROM + i)
+)
+
+/** Weekday closures of a year (holidays and one-off closures), as day number -> why. */
+export const closures = (year: number): ReadonlyMap<number, string> =>
+  (Number.isInteger(year) && year >= TABLED_FROM && year <= TABLED_THROUGH
+    ? closuresTable[year - TABLED_FROM]
+    : undefined) ?? closuresOf(year)
 
 /** Exchange holidays and one-off closures of a year, as day numbers. */
 export const holidays = (year: number): ReadonlySet<number> => new Set(closures(year).keys())

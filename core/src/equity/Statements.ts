@@ -152,7 +152,7 @@ export const LineItems: ReadonlyArray<LineItem> = [
   filed("share_repurchases", "cash_flow", "USD", ["PaymentsForRepurchaseOfCommonStock"])
 ]
 
-const lineByKey = new Map(LineItems.map((l) => [l.key, l]))
+const lineByKey: ReadonlyMap<string, (typeof LineItems)[number]> = new Map(LineItems.map((l) => [l.key, l]))
 
 /** The line item named `key` (throws on a name that is not in `LineItems`: a programming error). */
 export const lineItem = (key: string): LineItem => {

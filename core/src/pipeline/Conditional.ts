@@ -3,9 +3,9 @@
  * settled at, its `max-age`), and whether `If-None-Match` matches it. A conditional request compares before any
  * hold or charge, so an unchanged answer is a free `304` whatever the key's balance (`comparesBeforeHold`).
  */
-import { type Clock, Context, Effect, Layer } from "effect"
+import { type Clock, Effect } from "effect"
 import * as Digest from "effect/crypto/Digest"
-import { type BoundedCache, makeBoundedCache } from "../BoundedCache.ts"
+import type { BoundedCache } from "../BoundedCache.ts"
 import { comparesBeforeHold } from "../Money.ts"
 import type { OperationSpec } from "../Registry.ts"
 import { sourceOf } from "./Answers.ts"
@@ -16,22 +16,6 @@ export const etagOf = (body: string): Effect.Effect<string, never, Digest.Digest
   Effect.flatMap(Digest.Digest, (d) => d.digestHex(Digest.sha256, new TextEncoder().encode(body))).pipe(
     Effect.map((hex) => `"${hex.slice(0, 40)}"`)
   )
-
-/**
- * ETags of bodies handlers handed over already serialized (`text`, which handlers reuse while their data is
- * unchanged), so the same string is hashed once. Process-local, built by the composition root (`layer`); without
- * one every body is hashed.
- */
-export const EtagMemo = Context.Reference<BoundedCache<string, string> | undefined>("market-data/core/EtagMemo", {
-  defaultValue: () => undefined
-})
-
-/** How many ETags `EtagMemo.layer` remembers by default. */
-export const ETAG_MEMO_CAPACITY = 1024
-
-/** A fresh memo of `capacity` ETags for this service instance. */
-export const layerEtagMemo = (capacity: number = ETAG_MEMO_CAPACITY): Layer.Layer<never> =>
-  Layer.succeed(EtagMemo)(makeBoundedCache<string, string>(capacity))
 
 /** Whether an `If-None-Match` value (one tag, a list, or `*`) matches `etag`. Weak tags compare weakly. */
 export const ifNoneMatchMatches = (header: string | undefined, etag: string): boolean => {

@@ -18,9 +18,9 @@ import { MoneyStore } from "../MoneyStore.ts"
 import { decodeParams, isApiError } from "../Params.ts"
 import { RateLimiter } from "../RateLimit.ts"
 import { operation } from "../Registry.ts"
+import { RequestCaches } from "../RequestCaches.ts"
 import { fail, internalError } from "./Answers.ts"
 import { authenticate } from "./Authenticate.ts"
-import { EtagMemo } from "./Conditional.ts"
 import { free, internal } from "./Free.ts"
 import { metered } from "./Metered.ts"
 import { type PaidRequest, paid } from "./Paid.ts"
@@ -84,6 +84,7 @@ const run = Effect.fnUntraced(function* (request: ApiRequest, context: Context.C
     return answer(fail(apiError("unknown_operation", `no operation named ${JSON.stringify(request.operation)}`)))
   }
   const handlers = Context.get(context, Handlers)
+  const caches = Context.get(context, RequestCaches)
   if (request.internal === true) return answer(yield* internal(handlers, op, request, nowMs))
 
   const settings = Context.get(context, Settings)
@@ -97,7 +98,7 @@ const run = Effect.fnUntraced(function* (request: ApiRequest, context: Context.C
   // `invalid_idempotency_key` error answered after the rate limit and the decode.
   const idemKey =
     op.auth === "paid" && principal._tag === "Key" ? validateIdempotencyKey(request.idempotencyKey ?? []) : undefined
-  const params = isApiError(request.params) ? request.params : decodeParams(op, request.params)
+  const params = isApiError(request.params) ? request.params : decodeParams(op, request.params, caches?.decodedParams)
   const handler = handlers.get(op.name)
 
   if (
@@ -110,7 +111,7 @@ const run = Effect.fnUntraced(function* (request: ApiRequest, context: Context.C
     const r: PaidRequest = {
       money: Context.get(context, MoneyStore),
       clock,
-      etags: Context.get(context, EtagMemo),
+      etags: caches?.etags,
       op,
       handler,
       params,

@@ -9,7 +9,7 @@ export {
   statusOf,
   storedAnswerOf
 } from "./Answers.ts"
-export { ETAG_MEMO_CAPACITY, EtagMemo, etagOf, ifNoneMatchMatches, layerEtagMemo } from "./Conditional.ts"
+export { etagOf, ifNoneMatchMatches } from "./Conditional.ts"
 export { handle, PipelineObserver, type PipelineObserverShape } from "./Handle.ts"
 export { type Admission, type Admitted, admitKeyless } from "./Keyless.ts"
 export {

@@ -37,7 +37,7 @@ const listedOn = (asset: CryptoAsset, venues: ReadonlyArray<string>): CryptoAsse
 })
 
 const universeOf = (assets: ReadonlyArray<CryptoAsset>): CryptoUniverse => ({
-  version: 1_000_000 + Math.floor(Math.random() * 1_000_000),
+  version: Symbol("test universe"),
   assets,
   byId: new Map(assets.map((a) => [a.id, a])),
   core: assets.filter((a) => a.tier === "core"),

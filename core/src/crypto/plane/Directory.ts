@@ -23,7 +23,7 @@ export const makeDirectory = (
   /** The whole list while its entries hold (`entries` validity, per universe version). */
   let list:
     | {
-        readonly version: number
+        readonly version: symbol
         readonly revision: number
         readonly fromMs: number
         readonly untilMs: number
@@ -92,7 +92,7 @@ export const makeDirectory = (
     return lookupNow(assetId, nowMs, revision, u.version)
   }
 
-  const lookupNow = (assetId: string, nowMs: number, revision: number | undefined, version: number) =>
+  const lookupNow = (assetId: string, nowMs: number, revision: number | undefined, version: symbol) =>
     Effect.gen(function* () {
       const u = universe.get()
       const a = u.byId.get(assetId)

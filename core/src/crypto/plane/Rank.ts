@@ -36,7 +36,7 @@ interface RankRow {
 
 /** One scan of the core tier for one metric, and the pages' sort orders of it once computed. */
 interface Scan {
-  readonly version: number
+  readonly version: symbol
   readonly revision: number
   readonly fromMs: number
   readonly untilMs: number
@@ -76,7 +76,7 @@ export const makeRank = (st: PlaneState): Handler => {
   const building = new Map<
     string,
     {
-      readonly version: number
+      readonly version: symbol
       readonly revision: number
       readonly fromMs: number
       readonly done: Deferred.Deferred<Scan | undefined>

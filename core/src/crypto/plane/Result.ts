@@ -34,17 +34,8 @@ export const roundRatio = (x: number): number => roundValue(Math.round(x * ratio
 export const roundFigure = (name: string, x: number): number =>
   name === "usd" || name.endsWith("_usd") || name.endsWith(".usd") ? roundValue(x) : roundRatio(x)
 
-/** ISO 8601 text of a time; results repeat the same few times (bar and session boundaries), so remembered. */
-export const isoCache = new Map<number, string>()
-export const iso = (ms: number): string => {
-  let text = isoCache.get(ms)
-  if (text === undefined) {
-    if (isoCache.size >= 4096) isoCache.clear()
-    text = new Date(ms).toISOString()
-    isoCache.set(ms, text)
-  }
-  return text
-}
+/** ISO 8601 text of a time. */
+export const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** Most per-asset results remembered at once (operations x assets x parameter sets in use). */
 export const MaxMemoizedResults = 4096

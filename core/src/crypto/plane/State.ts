@@ -8,7 +8,7 @@
  */
 import { Clock, Effect } from "effect"
 import { type ApiError, apiError } from "../../Errors.ts"
-import { BaselineWindows, sortedFinite } from "../../Percentile.ts"
+import { BaselineWindows, SlotSorter, sortedFinite } from "../../Percentile.ts"
 import type { DirectoryEntry } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import { AssetBaselines } from "../Baselines.ts"
@@ -249,7 +249,7 @@ export interface PlaneState {
   /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
   readonly results: Map<string, Validity & { readonly value: object }>
   /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
-  readonly entries: Map<string, Validity & { readonly version: number; readonly entry: DirectoryEntry }>
+  readonly entries: Map<string, Validity & { readonly version: symbol; readonly entry: DirectoryEntry }>
   /** The asset's series statuses (its venues' sources). */
   readonly statusesOf: (asset: CryptoAsset) => Effect.Effect<Array<SourceStatus>>
   /**
@@ -296,6 +296,8 @@ export const makePlaneState = (
   universe: UniverseRef = { get: () => staticUniverse, set: () => undefined }
 ): PlaneState => {
   const baselines: PlaneState["baselines"] = new Map()
+  /** The scratch every asset's baselines are sorted with (one advance at a time: it is synchronous). */
+  const sorter = new SlotSorter()
   const states: PlaneState["states"] = new Map()
   const timeframes: PlaneState["timeframes"] = new Map()
   const sessions: PlaneState["sessions"] = new Map()
@@ -436,7 +438,7 @@ export const makePlaneState = (
             : Math.max(measuresFrom, hour - BaselineWindows["90d"]) - 8 * DAY_MS
         const firstHour = Math.min(measuresFrom ?? Number.POSITIVE_INFINITY, fundingFrom ?? Number.POSITIVE_INFINITY)
         data = yield* load(asset, shortFrom, nowMs, Math.min(shortFrom, firstHour - 8 * DAY_MS))
-        if (firstHour <= hour) b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour)
+        if (firstHour <= hour) b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour, sorter)
         if (b.syncedHour !== undefined) {
           baselines.set(asset.id, {
             baselines: b,
@@ -447,7 +449,7 @@ export const makePlaneState = (
       } else {
         const from = Math.min(synced, hour) - 8 * DAY_MS
         data = yield* load(asset, from, nowMs, from)
-        if (synced < hour) b.advance(data, synced + HOUR_MS, hour)
+        if (synced < hour) b.advance(data, synced + HOUR_MS, hour, sorter)
         if (entry !== undefined) entry.barsExtent = extent
       }
       // The loaded series are dropped here: only what the results need is kept.

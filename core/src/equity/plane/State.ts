@@ -62,7 +62,17 @@ export const FACT_CONCEPTS = [
   ])
 ]
 
-export const PERIODIC_FORMS = new Set(["10-K", "10-Q", "20-F", "40-F", "10-K/A", "10-Q/A", "20-F/A", "40-F/A", "10-KT"])
+export const PERIODIC_FORMS: ReadonlySet<string> = new Set([
+  "10-K",
+  "10-Q",
+  "20-F",
+  "40-F",
+  "10-K/A",
+  "10-Q/A",
+  "20-F/A",
+  "40-F/A",
+  "10-KT"
+])
 
 /** `eq:<cik>:<ticker>` parts, or undefined. */
 export const parseEquityId = (id: string): { readonly cik: string; readonly ticker: string } | undefined => {
