@@ -3,7 +3,6 @@
  * core pipeline, and encodes the `Answer`: status from the error table, headers (rate limit, credits, CORS,
  * caching, ETag), body. No business logic lives here.
  */
-import { createHash } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import {
   type Answer,
@@ -16,14 +15,17 @@ import {
   creditsHeaderOf,
   ErrorCatalog,
   type ErrorCode,
+  etagOf,
   Handlers,
   handle,
+  ifNoneMatchMatches,
   operation,
   type PipelineServices,
   type RateWindow,
   secondsUntilReset
 } from "@market-data/core"
 import { Context, Effect, Exit, LogLevel, Option, References } from "effect"
+import type * as Digest from "effect/crypto/Digest"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { docsPage, isDocsPagePath } from "./DocsPage.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
@@ -159,16 +161,6 @@ export const rateLimitHeaders = (rate: RateWindow | undefined, nowMs: number): R
         ratelimit: `"default";r=${rate.remaining};t=${secondsUntilReset(rate, nowMs)}`
       }
 
-/** Strong ETag of a body's bytes. */
-export const etagOf = (body: string): string =>
-  `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
-
-const matches = (ifNoneMatch: string | undefined, etag: string): boolean => {
-  if (ifNoneMatch === undefined) return false
-  if (ifNoneMatch.trim() === "*") return true
-  return ifNoneMatch.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)
-}
-
 /** Header values by lower-case name, keeping repeats (Node folds or drops some duplicates). */
 const rawHeaderValues = (raw: ReadonlyArray<string>, name: string): Array<string> => {
   const out: Array<string> = []
@@ -242,18 +234,12 @@ export const readHeaders = (raw: ReadonlyArray<string>): RequestHeaders => {
 const requestIdHeader = (values: ReadonlyArray<string>): string | undefined =>
   values.length === 0 ? undefined : values.length === 1 ? values[0] : values.join(", ")
 
-/** A keyless, key-independent document with its ETag, computed once. */
+/** A keyless, key-independent document with its ETag (the core's `etagOf`). */
 interface PublicDocument {
   readonly body: string
   readonly contentType: string
-  readonly etag: string
+  readonly etag: string | undefined
 }
-
-const publicDocumentOf = (body: string, contentType: string): PublicDocument => ({
-  body,
-  contentType,
-  etag: etagOf(body)
-})
 
 /** Keyless, key-independent documents: cached briefly and answered 304 on a matching `If-None-Match`. */
 const publicWire = (
@@ -261,24 +247,43 @@ const publicWire = (
   ifNoneMatch: string | undefined,
   extra: Record<string, string> = {}
 ): WireResponse => {
-  const headers = { ...CORS, etag: doc.etag, "cache-control": "public, max-age=60", ...extra }
-  if (matches(ifNoneMatch, doc.etag)) return { status: 304, headers }
+  const headers: Record<string, string> = { ...CORS, "cache-control": "public, max-age=60", ...extra }
+  if (doc.etag !== undefined) {
+    headers.etag = doc.etag
+    if (ifNoneMatchMatches(ifNoneMatch, doc.etag)) return { status: 304, headers }
+  }
   return { status: 200, headers: { ...headers, "content-type": doc.contentType }, body: doc.body }
 }
 
-/** The root and OpenAPI documents of a set of implemented operations, built once per set. */
-const documentsCache = new WeakMap<object, { readonly root: PublicDocument; readonly openapi: PublicDocument }>()
-const documentsOf = (handlers: ReadonlyMap<string, unknown>) => {
-  let docs = documentsCache.get(handlers)
-  if (docs === undefined) {
-    const implemented = new Set(handlers.keys())
-    docs = {
-      root: publicDocumentOf(JSON.stringify(rootDocument(implemented)), "application/json"),
-      openapi: publicDocumentOf(JSON.stringify(openApiDocument(implemented)), "application/json")
-    }
-    documentsCache.set(handlers, docs)
+/** The root and OpenAPI documents of the implemented operations. */
+interface Documents {
+  readonly root: PublicDocument
+  readonly openapi: PublicDocument
+}
+
+/**
+ * The root and OpenAPI documents, built once per set of implemented operations by the handler that serves them
+ * (one per server: `nodeApiHandler`, `makeHttpApp`), not kept at module scope.
+ */
+export type DocumentsOf = (handlers: ReadonlyMap<string, unknown>) => Effect.Effect<Documents, never, Digest.Digest>
+
+export const makeDocumentsOf = (): DocumentsOf => {
+  let built: { readonly handlers: object; readonly documents: Documents } | undefined
+  const json = (value: unknown) => {
+    const body = JSON.stringify(value)
+    return Effect.map(etagOf(body), (etag): PublicDocument => ({ body, contentType: "application/json", etag }))
   }
-  return docs
+  return (handlers) => {
+    if (built !== undefined && built.handlers === handlers) return Effect.succeed(built.documents)
+    const implemented = new Set(handlers.keys())
+    return Effect.map(
+      Effect.all({ root: json(rootDocument(implemented)), openapi: json(openApiDocument(implemented)) }),
+      (documents) => {
+        built = { handlers, documents }
+        return documents
+      }
+    )
+  }
 }
 
 /** Encodes a pipeline answer. */
@@ -293,7 +298,11 @@ export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined
     case "Failure":
       return errorWire(o.error, headers)
     case "Markdown":
-      return publicWire(publicDocumentOf(o.markdown, "text/markdown; charset=utf-8"), ifNoneMatch, headers)
+      return publicWire(
+        { body: o.markdown, contentType: "text/markdown; charset=utf-8", etag: o.etag },
+        ifNoneMatch,
+        headers
+      )
     case "NotModified":
       return {
         status: 304,
@@ -314,7 +323,7 @@ export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined
       }
     case "Json": {
       if (answer.op?.auth === "keyless")
-        return publicWire(publicDocumentOf(o.body, "application/json"), ifNoneMatch, headers)
+        return publicWire({ body: o.body, contentType: "application/json", etag: o.etag }, ifNoneMatch, headers)
       // One object in the order the spreads gave (CORS, type, cache, ETag, source, rate limit, credits), built
       // without the intermediate ones: this is every paid answer.
       const json: Record<string, string> = {
@@ -411,7 +420,8 @@ export const isApplicationPath = (path: string, routes: HttpRoutes = API_ONLY): 
  */
 export const apiRoute = (
   request: WireRequest,
-  log: LogFields
+  log: LogFields,
+  documentsOf: DocumentsOf
 ): Effect.Effect<WireResponse, never, PipelineServices> => {
   // Plain combinators rather than a generator: this runs for every request.
   const url = request.url
@@ -463,20 +473,19 @@ export const apiRoute = (
     // The root and OpenAPI documents are keyless requests like any other: a presented key is checked and the
     // caller spends a rate unit (see `admitKeyless`).
     const kind = target.kind
-    return Effect.map(
-      Effect.all([
-        Effect.service(Handlers),
-        admitKeyless({
-          authorization: headers.authorization,
-          client: request.remoteAddress ?? "unknown",
-          forwardedFor: headers.forwardedFor
-        })
-      ]),
-      ([handlers, admitted]) => {
+    return Effect.flatMap(
+      admitKeyless({
+        authorization: headers.authorization,
+        client: request.remoteAddress ?? "unknown",
+        forwardedFor: headers.forwardedFor
+      }),
+      (admitted) => {
         log.key_id = admitted.keyId
         const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)
-        if (admitted.refusal !== undefined) return errorWire(admitted.refusal, headers)
-        return publicWire(documentsOf(handlers)[kind], ifNoneMatch, headers)
+        if (admitted.refusal !== undefined) return Effect.succeed(errorWire(admitted.refusal, headers))
+        return Effect.map(Effect.flatMap(Effect.service(Handlers), documentsOf), (documents) =>
+          publicWire(documents[kind], ifNoneMatch, headers)
+        )
       }
     )
   }
@@ -507,10 +516,10 @@ export const apiRoute = (
 }
 
 /**
- * The HTTP application as an Effect app, with `routes` mounted beside the API. Requires the pipeline's services;
- * answers every request (never a 5xx for bad input; a defect becomes 500 `internal_error`). The Node server
- * (Server.ts) answers the API routes without the Effect HTTP layer (`nodeApiHandler`) and hands this application
- * the mounted routes and the docs page.
+ * The Effect HTTP application of the paths that are not the API's: the mounted routes (the MCP endpoint, built
+ * on Effect's HTTP request) and the docs page. The API routes are answered only by `nodeApiHandler`, straight on
+ * Node's `request` event, which the Node server (Server.ts) asks first; so every API answer is written in one
+ * place (`writeWire`). Requires the pipeline's services; a defect becomes 500 `internal_error`.
  */
 export const makeHttpApp = (
   routes: HttpRoutes
@@ -600,16 +609,8 @@ const route = (
       if (admitted.refusal !== undefined) return errorResponse(admitted.refusal, headers)
       return HttpServerResponse.setHeaders(yield* docsPage(request, path, errorResponse), headers)
     }
-    const wire = yield* apiRoute(
-      {
-        method: request.method,
-        url: request.url,
-        rawHeaders,
-        remoteAddress: Option.getOrUndefined(request.remoteAddress)
-      },
-      log
-    )
-    return toHttpResponse(wire)
+    // Every other path is the API's, which `nodeApiHandler` answers before this application is asked.
+    return toHttpResponse(internalErrorWire())
   })
 
 /**
@@ -627,6 +628,8 @@ export const nodeApiHandler = (
   const logsRequests = LogLevel.isGreaterThanOrEqualTo("Info", Context.get(context, References.MinimumLogLevel))
   const telemetry = Context.get(context, RequestTelemetry)
   const record = telemetry.record
+  const documentsOf = makeDocumentsOf()
+  const writer = makeAnswerWriter()
   return (req, res) => {
     const url = req.url ?? "/"
     if (isApplicationPath(pathOf(url), routes)) return false
@@ -638,7 +641,11 @@ export const nodeApiHandler = (
     // The request line is written inside the fiber (the logger is the fiber's); the telemetry record outside
     // it, once the route has answered (not for an answer the route failed to give: `routeFailed`).
     let routeFailed = false
-    const answered = apiRoute({ method, url, rawHeaders, headers, remoteAddress: req.socket.remoteAddress }, log)
+    const answered = apiRoute(
+      { method, url, rawHeaders, headers, remoteAddress: req.socket.remoteAddress },
+      log,
+      documentsOf
+    )
     const routed = (
       logsRequests
         ? Effect.tap(answered, (wire) => {
@@ -676,7 +683,7 @@ export const nodeApiHandler = (
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
       // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
-      writeSoon(res, wireOf(done), routes.headers, log.request_id)
+      writer.writeSoon(res, wireOf(done), routes.headers, log.request_id)
     } else {
       fiber.addObserver(write)
       // A client gone before the answer: stop the work (holds are released as on any interruption).
@@ -694,37 +701,40 @@ export const nodeApiHandler = (
  * their answers back to back wakes a waiting client process once per burst instead of once per answer, which
  * on a virtual machine (where waking another CPU is a costly exit to the hypervisor) was a third of the time
  * of each answer on loopback. A lone request is written at the end of its own turn, microseconds later.
+ * One writer per handler (`nodeApiHandler`): its batch is that server's, not the module's.
  */
-let pending: Array<ServerResponse | WireResponse | Readonly<Record<string, string>> | string> = []
-
-const flushPending = () => {
-  const batch = pending
-  pending = []
-  for (let i = 0; i < batch.length; i += 4) {
-    const res = batch[i] as ServerResponse
-    if (res.writableEnded || res.destroyed) continue
-    try {
-      writeWire(
-        res,
-        batch[i + 1] as WireResponse,
-        batch[i + 2] as Readonly<Record<string, string>>,
-        batch[i + 3] as string
-      )
-    } catch {
-      // One answer Node refuses to write (it validated its headers) must not keep the others unwritten.
-      res.destroy()
+const makeAnswerWriter = () => {
+  let pending: Array<ServerResponse | WireResponse | Readonly<Record<string, string>> | string> = []
+  const flush = () => {
+    const batch = pending
+    pending = []
+    for (let i = 0; i < batch.length; i += 4) {
+      const res = batch[i] as ServerResponse
+      if (res.writableEnded || res.destroyed) continue
+      try {
+        writeWire(
+          res,
+          batch[i + 1] as WireResponse,
+          batch[i + 2] as Readonly<Record<string, string>>,
+          batch[i + 3] as string
+        )
+      } catch {
+        // One answer Node refuses to write (it validated its headers) must not keep the others unwritten.
+        res.destroy()
+      }
     }
   }
-}
-
-const writeSoon = (
-  res: ServerResponse,
-  wire: WireResponse,
-  extra: Readonly<Record<string, string>>,
-  requestId: string
-) => {
-  if (pending.length === 0) setImmediate(flushPending)
-  pending.push(res, wire, extra, requestId)
+  return {
+    writeSoon: (
+      res: ServerResponse,
+      wire: WireResponse,
+      extra: Readonly<Record<string, string>>,
+      requestId: string
+    ): void => {
+      if (pending.length === 0) setImmediate(flush)
+      pending.push(res, wire, extra, requestId)
+    }
+  }
 }
 
 /**

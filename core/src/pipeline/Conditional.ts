@@ -17,6 +17,19 @@ export const etagOf = (body: string): Effect.Effect<string, never, Digest.Digest
     Effect.map((hex) => `"${hex.slice(0, 40)}"`)
   )
 
+/** The ETag of a text that repeats (a handler's reused body, a keyless document): hashed once while `memo` holds it. */
+export const rememberedEtag = (
+  memo: BoundedCache<string, string> | undefined,
+  text: string
+): Effect.Effect<string, never, Digest.Digest> => {
+  const known = memo?.get(text)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(etagOf(text), (etag) => {
+    memo?.set(text, etag)
+    return etag
+  })
+}
+
 /** Whether an `If-None-Match` value (one tag, a list, or `*`) matches `etag`. Weak tags compare weakly. */
 export const ifNoneMatchMatches = (header: string | undefined, etag: string): boolean => {
   if (header === undefined) return false

@@ -4,18 +4,22 @@
  * the embedding program calling in-process without a key: decode, execute; no key, no rate unit, no credits.
  */
 import { Effect } from "effect"
+import type * as Digest from "effect/crypto/Digest"
+import type { BoundedCache } from "../BoundedCache.ts"
 import type { ApiError } from "../Errors.ts"
 import type { CanonicalParams } from "../Params.ts"
 import { decodeParams, isApiError } from "../Params.ts"
 import type { RateLimiter, RateWindow } from "../RateLimit.ts"
 import type { OperationSpec } from "../Registry.ts"
 import { fail, notImplemented, rateLimited, sourceOf } from "./Answers.ts"
+import { rememberedEtag } from "./Conditional.ts"
 import { execute } from "./Execute.ts"
 import type { ApiRequest, Handler, Outcome, PathResult, Principal } from "./Types.ts"
 
 /** Spends the request's rate unit, then reports a decode or Idempotency-Key error, or executes a free handler. */
 export const free = Effect.fnUntraced(function* (
   limiter: RateLimiter["Service"],
+  etags: BoundedCache<string, string> | undefined,
   op: OperationSpec,
   handler: Handler | undefined,
   params: CanonicalParams | ApiError,
@@ -36,20 +40,24 @@ export const free = Effect.fnUntraced(function* (
   const run = yield* execute(handler, { op, params, principal, rate, nowMs })
   if (run._tag === "Error") return done(fail(run.error))
   const out = run.out
+  const text = out._tag === "Markdown" ? out.markdown : JSON.stringify(out.body)
+  // A keyless answer is the same for every caller: it carries its ETag (its text repeats, so it is remembered).
+  const tag = op.auth === "keyless" ? { etag: yield* rememberedEtag(etags, text) } : {}
   return done(
     out._tag === "Markdown"
-      ? out
-      : { _tag: "Json", body: JSON.stringify(out.body), creditsCharged: 0, ...sourceOf(out) }
+      ? { _tag: "Markdown", section: out.section, markdown: out.markdown, ...tag }
+      : { _tag: "Json", body: text, creditsCharged: 0, ...tag, ...sourceOf(out) }
   )
 }) as (
   limiter: RateLimiter["Service"],
+  etags: BoundedCache<string, string> | undefined,
   op: OperationSpec,
   handler: Handler | undefined,
   params: CanonicalParams | ApiError,
   idemKey: string | ApiError | undefined,
   principal: Exclude<Principal, { readonly _tag: "Internal" }>,
   nowMs: number
-) => Effect.Effect<PathResult>
+) => Effect.Effect<PathResult, never, Digest.Digest>
 
 /** The internal principal's path: decode, execute. */
 export const internal = Effect.fnUntraced(function* (

@@ -128,7 +128,7 @@ const run = Effect.fnUntraced(function* (request: ApiRequest, context: Context.C
     return answer(done.outcome, done.rate, keyId)
   }
 
-  const done = yield* free(limiter, op, handler, params, idemKey, principal, nowMs)
+  const done = yield* free(limiter, caches?.etags, op, handler, params, idemKey, principal, nowMs)
   return answer(done.outcome, done.rate, keyId)
 }) as (
   request: ApiRequest,

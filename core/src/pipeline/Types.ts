@@ -117,7 +117,13 @@ export type Outcome =
       /** Which source fed the data (`X-Data-Source`); stored with the answer for replays. */
       readonly dataSource?: string
     }
-  | { readonly _tag: "Markdown"; readonly section: string; readonly markdown: string }
+  | {
+      readonly _tag: "Markdown"
+      readonly section: string
+      readonly markdown: string
+      /** Strong ETag of `markdown` (`etagOf`), on a keyless operation's answer. */
+      readonly etag?: string
+    }
   | { readonly _tag: "Failure"; readonly error: ApiError; readonly creditsCharged: number }
   /** `If-None-Match` matched: no body, zero credits. */
   | { readonly _tag: "NotModified"; readonly etag: string; readonly maxAgeSeconds?: number }

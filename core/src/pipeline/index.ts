@@ -9,7 +9,7 @@ export {
   statusOf,
   storedAnswerOf
 } from "./Answers.ts"
-export { etagOf, ifNoneMatchMatches } from "./Conditional.ts"
+export { etagOf, ifNoneMatchMatches, rememberedEtag } from "./Conditional.ts"
 export { handle, PipelineObserver, type PipelineObserverShape } from "./Handle.ts"
 export { type Admission, type Admitted, admitKeyless } from "./Keyless.ts"
 export {
