@@ -3,8 +3,10 @@
  * side in one run: the anchors first, then the service. Prints a table and writes JSON to bench/results/.
  *
  * Needs server PostgreSQL (BENCH_DATABASE_URL, default the machine's postgres://postgres@127.0.0.1:5432/test).
- * The money scenarios use the deterministic test plane (its answers cost nothing to compute, so they measure
- * the pipeline and the store); the data scenarios run the real service on the simulated planes in memory. Keys
+ * The money scenarios on PostgreSQL use the deterministic test plane (its answers cost nothing to compute, so they
+ * measure the pipeline and the store); the paid `read` on memory is measured on the service's own planes, with
+ * the test plane as a second row, and on the embedded default; the data scenarios run the real service on the
+ * simulated planes in memory. Keys
  * have their rate-limit policy raised for the run; every scenario reports its non-2xx count, which must be zero
  * (the 304 scenario counts its 304s there).
  */
@@ -451,19 +453,31 @@ const simulatedLoadOnly = async () => {
 }
 
 /** The money path's side-by-side rows (`bench/money.ts`) on the bench's schema `scoped`. */
-const runMoney = (scoped: string): Promise<MoneyBench> =>
-  moneyBench({
-    launch: async (args, env) => {
-      const s = await launch(args, env, /listening on (http:\/\/[^/\s]+)/)
-      return { url: s.url, pid: s.child.pid, stop: () => stop(s) }
-    },
-    scoped,
-    key: KEY,
-    connections: CONNECTIONS,
-    seconds: DURATION,
-    rssMb,
-    print: (line) => process.stdout.write(line)
-  })
+const runMoney = async (scoped: string): Promise<MoneyBench> => {
+  const dirs: Array<string> = []
+  try {
+    return await moneyBench({
+      launch: async (args, env) => {
+        const s = await launch(args, env, /listening on (http:\/\/[^/\s]+)/)
+        return { url: s.url, pid: s.child.pid, stop: () => stop(s) }
+      },
+      scoped,
+      key: KEY,
+      connections: CONNECTIONS,
+      seconds: DURATION,
+      rssMb,
+      print: (line) => process.stdout.write(line),
+      untilWarm,
+      tempDir: async () => {
+        const dir = mkdtempSync(join(tmpdir(), "md-bench-money-"))
+        dirs.push(dir)
+        return dir
+      }
+    })
+  } finally {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 /** The money path alone: `BENCH_ONLY=money node bench/run.ts` (needs server PostgreSQL). */
 const moneyOnly = async () => {

@@ -196,12 +196,17 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
   const dataSource = joined(planes.flatMap((p) => (p.source === undefined ? [] : [p.source])))
   const mixed = planes.some((p) => p.sourceOf !== undefined)
   /** The sources of the assets a request names (`id`/`ids`); with none, every plane's. */
+  const sourceOfId = (id: string): string | undefined => {
+    const plane = planeOf(id)
+    const impl = plane === undefined ? undefined : byPlane.get(plane)
+    return impl === undefined ? undefined : (impl.sourceOf?.(id) ?? impl.source)
+  }
   const sourceOfRequest = (params: HandlerInput["params"]): string | undefined => {
-    const ids = typeof params.id === "string" ? [params.id] : Array.isArray(params.ids) ? params.ids : []
+    // One asset (most requests): its source as it is, nothing to collect or join.
+    if (typeof params.id === "string") return sourceOfId(params.id) ?? dataSource
+    const ids = Array.isArray(params.ids) ? params.ids : []
     const sources = ids.flatMap((id) => {
-      const plane = planeOf(id)
-      const impl = plane === undefined ? undefined : byPlane.get(plane)
-      const source = impl === undefined ? undefined : (impl.sourceOf?.(id) ?? impl.source)
+      const source = sourceOfId(id)
       return source === undefined ? [] : [source]
     })
     return joined(sources) ?? dataSource
