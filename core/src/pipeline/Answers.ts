@@ -3,7 +3,8 @@
  * itself (rate limited, insufficient credits, not implemented), the status and charge of an outcome, and the
  * stored form of an answer an idempotent replay sends.
  */
-import { type ApiError, apiError, ErrorCatalog } from "../Errors.ts"
+import { Effect } from "effect"
+import { type ApiError, apiError, ErrorCatalog, StoreUnavailable } from "../Errors.ts"
 import type { StoredAnswer } from "../Money.ts"
 import { type RateWindow, secondsUntilReset } from "../RateLimit.ts"
 import type { OperationSpec } from "../Registry.ts"
@@ -15,6 +16,20 @@ export type FailureOutcome = Extract<Outcome, { readonly _tag: "Failure" }>
 export const fail = (error: ApiError): FailureOutcome => ({ _tag: "Failure", error, creditsCharged: 0 })
 
 export const internalError = () => apiError("internal_error", "internal error; nothing was charged, retry later")
+
+/**
+ * The answer to a defect: a store that could not be reached is `503 source_unavailable`, retryable (logged as a
+ * warning); anything else `500 internal_error` (logged as an error, with `what` failed).
+ */
+export const defectError = (defect: unknown, what: string, message: string): Effect.Effect<ApiError> => {
+  if (defect instanceof StoreUnavailable) {
+    return Effect.as(
+      Effect.logWarning("store unavailable", defect.operation, String(defect.cause)),
+      apiError("source_unavailable", message, { retryAfterSeconds: 1 })
+    )
+  }
+  return Effect.as(Effect.logError(what, defect), internalError())
+}
 
 /** HTTP-style status of an outcome (the contract's statuses; used for storing and transience). */
 export const statusOf = (o: Outcome): number => {

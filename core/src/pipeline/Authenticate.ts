@@ -25,14 +25,21 @@ export const clientOf = (
       : clientAddress(request.client, request.forwardedFor, settings.trustedProxies)
   )
 
+/** The scope a principal's rate units are spent in: its key, or its client address. */
+export const rateScopeOf = (principal: Exclude<Principal, { readonly _tag: "Internal" }>): string =>
+  principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
+
 /** Who is calling, or the refusal (already rate-limited against the client address) with its window. */
 export type Authenticated =
   | { readonly _tag: "Principal"; readonly principal: Exclude<Principal, { readonly _tag: "Internal" }> }
   | { readonly _tag: "Refused"; readonly outcome: Outcome; readonly rate: RateWindow }
 
-/** Authenticates a request for `op`: a key when one is presented, the client address for a keyless operation. */
+/**
+ * Authenticates a request: a key when one is presented, else the client address, unless `op` is an operation
+ * that needs a key (`undefined`: a keyless request that is not an operation, see `admitKeyless`).
+ */
 export const authenticate = (
-  op: OperationSpec,
+  op: OperationSpec | undefined,
   request: {
     readonly authorization: ReadonlyArray<string>
     readonly client: string
@@ -54,7 +61,7 @@ export const authenticate = (
   const presented = parseAuthorization(request.authorization)
   if (isApiError(presented)) return refuse(presented)
   if (presented === undefined) {
-    if (op.auth !== "keyless") return refuse(apiError("unauthenticated", missingKeyMessage(op)))
+    if (op !== undefined && op.auth !== "keyless") return refuse(apiError("unauthenticated", missingKeyMessage(op)))
     return Effect.succeed({
       _tag: "Principal",
       principal: {

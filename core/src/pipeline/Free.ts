@@ -12,6 +12,7 @@ import { decodeParams, isApiError } from "../Params.ts"
 import type { RateLimiter, RateWindow } from "../RateLimit.ts"
 import type { OperationSpec } from "../Registry.ts"
 import { fail, notImplemented, rateLimited, sourceOf } from "./Answers.ts"
+import { rateScopeOf } from "./Authenticate.ts"
 import { rememberedEtag } from "./Conditional.ts"
 import { execute } from "./Execute.ts"
 import type { ApiRequest, Handler, Outcome, PathResult, Principal } from "./Types.ts"
@@ -27,9 +28,8 @@ export const free = Effect.fnUntraced(function* (
   principal: Exclude<Principal, { readonly _tag: "Internal" }>,
   nowMs: number
 ) {
-  const scope = principal._tag === "Key" ? principal.key.id : `ip:${principal.client}`
   // One unit per request, paid or free.
-  const rate = yield* limiter.consume(scope, principal.rateLimitPerMinute, nowMs)
+  const rate = yield* limiter.consume(rateScopeOf(principal), principal.rateLimitPerMinute, nowMs)
   const done = (outcome: Outcome): PathResult => ({ outcome, rate })
   if (!rate.allowed) return done(fail(rateLimited(rate, nowMs)))
   // Decode, then (a paid request) its Idempotency-Key.

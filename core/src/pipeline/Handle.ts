@@ -12,14 +12,14 @@
  * else. Every failure becomes an answer; the pipeline itself never fails.
  */
 import { Clock, Context, Effect } from "effect"
-import { apiError, StoreUnavailable } from "../Errors.ts"
+import { apiError } from "../Errors.ts"
 import { validateIdempotencyKey } from "../Idempotency.ts"
 import { MoneyStore } from "../MoneyStore.ts"
 import { decodeParams, isApiError } from "../Params.ts"
 import { RateLimiter } from "../RateLimit.ts"
 import { operation } from "../Registry.ts"
 import { RequestCaches } from "../RequestCaches.ts"
-import { fail, internalError } from "./Answers.ts"
+import { defectError, fail } from "./Answers.ts"
 import { authenticate } from "./Authenticate.ts"
 import { free, internal } from "./Free.ts"
 import { metered } from "./Metered.ts"
@@ -53,21 +53,22 @@ export const handle = (request: ApiRequest): Effect.Effect<Answer, never, Pipeli
         })
   })
 
-/** A store that could not be reached answers `503 source_unavailable`, retryable; any other defect `500`. */
+/** A defect under a request: `503 source_unavailable` when a store could not be reached, else `500`. */
 const answerDefect = (request: ApiRequest, defect: unknown) =>
-  Effect.gen(function* () {
-    const nowMs = yield* Clock.currentTimeMillis
-    const unavailable = defect instanceof StoreUnavailable
-    yield* unavailable
-      ? Effect.logWarning("store unavailable", defect.operation, String(defect.cause))
-      : Effect.logError("pipeline defect", defect)
-    const error = unavailable
-      ? apiError("source_unavailable", "the store is unavailable; nothing was charged, retry shortly", {
-          retryAfterSeconds: 1
+  Effect.flatMap(
+    defectError(defect, "pipeline defect", "the store is unavailable; nothing was charged, retry shortly"),
+    (error) =>
+      Effect.map(
+        Clock.currentTimeMillis,
+        (nowMs): Answer => ({
+          outcome: fail(error),
+          op: operation(request.operation),
+          rate: undefined,
+          keyId: undefined,
+          nowMs
         })
-      : internalError()
-    return { outcome: fail(error), op: operation(request.operation), rate: undefined, keyId: undefined, nowMs }
-  })
+      )
+  )
 
 const run = Effect.fnUntraced(function* (request: ApiRequest, context: Context.Context<PipelineServices>) {
   const clock = Context.get(context, Clock.Clock)
