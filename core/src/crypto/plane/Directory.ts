@@ -9,7 +9,7 @@ import { Clock, Effect } from "effect"
 import type { DirectoryEntry } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import { BAR_MS, type SourceStatus } from "../Market.ts"
-import { MaxMemoizedResults, nextChangeMs } from "./Result.ts"
+import { nextChangeMs } from "./Result.ts"
 import { freshnessFor, type PlaneState, primaryVenue } from "./State.ts"
 
 /** The plane's `directory` and `lookup` over its state. */
@@ -113,7 +113,6 @@ export const makeDirectory = (
               ? nowMs + 1
               : Math.min(untilMs, nextChangeMs(st.newestMs, st.cadenceMs, nowMs))
         }
-        if (entries.size >= MaxMemoizedResults) entries.clear()
         entries.set(assetId, { revision, version, fromMs: nowMs, untilMs, entry })
       }
       return entry

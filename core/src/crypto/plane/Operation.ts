@@ -10,7 +10,7 @@ import type { PlaneForAsset } from "../../Planes.ts"
 import type { CryptoAsset } from "../Assets.ts"
 import type { ResultFreshness } from "../Freshness.ts"
 import { BAR_MS, HOUR_MS, type SourceStatus } from "../Market.ts"
-import { clocks, Gaps, MaxMemoizedResults, nextChangeMs, paramsKey } from "./Result.ts"
+import { clocks, Gaps, nextChangeMs, paramsKey } from "./Result.ts"
 import { type AssetState, assetOf, freshnessFor, OperationComponents, type PlaneState, venuesOf } from "./State.ts"
 
 /**
@@ -93,7 +93,6 @@ export const perAsset = (
       // Only when nothing was written meanwhile (a write during the build may or may not be in it).
       const after = readsStreamed(op) ? (store.quotesRevision ?? store.revision)?.() : store.revision?.()
       if (revision !== undefined && after === revision) {
-        if (results.size >= MaxMemoizedResults) results.clear()
         results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
       }
       return value

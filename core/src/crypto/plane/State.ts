@@ -6,7 +6,9 @@
  * The operation families (`Price.ts`, `Funding.ts`, `Flow.ts`, `Liquidity.ts`, `Technicals.ts`, `Structure.ts`,
  * `Read.ts`, `Series.ts`, `Rank.ts`, `Directory.ts`) read it; `../CryptoPlane.ts` assembles them.
  */
+
 import { Clock, Effect } from "effect"
+import { type BoundedCache, makeBoundedCache } from "../../BoundedCache.ts"
 import { type ApiError, apiError } from "../../Errors.ts"
 import { BaselineWindows, SlotSorter, sortedFinite } from "../../Percentile.ts"
 import type { DirectoryEntry } from "../../Planes.ts"
@@ -42,7 +44,7 @@ import {
 import { lastBreakOfStructure, StructureBars, type sessionLevels, trendState } from "../Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "../Technicals.ts"
 import { staticUniverse, type UniverseRef } from "../Universe.ts"
-import { type Reason, roundValue } from "./Result.ts"
+import { MaxMemoizedResults, type Reason, roundValue } from "./Result.ts"
 
 /** The components stored as series: what an asset's measures are computed from (its state's cache key). */
 export const SeriesComponents: ReadonlySet<Component> = new Set([
@@ -247,9 +249,9 @@ export interface PlaneState {
   /** Session levels by asset, with the newest bar and hour they were computed at. */
   readonly sessions: Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>
   /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
-  readonly results: Map<string, Validity & { readonly value: object }>
+  readonly results: BoundedCache<string, Validity & { readonly value: object }>
   /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
-  readonly entries: Map<string, Validity & { readonly version: symbol; readonly entry: DirectoryEntry }>
+  readonly entries: BoundedCache<string, Validity & { readonly version: symbol; readonly entry: DirectoryEntry }>
   /** The asset's series statuses (its venues' sources). */
   readonly statusesOf: (asset: CryptoAsset) => Effect.Effect<Array<SourceStatus>>
   /**
@@ -301,8 +303,8 @@ export const makePlaneState = (
   const states: PlaneState["states"] = new Map()
   const timeframes: PlaneState["timeframes"] = new Map()
   const sessions: PlaneState["sessions"] = new Map()
-  const results: PlaneState["results"] = new Map()
-  const entries: PlaneState["entries"] = new Map()
+  const results: PlaneState["results"] = makeBoundedCache(MaxMemoizedResults)
+  const entries: PlaneState["entries"] = makeBoundedCache(MaxMemoizedResults)
 
   // -- loading ----------------------------------------------------------------------------------------------
 
