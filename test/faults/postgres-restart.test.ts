@@ -10,7 +10,8 @@
  * - every idempotency key whose request the outage cut (sent before the database went down, answered 503),
  *   retried as soon as the database is back on the other instance of the test plane, answers normally within
  *   `RETRY_TARGET_MS`: the instance that admitted it releases its hold and record once the store is back
- *   (`ReleaseAfterOutage`), instead of leaving them to the 60 s lease;
+ *   (`ReleaseAfterOutage`), instead of leaving them to the 60 s lease; also for a key whose requests only one
+ *   instance ever saw (nothing of that key reaches it afterwards to trigger the release), with no live hold left;
  * - afterwards the ledger invariant holds: the credits charged per key are exactly those the served answers
  *   reported; the only holds left are of requests the outage cut, and their lease frees them; every
  *   idempotency key whose request failed during the outage, retried, runs (at once, or after the lease when
@@ -141,10 +142,26 @@ if (unavailable !== undefined) {
         }
       }
 
+      // Requests of a key of their own, sent only to the first test-plane instance, on the slow asset: some are
+      // admitted and in their handler when the database goes. Nothing else of that key reaches that instance
+      // afterwards, so what they hold is freed only by that instance's own release once the database is back,
+      // or by the 60 s lease.
+      const cutKey = await newKey(t.database, 100_000)
+      const cutCalls: Array<Call> = []
+      let cutting = true
+      const cutLane = async () => {
+        while (cutting) {
+          const first = servers[0] as ServerProcess
+          cutCalls.push(await httpCall(first.base, "price", "id=crypto:slow", { key: cutKey, idem: `cut-${seq++}` }))
+        }
+      }
+      const cutLoad = Promise.all([cutLane(), cutLane(), cutLane(), cutLane()])
       const load = Promise.all(Array.from({ length: LANES }, (_, n) => lane(n)))
       await sleep(BEFORE_MS)
       await pg.stop("immediate")
       stoppedAt = Date.now()
+      cutting = false
+      await cutLoad
       await sleep(OUTAGE_MS)
       restartingAt = Date.now()
       await pg.start()
@@ -159,6 +176,20 @@ if (unavailable !== undefined) {
           const tries: Array<Call> = []
           for (;;) {
             const retry = await again(base, c, { key: idempotent, idem: c.idem as string })
+            tries.push(retry)
+            if (retry.served || Date.now() > restartedAt + RETRY_TARGET_MS + 5_000) return tries
+            await sleep(100)
+          }
+        })
+      )
+      // The cut requests of the key sent to the first instance only, retried on the second one.
+      const cutOnFirst = cutCalls.filter((c) => !c.served)
+      const quickOnSecond = await Promise.all(
+        cutOnFirst.map(async (c) => {
+          const second = servers[1] as ServerProcess
+          const tries: Array<Call> = []
+          for (;;) {
+            const retry = await again(second.base, c, { key: cutKey, idem: c.idem as string })
             tries.push(retry)
             if (retry.served || Date.now() > restartedAt + RETRY_TARGET_MS + 5_000) return tries
             await sleep(100)
@@ -236,6 +267,33 @@ if (unavailable !== undefined) {
       )
       calls.push(...quickCalls)
       const retriedAtOnce = new Set(quickCalls.filter((c) => c.served).map((c) => c.idem))
+      // The same for the key whose requests only the first instance saw: retried on the second, each answered
+      // within the target (the first instance released what they held, nobody asked it to), charged once.
+      const lateOnSecond = quickOnSecond
+        .map((tries, i) => ({ c: cutOnFirst[i] as Call, last: tries[tries.length - 1] as Call }))
+        .filter(({ last }) => !last.served || last.doneAt > restartedAt + RETRY_TARGET_MS)
+        .map(({ c, last }) => `${c.idem}: ${last.status} ${last.code ?? ""} ${last.doneAt - restartedAt} ms after`)
+      expect(cutOnFirst.length, JSON.stringify(tally(cutCalls))).toBeGreaterThan(0)
+      expect(lateOnSecond, `${cutOnFirst.length} requests cut on the first instance`).toEqual([])
+      const metInProgress = quickOnSecond.filter((tries) => tries.some((r) => r.code === "request_in_progress"))
+      console.info(
+        `postgres restart: ${cutOnFirst.length} requests of a key cut on one instance, retried on the other: all answered within ${Math.max(...quickOnSecond.map((t) => (t[t.length - 1] as Call).doneAt - restartedAt))} ms of the database coming back (${metInProgress.length} met 409 request_in_progress first)`
+      )
+      const cutAll = [...cutCalls, ...quickOnSecond.flat()]
+      const cutServed = cutAll.filter((c) => c.served && !c.replayed)
+      await checkLedgerInvariant(t.database, {
+        served: new Map([
+          [
+            cutKey.id,
+            {
+              credits: cutServed.reduce((n, c) => n + c.charged, 0),
+              answers: cutServed.filter((c) => c.charged > 0).length
+            }
+          ]
+        ]),
+        // No hold of that key is left live: the first instance released them. Other keys are checked below.
+        allowLiveHold: (h) => h.keyId !== cutKey.id
+      })
 
       // Right away: charges are exactly what the served answers reported; the only live holds are of requests
       // the outage cut (taken before the database came back).
