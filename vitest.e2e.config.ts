@@ -23,6 +23,9 @@ export const e2eFiles = [
   // Starts `serve` in live mode against a replay Binance (550 perpetuals streamed over websockets, about a minute;
   // two processes on server PostgreSQL when TEST_DATABASE_URL is set).
   "test/live-streams.test.ts",
+  // Starts `serve` in live mode against replay Binance, Bybit, OKX and Hyperliquid venues (120 perpetuals streamed
+  // over each venue's protocol; each venue's streams cut in turn; about a minute and a half).
+  "test/live-streams-venues.test.ts",
   // Server PostgreSQL proofs across processes (several service processes on one database).
   "test/postgres-proofs.test.ts",
   // `serve` started and stopped as a child process, besides the CLI's commands on embedded PGlite stores.

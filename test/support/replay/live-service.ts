@@ -66,7 +66,13 @@ const getJson = async (url: string, key: string): Promise<{ status: number; body
 export const servedPerps = async (
   base: string,
   key: string,
-  venue: Pick<ReplayVenue, "symbols">
+  venue: {
+    readonly symbols: ReadonlyArray<{
+      readonly symbol: string
+      readonly ticker: string
+      readonly tokensPerUnit: number
+    }>
+  }
 ): Promise<Array<ServedPerp>> => {
   const byTicker = new Map<string, Array<string>>()
   let cursor: string | undefined
