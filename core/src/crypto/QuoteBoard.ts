@@ -93,8 +93,6 @@ interface Entry {
   silent: boolean
 }
 
-const keyOf = (assetId: string, venue: string) => `${assetId}\u0000${venue}`
-
 /** The process's streamed state. */
 export interface QuoteBoard {
   readonly applyQuote: (assetId: string, venue: string, quote: StreamedQuote) => void
@@ -121,16 +119,22 @@ export interface QuoteBoard {
 }
 
 export const makeQuoteBoard = (): QuoteBoard => {
-  const entries = new Map<string, Entry>()
+  // By venue, then asset: every update looks its entry up with the strings it has (no key built per frame).
+  const entries = new Map<string, Map<string, Entry>>()
   const venuesByAsset = new Map<string, Array<string>>()
   const healths = new Map<string, StreamHealth>()
   let version = 0
+  const find = (assetId: string, venue: string): Entry | undefined => entries.get(venue)?.get(assetId)
   const entryOf = (assetId: string, venue: string): Entry => {
-    const k = keyOf(assetId, venue)
-    let e = entries.get(k)
+    let byAsset = entries.get(venue)
+    if (byAsset === undefined) {
+      byAsset = new Map()
+      entries.set(venue, byAsset)
+    }
+    let e = byAsset.get(assetId)
     if (e === undefined) {
       e = { quote: undefined, ticker: undefined, bar: undefined, silent: false }
-      entries.set(k, e)
+      byAsset.set(assetId, e)
       const vs = venuesByAsset.get(assetId) ?? []
       vs.push(venue)
       vs.sort()
@@ -171,23 +175,22 @@ export const makeQuoteBoard = (): QuoteBoard => {
       if (before !== undefined && (bar.t < before.t || (bar.t === before.t && bar.eventMs < before.eventMs))) return
       e.bar = bar
     },
-    bar: (assetId, venue) => entries.get(keyOf(assetId, venue))?.bar,
-    quote: (assetId, venue) => entries.get(keyOf(assetId, venue))?.quote,
-    ticker: (assetId, venue) => entries.get(keyOf(assetId, venue))?.ticker,
+    bar: (assetId, venue) => find(assetId, venue)?.bar,
+    quote: (assetId, venue) => find(assetId, venue)?.quote,
+    ticker: (assetId, venue) => find(assetId, venue)?.ticker,
     venuesOf: (assetId) => venuesByAsset.get(assetId) ?? [],
     setSilent: (venue, assetIds) => {
-      for (const [k, e] of entries) {
-        if (!k.endsWith(`\u0000${venue}`)) continue
-        const silent = assetIds.has(k.slice(0, k.length - venue.length - 1))
+      for (const [assetId, e] of entries.get(venue) ?? []) {
+        const silent = assetIds.has(assetId)
         if (silent !== e.silent) {
           e.silent = silent
           version++
         }
       }
     },
-    isSilent: (assetId, venue) => entries.get(keyOf(assetId, venue))?.silent ?? false,
+    isSilent: (assetId, venue) => find(assetId, venue)?.silent ?? false,
     forget: (assetId, venue) => {
-      if (!entries.delete(keyOf(assetId, venue))) return
+      if (entries.get(venue)?.delete(assetId) !== true) return
       const vs = (venuesByAsset.get(assetId) ?? []).filter((v) => v !== venue)
       if (vs.length === 0) venuesByAsset.delete(assetId)
       else venuesByAsset.set(assetId, vs)
