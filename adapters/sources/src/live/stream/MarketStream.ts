@@ -340,6 +340,8 @@ const runWith = (
   const refused = new Map<string, { readonly message: string; readonly atMs: number }>()
   const lastSeen = new Map<string, number>()
   let newestMs = 0
+  /** When the frame being read arrived: one clock read a frame serves its checks and its symbols' last-seen times. */
+  let receivedMs = 0
   let nextRequestId = FIRST_REQUEST_ID
   let nextConnectMs = 0
   let startedMs = now()
@@ -353,12 +355,12 @@ const runWith = (
     seen: (symbol, t) => seen(symbol, t)
   })
   const live = (t: number) => {
-    const n = now()
+    const n = receivedMs
     if (!(t >= n - EVENT_PAST_LIMIT_MS && t <= n + EVENT_FUTURE_LIMIT_MS))
       throw new Malformed(`event time ${Number.isFinite(t) ? new Date(t).toISOString() : String(t)} is not live`)
   }
   const seen = (symbol: string, t: number) => {
-    lastSeen.set(symbol, now())
+    lastSeen.set(symbol, receivedMs)
     if (t > newestMs) newestMs = t
   }
 
@@ -496,7 +498,8 @@ const runWith = (
           : String(data)
 
   const onFrame = (c: Conn, data: unknown) => {
-    c.lastFrameMs = now()
+    receivedMs = now()
+    c.lastFrameMs = receivedMs
     stats.frames++
     let frame: FrameKind
     try {
