@@ -1,14 +1,28 @@
 /**
- * The replay Binance (`test/support/replay/binance-venue.ts`) on a worker thread of the streams bench
- * (`streams.ts`), so that producing its frames does not share an event loop with what the bench measures (a stream
- * reader in the bench's main thread, or the bench's HTTP load). The main thread drives it with messages
- * `{id, op, ...}` and gets `{id, result}` or `{id, error}` back (`VenueWorker` in `streams.ts`).
+ * The replay venues on a worker thread of the streams bench (`streams.ts`), so that producing their frames does not
+ * share an event loop with what the bench measures (a stream reader in the bench's main thread, or the bench's HTTP
+ * load): the replay Binance alone (`test/support/replay/binance-venue.ts`, `start`), or the four replay venues
+ * (`test/support/replay/four-venues.ts`, `startFour`). The main thread drives it with messages `{id, op, ...}` and
+ * gets `{id, result}` or `{id, error}` back (`VenueWorker` in `streams.ts`).
  */
 import { parentPort } from "node:worker_threads"
 import { type ReplayVenue, type ReplayVenueOptions, startBinanceReplay } from "../test/support/replay/binance-venue.ts"
+import {
+  type FourVenueOptions,
+  type FourVenues,
+  startFourVenues,
+  VENUES,
+  type VenueName
+} from "../test/support/replay/four-venues.ts"
+
+/** Frame kinds that carry market data (not answers to requests). */
+const DATA_KINDS = ["book", "kline", "mark", "funding", "oi"]
 
 export type VenueRequest =
   | { readonly op: "start"; readonly options: ReplayVenueOptions }
+  | { readonly op: "startFour"; readonly options: FourVenueOptions }
+  /** Every connection of one of the four venues cut. */
+  | { readonly op: "drop"; readonly venue: VenueName }
   | { readonly op: "blast"; readonly frames: number }
   | { readonly op: "setMeanInterval"; readonly ms: number }
   /** Staleness of shown quotes: `[symbol, bid, ask, atMs]` each (venue units); null where never published. */
@@ -19,6 +33,61 @@ export type VenueRequest =
   | { readonly op: "close" }
 
 let venue: ReplayVenue | undefined
+let four: FourVenues | undefined
+
+/** The four venues' requests. */
+const handleFour = async (f: FourVenues, m: VenueRequest): Promise<unknown> => {
+  switch (m.op) {
+    case "drop":
+      f.venues[m.venue].dropStreams()
+      return null
+    case "setMeanInterval":
+      f.setMeanInterval(m.ms)
+      return null
+    case "staleness":
+      return m.queries.map(([symbol, bid, ask, atMs]) => f.stalenessOf(symbol, bid, ask, atMs) ?? null)
+    case "stats": {
+      const frames = f.frames()
+      const sum = (kinds: ReadonlyArray<string>) =>
+        VENUES.reduce((n, v) => n + kinds.reduce((k, kind) => k + (frames[v].byKind[kind] ?? 0), 0), 0)
+      return {
+        ws: {
+          bookFrames: sum(["book"]),
+          klineFrames: sum(["kline"]),
+          markFrames: sum(["mark", "funding", "oi"]),
+          connects: 0
+        },
+        byVenue: Object.fromEntries(
+          VENUES.map((v) => [
+            v,
+            {
+              frames: DATA_KINDS.reduce((n, kind) => n + (frames[v].byKind[kind] ?? 0), 0),
+              byKind: frames[v].byKind,
+              connections: f.venues[v].connections(),
+              streamed: f.venues[v].streamedSymbols().length,
+              barsAsked: f.venues[v].barsAsked().length
+            }
+          ])
+        ),
+        connections: VENUES.reduce((n, v) => n + f.venues[v].connections(), 0),
+        subscribedSymbols: VENUES.reduce((n, v) => n + f.venues[v].streamedSymbols().length, 0),
+        moves: 0,
+        limited: f.binance.rest.limited(),
+        weightLastMinute: f.binance.rest.weightLastMinute()
+      }
+    }
+    case "klinesSymbols":
+      return VENUES.flatMap((v) => f.venues[v].barsAsked())
+    case "streamedSymbols":
+      return VENUES.flatMap((v) => f.venues[v].streamedSymbols())
+    case "close":
+      await f.close()
+      four = undefined
+      return null
+    default:
+      throw new Error(`${m.op}: not served by the four venues`)
+  }
+}
 
 const handle = async (m: VenueRequest): Promise<unknown> => {
   if (m.op === "start") {
@@ -26,9 +95,19 @@ const handle = async (m: VenueRequest): Promise<unknown> => {
     venue = await startBinanceReplay(m.options)
     return { restUrl: venue.restUrl, wsUrl: venue.wsUrl, symbols: venue.symbols }
   }
+  if (m.op === "startFour") {
+    await venue?.close()
+    venue = undefined
+    await four?.close()
+    four = await startFourVenues(m.options)
+    return { env: four.env(), restUrl: four.binance.restUrl, wsUrl: four.binance.wsUrl, symbols: four.symbols }
+  }
+  if (four !== undefined) return handleFour(four, m)
   const v = venue
   if (v === undefined) throw new Error("no venue started")
   switch (m.op) {
+    case "drop":
+      throw new Error(`${m.op}: the four venues are not started`)
     case "blast":
       return v.blast(m.frames)
     case "setMeanInterval":

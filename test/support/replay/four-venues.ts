@@ -9,6 +9,7 @@ import { startBybitReplay } from "./bybit-venue.ts"
 import { startHyperliquidReplay } from "./hyperliquid-venue.ts"
 import { startOkxReplay } from "./okx-venue.ts"
 import type { ReplayVenueBase } from "./serve.ts"
+import { relatedTickers } from "./venue-symbols.ts"
 
 export type VenueName = "binance" | "bybit" | "okx" | "hyperliquid"
 export const VENUES: ReadonlyArray<VenueName> = ["binance", "bybit", "okx", "hyperliquid"]
@@ -76,7 +77,7 @@ export const startFourVenues = async (options: FourVenueOptions = {}): Promise<F
   const meanIntervalMs = options.meanIntervalMs ?? 1_000
   const synthetic = options.syntheticOnly === undefined ? {} : { syntheticOnly: options.syntheticOnly }
   const binance = await startBinanceReplay({ symbols: counts.binance, meanIntervalMs, ...synthetic })
-  const taken = new Set(binance.symbols.map((s) => s.ticker))
+  const taken = new Set(binance.symbols.flatMap((s) => relatedTickers(s.ticker)))
   // Binance's synthetic names (`C<k>`) are taken too, whichever it used.
   const bybit = await startBybitReplay({ symbols: counts.bybit, taken, meanIntervalMs, ...synthetic })
   const okx = await startOkxReplay({ symbols: counts.okx, taken, meanIntervalMs, ...synthetic })

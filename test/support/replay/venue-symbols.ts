@@ -2,7 +2,7 @@
  * The perpetuals the replay venues of Bybit, OKX and Hyperliquid list: real names from each venue's recorded
  * instrument list (`../shared/data/crypto/listings/`, read in place, never copied) when the folder is there, else
  * (or past the recorded ones) synthetic names, skipping every ticker in `taken` so that each asset trades on one
- * venue only (the four-venue harness gives each venue its own assets: an answer's bid and ask then come from one
+ * venue only (a renamed ticker and its new name count as one: `relatedTickers`; the four-venue harness gives each venue its own assets: an answer's bid and ask then come from one
  * known venue, and the book age is measured against it).
  *
  * From the recordings: Bybit `LinearPerpetual`s settled in USDT (`baseCoin` with its multiplier, `1000PEPE`; the
@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { splitMultiplier } from "@market-data/core"
+import { splitMultiplier, TickerRenames } from "@market-data/core"
 import type { VenueSymbol } from "./market.ts"
 import { hash, rng } from "./symbols.ts"
 
@@ -36,6 +36,15 @@ const tickTextOf = (exponent: number): string =>
 const readJson = (path: string): unknown => (existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : undefined)
 
 type Venue = "bybit" | "okx" | "hyperliquid"
+
+/**
+ * A ticker and the one a rename ties it to (`MKR` and `SKY`): the directory makes them one asset, so a venue
+ * listing either takes both.
+ */
+export const relatedTickers = (ticker: string): ReadonlyArray<string> => [
+  ticker,
+  ...TickerRenames.flatMap((r) => (r.from === ticker ? [r.to] : r.to === ticker ? [r.from] : []))
+]
 
 interface Candidate {
   readonly venueBase: string
@@ -158,8 +167,10 @@ export const venueSymbols = (
   const out: Array<VenueSymbol> = []
   const add = (c: Candidate) => {
     const split = splitMultiplier(c.venueBase)
-    if (split === undefined || taken.has(split.base)) return
-    taken.add(split.base)
+    if (split === undefined) return
+    const names = relatedTickers(split.base)
+    if (names.some((n) => taken.has(n))) return
+    for (const n of names) taken.add(n)
     const symbol = venueName(venue, c.venueBase)
     const random = rng(seed ^ hash(`${venue}/${symbol}`))
     const tick = Number(c.tickText)
