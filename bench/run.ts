@@ -521,7 +521,8 @@ const scaleOnly = async () => {
 }
 
 /**
- * Live mode's market streams against a replay Binance (`bench/streams.ts`), opt-in for its ten minutes:
+ * Live mode's market streams against replay venues (`bench/streams.ts`: the ingest anchor on Binance, then 1,000
+ * perpetuals across Binance, Bybit, OKX and Hyperliquid), opt-in for its 40 to 60 minutes:
  * `BENCH_ONLY=streams node bench/run.ts` (no PostgreSQL needed).
  */
 const streamsOnly = async () => {
