@@ -4,7 +4,8 @@
  * `market.ts`. Nothing leaves the machine.
  *
  * Websocket (API v5 "WebSocket": connect, subscribe/unsubscribe, "Connection count limit", keep-alive; public
- * channels "Tickers", "Mark price", "Funding rate"), on `/ws/v5/public`: `{"op":"subscribe","args":[{"channel",
+ * channels "Tickers", "Mark price", "Funding rate", "Liquidation orders"; business channel "Candlesticks"), on
+ * `/ws/v5/public` (and `candle15m` on `/ws/v5/business`, where OKX serves candles): `{"op":"subscribe","args":[{"channel",
  * "instId"},...]}` is answered arg by arg, `{"event":"subscribe","arg":{...},"connId"}`, and an arg naming an
  * unknown channel or instrument `{"event":"error","code":"60018","msg":"Wrong URL or channel:<channel>,instId:<id>
  * doesn't exist. ...","connId"}` (as recorded in `../shared/data/crypto/streams/OKX.ws.1.0.txt` and documented);
@@ -12,7 +13,10 @@
  * `{"event":"error","code":"60012","msg":"Invalid request: ..."}`. Data frames `{"arg":{"channel","instId"},
  * "data":[{...}]}`; each subscription starts with the current value, as OKX pushes on subscribe. `tickers` on every
  * book move (`bidPx`, `bidSz`, `askPx`, `askSz` with sizes in contracts, `last`, `ts`); `mark-price` every
- * `markEveryMs` (1 s); `funding-rate` every `fundingEveryMs` (30 s; OKX pushes every 30 to 90 s). Limits as
+ * `markEveryMs` (1 s); `funding-rate` every `fundingEveryMs` (30 s; OKX pushes every 30 to 90 s); `candle15m`
+ * (`[ts, o, h, l, c, vol, volCcy, volCcyQuote, confirm]`) at most once a second while the swap trades, the closing
+ * candle with `confirm` "1" when the next opens; `liquidation-orders` (`instType` `SWAP`) accepted, nothing pushed
+ * (the replay liquidates nobody). A channel asked on the other endpoint is refused (`60018`). Limits as
  * documented: at most 3 connection requests a second (429 past it), 480 subscribe and unsubscribe requests an hour
  * per connection (`60014` past it), one request's args at most 64 KB (`60012`); a connection with no subscription
  * 30 s after it opened, or silent from the client for 30 s while nothing is subscribed, is closed.
@@ -29,8 +33,15 @@ import { type Conn, overRate, type ReplayVenueBase, type RestAnswer, startVenueS
 import { hash, rng } from "./symbols.ts"
 import { venueSymbols } from "./venue-symbols.ts"
 
-const PATH = "/ws/v5/public"
-const CHANNELS = ["tickers", "mark-price", "funding-rate", "open-interest"]
+const PUBLIC = "/ws/v5/public"
+const BUSINESS = "/ws/v5/business"
+/** Per-swap channels by endpoint (OKX serves candles on the business endpoint only). */
+const CHANNELS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  [PUBLIC]: ["tickers", "mark-price", "funding-rate", "open-interest"],
+  [BUSINESS]: ["candle15m"]
+}
+/** The all-swap liquidation channel (`instType` `SWAP`, public endpoint). */
+const LIQUIDATIONS = "liquidation-orders"
 const MAX_REQUEST_BYTES = 64 * 1024
 
 export interface OkxReplayOptions {
@@ -104,15 +115,22 @@ export const startOkxReplay = async (options: OkxReplayOptions = {}): Promise<Ok
   })
   const push = (c: Conn, channel: string, b: MarketBook, data: string, kind: string) =>
     servers.send(c, `{"arg":{"channel":"${channel}","instId":"${b.s.symbol}"},"data":[${data}]}`, kind)
+  const candleRow = (b: MarketBook, bar: Bar, nowMs: number) => {
+    const d = b.s.decimals
+    return `["${bar.openMs}","${bar.open.toFixed(d)}","${bar.high.toFixed(d)}","${bar.low.toFixed(d)}","${bar.close.toFixed(d)}","${Math.round(bar.volume / b.s.contractSize)}","${bar.volume.toFixed(4)}","${bar.quoteVolume.toFixed(4)}","${bar.openMs + BAR_MS <= nowMs ? "1" : "0"}"]`
+  }
+  const pushCandle = (c: Conn, b: MarketBook, bar: Bar, nowMs: number) =>
+    push(c, "candle15m", b, candleRow(b, bar, nowMs), "kline")
   const pushCurrent = (c: Conn, channel: string, b: MarketBook, nowMs: number) => {
     if (channel === "tickers") push(c, channel, b, tickerData(b, market.current(b), nowMs), "book")
     else if (channel === "mark-price") push(c, channel, b, markData(b, nowMs), "mark")
     else if (channel === "funding-rate") push(c, channel, b, JSON.stringify(fundingRow(b, nowMs)), "funding")
+    else if (channel === "candle15m") pushCandle(c, b, market.formingBar(b, nowMs), nowMs)
     else push(c, channel, b, JSON.stringify(oiRow(b, nowMs)), "oi")
   }
 
   const servers = await startVenueServers({
-    wsPaths: [PATH],
+    wsPaths: [PUBLIC, BUSINESS],
     admit: () => {
       const nowMs = Date.now()
       while (connectTimes.length > 0 && (connectTimes[0] as number) <= nowMs - 1_000) connectTimes.shift()
@@ -160,9 +178,17 @@ export const startOkxReplay = async (options: OkxReplayOptions = {}): Promise<Ok
     for (const a of m.args as ReadonlyArray<unknown>) {
       const arg = (typeof a === "object" && a !== null ? a : {}) as Record<string, unknown>
       const channel = String(arg.channel)
+      if (channel === LIQUIDATIONS && c.path === PUBLIC && arg.instType === "SWAP") {
+        // Accepted; the replay liquidates nobody, so nothing is pushed on it.
+        const topic = `${channel}:SWAP`
+        servers.send(c, JSON.stringify({ event: op, arg: { channel, instType: "SWAP" }, connId: connId(c) }), "answer")
+        if (op === "unsubscribe") servers.unsubscribe(c, topic)
+        else servers.subscribe(c, topic)
+        continue
+      }
       const instId = String(arg.instId)
       const b = market.books.get(instId)
-      if (!CHANNELS.includes(channel) || b === undefined) {
+      if (!(CHANNELS[c.path] ?? []).includes(channel) || b === undefined) {
         error(
           c,
           "60018",
@@ -180,11 +206,20 @@ export const startOkxReplay = async (options: OkxReplayOptions = {}): Promise<Ok
     }
   }
 
-  market.onMove((b, q) => {
+  market.onMove((b, q, closed, nowMs) => {
     const subs = servers.subscribers.get(`tickers:${b.s.symbol}`)
-    if (subs === undefined || subs.size === 0) return
-    const data = tickerData(b, q, q.sentMs)
-    for (const c of subs) push(c, "tickers", b, data, "book")
+    if (subs !== undefined && subs.size > 0) {
+      const data = tickerData(b, q, q.sentMs)
+      for (const c of subs) push(c, "tickers", b, data, "book")
+    }
+    // The forming 15-minute candle at most once a second, the closing one (confirm "1") when the next opens.
+    const candles = servers.subscribers.get(`candle15m:${b.s.symbol}`)
+    if (candles === undefined || candles.size === 0) return
+    if (closed !== undefined) for (const c of candles) pushCandle(c, b, closed, nowMs)
+    if (nowMs - b.lastKlineMs < 1_000) return
+    b.lastKlineMs = nowMs
+    const bar = market.formingBar(b, nowMs)
+    for (const c of candles) pushCandle(c, b, bar, nowMs)
   })
   const periodic = (channel: string, everyMs: number) =>
     setInterval(() => {
