@@ -113,6 +113,13 @@ const inRange = (a: Address, r: Range): boolean => {
 
 const isTrusted = (a: Address, trusted: TrustedProxies): boolean => trusted.ranges.some((r) => inRange(a, r))
 
+/** Whether a socket peer is one of the trusted proxies (whose connections carry many clients). */
+export const isTrustedProxy = (peer: string | undefined, trusted: TrustedProxies): boolean => {
+  if (peer === undefined || trusted.ranges.length === 0) return false
+  const address = parseAddress(peer)
+  return address !== undefined && isTrusted(address, trusted)
+}
+
 /**
  * Parses the trusted-proxy list: comma-separated IPs or CIDR ranges (`10.0.0.0/8`, `172.16.0.0/12`, `::1`,
  * `fd00::/8`). Empty text trusts none. A bad entry is a problem naming it.

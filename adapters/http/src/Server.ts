@@ -5,8 +5,14 @@
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiError, apiError, type PipelineServices } from "@market-data/core"
-import { Duration, Effect, Layer, Scope } from "effect"
+import { type ApiError, apiError, type PipelineServices, Settings } from "@market-data/core"
+import { Context, Duration, Effect, Layer, Scope } from "effect"
+import {
+  type ConnectionGuard,
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  guardConnections
+} from "./ConnectionLimits.ts"
 import { type HttpRoutes, httpStatus, type MountedRoute, makeHttpApp, nodeApiHandler } from "./HttpApp.ts"
 
 /** Longest wait for in-flight requests at shutdown. */
@@ -102,13 +108,18 @@ export const oneAtATimePerConnection = (handler: Handler): Handler => {
   }
 }
 
-/** A Node server with this service's limits. */
-export const makeNodeServer = (): http.Server => {
+/** A Node server with this service's limits (the connection and body limits: `ConnectionLimits.ts`). */
+export const makeNodeServer = (
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
+): http.Server & { readonly guard: ConnectionGuard } => {
   const server = http.createServer({
     maxHeaderSize: NODE_MAX_HEADER_SIZE,
     headersTimeout: 20_000,
     requestTimeout: 60_000,
-    keepAliveTimeout: 5_000
+    keepAliveTimeout: 5_000,
+    // Node checks the header and request timeouts on this interval (30 s by default, which let a slow client
+    // hold its connection for up to 30 s past them).
+    connectionsCheckingInterval: 1_000
   })
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) {
@@ -123,7 +134,7 @@ export const makeNodeServer = (): http.Server => {
       rawAnswer(socket, apiError("invalid_header", "malformed HTTP request"))
     }
   })
-  return server
+  return Object.assign(server, { guard: guardConnections(server, limits) })
 }
 
 /**
@@ -144,10 +155,12 @@ export const layerHttpServer = (options: {
    * operator's `/healthz`, `/readyz`, `/metrics`. Returns false for a request it does not answer.
    */
   readonly operational?: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | undefined
+  /** Connection caps and the body deadline; `DEFAULT_CONNECTION_LIMITS` when absent. */
+  readonly limits?: ConnectionLimits | undefined
 }) => {
-  let server: http.Server | undefined
+  let server: ReturnType<typeof makeNodeServer> | undefined
   const make = () => {
-    server = makeNodeServer()
+    server = makeNodeServer(options.limits)
     return server
   }
   const dispatch = Layer.effectDiscard(
@@ -155,6 +168,9 @@ export const layerHttpServer = (options: {
       const node = server
       if (node === undefined) return yield* Effect.die(new Error("the Node server was not created"))
       const context = yield* Effect.context<PipelineServices>()
+      // A trusted proxy's connections carry many clients: capped per client by request (`ConnectionLimits.ts`).
+      const trusted = Context.get(context, Settings).trustedProxies
+      if (trusted !== undefined) node.guard.trusted = trusted
       // The Effect application's request fibers live in a child scope, closed only after the server has
       // stopped and drained (the finalizer below runs first), so in-flight requests finish.
       const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
@@ -165,13 +181,15 @@ export const layerHttpServer = (options: {
       node.on(
         "request",
         oneAtATimePerConnection(
-          operational === undefined
-            ? (req: http.IncomingMessage, res: http.ServerResponse) => {
-                if (!api(req, res)) application(req, res)
-              }
-            : (req: http.IncomingMessage, res: http.ServerResponse) => {
-                if (!operational(req, res) && !api(req, res)) application(req, res)
-              }
+          node.guard.requests(
+            operational === undefined
+              ? (req: http.IncomingMessage, res: http.ServerResponse) => {
+                  if (!api(req, res)) application(req, res)
+                }
+              : (req: http.IncomingMessage, res: http.ServerResponse) => {
+                  if (!operational(req, res) && !api(req, res)) application(req, res)
+                }
+          )
         )
       )
       const shutdowns = (options.mounts ?? []).flatMap((m) => (m.shutdown === undefined ? [] : [m.shutdown]))
@@ -187,5 +205,10 @@ export const layerHttpServer = (options: {
       )
     })
   )
-  return dispatch.pipe(Layer.provideMerge(NodeHttpServer.layer(make, { host: options.host, port: options.port })))
+  // A listen backlog deep enough for a burst of connections up to the cap: they are accepted (and refused past
+  // it) at once rather than left to the clients' SYN retries.
+  const backlog = Math.max(511, (options.limits ?? DEFAULT_CONNECTION_LIMITS).maxConnections)
+  return dispatch.pipe(
+    Layer.provideMerge(NodeHttpServer.layer(make, { host: options.host, port: options.port, backlog }))
+  )
 }

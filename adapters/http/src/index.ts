@@ -1,4 +1,5 @@
 /** @market-data/http: the HTTP transport. */
+export * from "./ConnectionLimits.ts"
 export * from "./HttpApp.ts"
 export * from "./OpenApi.ts"
 export * from "./Query.ts"
