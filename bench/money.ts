@@ -57,6 +57,8 @@ export interface MoneyBench {
 
 export interface Launched {
   readonly url: string
+  /** Where a `serve` process answers `/metrics` (its own port). */
+  readonly metricsUrl?: string | undefined
   readonly pid: number | undefined
   readonly stop: () => Promise<void>
 }
@@ -77,8 +79,14 @@ export interface MoneyBenchDeps {
   readonly tempDir: () => Promise<string>
 }
 
-/** The total of `market_data_db_statements_total` on a server's `/metrics`. */
-const statementsOf = async (url: string): Promise<number> => {
+/**
+ * The total of `market_data_db_statements_total` on a server's `/metrics` (rendered at most once a second: read
+ * after the cache's second has passed).
+ */
+const statementsOf = async (s: Launched): Promise<number> => {
+  const url = s.metricsUrl
+  if (url === undefined) throw new Error(`${s.url}: no metrics port in its startup line`)
+  await new Promise((r) => setTimeout(r, 1_100))
   const text = await (await fetch(`${url}/metrics`)).text()
   const m = /^market_data_db_statements_total (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text)
   if (m === null) throw new Error(`${url}/metrics has no market_data_db_statements_total`)
@@ -104,7 +112,8 @@ export const moneyBench = async (deps: MoneyBenchDeps): Promise<MoneyBench> => {
     PORT: "0",
     MARKET_DATA_BOOTSTRAP_KEY: deps.key,
     MARKET_DATA_BOOTSTRAP_CREDITS: "1000000000",
-    MARKET_DATA_RATE_LIMIT_PER_MINUTE: "100000000"
+    MARKET_DATA_RATE_LIMIT_PER_MINUTE: "100000000",
+    MARKET_DATA_METRICS_PORT: "0"
   }
   const run = async (url: string, headers: Record<string, string>, duration = seconds) => {
     await autocannon({ url, headers, connections, duration: 2 })
@@ -175,7 +184,7 @@ export const moneyBench = async (deps: MoneyBenchDeps): Promise<MoneyBench> => {
   /** A paid `price` run on PostgreSQL, with the statements it sent (and the requests it answered). */
   const paidRunOnPostgres = async (s: Launched, headers: Record<string, string>) => {
     await autocannon({ url: `${s.url}/api/v1/price?id=crypto:bitcoin`, headers, connections, duration: 2 })
-    const warmed = await statementsOf(s.url)
+    const warmed = await statementsOf(s)
     const r = await autocannon({
       url: `${s.url}/api/v1/price?id=crypto:bitcoin`,
       headers,
@@ -183,7 +192,7 @@ export const moneyBench = async (deps: MoneyBenchDeps): Promise<MoneyBench> => {
       duration: seconds
     })
     // The warm-up's statements are left out; the metrics scrape itself sends none.
-    return { r, statements: (await statementsOf(s.url)) - warmed }
+    return { r, statements: (await statementsOf(s)) - warmed }
   }
   const perRequest = (statements: number, requests: number) =>
     requests === 0 ? Number.NaN : Math.round((statements / requests) * 1000) / 1000

@@ -30,6 +30,8 @@ const CONNECTIONS = 50
 
 interface Started {
   readonly url: string
+  /** The pattern's second group, when it has one (the metrics address of a `serve` startup line). */
+  readonly second: string | undefined
   readonly child: ChildProcess
   readonly startedMs: number
 }
@@ -47,7 +49,7 @@ const launch = (args: ReadonlyArray<string>, env: Record<string, string>, patter
     child.stdout?.on("data", (d) => {
       out += d
       const m = pattern.exec(out)
-      if (m) resolve({ url: m[1] as string, child, startedMs: performance.now() - t0 })
+      if (m) resolve({ url: m[1] as string, second: m[2], child, startedMs: performance.now() - t0 })
     })
     child.stderr?.on("data", (d) => (err += d))
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code}: ${err}`)))
@@ -458,8 +460,9 @@ const runMoney = async (scoped: string): Promise<MoneyBench> => {
   try {
     return await moneyBench({
       launch: async (args, env) => {
-        const s = await launch(args, env, /listening on (http:\/\/[^/\s]+)/)
-        return { url: s.url, pid: s.child.pid, stop: () => stop(s) }
+        // A `serve` line names its metrics port (`MARKET_DATA_METRICS_PORT=0` in the bench's environment).
+        const s = await launch(args, env, /listening on (http:\/\/[^/\s]+)(?:[^\n]* · metrics (http:\/\/[^/\s]+))?/)
+        return { url: s.url, metricsUrl: s.second, pid: s.child.pid, stop: () => stop(s) }
       },
       scoped,
       key: KEY,

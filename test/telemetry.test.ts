@@ -6,7 +6,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { makeTelemetry } from "@market-data/infra"
+import { MAX_SCRAPES_PER_SECOND, makeTelemetry } from "@market-data/infra"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mcpPost } from "./support/mcp.ts"
@@ -41,8 +41,17 @@ const keyed = (base: string, path: string, headers: Record<string, string> = {})
 
 const remaining = (res: Response): number => Number(/r=(\d+)/.exec(res.headers.get("ratelimit") ?? "")?.[1])
 
+/** The metrics address the startup line names (`metrics http://host:port/metrics`). */
+const metricsBaseOf = (s: ServerProcess): Promise<string> =>
+  poll(
+    async () => /metrics (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(s.stdout())?.[1],
+    10_000,
+    "no metrics address in the startup line"
+  )
+
 describe("health, readiness, metrics, request IDs on a served process", () => {
   let server: ServerProcess
+  let metricsBase: string
   beforeAll(async () => {
     server = await startServerProcess(
       {
@@ -50,10 +59,12 @@ describe("health, readiness, metrics, request IDs on a served process", () => {
         LOG_LEVEL: "info",
         MARKET_DATA_BOOTSTRAP_KEY: KEY,
         MARKET_DATA_BOOTSTRAP_CREDITS: "100",
-        MARKET_DATA_RATE_LIMIT_PER_MINUTE: "6"
+        MARKET_DATA_RATE_LIMIT_PER_MINUTE: "6",
+        MARKET_DATA_METRICS_PORT: "0"
       },
       { entry: SERVE_ENTRY, args: ["serve"] }
     )
+    metricsBase = await metricsBaseOf(server)
   }, 90_000)
   afterAll(async () => {
     if (server !== undefined) await stopServerProcess(server)
@@ -85,8 +96,12 @@ describe("health, readiness, metrics, request IDs on a served process", () => {
     expect(before.status).toBe(200)
     const r0 = remaining(before)
     for (let i = 0; i < 10; i++) {
-      for (const path of ["/healthz", "/readyz", "/metrics"]) {
-        const res = await keyed(server.base, path)
+      for (const [base, path] of [
+        [server.base, "/healthz"],
+        [server.base, "/readyz"],
+        [metricsBase, "/metrics"]
+      ] as const) {
+        const res = await keyed(base, path)
         expect(res.status).toBe(200)
         await res.arrayBuffer()
       }
@@ -120,9 +135,18 @@ describe("health, readiness, metrics, request IDs on a served process", () => {
     const odd = await fetch(`${server.base}/api/v1`, { headers: { "x-request-id": "a b<script>" } })
     expect(odd.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
 
-    const metrics = await fetch(`${server.base}/metrics`)
-    expect(metrics.headers.get("content-type")).toContain("text/plain")
-    const text = await metrics.text()
+    // The metrics text is rendered at most once a second: polled until it shows the last request.
+    const text = await poll(
+      async () => {
+        const metrics = await fetch(`${metricsBase}/metrics`)
+        expect(metrics.headers.get("content-type")).toContain("text/plain")
+        const text = await metrics.text()
+        const refusals = sample(text, "market_data_rate_limit_refusals_total", { operation: "usage" })
+        return refusals === 1 ? text : undefined
+      },
+      10_000,
+      "/metrics did not show the refused request"
+    )
     const count = (labels: Record<string, string>) => sample(text, "market_data_requests_total", labels)
     expect(count({ operation: "financials", transport: "http", status: "200" })).toBe(2)
     expect(count({ operation: "financials", transport: "http", status: "409" })).toBe(1)
@@ -165,11 +189,7 @@ describe("metrics port and traces", () => {
       { entry: SERVE_ENTRY, args: ["serve"] }
     )
     try {
-      const port = await poll(
-        async () => /metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.stdout())?.[1],
-        10_000,
-        "no metrics address in the startup line"
-      )
+      const port = new URL(await metricsBaseOf(s)).port
       expect(Number(port)).not.toBe(s.port)
       // A memory store without a bootstrap key says at start how to get a key.
       expect(s.stdout()).toContain("no API key exists: DATABASE_URL=memory keeps keys inside this process")
@@ -182,6 +202,36 @@ describe("metrics port and traces", () => {
       expect(((await onApi.json()) as { error: { code: string } }).error.code).toBe("unknown_operation")
     } finally {
       await stopServerProcess(s)
+    }
+  }, 90_000)
+
+  it("by default /metrics is on its own loopback port (9464), not on the API port; `off` serves it nowhere", async () => {
+    const s = await startServerProcess({ DATABASE_URL: "memory" }, { entry: SERVE_ENTRY, args: ["serve"] })
+    try {
+      // The default port, unless another process (a parallel test's server) holds it: then metrics are off,
+      // with a warning naming the variable.
+      const line = await poll(
+        async () => /metrics (\S+) · store/.exec(s.stdout())?.[1],
+        10_000,
+        "no metrics part in the startup line"
+      )
+      if (line === "off") expect(s.stdout()).toContain("metrics are off: the default metrics port 127.0.0.1:9464")
+      else expect(line).toBe("http://127.0.0.1:9464/metrics")
+      const onApi = await fetch(`${s.base}/metrics`)
+      expect(onApi.status).toBe(404)
+      await onApi.arrayBuffer()
+    } finally {
+      await stopServerProcess(s)
+    }
+    const off = await startServerProcess(
+      { DATABASE_URL: "memory", MARKET_DATA_METRICS_PORT: "off" },
+      { entry: SERVE_ENTRY, args: ["serve"] }
+    )
+    try {
+      await poll(async () => (/ · metrics off · /.test(off.stdout()) ? true : undefined), 10_000, "metrics not off")
+      expect((await fetch(`${off.base}/metrics`)).status).toBe(404)
+    } finally {
+      await stopServerProcess(off)
     }
   }, 90_000)
 
@@ -224,7 +274,8 @@ describe("metrics port and traces", () => {
 })
 
 describe("makeTelemetry", () => {
-  it("/readyz is 503 naming what is missing, then 200; the pool's use is in /metrics", async () => {
+  it("/readyz is 503 naming what is missing, then 200; the pool's use is in /metrics, rendered at most once a second", async () => {
+    let nowMs = 0
     let missing: ReadonlyArray<string> = ["database: not answering", "crypto baselines: 3 of 35 assets ready"]
     const telemetry = makeTelemetry(
       {
@@ -234,7 +285,7 @@ describe("makeTelemetry", () => {
         statements: () => 120,
         groupCommit: () => ({ batches: 7, calls: 300, failedBatches: 1, largest: 64 })
       },
-      { tracing: false }
+      { tracing: false, nowMs: () => nowMs }
     )
     const answer = telemetry.handler(true)
     const server = http.createServer((req, res) => {
@@ -270,10 +321,48 @@ describe("makeTelemetry", () => {
         status: 200,
         seconds: 0.002
       })
+      // The text rendered a moment ago is served again for a second; then rendered anew.
+      const cached = await (await fetch(`${base}/metrics`)).text()
+      expect(cached).toBe(text)
+      nowMs += 1_000
       const after = await (await fetch(`${base}/metrics`)).text()
       expect(sample(after, "market_data_requests_total", { operation: "unknown", status: "404" })).toBe(1)
       expect(sample(after, "market_data_requests_total", { operation: "price", transport: "mcp" })).toBe(1)
       expect(after).not.toContain("no-such-op")
+    } finally {
+      await new Promise((r) => server.close(r))
+    }
+  })
+
+  it("answers at most MAX_SCRAPES_PER_SECOND scrapes a second; the rest are 429 with Retry-After", async () => {
+    let nowMs = 5_000
+    const telemetry = makeTelemetry(
+      { missing: Effect.succeed([]), sourceStatus: Effect.succeed([]), poolStats: undefined },
+      { tracing: false, nowMs: () => nowMs }
+    )
+    const answer = telemetry.handler(true)
+    const server = http.createServer((req, res) => {
+      if (!answer(req, res)) {
+        res.writeHead(418)
+        res.end()
+      }
+    })
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      const statuses: Array<number> = []
+      for (let i = 0; i < MAX_SCRAPES_PER_SECOND + 5; i++) {
+        const res = await fetch(`${base}/metrics`)
+        statuses.push(res.status)
+        if (res.status === 429) expect(res.headers.get("retry-after")).toBe("1")
+        await res.arrayBuffer()
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(MAX_SCRAPES_PER_SECOND)
+      expect(statuses.slice(MAX_SCRAPES_PER_SECOND)).toEqual([429, 429, 429, 429, 429])
+      // Health and readiness are not scrapes.
+      expect((await fetch(`${base}/healthz`)).status).toBe(200)
+      nowMs += 1_000
+      expect((await fetch(`${base}/metrics`)).status).toBe(200)
     } finally {
       await new Promise((r) => server.close(r))
     }

@@ -4,8 +4,13 @@
  */
 
 import { parseTrustedProxies, TRUSTED_PROXIES_VARIABLE, type TrustedProxies } from "@market-data/core"
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "@market-data/http"
 import { SimulatedGeneratedCompanies } from "@market-data/sources"
 import { Config, Effect } from "effect"
+
+/** Where `/metrics` is served unless configured: its own port, on loopback (the Prometheus exporters' usual port). */
+export const DEFAULT_METRICS_PORT = 9464
+export const DEFAULT_METRICS_HOST = "127.0.0.1"
 
 /** How many generated simulated companies a service has unless configured (`MARKET_DATA_SIMULATED_COMPANIES`). */
 export const DefaultSimulatedCompanies: number = SimulatedGeneratedCompanies
@@ -59,10 +64,26 @@ export interface AppConfig {
   readonly logLevel: "Trace" | "Debug" | "Info" | "Warn" | "Error" | "Fatal" | "None"
   readonly logFormat: "json" | "logfmt"
   /**
-   * `MARKET_DATA_METRICS_PORT`: serve `/metrics` on this port (on `HOST`) instead of the API port; unset: on the
-   * API port. `0` picks a free port (the startup line shows it).
+   * `MARKET_DATA_METRICS_PORT`: the port of its own `/metrics` is served on (with `/healthz` and `/readyz`), on
+   * `metricsHost`; never on the API port. 9464 by default, `off` for none (undefined); `0` picks a free port (the
+   * startup line shows it).
    */
   readonly metricsPort?: number | undefined
+  /**
+   * Whether `MARKET_DATA_METRICS_PORT` was set: then a port that cannot be listened on stops the start. The
+   * default port already taken (a second instance on one host) leaves metrics off, with a warning.
+   */
+  readonly metricsPortSet?: boolean
+  /**
+   * `MARKET_DATA_METRICS_HOST`: the address `/metrics` listens on (its own port, `metricsPort`); loopback
+   * (`127.0.0.1`) by default, so only this host can scrape it.
+   */
+  readonly metricsHost?: string | undefined
+  /**
+   * Connection and body limits of the API port (`MARKET_DATA_MAX_CONNECTIONS`,
+   * `MARKET_DATA_MAX_CONNECTIONS_PER_CLIENT`, `MARKET_DATA_BODY_TIMEOUT_MS`); the transport's defaults when absent.
+   */
+  readonly connectionLimits?: ConnectionLimits | undefined
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: export traces over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`. */
   readonly otlpEndpoint?: string | undefined
 }
@@ -118,6 +139,16 @@ const readConfig = Effect.gen(function* () {
   const logLevelText = yield* Config.String("LOG_LEVEL").pipe(Config.withDefault("info"))
   const logFormat = yield* Config.Literals(["json", "logfmt"], "LOG_FORMAT").pipe(Config.withDefault("json" as const))
   const metricsPortText = yield* Config.String("MARKET_DATA_METRICS_PORT").pipe(Config.withDefault(""))
+  const metricsHost = yield* Config.String("MARKET_DATA_METRICS_HOST").pipe(Config.withDefault(DEFAULT_METRICS_HOST))
+  const maxConnections = yield* Config.Int("MARKET_DATA_MAX_CONNECTIONS").pipe(
+    Config.withDefault(DEFAULT_CONNECTION_LIMITS.maxConnections)
+  )
+  const maxConnectionsPerClient = yield* Config.Int("MARKET_DATA_MAX_CONNECTIONS_PER_CLIENT").pipe(
+    Config.withDefault(DEFAULT_CONNECTION_LIMITS.maxConnectionsPerClient)
+  )
+  const bodyTimeoutMs = yield* Config.Int("MARKET_DATA_BODY_TIMEOUT_MS").pipe(
+    Config.withDefault(DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs)
+  )
   const otlpEndpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.withDefault(""))
 
   const logLevel = normalizeLevel(logLevelText)
@@ -131,10 +162,35 @@ const readConfig = Effect.gen(function* () {
   if (port < 0 || port > 65535) {
     return yield* Effect.fail(new ConfigProblem(`PORT must be 0 to 65535 (0 picks a free port); got ${port}`))
   }
-  const metricsPort = metricsPortText.trim() === "" ? undefined : Number(metricsPortText)
+  const metricsPortSet = metricsPortText.trim() !== ""
+  const metricsPort = !metricsPortSet
+    ? DEFAULT_METRICS_PORT
+    : metricsPortText.trim().toLowerCase() === "off"
+      ? undefined
+      : Number(metricsPortText)
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     return yield* Effect.fail(
-      new ConfigProblem(`MARKET_DATA_METRICS_PORT must be 0 to 65535, or unset; got ${JSON.stringify(metricsPortText)}`)
+      new ConfigProblem(`MARKET_DATA_METRICS_PORT must be 0 to 65535, or off; got ${JSON.stringify(metricsPortText)}`)
+    )
+  }
+  if (metricsHost.trim() === "") {
+    return yield* Effect.fail(new ConfigProblem("MARKET_DATA_METRICS_HOST must be an address, e.g. 127.0.0.1"))
+  }
+  if (maxConnections < 1 || maxConnections > 1_000_000) {
+    return yield* Effect.fail(
+      new ConfigProblem(`MARKET_DATA_MAX_CONNECTIONS must be 1 to 1000000; got ${maxConnections}`)
+    )
+  }
+  if (maxConnectionsPerClient < 1 || maxConnectionsPerClient > maxConnections) {
+    return yield* Effect.fail(
+      new ConfigProblem(
+        `MARKET_DATA_MAX_CONNECTIONS_PER_CLIENT must be 1 to MARKET_DATA_MAX_CONNECTIONS (${maxConnections}); got ${maxConnectionsPerClient}`
+      )
+    )
+  }
+  if (bodyTimeoutMs < 100 || bodyTimeoutMs > 60_000) {
+    return yield* Effect.fail(
+      new ConfigProblem(`MARKET_DATA_BODY_TIMEOUT_MS must be 100 to 60000; got ${bodyTimeoutMs}`)
     )
   }
   if (otlpEndpoint !== "" && !/^https?:\/\/[^\s]+$/.test(otlpEndpoint)) {
@@ -215,6 +271,9 @@ const readConfig = Effect.gen(function* () {
     logLevel: logLevel as AppConfig["logLevel"],
     logFormat,
     metricsPort,
+    metricsPortSet,
+    metricsHost: metricsHost.trim(),
+    connectionLimits: { maxConnections, maxConnectionsPerClient, bodyTimeoutMs },
     otlpEndpoint: otlpEndpoint === "" ? undefined : otlpEndpoint.replace(/\/+$/, "")
   }
   return config

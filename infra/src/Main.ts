@@ -7,7 +7,7 @@ import { RequestTelemetry } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServer } from "effect/http"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
-import { type AppConfig, ConfigProblem } from "./AppConfig.ts"
+import { type AppConfig, ConfigProblem, DEFAULT_METRICS_HOST } from "./AppConfig.ts"
 import { flushLogLines, perTurnConsole } from "./LogLines.ts"
 import { type OpenedService, openService } from "./Service.ts"
 import { startProgress } from "./StartProgress.ts"
@@ -68,8 +68,9 @@ export const serve = (
     if (config.store._tag === "Embedded" && options.admin !== undefined) {
       yield* serveAdmin(config.store.dir, options.admin(service))
     }
-    // Health, readiness and metrics, answered before the API (no rate unit, no credit); `/metrics` on its own
-    // port when MARKET_DATA_METRICS_PORT is set.
+    // Health and readiness, answered before the API (no rate unit, no credit); `/metrics` only on a port of its
+    // own (MARKET_DATA_METRICS_PORT, 9464 by default, on MARKET_DATA_METRICS_HOST, loopback by default), never on
+    // the public API port.
     const telemetry = makeTelemetry(
       {
         missing: service.missing,
@@ -80,13 +81,24 @@ export const serve = (
       },
       { tracing: config.otlpEndpoint !== undefined }
     )
+    const metricsHost = config.metricsHost ?? DEFAULT_METRICS_HOST
     const metricsPort =
       config.metricsPort === undefined
         ? undefined
-        : yield* serveMetricsPort(telemetry, config.host, config.metricsPort).pipe(
-            Effect.mapError(
-              (e) =>
-                new ConfigProblem(`cannot listen on ${config.host}:${config.metricsPort} for metrics: ${e.message}`)
+        : yield* serveMetricsPort(telemetry, metricsHost, config.metricsPort).pipe(
+            Effect.catch((e) =>
+              config.metricsPortSet === true
+                ? Effect.fail(
+                    new ConfigProblem(
+                      `cannot listen on ${metricsHost}:${config.metricsPort} for metrics (MARKET_DATA_METRICS_PORT): ${e.message}`
+                    )
+                  )
+                : Effect.as(
+                    Effect.logWarning(
+                      `metrics are off: the default metrics port ${metricsHost}:${config.metricsPort} cannot be listened on (${e.message}); set MARKET_DATA_METRICS_PORT to another port, or to off`
+                    ),
+                    undefined
+                  )
             )
           )
     const context = Context.add(
@@ -107,9 +119,7 @@ export const serve = (
             ? `unix:${address.path}`
             : `http://${formatHost(config.host)}:${address.port}`
         const metrics =
-          metricsPort === undefined
-            ? `${url}${METRICS_PATH}`
-            : `http://${formatHost(config.host)}:${metricsPort}${METRICS_PATH}`
+          metricsPort === undefined ? "off" : `http://${formatHost(metricsHost)}:${metricsPort}${METRICS_PATH}`
         // A memory store lives in this process only: without a bootstrap key there is no key and no way to mint one.
         const keyHint =
           config.store._tag === "Memory" && config.bootstrapKey === undefined
@@ -129,7 +139,8 @@ export const serve = (
         layerTransports({
           host: config.host,
           port: config.port,
-          operational: telemetry.handler(config.metricsPort === undefined)
+          operational: telemetry.handler(false),
+          limits: config.connectionLimits
         })
       ),
       Layer.provide(services)

@@ -1,7 +1,8 @@
 /**
  * The operator's view of a running server: `/healthz` (the process answers), `/readyz` (503 naming what is
  * missing until the stores answer and the crypto baselines are warm, then 200), `/metrics` (Prometheus text,
- * prom-client) and OpenTelemetry traces over OTLP (Effect's own OTLP exporter) when
+ * prom-client; served on a port of its own, loopback by default, never on the public API port; rendered at most
+ * once a second and answered at most MAX_SCRAPES_PER_SECOND times a second) and OpenTelemetry traces over OTLP (Effect's own OTLP exporter) when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` is set. None of these routes spends a rate unit or a credit: they are answered
  * before the API. The transports report each request through their ports (`RequestTelemetry` in the HTTP
  * transport, `PipelineObserver` in the core). On the request path a record is a few increments on plain
@@ -23,6 +24,13 @@ import { FetchHttpClient } from "effect/http"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client"
+
+/** How long a rendered `/metrics` text is served again before the registry renders anew. */
+export const METRICS_CACHE_MS = 1_000
+/** Most `/metrics` answers a second; more are `429` (a scraper fetches every few seconds). */
+export const MAX_SCRAPES_PER_SECOND = 20
+/** Most connections the metrics port holds at once. */
+const METRICS_MAX_CONNECTIONS = 16
 
 export const HEALTH_PATH = "/healthz"
 export const READY_PATH = "/readyz"
@@ -156,7 +164,15 @@ const json = (res: http.ServerResponse, status: number, body: unknown, head: boo
 }
 
 /** Builds the metrics registry and the operational routes. `tracing`: requests run in spans (OTLP is on). */
-export const makeTelemetry = (sources: TelemetrySources, options: { readonly tracing: boolean }): Telemetry => {
+export const makeTelemetry = (
+  sources: TelemetrySources,
+  options: {
+    readonly tracing: boolean
+    /** The clock of the `/metrics` cache and scrape budget, in milliseconds (tests move it); `performance.now`. */
+    readonly nowMs?: () => number
+  }
+): Telemetry => {
+  const clock = options.nowMs ?? (() => performance.now())
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: "market_data_process_" })
 
@@ -346,6 +362,22 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
     if (idem !== undefined) bump(idempotency, idem)
   }
 
+  // The rendered text is kept for METRICS_CACHE_MS: however often `/metrics` is fetched, the registry renders
+  // (about 5 ms of CPU for 47 KB) at most once a second, and fetches meanwhile share that render.
+  let lastRender: { readonly atMs: number; readonly text: Promise<string> } | undefined
+  const rendered = (nowMs: number): Promise<string> => {
+    if (lastRender === undefined || nowMs - lastRender.atMs >= METRICS_CACHE_MS) {
+      const text = registry.metrics()
+      const entry = { atMs: nowMs, text }
+      lastRender = entry
+      text.catch(() => {
+        if (lastRender === entry) lastRender = undefined
+      })
+    }
+    return lastRender.text
+  }
+  const scrapeWindow = { startMs: Number.NEGATIVE_INFINITY, count: 0 }
+
   const handler = (serveMetrics: boolean) => (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = req.url ?? "/"
     const q = url.indexOf("?")
@@ -376,7 +408,26 @@ export const makeTelemetry = (sources: TelemetrySources, options: { readonly tra
       )
       return true
     }
-    registry.metrics().then(
+    // A scrape flood is answered from the cached text, and past the per-second budget not at all.
+    const nowMs = clock()
+    if (nowMs - scrapeWindow.startMs >= 1_000) {
+      scrapeWindow.startMs = nowMs
+      scrapeWindow.count = 0
+    }
+    if (++scrapeWindow.count > MAX_SCRAPES_PER_SECOND) {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "1", "cache-control": "no-store" })
+      res.end(
+        JSON.stringify({
+          error: {
+            code: "rate_limited",
+            message: `at most ${MAX_SCRAPES_PER_SECOND} scrapes a second are answered; retry in 1 s`,
+            retryable: true
+          }
+        })
+      )
+      return true
+    }
+    rendered(nowMs).then(
       (text) => {
         res.writeHead(200, {
           "content-type": registry.contentType,
@@ -418,6 +469,10 @@ export const serveMetricsPort = (telemetry: Telemetry, host: string, port: numbe
           })
         )
       })
+      // Loopback by default, and few connections: the port is for scrapers, not for the public.
+      server.maxConnections = METRICS_MAX_CONNECTIONS
+      server.headersTimeout = 5_000
+      server.requestTimeout = 10_000
       server.once("error", (e) => resume(Effect.fail(e)))
       server.listen(port, host, () => {
         const address = server.address()

@@ -30,4 +30,5 @@ export const layerTransports = (options: {
   readonly host: string
   readonly port: number
   readonly operational?: Parameters<typeof layerHttpServer>[0]["operational"]
+  readonly limits?: Parameters<typeof layerHttpServer>[0]["limits"]
 }) => layerHttpServer({ ...options, mounts: [mcpRoute], headers: transportHeaders })
