@@ -66,7 +66,10 @@ export const e2eFiles = [
   "test/mcp-planes.test.ts",
   "adapters/sources/test/SimulatedCrypto.test.ts",
   "infra/test/ShareClassBars.test.ts",
-  "adapters/sources/test/SimulatedEquityUniverse.test.ts"
+  "adapters/sources/test/SimulatedEquityUniverse.test.ts",
+  // A `serve` process on a new embedded data folder under umask 000: every entry owner-only; a loosened one
+  // tightened at the next start.
+  "test/data-folder-modes.test.ts"
 ]
 
 export default defineConfig({

@@ -3,16 +3,19 @@
  * in-memory adapters, `postgres://...` -> a pg pool. Opening a database applies pending migrations and
  * starts the retention sweeper; closing the scope stops both and closes the database.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { StorePorts } from "@market-data/core"
 import { memoryStores } from "@market-data/memory"
 import {
+  DATA_FILE_MODE,
   type Database,
   GROUP_COMMIT_DEFAULTS,
   layerPgStores,
+  makeDataFolder,
   openPglite,
   openPostgres,
+  restrictDataFolder,
   sweep
 } from "@market-data/postgres"
 import { Clock, Effect, type Layer, Schedule, type Scope } from "effect"
@@ -51,7 +54,9 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
   Effect.acquireRelease(
     Effect.try({
       try: () => {
-        mkdirSync(dir, { recursive: true })
+        // Owner-only from the first start on (`DataFolder.ts`); a folder found looser is tightened here.
+        makeDataFolder(dir)
+        const loosened = restrictDataFolder(dir)
         const path = join(dir, LOCK_FILE)
         if (heldHere.has(resolve(path))) {
           throw new ConfigProblem(
@@ -60,11 +65,11 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
         }
         for (let attempt = 0; attempt < 2; attempt++) {
           try {
-            const fd = openSync(path, "wx")
+            const fd = openSync(path, "wx", DATA_FILE_MODE)
             writeSync(fd, String(process.pid))
             closeSync(fd)
             heldHere.add(resolve(path))
-            return path
+            return { path, loosened }
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
             const holder = Number(readFileSync(path, "utf8").trim())
@@ -81,12 +86,20 @@ export const lockDataDir = (dir: string): Effect.Effect<void, ConfigProblem, Sco
       catch: (e) =>
         e instanceof ConfigProblem ? e : new ConfigProblem(`cannot use MARKET_DATA_DIR ${resolve(dir)}: ${String(e)}`)
     }),
-    (path) =>
+    ({ path }) =>
       Effect.sync(() => {
         heldHere.delete(resolve(path))
         rmSync(path, { force: true })
       })
-  ).pipe(Effect.asVoid)
+  ).pipe(
+    Effect.flatMap(({ loosened: n }) =>
+      n === 0
+        ? Effect.void
+        : Effect.logWarning(
+            `tightened the data folder ${resolve(dir)}: ${n} entr${n === 1 ? "y was" : "ies were"} open to other local users; the folder and its folders are now 0700, its files 0600`
+          )
+    )
+  )
 
 /**
  * The acquire step of a database's open, interruptible (a SIGTERM or Ctrl-C while a command starts): `open` gets a

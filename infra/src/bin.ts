@@ -2,6 +2,11 @@
 import { prewarmPgliteWorker } from "@market-data/postgres/pglite-worker"
 import { applyServeV8Flags } from "./V8Flags.ts"
 
+// Whatever this command creates is its user's alone (the embedded store's data folder is kept owner-only besides:
+// see DataFolder.ts in the postgres adapter). Children (the cluster's creation, the kept history's generator)
+// inherit it.
+process.umask(0o077)
+
 // `serve`: V8's settings for a long-running server (see V8Flags.ts), before anything else runs.
 if (process.argv[2] === "serve") applyServeV8Flags()
 

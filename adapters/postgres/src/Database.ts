@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely"
 import pg from "pg"
+import { DATA_FOLDER_MODE, restrictDataFolder } from "./DataFolder.ts"
 import { type GroupCommit, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.ts"
 import { openPgliteWorker, type PgliteHandle, type PgliteTx } from "./PgliteProxy.ts"
 
@@ -202,7 +203,7 @@ export const createClusterApart = async (
   if (stopped()) throw new PgliteCreationAborted()
   const staging = join(dataDir, PGLITE_STAGING)
   await rm(staging, { recursive: true, force: true })
-  await mkdir(staging, { recursive: true })
+  await mkdir(staging, { recursive: true, mode: DATA_FOLDER_MODE })
   const outcome = await new Promise<string | undefined>((resolve) => {
     const script = fileURLToPath(
       new URL(import.meta.url.endsWith(".ts") ? "./CreatePglite.ts" : "./CreatePglite.js", import.meta.url)
@@ -281,8 +282,12 @@ export interface PgliteOptions {
  */
 export const openPglite = async (dataDir: string | undefined, options: PgliteOptions = {}): Promise<Database> => {
   const postgresqlconf = [`shared_buffers=${PGLITE_SHARED_BUFFERS}`]
-  if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION")))
+  const creates = dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))
+  if (creates) {
     await createClusterApart(dataDir, postgresqlconf, options.signal)
+    // initdb wrote the new cluster's files readable and writable by every local user: owner-only before it opens.
+    if (existsSync(dataDir)) restrictDataFolder(dataDir)
+  }
   const pglite: PgliteHandle =
     options.worker !== true
       ? // Loaded only here: with the worker, this thread never loads PGlite.
@@ -292,6 +297,10 @@ export const openPglite = async (dataDir: string | undefined, options: PgliteOpt
           dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf }
         )) as unknown as PgliteHandle)
       : await openPgliteWorker(dataDir, postgresqlconf)
+  // Owner-only again once open: a cluster the child could not create was created by this open instead
+  // (`createClusterApart`'s fallback), and PGlite's start rewrites some files (`pg_internal.init`) `0644`, whatever
+  // the umask. Again at close, for the files it writes then.
+  if (dataDir !== undefined) restrictDataFolder(dataDir)
   // Every statement is counted, whatever sends it (kysely, `COPY`, group commit): PGlite's `query` and `exec`,
   // on the instance and on its transactions.
   let statements = 0
@@ -324,6 +333,7 @@ export const openPglite = async (dataDir: string | undefined, options: PgliteOpt
     close: async () => {
       await db.destroy()
       if (!pglite.closed) await pglite.close()
+      if (dataDir !== undefined && existsSync(dataDir)) restrictDataFolder(dataDir)
     },
     ...(group === undefined || group.maxBatch <= 1
       ? {}

@@ -346,9 +346,10 @@ export const makeSimulatedHistoryStore = (
   /** What `scratch` loads read into (grown to the largest segment read). */
   let readBuffer: Uint8Array = new Uint8Array(0)
   const manifestPath = join(dir, "history.json")
+  // Owner-only, as everything in the embedded store's data folder (`DataFolder.ts` in the postgres adapter).
   const writeAtomically = (path: string, bytes: Uint8Array | string) => {
     const tmp = `${path}.${process.pid}.tmp`
-    writeFileSync(tmp, bytes)
+    writeFileSync(tmp, bytes, { mode: 0o600 })
     renameSync(tmp, path)
   }
   const readManifest = (): Manifest | string => {
@@ -368,7 +369,7 @@ export const makeSimulatedHistoryStore = (
   return {
     dir,
     begin: (identity, freshGenesisMs, accept) => {
-      mkdirSync(dir, { recursive: true })
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
       const m = readManifest()
       const reason =
         typeof m === "string"
