@@ -63,9 +63,11 @@ describe("keyless requests spend the client address's units", () => {
     expect(list.body.result.tools).toHaveLength(23)
     expect(remaining(list.headers)).toBe(0)
 
-    // Out of units: each refused as its transport refuses, with Retry-After.
+    // Out of units: each refused as its transport refuses, with Retry-After; a keyless MCP POST on arrival, with
+    // one JSON-RPC error without an id (its body is not read).
     const pinged = await mcpPost(base, ping(3))
-    expect(pinged.status).toBe(200)
+    expect(pinged.status).toBe(429)
+    expect(pinged.body.id).toBeNull()
     expect(pinged.body.error.code).toBe(-32000)
     expect(pinged.body.error.data.error).toMatchObject({ code: "rate_limited", retryable: true })
     expect(Number(pinged.headers.get("retry-after"))).toBeGreaterThan(0)
@@ -148,6 +150,67 @@ describe("a batch's answer is capped", () => {
     server = await startServer({ rateLimitPerMinute: 100 })
     const res = await mcpPost(server.base, [toolsList(1), ping(2), ping(3)])
     expect(res.body.map((r: any) => r.result !== undefined)).toEqual([true, true, true])
+  })
+})
+
+describe("a keyless MCP POST spends its unit on arrival, whatever becomes of it", () => {
+  it("a body that is not JSON, a batch under a version without batches, a wrong Content-Type: one unit each", async () => {
+    server = await startServer({ rateLimitPerMinute: 5 })
+    const notJson = await mcpPost(server.base, "{not json")
+    expect(notJson.status).toBe(400)
+    expect(notJson.body.error.code).toBe(-32700)
+    expect(remaining(notJson.headers)).toBe(4)
+    const batch = await mcpPost(server.base, [ping(1), ping(2)], { "mcp-protocol-version": "2025-11-25" })
+    expect(batch.status).toBe(400)
+    expect(batch.body.error.code).toBe(-32600)
+    expect(remaining(batch.headers)).toBe(3)
+    const wrongType = await mcpPost(server.base, ping(3), { "content-type": "text/plain" })
+    expect(wrongType.status).toBe(415)
+    expect(remaining(wrongType.headers)).toBe(2)
+    // A message that runs spends the unit its POST spent on arrival, not another: one unit per message, as before.
+    const single = await mcpPost(server.base, ping(4))
+    expect(single.body.result).toEqual({})
+    expect(remaining(single.headers)).toBe(1)
+    const call = await mcpPost(server.base, {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { name: "docs", arguments: { section: "access" } }
+    })
+    expect(call.body.result.isError).not.toBe(true)
+    expect(remaining(call.headers)).toBe(0)
+    // Out of units: refused on arrival, one error for the whole POST, its body unread.
+    const refused = await mcpPost(server.base, "{not json either")
+    expect(refused.status).toBe(429)
+    expect(refused.body.error.data.error.code).toBe("rate_limited")
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+  })
+
+  it("a batch sent out of units is answered with one error, smaller than the batch", async () => {
+    server = await startServer({ rateLimitPerMinute: 1 })
+    expect((await mcpPost(server.base, ping(1))).body.result).toEqual({})
+    const members = Array.from({ length: 32 }, (_, i) => ping(i + 10))
+    const res = await mcpPost(server.base, members)
+    expect(res.status).toBe(429)
+    expect(Array.isArray(res.body)).toBe(false)
+    expect(res.body.id).toBeNull()
+    expect(res.body.error.data.error.code).toBe("rate_limited")
+    expect(Buffer.byteLength(res.text)).toBeLessThan(Buffer.byteLength(JSON.stringify(members)))
+  })
+
+  it("a batch whose units run out part way: the later members' refusals are short (the answer a small multiple of the batch)", async () => {
+    server = await startServer({ rateLimitPerMinute: 2 })
+    const members = Array.from({ length: 32 }, (_, i) => ping(i + 1))
+    const sent = Buffer.byteLength(JSON.stringify(members))
+    const res = await mcpPost(server.base, members)
+    expect(res.status).toBe(200)
+    expect(res.body.map((r: any) => r.id)).toEqual(members.map((m) => m.id))
+    expect(res.body.slice(0, 2).map((r: any) => r.result)).toEqual([{}, {}])
+    for (const refused of res.body.slice(2)) expect(refused.error.data.error.code).toBe("rate_limited")
+    // The first refusal in full, the rest short.
+    expect(res.body[2].error.data.error.message).toMatch(/rate limit of 2 units per minute/)
+    expect(res.body[3].error.data.error.message).toBe("as above")
+    expect(Buffer.byteLength(res.text)).toBeLessThan(4 * sent)
   })
 })
 

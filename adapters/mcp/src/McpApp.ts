@@ -11,15 +11,18 @@
  */
 import type { IncomingMessage } from "node:http"
 import {
+  type Admitted,
   type Answer,
   type ApiError,
   admitKeyless,
+  apiError,
   creditsChargedOf,
   ErrorCatalog,
   KEYLESS_MCP_CONCURRENCY,
   MCP_MAX_BATCH_ANSWER_BYTES,
   MCP_OUTPUT_SCHEMAS_PARAMETER,
   type PipelineServices,
+  RateLimiter,
   type RateWindow,
   secondsUntilReset
 } from "@market-data/core"
@@ -149,6 +152,22 @@ const rateLimitHeaders = (rate: RateWindow | undefined, nowMs: number): Record<s
         ratelimit: `"default";r=${rate.remaining};t=${secondsUntilReset(rate, nowMs)}`
       }
 
+const admittedRateHeaders = (admitted: Admitted): Record<string, string> =>
+  rateLimitHeaders(admitted.rate, admitted.nowMs)
+
+/**
+ * A POST refused on arrival (its caller out of units, or the store unavailable): the refusal's status and one
+ * JSON-RPC error without an id, whatever the body holds (it is not read: the connection is closed after).
+ */
+const refusedPost = (error: ApiError, admitted: Admitted, cors: Record<string, string>) =>
+  jsonResponse(ErrorCatalog[error.code].status, refusal(null, error), {
+    ...cors,
+    ...admittedRateHeaders(admitted),
+    ...(error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) }),
+    ...(error.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="market-data"' } : {}),
+    connection: "close"
+  })
+
 type BodyRead = { readonly _tag: "Body"; readonly text: string } | { readonly _tag: "TooLarge" | "Unreadable" }
 
 const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<BodyRead> => {
@@ -215,24 +234,56 @@ export const mcpEndpoint = (
         )
       )
     }
+    // A keyless POST spends its caller's unit before anything else is done with it (Accept, Content-Type,
+    // version, body): whatever becomes of it (a body that is not JSON, a batch its version has not), it costs a
+    // unit, and once the address has none left it is refused here with one error, its body unread. That unit
+    // stands for its first message's (`runMessages`). A POST with a key spends one of the key's units when it is
+    // refused before any message runs (its messages spend their own otherwise).
+    const authorization = headerValues(request, "authorization")
+    const admission = {
+      authorization,
+      client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+      forwardedFor: headerValues(request, "x-forwarded-for")
+    }
+    const prepaid = authorization.length === 0 ? yield* admitKeyless(admission) : undefined
+    if (prepaid?.refusal !== undefined) return plain(refusedPost(prepaid.refusal, prepaid, cors))
+    const arrival: ArrivalUnit = { unspent: prepaid }
+    const early = (response: (rate: Record<string, string>) => HttpServerResponse.HttpServerResponse) =>
+      prepaid !== undefined
+        ? Effect.succeed(plain(response(admittedRateHeaders(prepaid))))
+        : Effect.map(admitKeyless(admission), (spent) => plain(response(admittedRateHeaders(spent))))
     if (!acceptsMcp(request.headers.accept)) {
-      return plain(refuse(406, "Not Acceptable: Accept must include both application/json and text/event-stream", cors))
+      return yield* early((rate) =>
+        refuse(406, "Not Acceptable: Accept must include both application/json and text/event-stream", {
+          ...cors,
+          ...rate
+        })
+      )
     }
     if (!isJsonContentType(request.headers["content-type"])) {
-      return plain(refuse(415, "Unsupported Media Type: Content-Type must be application/json", cors))
+      return yield* early((rate) =>
+        refuse(415, "Unsupported Media Type: Content-Type must be application/json", { ...cors, ...rate })
+      )
     }
     const versionHeader = request.headers["mcp-protocol-version"]
     const outputSchemas = outputSchemasOf(request.url)
     if (outputSchemas === undefined) {
-      return plain(
-        refuse(400, `Bad Request: \`${MCP_OUTPUT_SCHEMAS_PARAMETER}\` must be true or false, given at most once`, cors)
+      return yield* early((rate) =>
+        refuse(400, `Bad Request: \`${MCP_OUTPUT_SCHEMAS_PARAMETER}\` must be true or false, given at most once`, {
+          ...cors,
+          ...rate
+        })
       )
     }
     const body = yield* readBody(request)
     if (body._tag === "TooLarge") {
-      return plain(refuse(413, `Content Too Large: the body exceeds ${MAX_MCP_BODY_BYTES} bytes`, cors))
+      return yield* early((rate) =>
+        refuse(413, `Content Too Large: the body exceeds ${MAX_MCP_BODY_BYTES} bytes`, { ...cors, ...rate })
+      )
     }
-    if (body._tag !== "Body") return plain(refuse(400, "Bad Request: the body could not be read", cors))
+    if (body._tag !== "Body") {
+      return yield* early((rate) => refuse(400, "Bad Request: the body could not be read", { ...cors, ...rate }))
+    }
 
     // The era this POST speaks (`Modern.ts`): 2026-07-28 is validated as that revision prescribes and served
     // statelessly; the initialize-based revisions exactly as before.
@@ -254,20 +305,30 @@ export const mcpEndpoint = (
       if (!parsedOk) {
         if (versionHeader !== undefined && versionHeader !== MODERN_PROTOCOL_VERSION) {
           const refused = unsupportedVersion(null, versionHeader)
-          return plain(jsonResponse(refused.status, refused.response, cors))
+          return yield* early((rate) => jsonResponse(refused.status, refused.response, { ...cors, ...rate }))
         }
-        return plain(jsonResponse(400, failure(null, RpcCode.ParseError, "Parse error: the body is not JSON"), cors))
+        return yield* early((rate) =>
+          jsonResponse(400, failure(null, RpcCode.ParseError, "Parse error: the body is not JSON"), {
+            ...cors,
+            ...rate
+          })
+        )
       }
       const validated = validateModern(parsed, (name) => headerValues(request, name)[0], mirroredParams)
-      if (validated._tag === "Refused") return plain(jsonResponse(validated.status, validated.response, cors))
+      if (validated._tag === "Refused") {
+        return yield* early((rate) => jsonResponse(validated.status, validated.response, { ...cors, ...rate }))
+      }
       if (validated._tag === "Request" && validated.message.method === "subscriptions/listen") {
         const m = validated.message
-        const answered = yield* listen(m.id, m.params, {
-          authorization: headerValues(request, "authorization"),
-          client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-          forwardedFor: headerValues(request, "x-forwarded-for"),
-          headers: cors
-        })
+        const answered = yield* withArrivalUnit(
+          arrival,
+          listen(m.id, m.params, {
+            authorization: headerValues(request, "authorization"),
+            client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+            forwardedFor: headerValues(request, "x-forwarded-for"),
+            headers: cors
+          })
+        )
         if (answered._tag === "Stream") return plain(answered.response, "mcp subscriptions/listen")
         const extra = answered.retryAfter === undefined ? {} : { "retry-after": String(answered.retryAfter) }
         return plain(
@@ -278,7 +339,7 @@ export const mcpEndpoint = (
       messages = [classify(parsed)]
     } else {
       const read = readMessages(body.text, versionHeader ?? ASSUMED_PROTOCOL_VERSION)
-      if (read._tag === "Refused") return plain(jsonResponse(400, read.error, cors))
+      if (read._tag === "Refused") return yield* early((rate) => jsonResponse(400, read.error, { ...cors, ...rate }))
       messages = read.messages
       batch = read.batch
     }
@@ -292,10 +353,10 @@ export const mcpEndpoint = (
     ).length
     const idempotencyKey = headerValues(request, "idempotency-key")
     const context: CallContext = {
-      authorization: headerValues(request, "authorization"),
+      authorization,
       idempotencyKey: idempotencyKey.length > 0 && calls > 1 ? "ambiguous" : idempotencyKey,
-      client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-      forwardedFor: headerValues(request, "x-forwarded-for"),
+      client: admission.client,
+      forwardedFor: admission.forwardedFor,
       batch,
       outputSchemas,
       modern: era === "modern"
@@ -303,7 +364,7 @@ export const mcpEndpoint = (
 
     // Keyless POSTs take turns (at most KEYLESS_CONCURRENCY at once, each after the I/O of its turn), so a flood of
     // them cannot crowd out keyed requests; a keyed POST goes straight through.
-    const run = runMessages(messages, context, batch)
+    const run = runMessages(messages, context, batch, arrival)
     const { responses, answers, lastRate, keyId, refusedWith, retryAfter, firstErrorCode } =
       context.authorization.length === 0
         ? yield* keylessTurns.withPermits(1)(Effect.andThen(Effect.yieldNow, run))
@@ -374,6 +435,30 @@ interface Ran {
   readonly firstErrorCode: number | undefined
 }
 
+/** The rate unit a keyless POST spent on arrival (`mcpEndpoint`), until a message of it takes it as its own. */
+interface ArrivalUnit {
+  unspent: Admitted | undefined
+}
+
+/**
+ * Runs `effect` (a message that spends its unit itself: a pipeline call, `subscriptions/listen`) with the POST's
+ * arrival unit standing for the first unit it spends of the caller's address, instead of spending another.
+ */
+const withArrivalUnit = <A, E, R>(arrival: ArrivalUnit, effect: Effect.Effect<A, E, R>) =>
+  arrival.unspent === undefined
+    ? effect
+    : Effect.flatMap(Effect.service(RateLimiter), (limiter) =>
+        Effect.provideService(effect, RateLimiter, {
+          ...limiter,
+          consume: (scope, limit, nowMs) => {
+            const unit = arrival.unspent
+            if (unit?.rate === undefined || !scope.startsWith("ip:")) return limiter.consume(scope, limit, nowMs)
+            arrival.unspent = undefined
+            return Effect.succeed(unit.rate)
+          }
+        })
+      )
+
 /**
  * Runs the messages of one POST in order: every message spends a rate unit of its caller (through the pipeline
  * for `tools/call` and `resources/read`, through `admitKeyless` for the rest); a refusal that holds for the rest
@@ -383,7 +468,8 @@ interface Ran {
 const runMessages = (
   messages: ReadonlyArray<Message>,
   context: CallContext,
-  batch: boolean
+  batch: boolean,
+  arrival: ArrivalUnit = { unspent: undefined }
 ): Effect.Effect<Ran, never, PipelineServices> =>
   Effect.gen(function* () {
     const responses: Array<string> = []
@@ -400,10 +486,16 @@ const runMessages = (
     let firstErrorCode: number | undefined
     // Spends one unit for a message that does not run through the pipeline; the refusal, if any.
     const spend = Effect.map(
-      admitKeyless({
-        authorization: context.authorization,
-        client: context.client,
-        forwardedFor: context.forwardedFor
+      Effect.suspend(() => {
+        const unit = arrival.unspent
+        if (unit === undefined)
+          return admitKeyless({
+            authorization: context.authorization,
+            client: context.client,
+            forwardedFor: context.forwardedFor
+          })
+        arrival.unspent = undefined
+        return Effect.succeed(unit)
       }),
       (admitted) => {
         if (admitted.rate !== undefined) lastRate = { rate: admitted.rate, nowMs: admitted.nowMs }
@@ -416,7 +508,9 @@ const runMessages = (
       let out: Dispatched & { readonly refusal?: ApiError }
       const viaPipeline = message._tag === "Request" && PIPELINE_METHODS.has(message.method)
       if (refusedWith !== undefined) {
-        out = refusedMessage(message, refusedWith, context.modern)
+        // Every later member is refused for the same reason: a short error each, so a refused batch's answer is
+        // not many copies of a long one (the first refusal above carries the whole message).
+        out = refusedMessage(message, repeatedRefusal(refusedWith), context.modern)
       } else if (capped) {
         // Not run, but a member of the batch all the same: it spends its unit.
         const refused = yield* spend
@@ -426,7 +520,7 @@ const runMessages = (
           continue
         }
       } else if (viaPipeline) {
-        out = yield* dispatch(message, context)
+        out = yield* withArrivalUnit(arrival, dispatch(message, context))
         if (out.answer === undefined) {
           // A call refused before it reached the pipeline (unknown tool, bad arguments) keeps its answer, as an
           // unknown operation does over HTTP whatever the key, but still spends its unit: the rate limit refuses.
@@ -491,6 +585,12 @@ const refusal = (id: RequestId | null, error: ApiError): RpcResponse =>
     ...error.toBody(),
     ...(error.retryAfterSeconds === undefined ? {} : { retry_after_seconds: error.retryAfterSeconds })
   })
+
+/**
+ * The short form of a refusal already answered in full to an earlier member of the same batch (`Retry-After` is
+ * the POST's header): about 150 bytes, a small multiple of the smallest member it answers.
+ */
+const repeatedRefusal = (error: ApiError): ApiError => apiError(error.code, "as above")
 
 /**
  * A message refused before it ran: a tool call as an error tool result (as the pipeline answers; at 2026-07-28
