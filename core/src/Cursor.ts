@@ -3,6 +3,9 @@
  * equity lists): an opaque base64url token holding the position to resume after, bound to the operation and
  * its other decoded parameters, so a cursor reused with other parameters or by another operation is
  * `400 invalid_cursor`. Only the canonical encoding of a position is accepted.
+ *
+ * A cursor is not signed: it is a position anyone may write (docs section access, "Cursors"). Answers do not
+ * depend on the key that asks, so a hand-made position reaches nothing paging from the start would not.
  */
 import { Exit, Schema } from "effect"
 import { type ApiError, apiError } from "./Errors.ts"

@@ -5,6 +5,11 @@
  * `docsExamples`, and a test decodes each one through the registry.
  */
 
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT
+} from "./ConnectionLimits.ts"
 import { cryptoDomainsDoc } from "./crypto/DomainsDoc.ts"
 import { ErrorCatalog, ErrorCodes, IDEMPOTENCY_KEY_RULE } from "./Errors.ts"
 import { EquityDoc } from "./equity/EquityDoc.ts"
@@ -13,6 +18,7 @@ import {
   MCP_ASSET_URI_PREFIX,
   MCP_LISTEN_LIMITS,
   MCP_MAX_BATCH_ANSWER_BYTES,
+  MCP_MAX_BODY_BYTES,
   mcpDocMarkdown
 } from "./McpDoc.ts"
 import { HOLD_LEASE_MS, IDEMPOTENCY_LEASE_MS } from "./Money.ts"
@@ -295,6 +301,36 @@ const access = (ctx: DocsContext): string =>
     "",
     `A connection's requests are answered one at a time, in order: HTTP pipelining works, but the next request starts only when the previous answer has left the server, and a client that does not read its answers is not read further until it does. Keyless MCP POSTs run at most ${KEYLESS_MCP_CONCURRENCY} at once, taking turns with the rest of the work, so a flood of them cannot crowd out requests with a key; a JSON-RPC batch's answers stop at ${MCP_MAX_BATCH_ANSWER_BYTES / 1024} KiB (section mcp).`,
     "",
+    `A keyless MCP POST spends its unit when it arrives, before its body is read, whatever becomes of it (a body that is not JSON, a batch under a protocol version without batches, a wrong ${code("Content-Type")}: each costs one unit); that unit is its first message's, so a POST whose messages run spends one unit per message as above. Once the address has no unit left, a keyless POST is answered ${code("429")} at once with one JSON-RPC error without an id (${code("data.error.code")} ${code("rate_limited")}, ${code("Retry-After")}), its body unread and its connection closed; a batch is never answered with one copy of that error per member. A batch whose units run out part way answers its first refused member with the whole refusal and the later ones with a short one (message ${code('"as above"')}). A POST with a key spends one of the key's units when it is refused before any message runs.`,
+    "",
+    table(
+      ["limit (default; the operator may set others)", "past it"],
+      [
+        [
+          `${DEFAULT_MAX_CONNECTIONS_PER_CLIENT} connections open at once from one client address (an IPv6 one by its /64)`,
+          `the connection is answered at once, before its request is read: ${code("429 rate_limited")}, ${code("Retry-After: 1")}, then closed`
+        ],
+        [
+          `behind a reverse proxy the operator trusts: ${DEFAULT_MAX_CONNECTIONS_PER_CLIENT} requests in flight from one client address it reports`,
+          `${code("429 rate_limited")}, ${code("Retry-After: 1")}`
+        ],
+        [
+          `${DEFAULT_MAX_CONNECTIONS} connections open at once in all`,
+          `the connection is answered at once: ${code("503 source_unavailable")}, ${code("Retry-After: 1")}, then closed`
+        ],
+        [
+          `a request body (MCP's POST: at most ${MCP_MAX_BODY_BYTES / 1024} KiB, larger is ${code("413")}) must arrive whole within ${DEFAULT_BODY_TIMEOUT_MS / 1000} s of the request's headers`,
+          `${code("408")} (code ${code("invalid_header")}), then the connection is closed`
+        ],
+        ["request headers must arrive within 20 s", `${code("408")}, then the connection is closed`],
+        ["an idle keep-alive connection", "closed after 5 s"]
+      ]
+    ),
+    "",
+    "## Cursors",
+    "",
+    `A ${code("next_cursor")} is a position anyone may write, not a secret: base64url of the operation, a fingerprint of its other parameters and the position to resume after (an asset, a time, a rank). It is checked for its form, its operation and its parameters (reused with others it is ${code("400 invalid_cursor")}), not signed. A hand-made cursor for a valid position pages from there like one the service issued: answers do not depend on the key that asks (beyond what it is charged), so it reaches nothing the caller could not reach by paging from the start.`,
+    "",
     "## Idempotency keys",
     "",
     `Send ${code("Idempotency-Key: <key>")} on a paid request to make retries safe (a key is ${IDEMPOTENCY_KEY_RULE}). Within 24 h, the same key with the same request (operation and parameters after decoding and defaults, in any order, over HTTP or MCP) replays the stored answer byte for byte, with the original ${code("X-Credits-Charged")} and ${code("Idempotent-Replayed: true")}, and charges nothing new. Rate-limit headers and ${code("Cache-Control")} are fresh on a replay.`,
@@ -554,6 +590,7 @@ const changelog = (ctx: DocsContext): string => {
     `- The ${code("Idempotency-Key")} rule is worded once and the same everywhere (these docs, the ${code("invalid_idempotency_key")} message and the OpenAPI schema, which gains a ${code("pattern")}): a key is ${IDEMPOTENCY_KEY_RULE}. Which keys are accepted is unchanged (a key with inner spaces always was); a rejection's message now names what is wrong, then the rule. The ${code("market-data")} command exits 0 for ${code("--help")} as for ${code("help")}. For operators (no answer changes): until ${code("serve")} listens it logs a ${code("starting, N s so far: ...")} line about every 5 s naming what it is doing and how far along (loading its modules, creating and migrating the embedded database, generating and writing the simulated filings, the crypto history's child process); ${code("compose.yaml")} passes every ${code(".env.example")} variable on to its instances except those marked ${code("[host only]")}.`,
     `- A database outage costs a retrying client about a second, not the lease: a request whose admission committed before the database went away (its answer lost with the connection) is released too, and the server that admitted it releases every such request as soon as the database is back (it tries every quarter second, not only before the key's next request on that server), so a retry with the same ${code("Idempotency-Key")} on any server answers normally instead of ${code("409 request_in_progress")} for up to 60 s. The fault suite checks every request an outage cut answers within 5 s of the database's return, on another server.`,
     `- Internal, no change to any answer: the request pipeline is a folder read top to bottom (${code("core/src/pipeline/")}: Handle, Authenticate, Paid, Metered, Free, Conditional, Answers); the releases an outage kept from the store belong to the money store's decorator (${code("core/src/ReleaseAfterOutage.ts")}); the request path's process-local memory (ETags, key hashes, decoded parameters) is a set of bounded caches each service instance builds for itself (${code("RequestCaches")}); the HTTP adapter takes every ETag from the core (the ETags of the keyless documents change value once) and writes every API answer in one place.`,
+    `- Hardening against callers without a key: ${code("/metrics")} is served only on a port of its own (9464 on loopback by default, never the public port), rendered at most once a second; connections are capped per client address (128) and in all (1,024), one past a cap answered ${code("429")} or ${code("503")} with ${code("Retry-After: 1")} before its request is read; a request body must arrive within 5 s (${code("408")} otherwise); a keyless MCP POST spends its rate unit when it arrives, whatever becomes of it, and once out of units is answered ${code("429")} with one JSON-RPC error (not one per batch member; later members of a batch cut short by the limit get a short refusal); the embedded data folder is owner-only (${code("0700")}, files ${code("0600")}) and tightened at start; cursors are documented as positions anyone may write. See ${code("docs?section=access")}.`,
     "",
     todo.length === 0
       ? "Nothing is temporary."
