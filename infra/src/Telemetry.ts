@@ -27,10 +27,10 @@ import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from "pr
 
 /** How long a rendered `/metrics` text is served again before the registry renders anew. */
 export const METRICS_CACHE_MS = 1_000
-/** Most `/metrics` answers a second; more are `429` (a scraper fetches every few seconds). */
+/** Most `/metrics` answers a second; more wait for a later second (a scraper fetches every few seconds). */
 export const MAX_SCRAPES_PER_SECOND = 20
-/** Most connections the metrics port holds at once. */
-const METRICS_MAX_CONNECTIONS = 16
+/** Most connections the metrics port holds at once (more are closed unanswered). */
+const METRICS_MAX_CONNECTIONS = 64
 
 export const HEALTH_PATH = "/healthz"
 export const READY_PATH = "/readyz"
@@ -408,39 +408,41 @@ export const makeTelemetry = (
       )
       return true
     }
-    // A scrape flood is answered from the cached text, and past the per-second budget not at all.
-    const nowMs = clock()
-    if (nowMs - scrapeWindow.startMs >= 1_000) {
-      scrapeWindow.startMs = nowMs
-      scrapeWindow.count = 0
-    }
-    if (++scrapeWindow.count > MAX_SCRAPES_PER_SECOND) {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": "1", "cache-control": "no-store" })
-      res.end(
-        JSON.stringify({
-          error: {
-            code: "rate_limited",
-            message: `at most ${MAX_SCRAPES_PER_SECOND} scrapes a second are answered; retry in 1 s`,
-            retryable: true
-          }
-        })
-      )
-      return true
-    }
-    rendered(nowMs).then(
-      (text) => {
-        res.writeHead(200, {
-          "content-type": registry.contentType,
-          "cache-control": "no-store",
-          "content-length": Buffer.byteLength(text)
-        })
-        res.end(head ? undefined : text)
-      },
-      (e) => {
-        res.writeHead(500, { "content-type": "text/plain" })
-        res.end(`metrics collection failed: ${String(e)}\n`)
+    // A scrape flood is answered from the cached text, at most MAX_SCRAPES_PER_SECOND a second: a scrape past
+    // the budget waits for a later second (holding its connection, costing no CPU meanwhile) rather than being
+    // refused, which would only have its client ask again at once.
+    const answerScrape = () => {
+      if (res.destroyed) return
+      const nowMs = clock()
+      if (nowMs - scrapeWindow.startMs >= 1_000) {
+        scrapeWindow.startMs = nowMs
+        scrapeWindow.count = 0
       }
-    )
+      if (scrapeWindow.count >= MAX_SCRAPES_PER_SECOND) {
+        setTimeout(answerScrape, Math.max(1, scrapeWindow.startMs + 1_000 - nowMs))
+        return
+      }
+      scrapeWindow.count++
+      writeMetrics(nowMs)
+    }
+    const writeMetrics = (nowMs: number) =>
+      rendered(nowMs).then(
+        (text) => {
+          if (res.destroyed) return
+          res.writeHead(200, {
+            "content-type": registry.contentType,
+            "cache-control": "no-store",
+            "content-length": Buffer.byteLength(text)
+          })
+          res.end(head ? undefined : text)
+        },
+        (e) => {
+          if (res.destroyed) return
+          res.writeHead(500, { "content-type": "text/plain" })
+          res.end(`metrics collection failed: ${String(e)}\n`)
+        }
+      )
+    answerScrape()
     return true
   }
 

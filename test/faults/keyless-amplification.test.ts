@@ -15,6 +15,10 @@
  * address of its own with units to spare): the batch cap and backpressure alone must hold memory under the same
  * bound. Probes there must answer, and their latency is logged but not asserted: it is the CPU time of 600 real
  * batches queued ahead, which on a shared 2-core machine is not a property of this code.
+ * A third: eight lanes flood keyless POSTs that are refused before any message runs (a body that is not JSON, a
+ * batch under 2025-11-25): each spends the address's unit on arrival, so at most 60 are answered 400 and the rest
+ * are refused `429` before their body is read, with one small error each (bytes out under twice the bytes in);
+ * every paid probe answers 200 within 500 ms.
  * A server process on the memory store; bounded in connections, bytes and time. RSS is read from /proc (Linux);
  * elsewhere the scenarios are skipped.
  */
@@ -101,7 +105,11 @@ if (!canMeasure) {
           DATABASE_URL: "memory",
           MARKET_DATA_BOOTSTRAP_KEY: KEY,
           MARKET_DATA_BOOTSTRAP_CREDITS: "1000",
-          MARKET_DATA_RATE_LIMIT_PER_MINUTE: limit
+          MARKET_DATA_RATE_LIMIT_PER_MINUTE: limit,
+          // 200 connections from one address are past the per-client connection cap (128): raised here, so
+          // all of them are admitted and the batch cap and backpressure are what is measured
+          // (test/faults/slow-bodies.test.ts measures the cap).
+          MARKET_DATA_MAX_CONNECTIONS_PER_CLIENT: "1000"
         })
         servers.push(server)
         const pid = server.child.pid as number
@@ -145,5 +153,65 @@ if (!canMeasure) {
         await stopServerProcess(server)
       })
     }
+
+    it(`a flood of keyless POSTs refused before they run (not JSON, batches under 2025-11-25): each spends a unit, the rest are refused on arrival with one small error, paid probes <${PROBE_LIMIT_MS} ms`, async () => {
+      const server = await startServerProcess({
+        DATABASE_URL: "memory",
+        MARKET_DATA_BOOTSTRAP_KEY: KEY,
+        MARKET_DATA_BOOTSTRAP_CREDITS: "1000"
+      })
+      servers.push(server)
+      expect((await probe(server.base)).status).toBe(200)
+      const bodies = [
+        "{not json",
+        JSON.stringify(Array.from({ length: MEMBERS }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "ping" })))
+      ]
+      const statuses = new Map<number, number>()
+      let bytesIn = 0
+      let bytesOut = 0
+      const flooding = { on: true }
+      const flooder = async (lane: number) => {
+        for (let i = 0; flooding.on; i++) {
+          const body = bodies[(lane + i) % bodies.length] as string
+          const res = await fetch(`${server.base}/api/mcp`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-protocol-version": "2025-11-25"
+            },
+            body
+          })
+          const text = await res.text()
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+          bytesIn += Buffer.byteLength(body)
+          bytesOut += Buffer.byteLength(text)
+        }
+      }
+      const lanes = Array.from({ length: 8 }, (_, lane) => flooder(lane))
+      const probes: Array<{ status: number; ms: number }> = []
+      const until = performance.now() + WATCH_MS
+      while (performance.now() < until) {
+        probes.push(await probe(server.base))
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      flooding.on = false
+      await Promise.all(lanes)
+      const sent = [...statuses.values()].reduce((a, b) => a + b, 0)
+      const summary = `${sent} POSTs: ${JSON.stringify(Object.fromEntries(statuses))}, ${bytesIn} bytes in, ${bytesOut} out; probes ${probes.map((p) => `${p.status}/${p.ms.toFixed(0)}ms`).join(" ")}`
+      console.info(`keyless refused-before-running flood: ${summary}`)
+      // The address's 60 units: at most 60 answered 400 (each spent one); every other POST refused on arrival.
+      expect(statuses.get(400) ?? 0, summary).toBeLessThanOrEqual(60)
+      expect(statuses.get(400) ?? 0, summary).toBeGreaterThan(0)
+      expect((statuses.get(400) ?? 0) + (statuses.get(429) ?? 0), summary).toBe(sent)
+      expect(sent, summary).toBeGreaterThan(60)
+      // No answer is bigger than a small multiple of what was sent.
+      expect(bytesOut, summary).toBeLessThan(2 * bytesIn)
+      for (const p of probes) {
+        expect(p.status, summary).toBe(200)
+        expect(p.ms, summary).toBeLessThan(PROBE_LIMIT_MS)
+      }
+      await stopServerProcess(server)
+    })
   })
 }
