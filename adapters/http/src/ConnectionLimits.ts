@@ -79,7 +79,7 @@ const refuseConnection = (
   socket: GuardedSocket,
   status: number,
   error: ApiError,
-  lingering: { count: number; readonly max: number }
+  lingering: { readonly sockets: Set<Duplex>; readonly max: number }
 ) => {
   socket[REFUSED] = true
   const body = JSON.stringify(error.toBody())
@@ -88,14 +88,14 @@ const refuseConnection = (
     .join("")
   // Nothing it sends is read (it arrived paused): no request is parsed, no body buffered.
   socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\n${head}\r\n${body}`)
-  if (lingering.count >= lingering.max) {
+  if (lingering.sockets.size >= lingering.max) {
     socket.destroy()
     return
   }
-  lingering.count++
+  lingering.sockets.add(socket)
   const timer = setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS)
   socket.once("close", () => {
-    lingering.count--
+    lingering.sockets.delete(socket)
     clearTimeout(timer)
   })
 }
@@ -133,6 +133,8 @@ const decrement = (counts: Map<string, number>, key: string) => {
 export interface ConnectionGuard {
   /** Connections open now (refused ones not counted). */
   readonly open: () => number
+  /** Destroys the refused connections still given time to read their refusal (at shutdown). */
+  readonly dropRefused: () => void
   /** The trusted proxies, once the server's settings are known (none before). */
   trusted: TrustedProxies
   /**
@@ -147,11 +149,14 @@ export interface ConnectionGuard {
 /** Counts and caps the connections of `server` (see the module comment). */
 export const guardConnections = (server: http.Server, limits: ConnectionLimits): ConnectionGuard => {
   let open = 0
-  const lingering = { count: 0, max: limits.maxConnections }
+  const lingering = { sockets: new Set<Duplex>(), max: limits.maxConnections }
   const perClient = new Map<string, number>()
   const inFlight = new Map<string, number>()
   const guard: ConnectionGuard = {
     open: () => open,
+    dropRefused: () => {
+      for (const socket of lingering.sockets) socket.destroy()
+    },
     trusted: NO_TRUSTED_PROXIES,
     requests: (handler) => {
       const withDeadline = bodyDeadline(handler, limits.bodyTimeoutMs)

@@ -199,6 +199,8 @@ export const layerHttpServer = (options: {
             Effect.callback<void>((resume) => {
               if (!node.listening) return resume(Effect.void)
               node.close(() => resume(Effect.void))
+              // Refused connections are not waited for: they were answered, and nothing of theirs is running.
+              node.guard.dropRefused()
             }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(DRAIN_SECONDS), orElse: () => Effect.void }))
           )
         )
