@@ -32,15 +32,20 @@ export const makeDataFolder = (dir: string): void => {
 export const restrictDataFolder = (dir: string): number => {
   let loosened = 0
   const visit = (path: string) => {
-    const st = lstatSync(path)
-    if (st.isSymbolicLink()) return
+    const st = lstatSync(path, { throwIfNoEntry: false })
+    // Gone meanwhile (a temporary file renamed by a writer at work in the folder): nothing to tighten.
+    if (st === undefined || st.isSymbolicLink()) return
     const wanted = st.isDirectory() ? DATA_FOLDER_MODE : DATA_FILE_MODE
-    if ((st.mode & 0o777) !== wanted) {
-      // Only bits beyond the owner's count as loose; an owner-only mode is set exactly all the same.
-      if ((st.mode & 0o077) !== 0) loosened++
-      chmodSync(path, wanted)
+    try {
+      if ((st.mode & 0o777) !== wanted) {
+        chmodSync(path, wanted)
+        // Only bits beyond the owner's count as loose; an owner-only mode is set exactly all the same.
+        if ((st.mode & 0o077) !== 0) loosened++
+      }
+      if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name))
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
     }
-    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name))
   }
   visit(dir)
   return loosened
