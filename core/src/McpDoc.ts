@@ -167,6 +167,7 @@ export const mcpDocMarkdown: string = [
   `| 406 | ${code("Accept")} lacks ${code("application/json")} or ${code("text/event-stream")} |`,
   `| 413 | the body exceeds ${MCP_MAX_BODY_BYTES / 1024} KiB |`,
   `| 415 | ${code("Content-Type")} is not ${code("application/json")} |`,
+  `| 429 | a POST without a key whose address has no rate unit left: refused on arrival, before its body is read, with ${code("Retry-After")} (${code("data")} is the ${code("rate_limited")} error object; every keyless POST spends its unit on arrival, see ${code("access")}) |`,
   "",
   `Notifications and responses sent by the client are answered ${code("202")} with no body.`
 ].join("\n")
