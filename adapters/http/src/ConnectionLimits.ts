@@ -241,7 +241,7 @@ export const bodyDeadline =
   (req: http.IncomingMessage, res: http.ServerResponse): void => {
     if (announcesBody(req) && !req.complete) {
       const socket = req.socket
-      const timer = setTimeout(() => {
+      const expire = () => {
         if (req.complete || socket.destroyed) return
         refuseRequest(
           res,
@@ -254,7 +254,10 @@ export const bodyDeadline =
         // The answer has a moment to reach the client; the body still coming is not read.
         const cut = setTimeout(() => socket.destroy(), 500)
         socket.once("close", () => clearTimeout(cut))
-      }, timeoutMs)
+      }
+      // Decided after the I/O of the turn the deadline falls in: after an event loop stalled past the deadline,
+      // timers run before the bytes that arrived meanwhile are read, and a body that did arrive is not cut.
+      const timer = setTimeout(() => setImmediate(expire), timeoutMs)
       const onClose = () => clearTimeout(timer)
       socket.once("close", onClose)
       req.once("end", () => {
