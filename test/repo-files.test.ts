@@ -457,7 +457,15 @@ describe("compose.yaml", () => {
       }
     }
     expect(hostOnly.sort()).toEqual(
-      ["DATABASE_PGLITE_WORKER", "DATABASE_URL", "HOST", "MARKET_DATA_DIR", "MARKET_DATA_METRICS_PORT", "PORT"].sort()
+      [
+        "DATABASE_PGLITE_WORKER",
+        "DATABASE_URL",
+        "HOST",
+        "MARKET_DATA_DIR",
+        "MARKET_DATA_METRICS_HOST",
+        "MARKET_DATA_METRICS_PORT",
+        "PORT"
+      ].sort()
     )
   })
 })
