@@ -20,8 +20,9 @@ export const e2eFiles = [
   "test/decimal-transport.test.ts",
   // Starts `serve --live` as a child process with the network sources unreachable.
   "test/live-offline.test.ts",
-  // Starts `serve` in live mode against a replay Binance (550 perpetuals streamed over websockets, about a minute;
-  // two processes on server PostgreSQL when TEST_DATABASE_URL is set).
+  // Starts `serve` in live mode against a replay Binance (550 perpetuals streamed over websockets, across a
+  // 15-minute close on a shifted clock, about four minutes; two processes on server PostgreSQL when
+  // TEST_DATABASE_URL is set, about a minute more).
   "test/live-streams.test.ts",
   // Starts `serve` in live mode against replay Binance, Bybit, OKX and Hyperliquid venues (120 perpetuals streamed
   // over each venue's protocol; each venue's streams cut in turn; about a minute and a half).

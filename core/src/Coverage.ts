@@ -79,6 +79,14 @@ export interface CoverageSource {
  */
 export interface ReportsSources {
   readonly sourceStatus?: Effect.Effect<ReadonlyArray<SourceStatus>>
+  /**
+   * The statuses as they apply to one asset (`MarketStore.assetStatuses`: a symbol its venue's stream does not
+   * serve reads its own REST state), for the one-asset form. Optional: where absent, the venues' statuses.
+   */
+  readonly assetSourceStatus?: (
+    assetId: string,
+    statuses: ReadonlyArray<SourceStatus>
+  ) => Effect.Effect<ReadonlyArray<SourceStatus>>
 }
 
 /**
@@ -222,7 +230,9 @@ export const coverageHandler = (planes: ReadonlyArray<PlaneOperations & ReportsS
         if (statuses === undefined) {
           return { _tag: "Json" as const, body: { data: coverageRow(entry) }, creditsCharged: 0 }
         }
-        const row: CoverageRow = { ...coverageRow(entry), sources: sourcesOf(entry, yield* statuses, input.nowMs) }
+        const all = yield* statuses
+        const own = impl?.assetSourceStatus === undefined ? all : yield* impl.assetSourceStatus(entry.asset_id, all)
+        const row: CoverageRow = { ...coverageRow(entry), sources: sourcesOf(entry, own, input.nowMs) }
         return { _tag: "Json" as const, body: { data: row }, creditsCharged: 0 }
       }
       let after: string | undefined

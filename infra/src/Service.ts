@@ -125,7 +125,14 @@ export const openService = (
     const planes =
       opened === undefined
         ? undefined
-        : { ...opened, planes: opened.planes.map((p) => ({ ...p, sourceStatus: opened.market.status })) }
+        : {
+            ...opened,
+            planes: opened.planes.map((p) => ({
+              ...p,
+              sourceStatus: opened.market.status,
+              ...(opened.market.assetStatuses === undefined ? {} : { assetSourceStatus: opened.market.assetStatuses })
+            }))
+          }
     const core = layerCore(config, stores.layer, options.handlerSets ?? [], planes?.planes ?? [])
     const context = yield* Layer.build(core)
     // The bootstrap key exists before the first request.

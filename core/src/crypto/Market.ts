@@ -237,6 +237,17 @@ export const lastSuccessOf = (s: Pick<SourceStatus, "lastSuccessMs" | "checkedMs
  * `[fromMs, toMs)`, omitting venues with no rows in range. Writes are batches, idempotent on
  * `(assetId, venue, t)`: a row at an existing time replaces it.
  */
+/** One venue's streamed open interest of an asset (`MarketStore.streamedOpenInterest`). */
+export interface StreamedOpenInterest {
+  readonly venue: string
+  /** USD, one side (the venue's convention normalized by its stream parser). */
+  readonly usd: number
+  /** The venue's event time of the ticker state it is part of. */
+  readonly t: number
+  /** The `openInterest` status of this venue for this asset: its stream's (newest event time, stream cadence). */
+  readonly status: SourceStatus
+}
+
 export class MarketStore extends Context.Service<
   MarketStore,
   {
@@ -281,6 +292,22 @@ export class MarketStore extends Context.Service<
      * the streamed components' statuses: `QuoteBoard.ts`). Optional: where absent, `revision` covers them.
      */
     readonly quotesRevision?: () => number
+    /**
+     * The statuses as they apply to one asset: `statuses` (what `status` answered, any subset) with each
+     * streamed component of a venue whose stream is up but does not serve this asset (a refused or silent symbol)
+     * replaced by the asset's own REST state (`QuoteBoard.ts`, `assetStatusesOf`). Optional: where
+     * absent, every asset reads its venues' statuses.
+     */
+    readonly assetStatuses?: (
+      assetId: string,
+      statuses: ReadonlyArray<SourceStatus>
+    ) => Effect.Effect<ReadonlyArray<SourceStatus>>
+    /**
+     * Open interest as the venues' streams last sent it for an asset (USD of one side), per venue whose stream
+     * serves the asset now, with that stream's status (`QuoteBoard.ts`). Optional: where absent (or empty), open
+     * interest is the stored snapshots'.
+     */
+    readonly streamedOpenInterest?: (assetId: string) => ReadonlyArray<StreamedOpenInterest>
   }
 >()("market-data/core/MarketStore") {}
 

@@ -12,11 +12,22 @@
  * (REST depth, persisted) with the streamed top of book in front of it, `fundingStates` the streamed funding state
  * where it is newer, and `status` each streamed component's status from the stream's health (newest event time
  * applied, a few seconds' cadence), so freshness follows the stream: `live` while frames arrive, `stale` with
- * the reason at once when the stream is down, until the REST fallback has delivered since.
+ * the reason at once when the stream is down, until the REST fallback has delivered since. `assetStatuses` gives
+ * the statuses as one asset sees them (a symbol the stream does not serve while it serves the others reads its own
+ * REST state), and `streamedOpenInterest` each streaming venue's open interest of an asset for `open_interest`. The
+ * kline streams' closed bars (`closedBar`) are what the live feed stores at each close (`CryptoFeed.ts`).
  */
 import type { Effect } from "effect"
 import { Effect as E } from "effect"
-import type { BookLevel, BookSnapshot, Component, FundingState, MarketStore, SourceStatus } from "./Market.ts"
+import type {
+  BookLevel,
+  BookSnapshot,
+  Component,
+  FundingState,
+  MarketStore,
+  SourceStatus,
+  StreamedOpenInterest
+} from "./Market.ts"
 
 /** The cadence a streamed component's status gives: `live` within it of the newest event, `stale` past three. */
 export const STREAM_CADENCE_MS = 5_000
@@ -64,6 +75,8 @@ export interface StreamedBar {
   /** Taker buy and sell volume in USD, where the stream carries them (Binance). */
   readonly takerBuyUsd?: number | undefined
   readonly takerSellUsd?: number | undefined
+  /** The venue says the bar is closed and final (Binance kline `x: true`, Bybit `confirm: true`). */
+  readonly closed?: boolean | undefined
 }
 
 /** A venue stream's health, as its connection manager reports it. */
@@ -90,22 +103,40 @@ interface Entry {
   quote: StreamedQuote | undefined
   ticker: StreamedTicker | undefined
   bar: StreamedBar | undefined
+  /** The newest bar the venue sent as closed (final). */
+  closedBar: StreamedBar | undefined
   silent: boolean
+  /** When it last turned silent (`setSilent`'s clock; 0 when not known). */
+  silentSinceMs: number
+  /** When it last turned served again after being silent (`setSilent`'s clock; 0: never silent). */
+  servedSinceMs: number
 }
 
 /** The process's streamed state. */
 export interface QuoteBoard {
   readonly applyQuote: (assetId: string, venue: string, quote: StreamedQuote) => void
   readonly applyTicker: (assetId: string, venue: string, ticker: StreamedTicker) => void
-  /** The forming bar (a newer open time replaces it; within one bar, the newer event). */
+  /**
+   * The forming bar (a newer open time replaces it; within one bar, the newer event); a bar the venue sends as
+   * closed is also kept as the newest closed bar (`closedBar`) until a newer one closes.
+   */
   readonly applyBar: (assetId: string, venue: string, bar: StreamedBar) => void
   readonly bar: (assetId: string, venue: string) => StreamedBar | undefined
+  /** The newest bar the venue's stream sent as closed (final), for the feed to store it without REST. */
+  readonly closedBar: (assetId: string, venue: string) => StreamedBar | undefined
   readonly quote: (assetId: string, venue: string) => StreamedQuote | undefined
   readonly ticker: (assetId: string, venue: string) => StreamedTicker | undefined
   /** The venues with streamed state for an asset (sorted). */
   readonly venuesOf: (assetId: string) => ReadonlyArray<string>
-  /** Marks the assets of `venue` whose symbol the stream has not mentioned for too long (served from REST). */
-  readonly setSilent: (venue: string, assetIds: ReadonlySet<string>) => void
+  /**
+   * Marks the assets of `venue` whose symbol the stream does not serve now (not mentioned for too long, its
+   * connection down or its subscription not answered yet: served from REST), at `nowMs` (when they turned so).
+   */
+  readonly setSilent: (venue: string, assetIds: ReadonlySet<string>, nowMs?: number) => void
+  /** When the asset was last served again after being silent on `venue` (0: never silent). */
+  readonly servedSince: (assetId: string, venue: string) => number
+  /** When the asset turned silent on `venue` (the `nowMs` given to `setSilent`), while it is; undefined otherwise. */
+  readonly silentSince: (assetId: string, venue: string) => number | undefined
   /** Whether the stream has not mentioned the asset's symbol for too long (`setSilent`). */
   readonly isSilent: (assetId: string, venue: string) => boolean
   /** Forgets an asset's state on a venue (a delisting). */
@@ -133,7 +164,15 @@ export const makeQuoteBoard = (): QuoteBoard => {
     }
     let e = byAsset.get(assetId)
     if (e === undefined) {
-      e = { quote: undefined, ticker: undefined, bar: undefined, silent: false }
+      e = {
+        quote: undefined,
+        ticker: undefined,
+        bar: undefined,
+        closedBar: undefined,
+        silent: false,
+        silentSinceMs: 0,
+        servedSinceMs: 0
+      }
       byAsset.set(assetId, e)
       const vs = venuesByAsset.get(assetId) ?? []
       vs.push(venue)
@@ -171,24 +210,33 @@ export const makeQuoteBoard = (): QuoteBoard => {
     },
     applyBar: (assetId, venue, bar) => {
       const e = entryOf(assetId, venue)
+      if (bar.closed === true && (e.closedBar === undefined || bar.t >= e.closedBar.t)) e.closedBar = bar
       const before = e.bar
       if (before !== undefined && (bar.t < before.t || (bar.t === before.t && bar.eventMs < before.eventMs))) return
       e.bar = bar
     },
     bar: (assetId, venue) => find(assetId, venue)?.bar,
+    closedBar: (assetId, venue) => find(assetId, venue)?.closedBar,
     quote: (assetId, venue) => find(assetId, venue)?.quote,
     ticker: (assetId, venue) => find(assetId, venue)?.ticker,
     venuesOf: (assetId) => venuesByAsset.get(assetId) ?? [],
-    setSilent: (venue, assetIds) => {
+    setSilent: (venue, assetIds, nowMs = 0) => {
       for (const [assetId, e] of entries.get(venue) ?? []) {
         const silent = assetIds.has(assetId)
         if (silent !== e.silent) {
           e.silent = silent
+          e.silentSinceMs = silent ? nowMs : 0
+          if (!silent) e.servedSinceMs = nowMs
           version++
         }
       }
     },
     isSilent: (assetId, venue) => find(assetId, venue)?.silent ?? false,
+    servedSince: (assetId, venue) => find(assetId, venue)?.servedSinceMs ?? 0,
+    silentSince: (assetId, venue) => {
+      const e = find(assetId, venue)
+      return e?.silent === true ? e.silentSinceMs : undefined
+    },
     forget: (assetId, venue) => {
       if (entries.get(venue)?.delete(assetId) !== true) return
       const vs = (venuesByAsset.get(assetId) ?? []).filter((v) => v !== venue)
@@ -341,6 +389,118 @@ export const overlayStatuses = (
   return out.sort((a, b) => (a.venue === b.venue ? (a.component < b.component ? -1 : 1) : a.venue < b.venue ? -1 : 1))
 }
 
+/** Whether the board serves `component` of an asset on `venue` from the stream now (up, not silent, has data). */
+const servesComponent = (board: QuoteBoard, assetId: string, venue: string, component: Component): boolean => {
+  if (!served(board, assetId, venue)) return false
+  if (component === "books") return board.quote(assetId, venue) !== undefined
+  if (component === "fundingState") return board.ticker(assetId, venue)?.fundingRate !== undefined
+  return true
+}
+
+/**
+ * A streamed component's status for one asset that the stream does not serve now, from the asset's own REST state:
+ * `newestMs` the time of its stored book or funding state (the REST poll that fetched it; 0 when none is stored,
+ * so `stale`), the REST job's cadence and failure, and why in `detail`. `s` is the venue's status (kept: source,
+ * venue, component).
+ */
+export const restStatusOfAsset = (
+  s: SourceStatus,
+  rest: SourceStatus | undefined,
+  dataMs: number | undefined,
+  why: string
+): SourceStatus => {
+  const failing = rest?.failing === true
+  const out: SourceStatus = {
+    source: s.source,
+    venue: s.venue,
+    component: s.component,
+    newestMs: dataMs ?? 0,
+    cadenceMs: rest?.cadenceMs ?? s.cadenceMs,
+    checkedMs: rest?.checkedMs ?? s.checkedMs,
+    failing,
+    detail: `${why}; served from REST polling${dataMs === undefined ? " (nothing fetched yet)" : ""}`,
+    ...(rest?.lastSuccessMs === undefined ? {} : { lastSuccessMs: rest.lastSuccessMs }),
+    ...(failing && rest?.lastError !== undefined ? { lastError: rest.lastError } : {})
+  }
+  return out
+}
+
+/**
+ * One asset's statuses (`MarketStore.assetStatuses`): each streamed component of a venue whose stream is up but does
+ * not serve the asset (a symbol the venue refused, or silent past its limit) is replaced by the asset's own REST
+ * state (`restStatusOfAsset`): its book and funding state are polled over REST, and their freshness is that poll's,
+ * not the stream's. A venue where the asset has no state at all, streamed or stored (a spot listing: the feeds and
+ * streams take the perpetuals), keeps the venue's status. While a stream is down every symbol of the venue is
+ * polled, and the venue's status already says so (`streamedStatus`).
+ */
+export const assetStatusesOf = (
+  board: QuoteBoard,
+  assetId: string,
+  statuses: ReadonlyArray<SourceStatus>,
+  rest: ReadonlyArray<SourceStatus>,
+  books: ReadonlyArray<BookSnapshot> | undefined,
+  funding: ReadonlyArray<FundingState> | undefined
+): ReadonlyArray<SourceStatus> =>
+  statuses.map((s) => {
+    const h = board.health(s.venue)
+    if (h === undefined || !h.up || !h.components.includes(s.component)) return s
+    if (servesComponent(board, assetId, s.venue, s.component)) {
+      // Served, but the stored REST book is newer than the stream's last quote (fetched while the stream was
+      // down, before the symbol's first frame since): that book is what `books` answers (`composeBook`), so its
+      // time is the asset's, on the stream's cadence, until the stream's next quote.
+      // Likewise a quote older than the symbol's return to the stream (a reconnect's resubscription) is not
+      // confirmed by it: its own time, until the stream's next quote.
+      const quote = board.quote(assetId, s.venue)
+      if (s.component !== "books" || quote === undefined) return s
+      const stored = books?.find((b) => b.venue === s.venue)
+      if (stored !== undefined && stored.t > quote.t)
+        return {
+          ...s,
+          newestMs: stored.t,
+          detail: "the REST book fetched while the stream was down is newer than the stream's last quote of this symbol"
+        }
+      if (quote.t < board.servedSince(assetId, s.venue))
+        return {
+          ...s,
+          newestMs: quote.t,
+          detail: "no quote of this symbol since it was subscribed again; the last one is from before"
+        }
+      return s
+    }
+    const dataMs =
+      s.component === "books"
+        ? books?.find((b) => b.venue === s.venue)?.t
+        : s.component === "fundingState"
+          ? funding?.find((f) => f.venue === s.venue)?.t
+          : undefined
+    if (dataMs === undefined && !board.venuesOf(assetId).includes(s.venue)) return s
+    const since = board.silentSince(assetId, s.venue)
+    const why =
+      since === undefined
+        ? "the stream does not serve this symbol (refused by the venue, or nothing received yet)"
+        : `the stream has not served this symbol since ${new Date(since).toISOString()} (silent past its limit, its connection down or its subscription unanswered)`
+    const restStatus = rest.find((r) => r.venue === s.venue && r.component === s.component)
+    // Until the REST fallback has fetched it since the stream stopped serving it, nothing fresh is held (a book
+    // fetched before is as old as it is, on no cadence kept for it): failing with the reason, so `stale`.
+    if (since !== undefined && since > 0 && (dataMs === undefined || dataMs < since)) {
+      return {
+        ...restStatusOfAsset(s, restStatus, dataMs, why),
+        failing: true,
+        lastError: `${why}; not fetched over REST since`
+      }
+    }
+    return restStatusOfAsset(s, restStatus, dataMs, why)
+  })
+
+/** Whether `assetStatusesOf` would change any of `statuses` for the asset (so the stored state need not be read). */
+const needsAssetState = (board: QuoteBoard, assetId: string, statuses: ReadonlyArray<SourceStatus>): boolean =>
+  statuses.some((s) => {
+    const h = board.health(s.venue)
+    if (h === undefined || !h.up || !h.components.includes(s.component)) return false
+    // A streamed book can be behind the stored one (`assetStatusesOf`): books are always looked at.
+    return s.component === "books" || !servesComponent(board, assetId, s.venue, s.component)
+  })
+
 /**
  * `store` with the board's streamed state in front (see the module's comment). Writes go to `store` unchanged.
  * `revision` stays the store's (series, rank and directory memos do not depend on quotes); `quotesRevision`
@@ -393,12 +553,42 @@ export const withQuoteBoard = (store: MarketStore["Service"], board: QuoteBoard)
     statusCache = { stored, version, value }
     return value
   })
+  const assetStatuses = (
+    assetId: string,
+    statuses: ReadonlyArray<SourceStatus>
+  ): Effect.Effect<ReadonlyArray<SourceStatus>> => {
+    if (!needsAssetState(board, assetId, statuses)) return E.succeed(statuses)
+    return E.gen(function* () {
+      const rest = yield* store.status
+      const stored = statuses.some((s) => s.component === "books") ? yield* store.books(assetId) : undefined
+      const funding = statuses.some((s) => s.component === "fundingState")
+        ? yield* store.fundingStates(assetId)
+        : undefined
+      return assetStatusesOf(board, assetId, statuses, rest, stored, funding)
+    })
+  }
   const underlying = store.revision
   return {
     ...store,
     books,
     fundingStates,
     status,
+    assetStatuses,
+    streamedOpenInterest: (assetId) => {
+      const out: Array<StreamedOpenInterest> = []
+      for (const v of board.venuesOf(assetId)) {
+        const usd = board.ticker(assetId, v)?.oiUsd
+        const h = board.health(v)
+        if (usd === undefined || !(usd >= 0) || h === undefined || !served(board, assetId, v)) continue
+        out.push({
+          venue: v,
+          usd,
+          t: (board.ticker(assetId, v) as StreamedTicker).t,
+          status: streamedStatus(v, "openInterest", h, undefined)
+        })
+      }
+      return out
+    },
     quotesRevision: () => board.version() * 1_000_003 + (underlying?.() ?? 0)
   }
 }

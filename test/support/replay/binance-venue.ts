@@ -82,6 +82,12 @@ export interface ReplayVenueOptions {
   /** Answer 429 past 2,400 weight a minute, as Binance does (default true). */
   readonly enforceWeightLimit?: boolean
   readonly seed?: number
+  /**
+   * The venue's clock runs this far ahead of this machine's (ms, default 0): event times, bars, funding times and
+   * REST log times are on it. A test points a service process at the same time base (`support/shifted-clock.ts`)
+   * to bring a 15-minute close within seconds of its start.
+   */
+  readonly clockOffsetMs?: number
 }
 
 /** A top of book as the venue published it. */
@@ -115,11 +121,26 @@ export interface ReplayVenue {
   /** The current quote of a symbol. */
   readonly quote: (symbol: string) => PublishedQuote | undefined
   /**
-   * How stale a shown quote is at `atMs` (prices in the venue's units): 0 when (bid, ask) was the current quote
+   * How stale a shown quote is at `atMs` (this machine's clock, `Date.now()`; prices in the venue's units): 0 when (bid, ask) was the current quote
    * then, else `atMs` minus the time the venue replaced it (its newest publication matching within a relative
    * 1e-9); undefined when the venue never published it (or it is older than the history kept).
    */
   readonly stalenessOf: (symbol: string, bid: number, ask: number, atMs: number) => number | undefined
+  /** The venue's clock (epoch ms): this machine's plus `clockOffsetMs`. */
+  readonly now: () => number
+  /** A symbol's 15-minute bar opening at `openMs` as the venue traded and prints it (undefined: none kept). */
+  readonly bar: (
+    symbol: string,
+    openMs: number
+  ) =>
+    | {
+        readonly open: number
+        readonly high: number
+        readonly low: number
+        readonly close: number
+        readonly volume: number
+      }
+    | undefined
   readonly dropStreams: () => void
   readonly refuseConnections: (on: boolean) => void
   readonly rest429: (on: boolean) => void
@@ -258,6 +279,8 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
   const markEveryMs = options.markEveryMs ?? 1_000
   const historySize = options.historyPerSymbol ?? 4_096
   const enforceWeight = options.enforceWeightLimit ?? true
+  const clockOffsetMs = options.clockOffsetMs ?? 0
+  const clock = () => Date.now() + clockOffsetMs
   let nextU = 1_000_000
 
   // -- the books ---------------------------------------------------------------------------------------------
@@ -403,7 +426,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
     b.spreadTicks = r() < 0.8 ? 1 : 2
     b.bidQty = Math.max(0.001, Math.round(b.bidQty * (0.7 + r() * 0.6) * 1000) / 1000 + 1)
     b.askQty = Math.max(0.001, Math.round(b.askQty * (0.7 + r() * 0.6) * 1000) / 1000 + 1)
-    const nowMs = Date.now()
+    const nowMs = clock()
     const q = record(b, nowMs)
     moves++
     const closed = trade(b, nowMs, r)
@@ -450,7 +473,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
   }
   // A first quote for every book now, and each one's timer.
   {
-    const nowMs = Date.now()
+    const nowMs = clock()
     for (const b of books.values()) {
       record(b, nowMs)
       b.anchorSlotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
@@ -470,7 +493,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
   const markTimer = setInterval(() => {
     const subs = [...(subscribers.get(MARK_TOPIC) ?? [])]
     if (subs.length === 0) return
-    const nowMs = Date.now()
+    const nowMs = clock()
     const items: Array<string> = []
     for (const b of books.values()) {
       if (b.stopped) continue
@@ -527,7 +550,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
 
   const onMessage = (c: Conn, text: string) => {
     if (c.socket.readyState !== 1) return
-    const nowMs = Date.now()
+    const nowMs = clock()
     c.incoming = c.incoming.filter((t) => t > nowMs - 1_000)
     c.incoming.push(nowMs)
     if (c.incoming.length > MAX_INCOMING_PER_SECOND) {
@@ -636,7 +659,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
   const spent: Array<{ t: number; w: number }> = []
   let limited = 0
   let refuse429 = false
-  const weightLastMinute = (nowMs = Date.now()) => {
+  const weightLastMinute = (nowMs = clock()) => {
     while (spent.length > 0 && (spent[0] as { t: number }).t <= nowMs - 60_000) spent.shift()
     return spent.reduce((s, x) => s + x.w, 0)
   }
@@ -897,7 +920,7 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
   }
 
   const onRest = (req: IncomingMessage, res: ServerResponse) => {
-    const nowMs = Date.now()
+    const nowMs = clock()
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
     const path = url.pathname
     const weight = weightOf(path, url.searchParams)
@@ -960,9 +983,20 @@ export const startBinanceReplay = async (options: ReplayVenueOptions = {}): Prom
       const b = books.get(s)
       return b === undefined ? undefined : current(b)
     },
-    stalenessOf: (s, bid, ask, atMs) => {
+    now: clock,
+    bar: (s, openMs) => {
+      const b = books.get(s)
+      const bar = b?.bars.get(openMs)
+      if (b === undefined || bar === undefined) return undefined
+      // As the kline frames and REST print them (the symbol's decimals).
+      const d = b.s.decimals
+      const at = (x: number) => Number(fmt(x, d))
+      return { open: at(bar.open), high: at(bar.high), low: at(bar.low), close: at(bar.close), volume: bar.volume }
+    },
+    stalenessOf: (s, bid, ask, realMs) => {
       const b = books.get(s)
       if (b === undefined) return undefined
+      const atMs = realMs + clockOffsetMs
       for (let k = 1; k <= b.count; k++) {
         const q = b.history[(b.head - k + historySize) % historySize] as PublishedQuote
         if (q.sentMs > atMs) continue

@@ -6,7 +6,8 @@
  * | job | components | cadence |
  * |---|---|---|
  * | listings | (instruments, symbol mapping) | 1 h |
- * | bars | `bars` (+ `takerFlow` where klines carry it) | 15 min, 2 s after the close |
+ * | closed bars | the closed bar as the kline stream sent it (`x: true`, `confirm: true`), where the venue streams klines | 15 min, 1 s after the close, waiting up to 15 s |
+ * | bars | `bars` (+ `takerFlow` where klines carry it): history, and the closed bars the stream did not deliver | 15 min, 2 s after the close (17 s where the stream delivers them) |
  * | forming bar | the bar still forming, rewritten until it closes (`bars`, and `takerFlow` on Binance) | 1 min (Hyperliquid 3 min) |
  * | funding | `funding` (settlements) | 1 h, 30 s after the hour |
  * | tickers | `markIndex`, `openInterest`, `fundingState` (+ open-interest history backfill) | 15 min, at +8 s |
@@ -78,6 +79,12 @@ export interface CryptoFeedOptions {
    */
   readonly streamedBar?: (assetId: string, slotMs: number) => BarRow | undefined
   /**
+   * Where the venue streams klines and marks the closed bar (Binance `x: true`, Bybit `confirm: true`): the bar
+   * opening at `slotMs` as the stream sent it closed (undefined: not received). At each close the closed-bars job
+   * stores it, and the bars job asks REST only for the bars the stream missed.
+   */
+  readonly streamedClosedBar?: (assetId: string, slotMs: number) => BarRow | undefined
+  /**
    * Where the venue streams: the streamed top of book of an asset now (undefined: not streamed), which every REST
    * book of a depth run is reconciled against (`reconcileBook`); mismatches are logged and counted in the `rest`
    * status.
@@ -111,6 +118,14 @@ const OI_HISTORY_DAYS = 29
 const BOOKS_BUDGET_SHARE = 0.5
 /** The bars the start fetches first for each instrument without any (`runRecentBars`): a day. */
 const RECENT_BARS_MS = DAY_MS
+/**
+ * How long after a close the closed-bars job waits for the stream's closed bars (a venue sends the closing kline
+ * with the first trade of the next bar or at the close; a quiet symbol later), and when the bars job then asks REST
+ * for what did not come.
+ */
+export const CLOSED_BAR_WAIT_MS = 15_000
+/** How often the closed-bars job looks for closed bars still to come during that wait. */
+const CLOSED_BAR_POLL_MS = 500
 
 /** Cadence of a component's updates, as its status reports it. */
 export const componentCadenceMs = (venue: string, component: Component): number => {
@@ -313,6 +328,15 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     }
     /** Instruments whose closed bars this process has fetched (the forming bar is written only after that). */
     const barsReady = new Set<string>()
+    /**
+     * Per instrument, the open time of the newest bar this process knows is stored final, with every bar before it
+     * back to the first fetched (a REST fetch of closed bars, or the stream's closed bar next to one): the bars job
+     * asks REST from the bar after it, so a bar stored while forming is fetched again once closed.
+     */
+    const finalMs = new Map<string, number>()
+    const noteFinal = (assetId: string, t: number) => {
+      if (t > (finalMs.get(assetId) ?? Number.NEGATIVE_INFINITY)) finalMs.set(assetId, t)
+    }
     /** Instruments whose bars this process has fetched back to the backfill's start (behind what was stored). */
     const barsBackfilled = new Set<string>()
 
@@ -322,6 +346,16 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       yield* eachInstrument(barComponents, (i, p) =>
         Effect.gen(function* () {
           const extent = yield* storedExtent("bars", i.assetId)
+          // Every closed bar is stored final (the stream's closed bars, `runClosedBars`) and the history behind
+          // is in: nothing to ask REST for.
+          if (
+            extent !== undefined &&
+            barsBackfilled.has(i.assetId) &&
+            (finalMs.get(i.assetId) ?? Number.NEGATIVE_INFINITY) >= toMs - BAR_MS
+          ) {
+            p.newestMs = Math.max(p.newestMs, Math.min(nowMs, extent.lastMs + BAR_MS))
+            return
+          }
           const fetch = (fromMs: number, untilMs: number) =>
             pageForward(
               fromMs,
@@ -338,11 +372,18 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
             // one request).
             if (!barsBackfilled.has(i.assetId) && extent.firstMs > backfillFrom)
               newest = yield* fetch(backfillFrom, Math.min(extent.firstMs, toMs))
-            // Then forward from the newest stored bar itself: it may have been stored while still forming.
-            newest = Math.max(newest, yield* fetch(extent.lastMs, toMs))
+            // Then forward from the newest stored bar itself (it may have been stored while still forming), or
+            // from the first bar not known final, where that is older (bars the forming job or the stream stored
+            // past one that never got its final values).
+            const known = finalMs.get(i.assetId)
+            const from = known === undefined ? extent.lastMs : Math.min(extent.lastMs, known + BAR_MS)
+            newest = Math.max(newest, yield* fetch(from, toMs))
           }
           barsBackfilled.add(i.assetId)
           barsReady.add(i.assetId)
+          // Every bar before `toMs` fetched now is closed, so final.
+          const through = yield* lastStoredMs("bars", i.assetId)
+          if (through !== undefined) noteFinal(i.assetId, Math.min(through, toMs - BAR_MS))
           // A bar's data runs to its close (a forming bar's: to now).
           const stored = yield* lastStoredMs("bars", i.assetId)
           p.newestMs = Math.max(
@@ -375,6 +416,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
               (rows) => writeBars(i, rows)
             )
             barsReady.add(i.assetId)
+            if (newest > 0) noteFinal(i.assetId, newest)
             p.newestMs = Math.max(p.newestMs, newest > 0 ? newest + BAR_MS : 0)
           }),
         (i) => Effect.map(storedExtent("bars", i.assetId), (e) => e === undefined),
@@ -407,6 +449,45 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
         })
       )
     })
+
+    /**
+     * At a close, where the venue's kline stream marks the closed bar: stores each instrument's closed bar as the
+     * stream sent it (next to the bars stored before it, so never past a hole), waiting up to `CLOSED_BAR_WAIT_MS`
+     * after the close for those still to come, so the bars job asks REST only for what the stream missed. Without
+     * it every close cost a REST request per instrument (550 on Binance), queued behind the depth run and the
+     * tickers, and an asset whose newest stored bar was a slot behind read `delayed` until its turn came.
+     */
+    const streamedClosedBar = options.streamedClosedBar
+    const runClosedBars =
+      streamedClosedBar === undefined
+        ? undefined
+        : Effect.gen(function* () {
+            const startMs = yield* Clock.currentTimeMillis
+            const closeMs = Math.floor(startMs / BAR_MS) * BAR_MS
+            const closedMs = closeMs - BAR_MS
+            if (instruments.length === 0) yield* refreshListings
+            const waiting = new Map(instruments.filter((i) => barsReady.has(i.assetId)).map((i) => [i.assetId, i]))
+            const p = progress()
+            for (;;) {
+              for (const [assetId, i] of waiting) {
+                const bar = streamedClosedBar(assetId, closedMs)
+                if (bar === undefined) continue
+                waiting.delete(assetId)
+                const last = yield* lastStoredMs("bars", assetId)
+                // Only next to what is stored: a bar past a missed one would hide the hole from the bars job.
+                if (last === undefined || last < closedMs - BAR_MS) continue
+                yield* writeBars(i, [bar])
+                p.ok++
+                p.newestMs = Math.max(p.newestMs, closeMs)
+                if ((finalMs.get(assetId) ?? Number.NEGATIVE_INFINITY) >= closedMs - BAR_MS)
+                  noteFinal(assetId, closedMs)
+              }
+              const nowMs = yield* Clock.currentTimeMillis
+              if (waiting.size === 0 || nowMs >= closeMs + CLOSED_BAR_WAIT_MS) break
+              yield* Effect.sleep(CLOSED_BAR_POLL_MS)
+            }
+            if (p.ok > 0) yield* markOk(barComponents, p)
+          })
 
     // -- funding settlements ------------------------------------------------------------------------------------
     const runFunding = Effect.gen(function* () {
@@ -702,6 +783,7 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       start,
       bars: attempt(barComponents, runBars),
       formingBar: attempt(barComponents, runForming),
+      ...(runClosedBars === undefined ? {} : { closedBars: attempt(barComponents, runClosedBars) }),
       funding: attempt(["funding"], runFunding),
       tickers: attempt(tickerComponents, runTickers),
       books: attempt(["books"], runBooks),
@@ -713,7 +795,17 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       // Bars first after each close, tickers next; books off the quarter-hour so they do not queue with them.
       books: job("books", ["books"], runBooks, booksEveryMs, 30_000),
       tickers: job("tickers", tickerComponents, runTickers, BAR_MS, 8_000),
-      bars: job("bars", barComponents, runBars, BAR_MS, 2_000),
+      // Where the stream delivers the closed bars, the bars job comes after their wait and fetches only the rest.
+      bars: job(
+        "bars",
+        barComponents,
+        runBars,
+        BAR_MS,
+        runClosedBars === undefined ? 2_000 : CLOSED_BAR_WAIT_MS + 2_000
+      ),
+      ...(runClosedBars === undefined
+        ? {}
+        : { closedBars: job("closedBars", barComponents, runClosedBars, BAR_MS, 1_000) }),
       formingBar: job("formingBar", barComponents, runForming, connector.formingEveryMs, 40_000),
       funding: job("funding", ["funding"], runFunding, HOUR_MS, 30_000),
       ...(runTakerFlow === undefined

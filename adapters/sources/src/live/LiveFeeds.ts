@@ -16,7 +16,8 @@ import {
   LIVE_INGEST_LOCK,
   MarketStore,
   type QuoteBoard,
-  SEC_VENUE
+  SEC_VENUE,
+  type StreamedBar
 } from "@market-data/core"
 import { Clock, Effect, type Scope } from "effect"
 import { parseCompanyTickers } from "../sec/index.ts"
@@ -181,22 +182,32 @@ export const streamedOn =
   (assetId: string): boolean =>
     board.health(venue)?.up === true && board.quote(assetId, venue) !== undefined && !board.isSilent(assetId, venue)
 
+/** A streamed bar as the feed writes it. */
+const barRowOf = (b: StreamedBar): BarRow => ({
+  t: b.t,
+  open: b.open,
+  high: b.high,
+  low: b.low,
+  close: b.close,
+  volume: b.volume,
+  ...(b.takerBuyUsd === undefined ? {} : { takerBuyUsd: b.takerBuyUsd, takerSellUsd: b.takerSellUsd ?? 0 })
+})
+
 /** The forming bar of `slotMs` as the venue's kline stream last sent it, while the stream serves the asset. */
 export const streamedBarOn =
   (board: QuoteBoard, venue: string) =>
   (assetId: string, slotMs: number): BarRow | undefined => {
     if (!streamedOn(board, venue)(assetId)) return undefined
     const b = board.bar(assetId, venue)
-    if (b === undefined || b.t !== slotMs) return undefined
-    return {
-      t: b.t,
-      open: b.open,
-      high: b.high,
-      low: b.low,
-      close: b.close,
-      volume: b.volume,
-      ...(b.takerBuyUsd === undefined ? {} : { takerBuyUsd: b.takerBuyUsd, takerSellUsd: b.takerSellUsd ?? 0 })
-    }
+    return b === undefined || b.t !== slotMs ? undefined : barRowOf(b)
+  }
+
+/** The bar opening at `slotMs` as the venue's kline stream sent it closed (final), whatever the stream does since. */
+export const streamedClosedBarOn =
+  (board: QuoteBoard, venue: string) =>
+  (assetId: string, slotMs: number): BarRow | undefined => {
+    const b = board.closedBar(assetId, venue)
+    return b === undefined || b.t !== slotMs ? undefined : barRowOf(b)
   }
 
 /**
@@ -347,6 +358,9 @@ export const ingestAll = (deps: {
           : {
               streamed: streamedOn(board, connector.venue),
               streamedBar: streamedBarOn(board, connector.venue),
+              ...(StreamProtocols[connector.venue]?.closedBars === true
+                ? { streamedClosedBar: streamedClosedBarOn(board, connector.venue) }
+                : {}),
               streamedQuote: (assetId: string) =>
                 streamedOn(board, connector.venue)(assetId) ? board.quote(assetId, connector.venue) : undefined
             })

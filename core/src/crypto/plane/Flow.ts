@@ -9,10 +9,29 @@
  */
 import { Effect } from "effect"
 import type { PlaneForAsset } from "../../Planes.ts"
-import { perpListings } from "../Assets.ts"
+import { type CryptoAsset, perpListings } from "../Assets.ts"
+import type { StreamedOpenInterest } from "../Market.ts"
 import { countsBothSides, LowerBoundFigures, liquidationLowerBound } from "../VenueConventions.ts"
 import { perAsset } from "./Operation.ts"
-import { type PlaneState, w } from "./State.ts"
+import { clocks, roundValue } from "./Result.ts"
+import { freshnessFor, type PlaneState, venuesOf, w } from "./State.ts"
+
+/**
+ * An asset's open interest by venue with each streamed venue's row replaced by (or, without a recent snapshot,
+ * added as) its streamed value, in the asset's venue order.
+ */
+export const withStreamedOi = (
+  asset: CryptoAsset,
+  stored: ReadonlyArray<{ readonly venue: string; readonly usd: number }>,
+  streamed: ReadonlyArray<StreamedOpenInterest>
+): ReadonlyArray<{ readonly venue: string; readonly usd: number }> => {
+  const usd = new Map(stored.map((r) => [r.venue, r.usd]))
+  for (const s of streamed) usd.set(s.venue, roundValue(s.usd))
+  return venuesOf(asset).flatMap((venue) => {
+    const x = usd.get(venue)
+    return x === undefined ? [] : [{ venue, usd: x }]
+  })
+}
 
 /** `open_interest`, `orderflow` and `liquidations` over a plane's state. */
 export const makeFlow = (
@@ -22,14 +41,38 @@ export const makeFlow = (
   readonly orderflow: PlaneForAsset
   readonly liquidations: PlaneForAsset
 } => {
-  const openInterest = perAsset(st, "open_interest", ({ state, gaps }) =>
-    Effect.succeed({
-      usd: gaps.plain("usd", state.current.oi_usd),
-      change_24h_pct: gaps.contextual("change_24h_pct", state.current.oi_change_24h_pct, w(state, "oi_change_24h_pct")),
-      basis_pct: gaps.contextual("basis_pct", state.current.basis_pct, w(state, "basis_pct")),
-      by_venue: state.oiByVenue.map((r) =>
-        countsBothSides(r.venue) ? { venue: r.venue, usd: r.usd, venue_counts: "both_sides" as const } : r
-      )
+  const openInterest = perAsset(st, "open_interest", ({ asset, state, gaps, statuses, nowMs }) =>
+    Effect.sync(() => {
+      // Where a venue streams open interest (and serves this asset now), its row is the streamed value and its
+      // freshness the stream's; the other venues' rows are the stored snapshots. The 24 h change, the basis and
+      // their percentiles stay on the stored 15-minute snapshots (the baselines are built from them).
+      const streamed = st.store.streamedOpenInterest?.(asset.id) ?? []
+      const rows = streamed.length === 0 ? state.oiByVenue : withStreamedOi(asset, state.oiByVenue, streamed)
+      const usd = streamed.length === 0 ? state.current.oi_usd : rows.reduce((sum, r) => sum + r.usd, 0)
+      const body = {
+        usd: gaps.plain("usd", usd),
+        change_24h_pct: gaps.contextual(
+          "change_24h_pct",
+          state.current.oi_change_24h_pct,
+          w(state, "oi_change_24h_pct")
+        ),
+        basis_pct: gaps.contextual("basis_pct", state.current.basis_pct, w(state, "basis_pct")),
+        by_venue: rows.map((r) =>
+          countsBothSides(r.venue) ? { venue: r.venue, usd: r.usd, venue_counts: "both_sides" as const } : r
+        )
+      }
+      if (streamed.length === 0) return body
+      // The clocks with each streaming venue's `openInterest` status replaced by its stream's (`as_of` the newest
+      // event time applied).
+      const byVenue = new Map(streamed.map((s) => [s.venue, s.status]))
+      const replaced = statuses.map((s) => {
+        const x = s.component === "openInterest" ? byVenue.get(s.venue) : undefined
+        return x === undefined ? s : { ...x, source: s.source }
+      })
+      for (const s of streamed)
+        if (!statuses.some((x) => x.venue === s.venue && x.component === "openInterest")) replaced.push(s.status)
+      const dataEndMs = state.barsEndMs === undefined ? undefined : Math.min(nowMs, state.barsEndMs)
+      return { ...clocks(freshnessFor(asset, "open_interest", replaced, nowMs, dataEndMs)), ...body }
     })
   )
 

@@ -11,7 +11,14 @@ import type { CryptoAsset } from "../Assets.ts"
 import type { ResultFreshness } from "../Freshness.ts"
 import { BAR_MS, HOUR_MS, type SourceStatus } from "../Market.ts"
 import { clocks, Gaps, nextChangeMs, paramsKey } from "./Result.ts"
-import { type AssetState, assetOf, freshnessFor, OperationComponents, type PlaneState, venuesOf } from "./State.ts"
+import {
+  type AssetState,
+  assetOf,
+  freshnessFor,
+  OperationComponents,
+  operationVenuesOf,
+  type PlaneState
+} from "./State.ts"
 
 /**
  * Until when (exclusive) a per-asset result built at `nowMs` stays the same if nothing is written. The clock
@@ -40,9 +47,12 @@ export const validUntilOf = (
   return until
 }
 
-/** Whether an operation reads the streamed components (`QuoteBoard.ts`): books or funding states. */
+/**
+ * Whether an operation reads the streamed state (`QuoteBoard.ts`): books or funding states, or the streamed open
+ * interest (`open_interest`).
+ */
 const readsStreamed = (op: string): boolean =>
-  (OperationComponents[op] ?? []).some((c) => c === "books" || c === "fundingState")
+  op === "open_interest" || (OperationComponents[op] ?? []).some((c) => c === "books" || c === "fundingState")
 
 /** What a per-asset operation builds its body from. */
 export interface OperationContext {
@@ -84,7 +94,7 @@ export const perAsset = (
       const gaps = new Gaps()
       const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
       const components = OperationComponents[op] ?? ["bars"]
-      const venues = venuesOf(asset)
+      const venues = operationVenuesOf(asset, op)
       if (statuses.some((s) => s.failing && venues.includes(s.venue) && components.includes(s.component))) {
         gaps.blameFailingSource()
       }

@@ -72,6 +72,19 @@ export const OperationComponents: { readonly [op: string]: ReadonlyArray<Compone
   rank: ["bars", "openInterest", "funding", "takerFlow"]
 }
 
+/**
+ * Operations that read one venue only, the asset's primary (the one its bars and quoted book come from): their
+ * freshness and failing sources are that venue's alone, so another venue's outage does not make them `stale`.
+ */
+export const PrimaryVenueOperations: ReadonlySet<string> = new Set(["price"])
+
+/** The venues whose statuses an operation's freshness reads for an asset: its primary alone, or every listing's. */
+export const operationVenuesOf = (a: CryptoAsset, op: string): ReadonlyArray<string> => {
+  if (!PrimaryVenueOperations.has(op)) return venuesOf(a)
+  const primary = primaryVenue(a)
+  return primary === undefined ? venuesOf(a) : [primary]
+}
+
 export const venuesCache = new WeakMap<CryptoAsset, ReadonlyArray<string>>()
 /** The venues an asset is listed on, primary first (remembered: the registry is immutable). */
 export const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => {
@@ -169,7 +182,7 @@ export const freshnessFor = (
   nowMs: number,
   primaryNewestMs?: number
 ): ResultFreshness => {
-  const venues = resultFreshness(statuses, venuesOf(asset), OperationComponents[op] ?? ["bars"], nowMs)
+  const venues = resultFreshness(statuses, operationVenuesOf(asset, op), OperationComponents[op] ?? ["bars"], nowMs)
   if (venues === undefined) return { asOfMs: nowMs, status: "stale", nextUpdateAtMs: nowMs }
   // Venues that deliver, but nothing for this asset: its source is failing for it.
   if (primaryNewestMs === undefined) return { ...venues, status: "stale" }
@@ -350,10 +363,16 @@ export const makePlaneState = (
       return data
     })
 
-  const statusesOf = (asset: CryptoAsset) =>
-    Effect.map(store.status, (all) => {
+  /**
+   * The statuses of the asset's venues, as they apply to the asset (`MarketStore.assetStatuses`: a symbol its
+   * venue's stream does not serve reads its own REST state).
+   */
+  const statusesOf = (asset: CryptoAsset): Effect.Effect<Array<SourceStatus>> =>
+    Effect.flatMap(store.status, (all) => {
       const venues = venuesOf(asset)
-      return all.filter((s) => venues.includes(s.venue))
+      const mine = all.filter((s) => venues.includes(s.venue))
+      const refine = store.assetStatuses
+      return refine === undefined ? Effect.succeed(mine) : Effect.map(refine(asset.id, mine), (x) => [...x])
     })
 
   /**

@@ -246,6 +246,7 @@ const boardTarget = (protocol: MarketStreamProtocol, board: QuoteBoard, stats: M
           low: b.low / u,
           close: b.close / u,
           volume: b.volume * u * i.tokensPerContract,
+          ...(b.closed === true ? { closed: true } : {}),
           ...(takerBuyUsd === undefined || b.quoteVolume === undefined
             ? {}
             : { takerBuyUsd, takerSellUsd: Math.max(0, b.quoteVolume - takerBuyUsd) })
@@ -283,7 +284,7 @@ const boardTarget = (protocol: MarketStreamProtocol, board: QuoteBoard, stats: M
           board.setHealth(venue, { ...before, up: false, sinceMs: s.nowMs, reason: "stream stopped (not ingesting)" })
         return
       }
-      board.setSilent(venue, new Set(s.silent.map((i) => i.assetId)))
+      board.setSilent(venue, new Set(s.silent.map((i) => i.assetId)), s.nowMs)
       const parts = [`streamed over ${s.connections} connections (${s.topics} topics): ${protocol.describe}`]
       if (s.refused.length > 0)
         parts.push(

@@ -37,6 +37,8 @@ export interface VenueBar {
   /** Quote (USD) volume, and its taker-buy part, where the venue sends them (Binance). */
   readonly quoteVolume?: number | undefined
   readonly takerBuyQuote?: number | undefined
+  /** The venue says the bar is closed and final (Binance `x: true`, Bybit `confirm: true`). */
+  readonly closed?: boolean | undefined
 }
 
 /** One liquidation as a venue printed it (its price and quantity units: the sink converts). */
@@ -135,4 +137,9 @@ export interface MarketStreamProtocol {
   readonly reader: () => StreamReader
   /** What the streams are, for LiveDoc and the status detail. */
   readonly describe: string
+  /**
+   * The kline stream marks a bar's last update as closed (`VenueBar.closed`): the feed stores closed bars from the
+   * stream and asks REST only for those it missed (`CryptoFeed.ts`, closed-bars job).
+   */
+  readonly closedBars?: boolean | undefined
 }

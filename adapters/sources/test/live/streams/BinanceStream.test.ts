@@ -133,10 +133,16 @@ describe("Binance stream reader", () => {
           close: 37010,
           volume: 10,
           quoteVolume: 370100,
-          takerBuyQuote: 222060
+          takerBuyQuote: 222060,
+          closed: false
         }
       ]
     ])
+    // The bar's closing push (`x: true`) is the closed bar, stored from the stream at the close.
+    const closing = { ...frame, data: { ...frame.data, k: { ...frame.data.k, x: true } } }
+    binanceStreamProtocol.reader().read(JSON.stringify(closing), sink)
+    assert.strictEqual((bars[1] as [string, number, { closed: boolean }])[2].closed, true)
+    assert.isTrue(binanceStreamProtocol.closedBars)
     assert.strictEqual(binanceStreamProtocol.url("wss://x", "btcusdt@kline_15m"), "wss://x/market/stream")
     assert.strictEqual(binanceStreamProtocol.symbolOfTopic("btcusdt@kline_15m"), "BTCUSDT")
   })

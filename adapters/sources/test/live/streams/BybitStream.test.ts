@@ -9,7 +9,8 @@
  * Real time with short limits; conditions are awaited, never slept on.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { makeQuoteBoard } from "@market-data/core"
+import { makeQuoteBoard, withQuoteBoard } from "@market-data/core"
+import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect } from "effect"
 import { Malformed } from "../../../src/live/Parse.ts"
 import type { VenueBar, VenueSink } from "../../../src/live/stream/Protocol.ts"
@@ -235,9 +236,22 @@ describe("Bybit stream reader", () => {
       [
         "BTCUSDT",
         1_700_000_100_000,
-        { openMs: frame.data[0]?.start as number, open: 37000.5, high: 37020, low: 36990, close: 37010, volume: 12.5 }
+        {
+          openMs: frame.data[0]?.start as number,
+          open: 37000.5,
+          high: 37020,
+          low: 36990,
+          close: 37010,
+          volume: 12.5,
+          closed: false
+        }
       ]
     ])
+    // The bar's last push (`confirm: true`) is the closed bar, stored from the stream at the close.
+    const last = { ...frame, data: [{ ...frame.data[0], confirm: true }] }
+    bybitStreamProtocol.reader().read(JSON.stringify(last), sink)
+    assert.strictEqual(bars[1]?.[2].closed, true)
+    assert.isTrue(bybitStreamProtocol.closedBars)
   })
 
   it("subscribes `tickers.<symbol>` on /v5/public/linear with the request id as req_id", () => {
@@ -349,6 +363,12 @@ describe("Bybit market stream against a fake venue", () => {
       assert.closeTo(pepeTicker?.mark ?? 0, 0.000010505, 1e-15)
       // openInterestValue counts both sides: one side is half of it.
       assert.strictEqual(pepeTicker?.oiUsd, 6_000_000)
+      // What `open_interest` answers for the venue (`withQuoteBoard`): that one side, as of the venue's event time.
+      const answered = withQuoteBoard(makeMemoryMarketStore(), board).streamedOpenInterest?.("crypto:pepe")
+      assert.deepStrictEqual(
+        answered?.map((x) => [x.venue, x.usd, x.t, x.status.component, x.status.failing]),
+        [["bybit", 6_000_000, pepeTicker?.t, "openInterest", false]]
+      )
       const btc = board.ticker("crypto:bitcoin", "bybit")
       assert.strictEqual(btc?.fundingRate, 0.000075)
       assert.strictEqual(btc?.nextFundingMs, 1_773_014_400_000)

@@ -10,7 +10,8 @@
  * Real time with short limits; conditions are awaited, never slept on.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { makeQuoteBoard } from "@market-data/core"
+import { makeQuoteBoard, withQuoteBoard } from "@market-data/core"
+import { makeMemoryMarketStore } from "@market-data/memory"
 import { Effect } from "effect"
 import { Malformed } from "../../../src/live/Parse.ts"
 import {
@@ -265,6 +266,18 @@ describe("Hyperliquid market stream against a fake venue", () => {
       // 4,000,000 kPEPE x 0.010505 USDC a kPEPE.
       // openInterest counts both sides (Rest.ts, HYPERLIQUID_OI_SIDES): one side is half of it.
       assert.closeTo(ctx?.oiUsd ?? 0, 21_010, 1e-6)
+      // What `open_interest` answers for the venue (`withQuoteBoard`): that one side, as of the venue's event time.
+      const answered = withQuoteBoard(makeMemoryMarketStore(), board).streamedOpenInterest?.("crypto:pepe")
+      assert.strictEqual(answered?.length, 1)
+      assert.closeTo(answered?.[0]?.usd ?? 0, 21_010, 1e-6)
+      assert.deepStrictEqual(
+        [
+          answered?.[0]?.venue,
+          answered?.[0]?.t,
+          answered?.[0]?.status.newestMs === board.health("hyperliquid")?.newestMs
+        ],
+        ["hyperliquid", ctx?.t, true]
+      )
       assert.strictEqual(ctx?.fundingRate, 0.0000125)
       assert.strictEqual(ctx?.intervalMs, HOUR)
       assert.strictEqual((ctx?.nextFundingMs ?? 0) % HOUR, 0, "settles on the hour")

@@ -89,7 +89,8 @@ const binanceReader = (): StreamReader => ({
         close: num(k.c, "$.data.k.c"),
         volume: num(k.v, "$.data.k.v"),
         quoteVolume: num(k.q, "$.data.k.q"),
-        takerBuyQuote: num(k.Q, "$.data.k.Q")
+        takerBuyQuote: num(k.Q, "$.data.k.Q"),
+        closed: k.x === true
       })
       return { kind: "data" }
     }
@@ -109,6 +110,7 @@ const binanceReader = (): StreamReader => ({
 export const binanceStreamProtocol: MarketStreamProtocol = {
   venue: "binance",
   url: (baseUrl, topic) => `${baseUrl}/${topic.endsWith(BOOK_SUFFIX) ? "public" : "market"}/stream`,
+  closedBars: true,
   components: ["books", "fundingState"],
   marketTopics: [BINANCE_MARK_TOPIC],
   symbolTopics: (symbol) => [`${symbol.toLowerCase()}${BOOK_SUFFIX}`, `${symbol.toLowerCase()}${KLINE_SUFFIX}`],

@@ -132,7 +132,8 @@ const bybitReader = (): StreamReader => {
             high: num(k.high, `${path}.high`),
             low: num(k.low, `${path}.low`),
             close: num(k.close, `${path}.close`),
-            volume: num(k.volume, `${path}.volume`)
+            volume: num(k.volume, `${path}.volume`),
+            closed: k.confirm === true
           })
         })
         return { kind: "data" }
@@ -178,6 +179,7 @@ const bybitReader = (): StreamReader => {
 export const bybitStreamProtocol: MarketStreamProtocol = {
   venue: "bybit",
   url: (baseUrl) => `${baseUrl}/v5/public/linear`,
+  closedBars: true,
   components: ["books", "fundingState"],
   marketTopics: [],
   symbolTopics: (symbol) => [`${TOPIC_PREFIX}${symbol}`, `${KLINE_PREFIX}${symbol}`],
