@@ -140,7 +140,8 @@ ${streamTable()}
   the venue's other symbols read the stream. A symbol served again (after a reconnect) whose newest quote is from
   before, or older than the REST book fetched meanwhile, reads that quote's or book's time until its next frame. \`price\` is judged by its primary venue alone (the
   book it quotes), so another venue's stream going down does not turn it \`stale\`.
-- Closed bars: Binance's and Bybit's kline streams mark a bar's last update closed (\`x: true\`, \`confirm: true\`).
+- Closed bars: Binance's, Bybit's and OKX's kline streams mark a bar's last update closed (\`x: true\`,
+  \`confirm: true\`, \`confirm: "1"\`).
   At each close the feed stores that bar as it came (only next to the bars stored before it, so never past a
   hole), waiting up to 15 s for the symbols whose closing frame comes late; the bars job then runs 17 s after the
   close and asks REST only for the bars not known final (a closing frame the stream missed, a symbol it does not
@@ -220,7 +221,7 @@ is set too, and \`off\` turns a stream off.
 
 | data | cadence |
 |---|---|
-| 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes: from the kline stream where it marks the closed bar (Binance, Bybit; REST 17 s after the close for what it missed), else over REST |
+| 15-minute bars (and Binance taker flow) | every ${minutes(componentCadenceMs("binance", "bars"))}, a few seconds after the bar closes: from the kline stream where it marks the closed bar (Binance, Bybit, OKX; REST 17 s after the close for what it missed), else over REST |
 | the bar still forming | every minute (Hyperliquid every 3 minutes), rewritten until it closes: from the venue's kline stream where it streams one (Binance \`<symbol>@kline_15m\` with its taker flow, Bybit \`kline.15.<symbol>\`, OKX \`candle15m\` on its business endpoint \`/ws/v5/business\`, \`MARKET_DATA_OKX_WS_BUSINESS_BASE_URL\`: like any of the venue's connections, a business connection down turns OKX's stream down until it is back, and \`off\` streams no candles), no REST request; over REST otherwise (Hyperliquid, a symbol the stream does not serve). Hyperliquid's candles stay on REST: its \`candle\` subscription is one per coin and interval, with no all-asset form, and its 1,000 subscriptions per IP already hold the 2 per perpetual of two instances' market streams (about 380 each); a third per perpetual would leave room for one instance only |
 | top of book, mark, index, funding state | as they happen, over the venues' market streams (above); REST fallback each minute for what a stream does not serve |
 | mark/index and open-interest history rows, funding state over REST | every ${minutes(componentCadenceMs("binance", "openInterest"))} |

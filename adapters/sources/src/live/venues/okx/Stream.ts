@@ -24,7 +24,8 @@
  *   one's host): the 15-minute bar still forming, pushed at most once a second while it trades, each row
  *   `[ts (open time), o, h, l, c, vol (contracts), volCcy (coins), volCcyQuote (USDT), confirm ("0" forming, "1"
  *   closed)]`. The feed writes it once a minute in place of the REST forming-bar request (`market/candles`, one a
- *   swap a minute). OKX candles carry no taker split (taker flow stays on REST) and no event time: the bar's open
+ *   swap a minute), and at the close stores the closed bar (`confirm` "1"), asking REST only for bars the stream
+ *   missed. OKX candles carry no taker split (taker flow stays on REST) and no event time: the bar's open
  *   time orders pushes (a later push of the same bar replaces the earlier one). Candle topics have their own
  *   connections (the business endpoint's), under the same limits. Like every connection of the venue, a business
  *   connection that is down turns the venue's stream down (its books served from REST) until it is back;
@@ -177,7 +178,8 @@ const okxReader = (): StreamReader => ({
             high: p(2),
             low: p(3),
             close: p(4),
-            volume: p(5)
+            volume: p(5),
+            closed: row[8] === "1"
           })
         })
         return { kind: "data" }
@@ -205,6 +207,8 @@ const request = (op: "subscribe" | "unsubscribe", topics: ReadonlyArray<string>)
 export const okxStreamProtocol: MarketStreamProtocol = {
   venue: "okx",
   url: (baseUrl, topic) => `${baseUrl}${okxEndpointPath(topic)}`,
+  // `candle15m`'s `confirm` "1" marks the bar's last update: the feed stores closed bars from the stream.
+  closedBars: true,
   components: ["books", "fundingState"],
   marketTopics: [],
   symbolTopics: (symbol) => SUBSCRIBED.map((channel) => topicOf(channel, symbol)),
