@@ -149,10 +149,13 @@ export const refusedUrl: Effect.Effect<string> = Effect.promise(
 export const realPause = (ms = 20): Effect.Effect<void> =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
-/** Waits (in real time, up to ~5 s) until `condition` holds. */
+/**
+ * Waits (real time) until `condition` holds: true as soon as it does, false after 30 s. The bound is a deadline for
+ * a broken run, not a measure: a loaded CI machine can take seconds where a quiet one takes milliseconds.
+ */
 export const eventually = (condition: () => boolean | Effect.Effect<boolean>): Effect.Effect<boolean> =>
   Effect.gen(function* () {
-    for (let i = 0; i < 250; i++) {
+    for (let i = 0; i < 1_500; i++) {
       const c = condition()
       if (typeof c === "boolean" ? c : yield* c) return true
       yield* realPause(20)
