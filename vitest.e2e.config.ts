@@ -29,6 +29,9 @@ export const e2eFiles = [
   "test/live-streams-venues.test.ts",
   // Server PostgreSQL proofs across processes (several service processes on one database).
   "test/postgres-proofs.test.ts",
+  // Two live `serve` processes on server PostgreSQL and a replay Binance: a 2026-07-28 listen stream on the one
+  // that does not lead is notified of what the leader ingested (about two minutes).
+  "test/mcp-listen-instances.test.ts",
   // `serve` started and stopped as a child process, besides the CLI's commands on embedded PGlite stores.
   "infra/test/Cli.test.ts",
   // Service processes started and signalled: `npm start` and the bin under signals, the admin channel of a
