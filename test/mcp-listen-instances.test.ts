@@ -196,6 +196,7 @@ if (TEST_DATABASE_URL === undefined) {
       )
       expect(f.stdout()).not.toMatch(/leads ingestion/)
 
+      const openedMs = Date.now()
       const stream = await openListen(f.base, [uri])
       try {
         expect(stream.res.status).toBe(200)
@@ -226,9 +227,12 @@ if (TEST_DATABASE_URL === undefined) {
         expect(after.charged, JSON.stringify(after.raw)).toBe(1)
         expect(await creditsRemaining(f.base)).toBe(creditsBefore - 1)
         expect(after.data).toBeDefined()
-        expect(after.data, "the read shows the change it was notified of").not.toEqual(before)
+        // The price comes only from what the leader wrote (this instance has no stream and does not ingest).
+        const priceOf = (d: Record<string, unknown> | undefined) => (d?.headline as { price_usd?: unknown })?.price_usd
+        expect(priceOf(after.data), "the read shows the leader's newer price").not.toEqual(priceOf(before))
+        const leaderRead = await readResource(a.base, uri)
         console.info(
-          `listen across instances: notified on the follower; before ${JSON.stringify(before)}; after ${JSON.stringify(after.data)}`
+          `listen across instances: listen opened at ${new Date(openedMs).toISOString()}, notified on the follower at ${updated().map((m) => new Date(m.atMs).toISOString()).join(", ")}; before ${JSON.stringify(before)}; after ${JSON.stringify(after.data)}; leader ${JSON.stringify(leaderRead.data)}`
         )
       } finally {
         stream.close()

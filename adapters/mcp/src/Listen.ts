@@ -6,9 +6,10 @@
  * What "changed" means comes from the data through the pipeline, not from a store's internals: a watcher reads each
  * subscribed asset with the internal principal (unbilled, not rate limited; ten assets to a `read` batch) when its
  * `next_update_at` comes, and a different `read` result for the asset (a digest of its content) is a change.
- * Because it reads what the planes serve, it works for every plane and store; on a follower instance it sees what
- * the leader ingested once the follower's planes serve it (not verified by a test yet). An asset whose data is
- * due but has not moved yet is read again after 250 ms, then less often (up to 5 s).
+ * Because it reads what the planes serve, it works for every plane and store; on an instance that does not lead
+ * ingestion it sees what the leader ingested once that instance serves it (test/mcp-listen-instances.test.ts). An
+ * asset whose data is due but has not moved yet is read again after 250 ms, then less often (up to 5 s); none goes
+ * unread longer than `WATCH_MAX_INTERVAL_MS` (15 s), whatever its `next_update_at`.
  *
  * Limits (the `access` docs section): a key is required to subscribe to an asset resource; at most
  * `LISTEN_LIMITS.resourcesPerStream` resources per stream and `LISTEN_LIMITS.streamsPerKey` streams per key
@@ -52,6 +53,15 @@ export const LISTEN_LIMITS: {
 /** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
 const RECHECK_FIRST_MS = 250
 const RECHECK_MAX_MS = 5_000
+/**
+ * The longest a watched asset goes unread, whatever its `next_update_at` says. `next_update_at` is the earliest
+ * time the asset's inputs can be new, and the watcher waits for it; but on an instance that does not lead
+ * ingestion the data changes when that instance re-reads the store (every minute), not on the data's schedule,
+ * and a `read` whose `next_update_at` is its next bar close (minutes away) can still move before it (the bar being
+ * formed). Reading at least this often bounds how late such a change is announced: one internal read per
+ * subscribed asset per period (ten assets to a read), nothing where the data's own schedule is sooner.
+ */
+const WATCH_MAX_INTERVAL_MS = 15_000
 /** Internal reads of the watcher at once, and the assets per read (the `read` batch's most). */
 const WATCH_CONCURRENCY = 4
 const READ_BATCH = 10
@@ -316,7 +326,7 @@ class Hub {
     }
     const next = nextUpdateOf(content)
     if (next !== undefined && next > nowMs) {
-      w.nextCheckMs = next
+      w.nextCheckMs = Math.min(next, nowMs + WATCH_MAX_INTERVAL_MS)
       w.backoffMs = RECHECK_FIRST_MS
     } else {
       // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
