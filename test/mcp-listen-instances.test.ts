@@ -231,8 +231,9 @@ if (TEST_DATABASE_URL === undefined) {
         const priceOf = (d: Record<string, unknown> | undefined) => (d?.headline as { price_usd?: unknown })?.price_usd
         expect(priceOf(after.data), "the read shows the leader's newer price").not.toEqual(priceOf(before))
         const leaderRead = await readResource(a.base, uri)
+        const at = updated().map((m) => new Date(m.atMs).toISOString())
         console.info(
-          `listen across instances: listen opened at ${new Date(openedMs).toISOString()}, notified on the follower at ${updated().map((m) => new Date(m.atMs).toISOString()).join(", ")}; before ${JSON.stringify(before)}; after ${JSON.stringify(after.data)}; leader ${JSON.stringify(leaderRead.data)}`
+          `listen across instances: listen opened ${new Date(openedMs).toISOString()}, notified ${at.join(", ")}; follower price ${priceOf(before)} then ${priceOf(after.data)} (next_update_at before: ${before?.next_update_at}); leader's now ${priceOf(leaderRead.data)}`
         )
       } finally {
         stream.close()

@@ -43,7 +43,9 @@ export const MCP_LISTEN_LIMITS = {
   streamsPerKey: 10,
   keylessStreamsPerAddress: 2,
   keepAliveMs: 15_000,
-  keyRecheckMs: 10_000
+  keyRecheckMs: 10_000,
+  /** The longest a subscribed asset goes unread by the watcher, whatever its `next_update_at` says. */
+  watchMaxIntervalMs: 15_000
 } as const
 
 /** The URI prefix of the asset resources (`service://read/{asset_id}`: the `read` result of one asset). */
@@ -135,7 +137,8 @@ export const mcpDocMarkdown: string = [
   "",
   `Instead of polling, send ${code("subscriptions/listen")} with ${code("params.notifications.resourceSubscriptions")}: a list of asset resource URIs. The answer is an SSE stream (${code("Content-Type: text/event-stream")}) that stays open: first ${code("notifications/subscriptions/acknowledged")} with the subset honoured (${code("toolsListChanged")}, ${code("promptsListChanged")} and ${code("resourcesListChanged")} are not offered: the tools and resources change only with the service), then a ${code("notifications/resources/updated")} with ${code("params.uri")} each time a subscribed asset's data changes. Every message carries the subscription id (the listen request's id) in ${code('_meta["io.modelcontextprotocol/subscriptionId"]')}. A notification is free and says only which URI changed; reading it is the paid read. During quiet periods a keep-alive comment (${code(": keep-alive")}) comes every ${MCP_LISTEN_LIMITS.keepAliveMs / 1000} s. Close the stream to unsubscribe. A server that stops ends each stream with the listen request's result (${code('{"resultType": "complete"}')} with the subscription id): a stream that ends without it was cut, so listen again.`,
   "",
-  `- A change is a new ${code("read")} result for the asset (a different content): the instance the stream is connected to reads each subscribed asset for itself (no charge to anyone) when its ${code("next_update_at")} comes, and again shortly after while the new data has not landed, so a notification follows the data being served by well under a second.`,
+  `- A change is a new ${code("read")} result for the asset (a different content): the instance the stream is connected to reads each subscribed asset for itself (no charge to anyone) when its ${code("next_update_at")} comes, and again shortly after while the new data has not landed, so a notification follows the data being served by well under a second. It also reads each one at least every ${MCP_LISTEN_LIMITS.watchMaxIntervalMs / 1000} s whatever its ${code("next_update_at")} says: a ${code("read")} whose ${code("next_update_at")} is its next bar close can move before it (the forming bar), and an instance that does not lead ingestion serves the leader's new data when it re-reads the store (every minute), not on the data's schedule; such a change is announced within ${MCP_LISTEN_LIMITS.watchMaxIntervalMs / 1000} s of the instance serving it.`,
+  `- With several instances on one PostgreSQL, a listener on any instance is notified of the changes the leader ingested, once that instance serves them: what the instance streams itself at once, what it re-reads from the store (every minute) within ${MCP_LISTEN_LIMITS.watchMaxIntervalMs / 1000} s after.`,
   `- Limits: a key is required to subscribe to an asset resource (keyless: ${code("unauthenticated")}, HTTP 401); at most ${MCP_LISTEN_LIMITS.resourcesPerStream} resources per stream (more: ${code("-32602")}); at most ${MCP_LISTEN_LIMITS.streamsPerKey} open streams per key, ${MCP_LISTEN_LIMITS.keylessStreamsPerAddress} keyless ones per client address (more: HTTP 429, ${code("-32000")} with ${code('data.reason: "listen_stream_limit"')}). The listen request spends one rate unit. A slow reader gets its notifications coalesced per URI: the stream holds at most one pending notification per subscribed URI, never an unbounded buffer. A revoked key's streams end within ${MCP_LISTEN_LIMITS.keyRecheckMs / 1000} s with a JSON-RPC error answering the listen request (${code("unauthenticated")}).`,
   `- On HTTP nothing changes: ${code("next_update_at")} and conditional requests stay the way to schedule.`,
   "",

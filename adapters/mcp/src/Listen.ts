@@ -9,7 +9,7 @@
  * Because it reads what the planes serve, it works for every plane and store; on an instance that does not lead
  * ingestion it sees what the leader ingested once that instance serves it (test/mcp-listen-instances.test.ts). An
  * asset whose data is due but has not moved yet is read again after 250 ms, then less often (up to 5 s); none goes
- * unread longer than `WATCH_MAX_INTERVAL_MS` (15 s), whatever its `next_update_at`.
+ * unread longer than `LISTEN_LIMITS.watchMaxIntervalMs` (15 s), whatever its `next_update_at`.
  *
  * Limits (the `access` docs section): a key is required to subscribe to an asset resource; at most
  * `LISTEN_LIMITS.resourcesPerStream` resources per stream and `LISTEN_LIMITS.streamsPerKey` streams per key
@@ -48,20 +48,12 @@ export const LISTEN_LIMITS: {
   keylessStreamsPerAddress: number
   keepAliveMs: number
   keyRecheckMs: number
+  watchMaxIntervalMs: number
 } = { ...MCP_LISTEN_LIMITS }
 
 /** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
 const RECHECK_FIRST_MS = 250
 const RECHECK_MAX_MS = 5_000
-/**
- * The longest a watched asset goes unread, whatever its `next_update_at` says. `next_update_at` is the earliest
- * time the asset's inputs can be new, and the watcher waits for it; but on an instance that does not lead
- * ingestion the data changes when that instance re-reads the store (every minute), not on the data's schedule,
- * and a `read` whose `next_update_at` is its next bar close (minutes away) can still move before it (the bar being
- * formed). Reading at least this often bounds how late such a change is announced: one internal read per
- * subscribed asset per period (ten assets to a read), nothing where the data's own schedule is sooner.
- */
-const WATCH_MAX_INTERVAL_MS = 15_000
 /** Internal reads of the watcher at once, and the assets per read (the `read` batch's most). */
 const WATCH_CONCURRENCY = 4
 const READ_BATCH = 10
@@ -326,7 +318,12 @@ class Hub {
     }
     const next = nextUpdateOf(content)
     if (next !== undefined && next > nowMs) {
-      w.nextCheckMs = Math.min(next, nowMs + WATCH_MAX_INTERVAL_MS)
+      // `next_update_at` is the earliest time the inputs can be new, but the content can move before it: a `read`
+      // whose `next_update_at` is its next bar close carries the bar being formed, and an instance that does not
+      // lead ingestion serves the leader's new data when it re-reads the store (every minute), not on the data's
+      // schedule. So no asset goes unread longer than `watchMaxIntervalMs`: one internal read per subscribed asset
+      // per period at most (ten to a read), none added where the data's own schedule is sooner.
+      w.nextCheckMs = Math.min(next, nowMs + LISTEN_LIMITS.watchMaxIntervalMs)
       w.backoffMs = RECHECK_FIRST_MS
     } else {
       // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
