@@ -308,6 +308,13 @@ export class MarketStore extends Context.Service<
      * interest is the stored snapshots'.
      */
     readonly streamedOpenInterest?: (assetId: string) => ReadonlyArray<StreamedOpenInterest>
+    /**
+     * As `quotesRevision`, for what one asset's answers read: changes whenever `revision` does and whenever that
+     * asset's streamed state changes (its books, funding states, streamed open interest and `assetStatuses`) or a
+     * stream's health does; other assets' quotes leave it as it was. Optional: where absent, `quotesRevision`
+     * covers it.
+     */
+    readonly quotesRevisionOf?: (assetId: string) => number
   }
 >()("market-data/core/MarketStore") {}
 

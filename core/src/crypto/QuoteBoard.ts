@@ -147,6 +147,14 @@ export interface QuoteBoard {
   readonly streamVenues: () => ReadonlyArray<string>
   /** Changes with every applied update, silence or health change. */
   readonly version: () => number
+  /**
+   * Changes with every applied update of one asset's streamed state (its quotes, tickers, silence, forgetting) and
+   * with every health change (any venue's: health enters every answer's freshness); other assets' updates leave it
+   * as it was. Never decreases.
+   */
+  readonly assetVersion: (assetId: string) => number
+  /** Changes with every health change (`setHealth`), and only then. Never decreases. */
+  readonly healthVersion: () => number
 }
 
 export const makeQuoteBoard = (): QuoteBoard => {
@@ -155,6 +163,13 @@ export const makeQuoteBoard = (): QuoteBoard => {
   const venuesByAsset = new Map<string, Array<string>>()
   const healths = new Map<string, StreamHealth>()
   let version = 0
+  // Per asset, so that a quote of one asset leaves what was built from another's state valid.
+  const assetVersions = new Map<string, number>()
+  let healthVersion = 0
+  const touch = (assetId: string) => {
+    version++
+    assetVersions.set(assetId, (assetVersions.get(assetId) ?? 0) + 1)
+  }
   const find = (assetId: string, venue: string): Entry | undefined => entries.get(venue)?.get(assetId)
   const entryOf = (assetId: string, venue: string): Entry => {
     let byAsset = entries.get(venue)
@@ -187,7 +202,7 @@ export const makeQuoteBoard = (): QuoteBoard => {
       // Frames can arrive out of order across connections (a rotation's overlap): the newer event wins.
       if (e.quote !== undefined && quote.t < e.quote.t) return
       e.quote = quote
-      version++
+      touch(assetId)
     },
     applyTicker: (assetId, venue, ticker) => {
       const e = entryOf(assetId, venue)
@@ -206,7 +221,7 @@ export const makeQuoteBoard = (): QuoteBoard => {
               intervalMs: ticker.intervalMs ?? before.intervalMs,
               oiUsd: ticker.oiUsd ?? before.oiUsd
             }
-      version++
+      touch(assetId)
     },
     applyBar: (assetId, venue, bar) => {
       const e = entryOf(assetId, venue)
@@ -227,7 +242,7 @@ export const makeQuoteBoard = (): QuoteBoard => {
           e.silent = silent
           e.silentSinceMs = silent ? nowMs : 0
           if (!silent) e.servedSinceMs = nowMs
-          version++
+          touch(assetId)
         }
       }
     },
@@ -242,15 +257,18 @@ export const makeQuoteBoard = (): QuoteBoard => {
       const vs = (venuesByAsset.get(assetId) ?? []).filter((v) => v !== venue)
       if (vs.length === 0) venuesByAsset.delete(assetId)
       else venuesByAsset.set(assetId, vs)
-      version++
+      touch(assetId)
     },
     setHealth: (venue, health) => {
       healths.set(venue, health)
       version++
+      healthVersion++
     },
     health: (venue) => healths.get(venue),
     streamVenues: () => [...healths.keys()].sort(),
-    version: () => version
+    version: () => version,
+    assetVersion: (assetId) => (assetVersions.get(assetId) ?? 0) + healthVersion,
+    healthVersion: () => healthVersion
   }
 }
 
@@ -504,7 +522,8 @@ const needsAssetState = (board: QuoteBoard, assetId: string, statuses: ReadonlyA
 /**
  * `store` with the board's streamed state in front (see the module's comment). Writes go to `store` unchanged.
  * `revision` stays the store's (series, rank and directory memos do not depend on quotes); `quotesRevision`
- * changes with the board too, for what reads books, funding states or statuses.
+ * changes with the board too, for what reads books, funding states or statuses; `quotesRevisionOf(asset)` with
+ * that asset's streamed state and the streams' health only.
  */
 export const withQuoteBoard = (store: MarketStore["Service"], board: QuoteBoard): MarketStore["Service"] => {
   const confirmed = (venue: string): number => board.health(venue)?.newestMs ?? 0
@@ -542,11 +561,12 @@ export const withQuoteBoard = (store: MarketStore["Service"], board: QuoteBoard)
       if (out === undefined) return stored
       return out.sort((a, b) => (a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0))
     })
+  // The overlay reads the streams' health alone: quotes leave it as it was.
   let statusCache:
     | { stored: ReadonlyArray<SourceStatus>; version: number; value: ReadonlyArray<SourceStatus> }
     | undefined
   const status = E.map(store.status, (stored) => {
-    const version = board.version()
+    const version = board.healthVersion()
     if (statusCache !== undefined && statusCache.stored === stored && statusCache.version === version)
       return statusCache.value
     const value = overlayStatuses(stored, board)
@@ -589,6 +609,8 @@ export const withQuoteBoard = (store: MarketStore["Service"], board: QuoteBoard)
       }
       return out
     },
-    quotesRevision: () => board.version() * 1_000_003 + (underlying?.() ?? 0)
+    quotesRevision: () => board.version() * 1_000_003 + (underlying?.() ?? 0),
+    // Both never decrease, so their sum changes whenever either does.
+    quotesRevisionOf: (assetId) => board.assetVersion(assetId) + (underlying?.() ?? 0)
   }
 }

@@ -12,7 +12,8 @@ import { TestClock } from "effect/testing"
 import { cryptoAsset } from "../../src/crypto/Assets.ts"
 import { makeCryptoPlane } from "../../src/crypto/CryptoPlane.ts"
 import { type AnySeriesInput, MarketStore, SeriesColumns, SeriesKinds } from "../../src/crypto/Market.ts"
-import { makePlaneState } from "../../src/crypto/plane/State.ts"
+import { makePlaneState, primaryVenue } from "../../src/crypto/plane/State.ts"
+import { makeQuoteBoard, withQuoteBoard } from "../../src/crypto/QuoteBoard.ts"
 import type { HandlerOutput } from "../../src/Pipeline.ts"
 import { callPlanes, dataOf } from "../support/PlaneCall.ts"
 import { buildFixture, writeFixture } from "./support/MarketFixture.ts"
@@ -133,6 +134,59 @@ describe("remembered crypto results", () => {
         yield* remembering("read", [["id", btc.id]], now),
         yield* rebuilding("read", [["id", btc.id]], now)
       )
+    })
+  )
+
+  it.effect("a streamed quote of one asset rebuilds that asset's price, not another's", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
+      const board = makeQuoteBoard()
+      const now = END + 5 * 1000
+      for (const a of assets) {
+        const venue = primaryVenue(a) as string
+        board.setHealth(venue, { components: ["books"], up: true, newestMs: now, lastFrameMs: now, sinceMs: END })
+      }
+      const served = withQuoteBoard(store, board)
+      // Each `price` build reads its asset's books once: the count of reads is the count of rebuilds.
+      const builds = new Map<string, number>()
+      const counting: MarketStore["Service"] = {
+        ...served,
+        books: (assetId, venue) => {
+          builds.set(assetId, (builds.get(assetId) ?? 0) + 1)
+          return served.books(assetId, venue)
+        }
+      }
+      const remembering = yield* planeCaller(counting)
+      const { revision: _r, seriesRevision: _s, quotesRevision: _q, quotesRevisionOf: _o, ...withoutRevision } = served
+      const rebuilding = yield* planeCaller(withoutRevision)
+      yield* TestClock.setTime(now)
+      const [a, b] = IDS as [string, string]
+      const venueA = primaryVenue(assets[0] as (typeof assets)[number]) as string
+      const price = (id: string) => remembering("price", [["id", id]], now)
+      const a0 = yield* price(a)
+      const b0 = yield* price(b)
+      assert.deepStrictEqual(builds.get(a), 1)
+      assert.deepStrictEqual(builds.get(b), 1)
+      // A's top of book moves on the stream.
+      board.applyQuote(a, venueA, { t: now - 100, bid: 123_456, bidSize: 1, ask: 123_458, askSize: 1 })
+      const a1 = yield* price(a)
+      const b1 = yield* price(b)
+      // B's answer is the remembered one, not rebuilt; A's is rebuilt and carries the new quote.
+      assert.strictEqual(b1, b0)
+      assert.strictEqual(builds.get(b), 1)
+      assert.strictEqual(builds.get(a), 2)
+      assert.notDeepEqual(a1, a0)
+      assert.deepInclude(a1 as object, { bid_usd: 123_456, ask_usd: 123_458, usd: 123_457 })
+      // Both equal a rebuild from scratch.
+      assert.deepStrictEqual(a1, yield* rebuilding("price", [["id", a]], now))
+      assert.deepStrictEqual(b1, yield* rebuilding("price", [["id", b]], now))
+      // A stream's health changes every answer's freshness: both are rebuilt.
+      board.setHealth(venueA, { components: ["books"], up: true, newestMs: now, lastFrameMs: now, sinceMs: END })
+      yield* price(a)
+      yield* price(b)
+      assert.strictEqual(builds.get(a), 3)
+      assert.strictEqual(builds.get(b), 2)
     })
   )
 

@@ -77,8 +77,14 @@ export const perAsset = (
     // A result depends on the store's content (its revision), the parameters and the clock only through
     // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
     // same answer is served again instead of being rebuilt.
-    // What reads streamed state (books, funding states) changes with every quote, the rest only with writes.
-    const revision = readsStreamed(op) ? (store.quotesRevision ?? store.revision)?.() : store.revision?.()
+    // What reads streamed state (books, funding states) changes with the asset's quotes, the rest only with writes.
+    const revisionNow = (): number | undefined =>
+      !readsStreamed(op)
+        ? store.revision?.()
+        : store.quotesRevisionOf !== undefined
+          ? store.quotesRevisionOf(entry.asset_id)
+          : (store.quotesRevision ?? store.revision)?.()
+    const revision = revisionNow()
     const memoKey = `${op}\u0000${entry.asset_id}\u0000${paramsKey(params)}`
     const memo = revision === undefined ? undefined : results.get(memoKey)
     if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
@@ -101,7 +107,7 @@ export const perAsset = (
       // `body` may refine `next_update_at` (technicals change only when a bar closes).
       const value = { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       // Only when nothing was written meanwhile (a write during the build may or may not be in it).
-      const after = readsStreamed(op) ? (store.quotesRevision ?? store.revision)?.() : store.revision?.()
+      const after = revisionNow()
       if (revision !== undefined && after === revision) {
         results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
       }
