@@ -31,7 +31,8 @@
  *     (the target's ratio, loaded p99 <= 1.25x), each window's garbage collections counted from the service's
  *     `--trace-gc` lines; and saturated by autocannon (10 connections, `BENCH_SECONDS`; whole milliseconds, req/s
  *     beside). The venues' worker thread shares the machine's cores with the service and the load, as any
- *     co-located producer would.
+ *     co-located producer would. `BENCH_STREAMS_CPU_PROF=<dir>` starts the service with `--cpu-prof` into that
+ *     directory (the profile is written when it stops).
  * (c) Book age at answer time with the 1,000 perpetuals: `price` of random perpetuals for 20 s (4 callers), each
  *     answer's bid and ask looked up at the venue that lists the asset (`stalenessOf`: 0 while it is the venue's
  *     current quote, else how long before the answer arrived the venue had replaced it), at 1 move per book per
@@ -440,10 +441,16 @@ interface Service {
 /** A `--trace-gc` line: `[pid:addr:gc] 1234 ms: Scavenge 30.1 (40.2) -> 20.3 (41.2) MB, pooled: 0 MB, 2.42 / 0.00 ms ...`. */
 const GC_LINE = /\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
 
+/** `--cpu-prof` into `BENCH_STREAMS_CPU_PROF` (a directory), where set. */
+const profileFlags =
+  process.env.BENCH_STREAMS_CPU_PROF === undefined
+    ? []
+    : ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_STREAMS_CPU_PROF}`]
+
 const launchService = (env: Record<string, string>): Promise<Service> =>
   new Promise((resolve, reject) => {
     const command = startCommand()
-    const child = spawn(process.execPath, [...command.flags, "--trace-gc", command.script, "serve"], {
+    const child = spawn(process.execPath, [...command.flags, ...profileFlags, "--trace-gc", command.script, "serve"], {
       cwd: ROOT,
       env: { ...process.env, ...command.env, PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
