@@ -116,11 +116,13 @@ describe("live mode streams the four venues' perpetuals from replay venues (memo
       () => VENUES.map((v) => `${v} ${four.venues[v].barsAsked().length}`).join(", ")
     )
     // Live answers with quotes everywhere, and a window that does not straddle a quarter-hour close (whose bars
-    // each venue's REST fetches at its own pace: until an asset's comes its answers say `delayed`).
+    // each venue's REST fetches at its own pace: until an asset's comes its answers say `delayed`). A close in the
+    // first minutes finds Hyperliquid's REST budget still spent on the first history (57 of its 600 weight a
+    // minute per coin), so its assets can stay `delayed` past two minutes then (seen once in CI: 87 of 903).
     let probe: ReturnType<typeof summarize> | undefined
     await until(
       "price answers live with a quote",
-      120_000,
+      240_000,
       async () => {
         if (BAR_MS - (Date.now() % BAR_MS) < SAMPLE_MS + 20_000) return false
         probe = summarize(await samplePrices(server.base, KEY, four, perps, 500, 4))
@@ -144,7 +146,7 @@ describe("live mode streams the four venues' perpetuals from replay venues (memo
       expect(s.unmatched, `${v}: bid and ask the venue never published`).toBe(0)
       expect(s.p99, v).toBeLessThanOrEqual(STALENESS_P99_MS)
     }
-  }, 300_000)
+  }, 480_000)
 
   it.each(VENUES)(
     "%s: every stream connection cut, its answers are fresh again within 15 s",
