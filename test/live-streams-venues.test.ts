@@ -117,8 +117,8 @@ describe("live mode streams the four venues' perpetuals from replay venues (memo
     )
     // Live answers with quotes everywhere, and a window that does not straddle a quarter-hour close (whose bars
     // each venue's REST fetches at its own pace: until an asset's comes its answers say `delayed`). A close in the
-    // first minutes finds Hyperliquid's REST budget still spent on the first history (57 of its 600 weight a
-    // minute per coin), so its assets can stay `delayed` past two minutes then (seen once in CI: 87 of 903).
+    // first minutes can keep some assets `delayed` past two minutes (seen once in CI: 87 of 903 answers; not
+    // traced to a venue, likely one whose REST budget is still spent on the first history).
     let probe: ReturnType<typeof summarize> | undefined
     await until(
       "price answers live with a quote",
