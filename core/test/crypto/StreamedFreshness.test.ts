@@ -89,6 +89,52 @@ describe("streamed freshness per asset and per quoted venue", () => {
     })
   )
 
+  it.effect("technicals, structure and series read the primary venue's bars alone, and are judged by it alone", () =>
+    Effect.gen(function* () {
+      const store = makeMemoryMarketStore()
+      yield* writeFixture(store, buildFixture([asset], END, 10, 3), END)
+      const plane = yield* makeCryptoPlane.pipe(Effect.provideService(MarketStore, store))
+      type Judged = { status: string; unavailable?: Readonly<Record<string, { reason: string }>> }
+      const call = (name: string, params: ReadonlyArray<readonly [string, string]>, nowMs: number) =>
+        Effect.map(callPlanes([plane], name, [["id", BTC], ...params], nowMs), (o) => dataOf<Judged>(o))
+      const ops = [
+        ["technicals", [["timeframe", "1h"]]],
+        ["structure", []],
+        [
+          "series",
+          [
+            ["interval", "1h"],
+            ["range", "1w"]
+          ]
+        ]
+      ] as const
+      const now = END + 30_000
+      const before = new Map<string, Judged>()
+      for (const [op, params] of ops) before.set(op, yield* call(op, params, now))
+      const readBefore = yield* call("read", [], now)
+      assert.notStrictEqual(readBefore.status, "stale")
+      // The other venue's bars fail (its REST kline job errs since before `now`).
+      const all = yield* store.status
+      yield* store.putStatus(
+        all
+          .filter((s) => s.venue === other && s.component === "bars")
+          .map((s) => ({ ...s, failing: true, checkedMs: now - 1_000, detail: "HTTP 503", lastError: "HTTP 503" }))
+      )
+      assert.isTrue((yield* store.status).some((s) => s.venue === other && s.component === "bars" && s.failing))
+      for (const [op, params] of ops) {
+        const after = yield* call(op, params, now + 1)
+        assert.strictEqual(after.status, before.get(op)?.status, `${op}: another venue's bars do not touch it`)
+        assert.notStrictEqual(after.status, "stale", op)
+        assert.isFalse(
+          Object.values(after.unavailable ?? {}).some((u) => u.reason === "source_down"),
+          `${op}: no failing source blamed`
+        )
+      }
+      // `read` reads every venue's bars: the other venue's failure shows there.
+      assert.strictEqual((yield* call("read", [], now + 1)).status, "stale", "read reads every venue's bars")
+    })
+  )
+
   it.effect("open interest: a streaming venue's row is its streamed value, as of the stream's event time", () =>
     Effect.gen(function* () {
       const store = makeMemoryMarketStore()

@@ -146,10 +146,10 @@ ${streamTable()}
   hole), waiting up to 15 s for the symbols whose closing frame comes late; the bars job then runs 17 s after the
   close and asks REST only for the bars not known final (a closing frame the stream missed, a symbol it does not
   serve). Without it, every close cost one REST kline request per perpetual, queued behind the depth run.
-- Open interest: Bybit's \`tickers\` and Hyperliquid's \`activeAssetCtx\` carry it; \`open_interest\` answers those
-  venues' rows from the stream (USD of one side, as of the stream's newest event), the others from the 15-minute
-  snapshots; the 24 h change, the basis and the percentiles stay on the stored snapshots. OKX's
-  \`open-interest\` channel is not subscribed, so OKX's row is its snapshot.
+- Open interest: Bybit's \`tickers\`, OKX's \`open-interest\` channel (every 3 s on change) and Hyperliquid's
+  \`activeAssetCtx\` carry it; \`open_interest\` answers those venues' rows from the stream (USD of one side, as of
+  the stream's newest event), Binance's (no open-interest stream) from the 15-minute snapshots; the 24 h change, the
+  basis and the percentiles stay on the stored snapshots.
 - REST books on a streamed venue: every book once per 15-minute bucket (the depth behind the streamed top, and the
   book metrics behind \`liquidity\`'s percentiles), and each minute only the books the stream does not serve. So
   steady state polls no top of book; \`liquidity\` gives the time its depth was read as \`depth.as_of\`. Each venue's

@@ -75,8 +75,10 @@ export const OperationComponents: { readonly [op: string]: ReadonlyArray<Compone
 /**
  * Operations that read one venue only, the asset's primary (the one its bars and quoted book come from): their
  * freshness and failing sources are that venue's alone, so another venue's outage does not make them `stale`.
+ * `price` quotes its book and bars; `technicals`, `structure` and `series` are computed from its 15-minute bars
+ * alone (`Technicals.ts`, `Structure.ts`, `Series.ts` read no other venue).
  */
-export const PrimaryVenueOperations: ReadonlySet<string> = new Set(["price"])
+export const PrimaryVenueOperations: ReadonlySet<string> = new Set(["price", "technicals", "structure", "series"])
 
 /** The venues whose statuses an operation's freshness reads for an asset: its primary alone, or every listing's. */
 export const operationVenuesOf = (a: CryptoAsset, op: string): ReadonlyArray<string> => {

@@ -118,7 +118,7 @@ describe("OKX stream reader, documented shapes (hand-made)", () => {
     })
   })
 
-  it("open interest (read, not subscribed): oiUsd where given, else contracts as the quantity", () => {
+  it("open interest (subscribed per swap): oiUsd where given, else contracts as the quantity", () => {
     const { tickers, sink } = recordingSink()
     const reader = okxStreamProtocol.reader()
     reader.read(F.openInterest("BTC-USDT-SWAP", T, "2500000", "2250000000"), sink)
@@ -127,7 +127,7 @@ describe("OKX stream reader, documented shapes (hand-made)", () => {
       tickers.map((x) => x[2]),
       [{ oiUsd: 2_250_000_000 }, { oiQuantity: 2_500_000 }]
     )
-    assert.notInclude(okxStreamProtocol.symbolTopics("BTC-USDT-SWAP"), "open-interest:BTC-USDT-SWAP")
+    assert.include(okxStreamProtocol.symbolTopics("BTC-USDT-SWAP"), "open-interest:BTC-USDT-SWAP")
   })
 
   it("errors are refusals of the arg they name (arg field, or the message), else of nothing; notices are other", () => {
@@ -211,6 +211,7 @@ describe("OKX stream reader, documented shapes (hand-made)", () => {
       "tickers:BTC-USDT-SWAP",
       "mark-price:BTC-USDT-SWAP",
       "funding-rate:BTC-USDT-SWAP",
+      "open-interest:BTC-USDT-SWAP",
       "candle15m:BTC-USDT-SWAP"
     ])
     assert.strictEqual(p.symbolOfTopic("funding-rate:BTC-USDT-SWAP"), "BTC-USDT-SWAP")
@@ -272,7 +273,7 @@ describe("OKX market stream against a fake venue", () => {
         server.connections.map((c) => c.path),
         ["/ws/v5/public", "/ws/v5/business"]
       )
-      assert.strictEqual(venue.state.subscribed.size, 8, "4 channels x 2 known swaps")
+      assert.strictEqual(venue.state.subscribed.size, 10, "5 channels x 2 known swaps")
       assert.isTrue(
         yield* eventually(() => /refused: .*NOPE-USDT-SWAP \(code 60018/.test(board.health("okx")?.detail ?? ""))
       )
@@ -373,7 +374,7 @@ describe("OKX market stream against a fake venue", () => {
         ["/ws/v5/business"]
       )
       assert.deepStrictEqual([...businessVenue.state.subscribed], ["candle15m:BTC-USDT-SWAP"])
-      assert.strictEqual(publicVenue.state.subscribed.size, 3)
+      assert.strictEqual(publicVenue.state.subscribed.size, 4)
       yield* Fiber.interrupt(fiber)
 
       // Off: no business connection, no candle topic; the public channels stream as before.
@@ -381,13 +382,13 @@ describe("OKX market stream against a fake venue", () => {
       const before = business.connections.length
       publicVenue.state.subscribed.clear()
       yield* run("off", off)
-      assert.isTrue(yield* eventually(() => off.health("okx")?.up === true && publicVenue.state.subscribed.size === 3))
+      assert.isTrue(yield* eventually(() => off.health("okx")?.up === true && publicVenue.state.subscribed.size === 4))
       assert.strictEqual(business.connections.length, before)
-      assert.include(off.health("okx")?.detail ?? "", "streamed over 1 connections (3 topics)")
+      assert.include(off.health("okx")?.detail ?? "", "streamed over 1 connections (4 topics)")
     }).pipe(Effect.scoped)
   )
 
-  it.live("a delisted swap's four channels are unsubscribed and its state forgotten, without a restart", () =>
+  it.live("a delisted swap's five channels are unsubscribed and its state forgotten, without a restart", () =>
     Effect.gen(function* () {
       const venue = okxVenue()
       const server = yield* fakeWsServer(venue.handler)
@@ -399,13 +400,13 @@ describe("OKX market stream against a fake venue", () => {
         ["ETH-USDT-SWAP", eth]
       ])
       const stats = yield* startStream(okxStreamProtocol, server, board, () => current)
-      assert.isTrue(yield* eventually(() => board.health("okx")?.up === true && venue.state.subscribed.size === 8))
+      assert.isTrue(yield* eventually(() => board.health("okx")?.up === true && venue.state.subscribed.size === 10))
       server.broadcast(
         F.tickers("ETH-USDT-SWAP", Date.now(), { bid: "3000.1", bidSz: "10", ask: "3000.2", askSz: "20" })
       )
       assert.isTrue(yield* eventually(() => board.quote("crypto:ethereum", "okx")?.bidSize === 1))
       current = new Map([["BTC-USDT-SWAP", btc]])
-      assert.isTrue(yield* eventually(() => venue.state.subscribed.size === 4), "unsubscribed by per-arg answers")
+      assert.isTrue(yield* eventually(() => venue.state.subscribed.size === 5), "unsubscribed by per-arg answers")
       assert.isTrue(yield* eventually(() => board.quote("crypto:ethereum", "okx") === undefined))
       assert.isTrue(board.health("okx")?.up)
       assert.strictEqual(stats.connects, 2)

@@ -14,11 +14,12 @@
  * - `funding-rate`: `fundingRate` (the running interval's, settling at `fundingTime`), `nextFundingRate` (the
  *   prediction for the interval after; "" where OKX publishes none), `fundingTime`, `nextFundingTime` (their gap is
  *   the interval), `ts`; pushed every 30 to 90 s.
- * - `open-interest` (`oi` in contracts, `oiCcy` in coins, `oiUsd`; every 3 s on change) is read when it arrives but
- *   not subscribed: it would add a fourth public topic per swap (a third more subscriptions and frames) for a value no
- *   streamed answer serves yet (open interest is answered from the REST tickers job's stored 15-minute series).
- *   `index-tickers` (`idxPx` of `<BASE>-USDT`, 100 ms) is not subscribed either: it is keyed by index, not swap,
- *   and the index is not served from the stream. Either is one line in `symbolTopics` once an answer needs it.
+ * - `open-interest`: `oi` in contracts (`oiCcy` coins, `oiUsd` USD; one side, each contract counted once, as the REST
+ *   figure), `ts`; pushed every 3 s when it changes. `open_interest` answers OKX's row from it (USD of one side: OKX's
+ *   `oiUsd` where sent, else `oi` x `ctVal` x `ctMult` x mark, as `Rest.ts` computes it); the 24 h change and the
+ *   percentiles stay on the REST job's stored 15-minute series.
+ *   `index-tickers` (`idxPx` of `<BASE>-USDT`, 100 ms) is not subscribed: it is keyed by index, not swap, and the
+ *   index is not served from the stream. It is one line in `symbolTopics` once an answer needs it.
  * - `candle15m` on the business endpoint `/ws/v5/business` (OKX serves candles there only, since its 2023 split of
  *   the endpoints; its base URL is configurable apart, `MARKET_DATA_OKX_WS_BUSINESS_BASE_URL`, else the public
  *   one's host): the 15-minute bar still forming, pushed at most once a second while it trades, each row
@@ -42,8 +43,8 @@
  * Limits (documented): 3 connection requests per second per IP; 480 `subscribe`/`unsubscribe`/`login` requests
  * per hour per connection; the channels of one request at most 64 KB in total; a connection with no subscription,
  * or no data pushed, for 30 s is closed ("set a timer of N < 30 s; send `ping` when it fires"); no fixed connection
- * age. Chosen: 300 topics a connection (100 swaps on `/public`, 300 on `/business`; ~250 USDT swaps are 3 public
- * connections and one business connection), 100 topics a request
+ * age. Chosen: 300 topics a connection (75 swaps on `/public`, four topics each; 300 on `/business`; ~250 USDT swaps
+ * are 4 public connections and one business connection), 100 topics a request
  * (~6 KB; a connection subscribes in 3 requests, far inside 480 an hour, which also bounds following listings and
  * refusal retries), 3 messages a second, one connect a second, `ping` every 20 s (mark prices speak every 10 s
  * anyway), silence past 30 s is a dead link (OKX would close it too), a swap without a frame for 30 s (three missed
@@ -63,7 +64,13 @@ export const OKX_CHANNELS = {
 export const OKX_CANDLE_CHANNEL = "candle15m"
 
 /** The channels subscribed per swap, the top of book's first (see the module comment for those left out). */
-const SUBSCRIBED = [OKX_CHANNELS.tickers, OKX_CHANNELS.mark, OKX_CHANNELS.funding, OKX_CANDLE_CHANNEL] as const
+const SUBSCRIBED = [
+  OKX_CHANNELS.tickers,
+  OKX_CHANNELS.mark,
+  OKX_CHANNELS.funding,
+  OKX_CHANNELS.openInterest,
+  OKX_CANDLE_CHANNEL
+] as const
 
 /** The path of a topic's endpoint: candles are served on `/ws/v5/business`, the rest on `/ws/v5/public`. */
 export const okxEndpointPath = (topic: string): string =>
@@ -231,5 +238,5 @@ export const okxStreamProtocol: MarketStreamProtocol = {
   },
   reader: okxReader,
   describe:
-    "`tickers` for the top of book (contracts), `mark-price` and `funding-rate` per swap (`/ws/v5/public`); `candle15m` for the forming bar (`/ws/v5/business`)"
+    "`tickers` for the top of book (contracts), `mark-price`, `funding-rate` and `open-interest` per swap (`/ws/v5/public`); `candle15m` for the forming bar (`/ws/v5/business`)"
 }
