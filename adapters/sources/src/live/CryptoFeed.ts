@@ -340,59 +340,76 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
     /** Instruments whose bars this process has fetched back to the backfill's start (behind what was stored). */
     const barsBackfilled = new Set<string>()
 
+    /**
+     * Two passes, so that a close is never queued behind history: first every instrument's bars forward from the
+     * newest one stored (or known final) to now, one request each where the stream stored the closed bars it
+     * missed; then, once per process, the history behind the first stored bar (the day the start fetched first,
+     * `runRecentBars`, or a listing younger than the window: one request), busiest first. Before, each instrument's
+     * history came before the next instrument's closed bar, so after a close early in a start the assets late in the
+     * order read `delayed` for minutes on a venue with a small REST budget (Hyperliquid's ~30 candle requests a
+     * minute).
+     */
     const runBars = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
       const toMs = Math.floor(nowMs / BAR_MS) * BAR_MS
+      const backfillFrom = toMs - options.backfillDays * DAY_MS
+      const fetch = (i: Instrument, fromMs: number, untilMs: number) =>
+        pageForward(
+          fromMs,
+          untilMs,
+          (from, to) => connector.bars(i, from, to),
+          (rows) => writeBars(i, rows)
+        )
       yield* eachInstrument(barComponents, (i, p) =>
         Effect.gen(function* () {
           const extent = yield* storedExtent("bars", i.assetId)
-          // Every closed bar is stored final (the stream's closed bars, `runClosedBars`) and the history behind
-          // is in: nothing to ask REST for.
-          if (
-            extent !== undefined &&
-            barsBackfilled.has(i.assetId) &&
-            (finalMs.get(i.assetId) ?? Number.NEGATIVE_INFINITY) >= toMs - BAR_MS
-          ) {
+          // Every closed bar is stored final (the stream's closed bars, `runClosedBars`): nothing to ask REST for.
+          if (extent !== undefined && (finalMs.get(i.assetId) ?? Number.NEGATIVE_INFINITY) >= toMs - BAR_MS) {
             p.newestMs = Math.max(p.newestMs, Math.min(nowMs, extent.lastMs + BAR_MS))
             return
           }
-          const fetch = (fromMs: number, untilMs: number) =>
-            pageForward(
-              fromMs,
-              untilMs,
-              (from, to) => connector.bars(i, from, to),
-              (rows) => writeBars(i, rows)
-            )
-          const backfillFrom = toMs - options.backfillDays * DAY_MS
           let newest = 0
-          if (extent === undefined) newest = yield* fetch(backfillFrom, toMs)
-          else {
-            // The history behind the first stored bar, once per process: behind the day of bars the start fetched
-            // first (`runRecentBars`), or a listing younger than the window (the venue answers from its first bar;
-            // one request).
-            if (!barsBackfilled.has(i.assetId) && extent.firstMs > backfillFrom)
-              newest = yield* fetch(backfillFrom, Math.min(extent.firstMs, toMs))
-            // Then forward from the newest stored bar itself (it may have been stored while still forming), or
-            // from the first bar not known final, where that is older (bars the forming job or the stream stored
-            // past one that never got its final values).
+          if (extent === undefined) {
+            newest = yield* fetch(i, backfillFrom, toMs)
+            barsBackfilled.add(i.assetId)
+          } else {
+            // Forward from the newest stored bar itself (it may have been stored while still forming), or from the
+            // first bar not known final, where that is older (bars the forming job or the stream stored past one
+            // that never got its final values).
             const known = finalMs.get(i.assetId)
             const from = known === undefined ? extent.lastMs : Math.min(extent.lastMs, known + BAR_MS)
-            newest = Math.max(newest, yield* fetch(from, toMs))
+            newest = yield* fetch(i, from, toMs)
           }
-          barsBackfilled.add(i.assetId)
           barsReady.add(i.assetId)
           // Every bar before `toMs` fetched now is closed, so final.
           const through = yield* lastStoredMs("bars", i.assetId)
           if (through !== undefined) noteFinal(i.assetId, Math.min(through, toMs - BAR_MS))
           // A bar's data runs to its close (a forming bar's: to now).
-          const stored = yield* lastStoredMs("bars", i.assetId)
           p.newestMs = Math.max(
             p.newestMs,
             newest > 0 ? newest + BAR_MS : 0,
-            stored === undefined ? 0 : Math.min(nowMs, stored + BAR_MS)
+            through === undefined ? 0 : Math.min(nowMs, through + BAR_MS)
           )
         })
       )
+      // The history behind, once per process. A failure leaves the instrument for the next run (the forward pass
+      // above has reported its freshness); a rate limit stops the job as everywhere.
+      for (const i of busiestFirst()) {
+        if (barsBackfilled.has(i.assetId)) continue
+        const extent = yield* storedExtent("bars", i.assetId)
+        if (extent === undefined) continue
+        if (extent.firstMs > backfillFrom) {
+          const result = yield* Effect.result(fetch(i, backfillFrom, Math.min(extent.firstMs, toMs)))
+          if (result._tag === "Failure") {
+            if (fatal(result.failure)) return yield* Effect.fail(result.failure)
+            yield* Effect.logWarning(
+              `live ${venue}: the bars history of ${i.symbol} behind ${new Date(extent.firstMs).toISOString()} not fetched (${result.failure.kind}); retried next run`
+            )
+            continue
+          }
+        }
+        barsBackfilled.add(i.assetId)
+      }
     })
 
     /**

@@ -240,7 +240,9 @@ perpetual is alive with its price and the day behind it: for 550 perpetuals at B
 open interest) first: 15-minute bars for \`MARKET_DATA_LIVE_BACKFILL_DAYS\` (default 90), funding settlements for a
 year, open-interest history and taker volume for up to 30 days (what the venues keep); for 550 Binance perpetuals
 the 90 days take about an hour at the bucket below. Until an asset's history is there its percentiles say so
-(\`insufficient_history\`, with their sample count). Later polls fetch only what is newer than the store holds.
+(\`insufficient_history\`, with their sample count). Later polls fetch only what is newer than the store holds. Each run
+of the bars job asks every instrument's new bars first and only then the history behind, so a close during the
+backfill is never queued behind another asset's history.
 Binance's klines are asked for with as many bars as the window holds (weight 1 below 100 bars), so a poll's new bar
 weighs 1, not 5. On the other venues the day is one request per perpetual too, so their buckets below give about a
 minute for Bybit's 555 (10 requests a second) and OKX's 249 (5 a second); Hyperliquid's candle requests weigh 21,

@@ -218,9 +218,9 @@ describe("Binance USD-M connector", () => {
           assetIds: ["crypto:bitcoin"]
         })
         yield* feed.once.listings
-        // The start: the last day (96 bars, weight 1). The bars job: the 89 days behind it, a page of 1,000 (weight 5;
-        // the venue holds only the fixture's hour, so its short answer ends the walk), then forward from the newest
-        // stored bar (the 11:45 bar: one, weight 1).
+        // The start: the last day (96 bars, weight 1), closed bars, so final: the bars job's forward pass (which
+        // comes first, so a close never waits behind history) has nothing to ask. Then the 89 days behind the day, a
+        // page of 1,000 (weight 5; the venue holds only the fixture's hour, so its short answer ends the walk).
         yield* feed.once.start
         yield* feed.once.bars
         const asked = server.requests.filter((q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") !== null)
@@ -228,11 +228,62 @@ describe("Binance USD-M connector", () => {
           asked.map((q) => [q.query.get("limit"), Number(q.query.get("startTime"))]),
           [
             ["96", F.NOW_MS - (F.NOW_MS % BAR_MS) - 24 * 3_600_000],
-            ["1000", F.NOW_MS - (F.NOW_MS % BAR_MS) - 90 * 24 * 3_600_000],
-            ["1", F.NOW_MS - (F.NOW_MS % BAR_MS) - BAR_MS]
+            ["1000", F.NOW_MS - (F.NOW_MS % BAR_MS) - 90 * 24 * 3_600_000]
           ]
         )
+        // A close later: the poll asks from the newest stored bar through the one that closed (two bars, weight 1),
+        // and no history again.
+        const before = server.requests.length
+        yield* TestClock.adjust(BAR_MS)
+        yield* feed.once.bars
+        const polled = server.requests
+          .slice(before)
+          .filter((q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") !== null)
+        assert.deepStrictEqual(
+          polled.map((q) => [q.query.get("limit"), Number(q.query.get("startTime"))]),
+          [["2", F.NOW_MS - (F.NOW_MS % BAR_MS) - BAR_MS]]
+        )
         const [bars] = yield* store.read("bars", { assetId: "crypto:bitcoin", fromMs: 0, toMs: F.NOW_MS })
+        assert.isAbove(bars?.t.length ?? 0, 0)
+      }).pipe(Effect.scoped)
+    )
+  )
+
+  it.effect("a close is never queued behind history: every instrument's new bars are asked before any backfill", () =>
+    withStore((store) =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(F.NOW_MS)
+        const server = yield* fakeServer(binanceRoute)
+        const feed = yield* makeCryptoFeed(makeBinance({ baseUrl: server.url, timeoutMs: 5_000 }), {
+          backfillDays: 90,
+          fundingBackfillDays: 2,
+          jitterMs: 0,
+          assetIds: ["crypto:bitcoin", "crypto:pepe"]
+        })
+        yield* feed.once.listings
+        yield* feed.once.start
+        const before = server.requests.length
+        // A bar closes before the first bars job: both instruments need it, and both need their history.
+        yield* TestClock.adjust(BAR_MS)
+        yield* feed.once.bars
+        const asked = server.requests
+          .slice(before)
+          .filter((q) => q.path === "/fapi/v1/klines" && q.query.get("endTime") !== null)
+          .map((q) => ({ symbol: q.query.get("symbol"), history: q.query.get("limit") === "1000" }))
+        assert.sameMembers(
+          asked.filter((q) => !q.history).map((q) => q.symbol),
+          ["BTCUSDT", "1000PEPEUSDT"]
+        )
+        assert.sameMembers(
+          asked.filter((q) => q.history).map((q) => q.symbol),
+          ["BTCUSDT", "1000PEPEUSDT"]
+        )
+        const firstHistory = asked.findIndex((q) => q.history)
+        assert.isTrue(
+          asked.slice(firstHistory).every((q) => q.history),
+          `new bars first, then history: ${JSON.stringify(asked)}`
+        )
+        const [bars] = yield* store.read("bars", { assetId: "crypto:pepe", fromMs: 0, toMs: F.NOW_MS + BAR_MS })
         assert.isAbove(bars?.t.length ?? 0, 0)
       }).pipe(Effect.scoped)
     )
