@@ -89,7 +89,7 @@ describe("streamed freshness per asset and per quoted venue", () => {
     })
   )
 
-  it.effect("technicals, structure and series read the primary venue's bars alone, and are judged by it alone", () =>
+  it.effect("only the primary venue's bars are read: technicals, structure, series and read are judged by them", () =>
     Effect.gen(function* () {
       const store = makeMemoryMarketStore()
       yield* writeFixture(store, buildFixture([asset], END, 10, 3), END)
@@ -130,8 +130,15 @@ describe("streamed freshness per asset and per quoted venue", () => {
           `${op}: no failing source blamed`
         )
       }
-      // `read` reads every venue's bars: the other venue's failure shows there.
-      assert.strictEqual((yield* call("read", [], now + 1)).status, "stale", "read reads every venue's bars")
+      // No answer reads another venue's bars: `read` (which reads every venue's funding and open interest) neither.
+      assert.strictEqual((yield* call("read", [], now + 1)).status, readBefore.status, "read reads the primary's bars")
+      // But it reads every venue's funding: the other venue's failing funding job shows there.
+      yield* store.putStatus(
+        (yield* store.status)
+          .filter((s) => s.venue === other && s.component === "funding")
+          .map((s) => ({ ...s, failing: true, checkedMs: now - 1_000, detail: "HTTP 503", lastError: "HTTP 503" }))
+      )
+      assert.strictEqual((yield* call("read", [], now + 2)).status, "stale", "read reads every venue's funding")
     })
   )
 

@@ -16,8 +16,8 @@ import {
   assetOf,
   freshnessFor,
   OperationComponents,
-  operationVenuesOf,
-  type PlaneState
+  type PlaneState,
+  statusesReadBy
 } from "./State.ts"
 
 /**
@@ -99,9 +99,7 @@ export const perAsset = (
       const fresh = freshnessFor(asset, op, statuses, nowMs, dataEndMs)
       const gaps = new Gaps()
       const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
-      const components = OperationComponents[op] ?? ["bars"]
-      const venues = operationVenuesOf(asset, op)
-      if (statuses.some((s) => s.failing && venues.includes(s.venue) && components.includes(s.component))) {
+      if (statusesReadBy(asset, op, statuses).some((s) => s.failing)) {
         gaps.blameFailingSource()
       }
       // `body` may refine `next_update_at` (technicals change only when a bar closes).

@@ -87,6 +87,29 @@ export const operationVenuesOf = (a: CryptoAsset, op: string): ReadonlyArray<str
   return primary === undefined ? venuesOf(a) : [primary]
 }
 
+/**
+ * The statuses an operation's freshness and failing sources read for an asset: its venues' (`operationVenuesOf`)
+ * components (`OperationComponents`), where `bars` is the primary venue's alone for every operation: no answer
+ * reads another venue's 15-minute bars (the price, the returns, the technicals, `structure`, `series` and the
+ * directory's extent are all the primary's), so another venue's bars job running late or failing does not make an
+ * answer `delayed` or `stale`.
+ */
+export const statusesReadBy = (
+  a: CryptoAsset,
+  op: string,
+  statuses: ReadonlyArray<SourceStatus>
+): ReadonlyArray<SourceStatus> => {
+  const venues = operationVenuesOf(a, op)
+  const components = OperationComponents[op] ?? ["bars"]
+  const primary = primaryVenue(a)
+  return statuses.filter(
+    (s) =>
+      venues.includes(s.venue) &&
+      components.includes(s.component) &&
+      (s.component !== "bars" || primary === undefined || s.venue === primary)
+  )
+}
+
 export const venuesCache = new WeakMap<CryptoAsset, ReadonlyArray<string>>()
 /** The venues an asset is listed on, primary first (remembered: the registry is immutable). */
 export const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => {
@@ -184,7 +207,8 @@ export const freshnessFor = (
   nowMs: number,
   primaryNewestMs?: number
 ): ResultFreshness => {
-  const venues = resultFreshness(statuses, operationVenuesOf(asset, op), OperationComponents[op] ?? ["bars"], nowMs)
+  const read = statusesReadBy(asset, op, statuses)
+  const venues = resultFreshness(read, operationVenuesOf(asset, op), OperationComponents[op] ?? ["bars"], nowMs)
   if (venues === undefined) return { asOfMs: nowMs, status: "stale", nextUpdateAtMs: nowMs }
   // Venues that deliver, but nothing for this asset: its source is failing for it.
   if (primaryNewestMs === undefined) return { ...venues, status: "stale" }
