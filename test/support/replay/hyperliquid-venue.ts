@@ -12,7 +12,8 @@
  * parsing JSON into valid websocket request: ..."}`. Channels: `bbo` (`{"coin","time","bbo":[bid, ask]}`, each
  * `{px, sz, n}`) on every book move, and the current one on subscribe; `activeAssetCtx` (`{"coin","ctx":{funding,
  * openInterest (both sides, coins), prevDayPx, dayNtlVlm, premium, oraclePx, markPx, midPx, impactPxs, dayBaseVlm}}`)
- * on subscribe and every `ctxEveryMs` (1 s). Limits per IP, as documented: 1,000 subscriptions (`Cannot subscribe
+ * on subscribe and every `ctxEveryMs` (1 s); `candle` (interval `15m` only: `{"t","T","s","i","o","c","h","l","v","n"}`, the
+ * bar forming now as it stands) on subscribe and on the same beat. Limits per IP, as documented: 1,000 subscriptions (`Cannot subscribe
  * to more than 1000 channels.`), 10 connections and 30 new connections a minute (429 past them), 2,000 messages a
  * minute sent by the clients (`Cannot send more than 2000 messages per minute.`).
  *
@@ -139,10 +140,16 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
       string,
       unknown
     >
-    const subscription = { type: s.type, coin: s.coin }
+    const subscription =
+      s.type === "candle" ? { type: s.type, coin: s.coin, interval: s.interval } : { type: s.type, coin: s.coin }
     const echo = JSON.stringify(subscription)
     const b = typeof s.coin === "string" ? market.books.get(s.coin) : undefined
-    if (typeof s.type !== "string" || !TYPES.includes(s.type) || b === undefined)
+    if (
+      typeof s.type !== "string" ||
+      !TYPES.includes(s.type) ||
+      b === undefined ||
+      (s.type === "candle" && s.interval !== "15m")
+    )
       return error(c, `Invalid subscription ${echo}`)
     const topic = `${s.type}:${b.s.symbol}`
     if (m.method === "unsubscribe") {
@@ -166,6 +173,7 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
     if (m.method !== "subscribe") return
     if (s.type === "bbo") servers.send(c, bboFrame(b, market.current(b)), "book")
     else if (s.type === "activeAssetCtx") servers.send(c, ctxFrame(b, nowMs), "mark")
+    else if (s.type === "candle") servers.send(c, candleFrame(b, nowMs), "kline")
   }
 
   market.onMove((b, q) => {
@@ -183,6 +191,14 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
       if (subs === undefined || subs.size === 0) continue
       const frame = ctxFrame(b, nowMs)
       for (const c of subs) servers.send(c, frame, "mark")
+    }
+    // The forming 15-minute bar of the coins subscribed to it, as it stands, on the same beat.
+    for (const b of market.books.values()) {
+      if (b.stopped) continue
+      const subs = servers.subscribers.get(`candle:${b.s.symbol}`)
+      if (subs === undefined || subs.size === 0) continue
+      const frame = candleFrame(b, nowMs)
+      for (const c of subs) servers.send(c, frame, "kline")
     }
   }, options.ctxEveryMs ?? 1_000)
 
@@ -216,6 +232,11 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
       })
     }
     return out
+  }
+  /** The `candle` push of the bar forming now (`{"channel":"candle","data":{t, T, s, i, o, c, h, l, v, n}}`). */
+  function candleFrame(b: MarketBook, nowMs: number): string {
+    const slot = Math.floor(nowMs / BAR_MS) * BAR_MS
+    return JSON.stringify({ channel: "candle", data: candles(b, slot, nowMs, nowMs)[0] })
   }
   const info = (path: string, method: string, body: unknown, nowMs: number): RestAnswer => {
     if (path !== "/info" || method !== "POST") return { status: 404, body: null }

@@ -451,19 +451,30 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
       const nowMs = yield* Clock.currentTimeMillis
       const slotMs = Math.floor(nowMs / BAR_MS) * BAR_MS
       if (!instruments.some((i) => barsReady.has(i.assetId))) return
-      yield* eachInstrument(barComponents, (i, p) =>
-        Effect.gen(function* () {
-          if (!barsReady.has(i.assetId)) return
-          // Next to the bar before it (or as the first bar of a listing with none): one written past a missed slot
-          // (after an outage) would leave a hole that the bars job, resuming from the newest stored bar, never fills.
-          const last = yield* lastStoredMs("bars", i.assetId)
-          if (last !== undefined && last < slotMs - BAR_MS) return
-          const bar = options.streamedBar?.(i.assetId, slotMs) ?? (yield* connector.formingBar(i, slotMs))
-          if (bar !== undefined) {
-            yield* writeBars(i, [bar])
-            p.newestMs = nowMs
-          }
-        })
+      // The bars the stream holds first (no request), then those asked over REST, each group busiest first.
+      const streamedFirst = () => {
+        const all = busiestFirst()
+        const streamed = (i: Instrument) => options.streamedBar?.(i.assetId, slotMs) !== undefined
+        return [...all.filter(streamed), ...all.filter((i) => !streamed(i))]
+      }
+      yield* eachInstrument(
+        barComponents,
+        (i, p) =>
+          Effect.gen(function* () {
+            if (!barsReady.has(i.assetId)) return
+            // Next to the bar before it (or as the first bar of a listing with none): one written past a missed
+            // slot (after an outage) would leave a hole that the bars job, resuming from the newest stored bar,
+            // never fills.
+            const last = yield* lastStoredMs("bars", i.assetId)
+            if (last !== undefined && last < slotMs - BAR_MS) return
+            const bar = options.streamedBar?.(i.assetId, slotMs) ?? (yield* connector.formingBar(i, slotMs))
+            if (bar !== undefined) {
+              yield* writeBars(i, [bar])
+              p.newestMs = nowMs
+            }
+          }),
+        undefined,
+        streamedFirst
       )
     })
 

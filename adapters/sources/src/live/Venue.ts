@@ -33,6 +33,11 @@ export interface Instrument {
   readonly tokensPerContract: number
   /** The settlement interval (ms), from the venue where it publishes one, else from the registry. */
   readonly fundingIntervalMs: number
+  /**
+   * Whether this venue is the asset's primary (its first listing's venue: the one whose 15-minute bars and book
+   * are the asset's price). A stream may give its primaries more (Hyperliquid: their forming bar).
+   */
+  readonly primary?: boolean
 }
 
 /** What a venue says about one of its perpetuals (from its instruments list). */
@@ -189,11 +194,13 @@ export const perpListingsOf = (
   assets: ReadonlyArray<CryptoAsset>,
   venue: LiveVenue,
   assetIds?: ReadonlyArray<string>
-): ReadonlyArray<{ readonly assetId: string; readonly listing: Listing }> =>
+): ReadonlyArray<{ readonly assetId: string; readonly listing: Listing; readonly primary: boolean }> =>
   assets
     .filter((a) => assetIds === undefined || assetIds.includes(a.id))
     .flatMap((a) =>
-      a.listings.filter((l) => l.venue === venue && l.market === "perp").map((listing) => ({ assetId: a.id, listing }))
+      a.listings
+        .filter((l) => l.venue === venue && l.market === "perp")
+        .map((listing) => ({ assetId: a.id, listing, primary: a.listings[0]?.venue === venue }))
     )
 
 /** The canonical asset of a venue symbol, or undefined. */
@@ -212,7 +219,7 @@ export const instrumentsOf = (
 ): { readonly instruments: ReadonlyArray<Instrument>; readonly missing: ReadonlyArray<string> } => {
   const instruments: Array<Instrument> = []
   const missing: Array<string> = []
-  for (const { assetId, listing } of perpListingsOf(universe, venue, assetIds)) {
+  for (const { assetId, listing, primary } of perpListingsOf(universe, venue, assetIds)) {
     const v = listed.get(listing.symbol)
     if (v === undefined) {
       missing.push(listing.symbol)
@@ -224,7 +231,8 @@ export const instrumentsOf = (
       symbol: listing.symbol,
       tokensPerUnit: listing.tokensPerUnit ?? tokensPerUnitOf(venue, listing.symbol),
       tokensPerContract: v.tokensPerContract ?? 1,
-      fundingIntervalMs: v.fundingIntervalMs ?? listing.fundingIntervalMs ?? 8 * 3_600_000
+      fundingIntervalMs: v.fundingIntervalMs ?? listing.fundingIntervalMs ?? 8 * 3_600_000,
+      primary
     })
   }
   return { instruments, missing }

@@ -373,8 +373,8 @@ const runWith = (
   const wanted = (): Set<string> => {
     const out = new Set<string>()
     for (const t of protocol.marketTopics) if (endpointOf(t) !== undefined) out.add(t)
-    for (const symbol of instruments.keys())
-      for (const t of protocol.symbolTopics(symbol))
+    for (const [symbol, instrument] of instruments)
+      for (const t of protocol.symbolTopics(symbol, instrument))
         if (options.url === undefined || endpointOf(t) !== undefined) out.add(t)
     return out
   }

@@ -7,7 +7,7 @@
  * Each venue's protocol lives in its own folder (`venues/<venue>/Stream.ts`) with the documentation it follows.
  */
 import type { Component } from "@market-data/core"
-import type { LiveVenue } from "../Venue.ts"
+import type { Instrument, LiveVenue } from "../Venue.ts"
 
 /** What one ticker frame says of one symbol, in the venue's units (absent: not in this frame). */
 export interface VenueTickerFields {
@@ -125,8 +125,8 @@ export interface MarketStreamProtocol {
   readonly components: ReadonlyArray<Component>
   /** Topics that cover every symbol (all-market channels). */
   readonly marketTopics: ReadonlyArray<string>
-  /** The per-symbol topics of a symbol. */
-  readonly symbolTopics: (symbol: string) => ReadonlyArray<string>
+  /** The per-symbol topics of a symbol (its instrument, where the stream follows one, may add some). */
+  readonly symbolTopics: (symbol: string, instrument?: Instrument) => ReadonlyArray<string>
   /** The symbol a per-symbol topic is for (undefined for market topics). */
   readonly symbolOfTopic: (topic: string) => string | undefined
   readonly subscribe: (topics: ReadonlyArray<string>, id: number) => string

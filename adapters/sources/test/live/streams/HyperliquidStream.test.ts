@@ -188,6 +188,51 @@ describe("Hyperliquid stream reader", () => {
     assert.strictEqual(p.limits.topicsPerMessage, 1)
     assert.deepStrictEqual(JSON.parse(p.ping ?? ""), { method: "ping" })
   })
+
+  it("the 15-minute candle only for the coins Hyperliquid is the primary of; its pushes are the forming bar", () => {
+    const p = hyperliquidStreamProtocol
+    const primary = { ...instrument("hyperliquid", "HYPE", "crypto:hyperliquid"), primary: true }
+    const other = { ...instrument("hyperliquid", "BTC", "crypto:bitcoin"), primary: false }
+    assert.deepStrictEqual(p.symbolTopics("HYPE", primary), ["bbo:HYPE", "activeAssetCtx:HYPE", "candle:HYPE"])
+    assert.deepStrictEqual(p.symbolTopics("BTC", other), ["bbo:BTC", "activeAssetCtx:BTC"])
+    assert.deepStrictEqual(JSON.parse(p.subscribe(["candle:HYPE"], 103)), {
+      method: "subscribe",
+      subscription: { type: "candle", coin: "HYPE", interval: "15m" }
+    })
+    // The venue echoes the subscription with its interval: acknowledged by topic.
+    const reader = p.reader()
+    const { sink } = recordingSink()
+    assert.deepStrictEqual(
+      reader.read(
+        json({
+          channel: "subscriptionResponse",
+          data: { method: "subscribe", subscription: { type: "candle", coin: "HYPE", interval: "15m" } }
+        }),
+        sink
+      ),
+      { kind: "ack", topics: ["candle:HYPE"] }
+    )
+    const bars: Array<readonly [string, number, unknown]> = []
+    const barSink = { ...sink, bar: (s: string, t: number, b: unknown) => void bars.push([s, t, b]) }
+    const open = 1_773_000_900_000
+    const candle = { t: open, T: open + 899_999, s: "HYPE", i: "15m", o: "41.2", c: "41.5", h: "41.9", l: "41.0" }
+    assert.deepStrictEqual(
+      reader.read(json({ channel: "candle", data: { ...candle, v: "1234.5", n: 321 } }), barSink),
+      {
+        kind: "data"
+      }
+    )
+    // An array of candles (as some revisions of the page show the data) is read candle by candle.
+    reader.read(json({ channel: "candle", data: [{ ...candle, c: "41.6", v: "1300", n: 330 }] }), barSink)
+    assert.deepStrictEqual(bars, [
+      ["HYPE", open, { openMs: open, open: 41.2, high: 41.9, low: 41, close: 41.5, volume: 1234.5 }],
+      ["HYPE", open, { openMs: open, open: 41.2, high: 41.9, low: 41, close: 41.6, volume: 1300 }]
+    ])
+    assert.throws(
+      () => reader.read(json({ channel: "candle", data: { ...candle, o: "x", v: "1" } }), barSink),
+      Malformed
+    )
+  })
 })
 
 interface HlRequest {

@@ -11,6 +11,12 @@
  *   `openInterest` (in coins: the manager converts with the mark), `premium`, volumes. The context carries no
  *   time: the receive time stands in as its event time, and the next full hour as its settlement (Hyperliquid
  *   settles every hour; its own prediction is not on the stream, so the accruing rate is the predicted one).
+ * - `candle` at interval `15m`, only for the coins Hyperliquid is the primary venue of (their bars are their
+ *   assets' price): `{"channel":"candle","data":{"t" (open time),"T","s" (coin),"i","o","c","h","l","v" (coin
+ *   units),"n"}}`, pushed as the bar trades; when a bar closes the next one's first push follows. The feed writes it
+ *   in place of the REST forming-bar request (`candleSnapshot` weighs 21 of the IP's 1,200 a minute: a few dozen
+ *   coins a minute at most); the closed bar still comes from REST (a push carries no closed flag). The other coins'
+ *   bars are read by no answer (every answer reads its primary venue's bars), so they stay on REST.
  * `allMids` (every coin's mid in one subscription) was not taken: a mid is no quote (no sides, no sizes), and the
  * per-coin `bbo` is needed for the book anyway. Names are coins; `k`-prefixed ones (`kPEPE`) quote 1,000 tokens
  * per unit: the reader passes venue units and the manager converts.
@@ -28,8 +34,9 @@
  * Limits (documented, per IP): 1,000 websocket subscriptions; 10 websocket connections and 30 new connections a
  * minute (older revisions of the page said 100 connections); 2,000 messages sent a minute across all connections.
  * Every instance holds its own streams (nothing streamed is shared through the database), so instances behind one
- * IP share these: this stream takes 2 subscriptions per coin, ~190 listed perpetuals are ~380, so at most two
- * instances fit under one egress IP. Past the cap the venue answers `Cannot subscribe to more than 1000 channels.`
+ * IP share these: this stream takes 2 subscriptions per coin and a third per coin it is the primary venue of
+ * (those listed on no other venue: a few dozen), ~190 listed perpetuals are ~400, so at most two instances fit under
+ * one egress IP. Past the cap the venue answers `Cannot subscribe to more than 1000 channels.`
  * (and past the message rate `Cannot send more than 2000 messages per minute.`), errors naming no subscription: the
  * reader returns them as refusals of nothing, which settle no request, so the request waits for its timeout and the
  * connection is replaced, again and again: a third instance behind the same IP would not stream Hyperliquid at all
@@ -51,13 +58,21 @@ const HOUR_MS = 3_600_000
 /** The plain-text greeting the server has sent on connect (its Python SDK skips it): not JSON, not malformed. */
 const GREETING = "Websocket connection established."
 const TYPES = ["bbo", "activeAssetCtx"] as const
+/** The forming bar's subscription type, at the 15-minute interval, for the coins Hyperliquid is the primary of. */
+const CANDLE = "candle"
+const CANDLE_INTERVAL = "15m"
 
 const topicOf = (type: string, coin: string) => `${type}:${coin}`
 
-/** `bbo:BTC` -> `{type: "bbo", coin: "BTC"}` (a HIP-3 coin `dex:NAME` keeps its colon). */
-const subscriptionOf = (topic: string): { type: string; coin: string } => {
+/**
+ * `bbo:BTC` -> `{type: "bbo", coin: "BTC"}` (a HIP-3 coin `dex:NAME` keeps its colon); `candle:BTC` also names
+ * its interval.
+ */
+const subscriptionOf = (topic: string): { type: string; coin: string; interval?: string } => {
   const k = topic.indexOf(":")
-  return { type: topic.slice(0, k), coin: topic.slice(k + 1) }
+  const type = topic.slice(0, k)
+  const coin = topic.slice(k + 1)
+  return type === CANDLE ? { type, coin, interval: CANDLE_INTERVAL } : { type, coin }
 }
 
 /** The topic a subscription object names, where it is one of ours. */
@@ -136,6 +151,26 @@ const hyperliquidReader = (now: () => number) => (): StreamReader => ({
         })
         return { kind: "data" }
       }
+      case CANDLE: {
+        // One candle object (or, as some revisions of the page show it, an array of them): the bar still forming
+        // at the subscribed interval, pushed as it trades; when a bar closes the new one follows at once.
+        const rows = Array.isArray(m.data) ? m.data : [m.data]
+        rows.forEach((row, n) => {
+          const path = `$.data[${n}]`
+          const c = obj(row, path)
+          if (c.i !== undefined && c.i !== CANDLE_INTERVAL) return
+          const openMs = num(c.t, `${path}.t`)
+          sink.bar?.(str(c.s, `${path}.s`), openMs, {
+            openMs,
+            open: num(c.o, `${path}.o`),
+            high: num(c.h, `${path}.h`),
+            low: num(c.l, `${path}.l`),
+            close: num(c.c, `${path}.c`),
+            volume: num(c.v, `${path}.v`)
+          })
+        })
+        return { kind: "data" }
+      }
       default:
         return { kind: "other" }
     }
@@ -154,7 +189,12 @@ export const makeHyperliquidStreamProtocol = (now: () => number = Date.now): Mar
   url: (baseUrl) => `${baseUrl}/ws`,
   components: ["books", "fundingState"],
   marketTopics: [],
-  symbolTopics: (symbol) => TYPES.map((type) => topicOf(type, symbol)),
+  // The forming bar only where Hyperliquid is the asset's primary venue (its bars are the asset's price): the
+  // others' bars are read by no answer, and the IP's 1,000 subscriptions hold two instances' market streams.
+  symbolTopics: (symbol, instrument) =>
+    instrument?.primary === true
+      ? [...TYPES.map((type) => topicOf(type, symbol)), topicOf(CANDLE, symbol)]
+      : TYPES.map((type) => topicOf(type, symbol)),
   symbolOfTopic: (topic) => {
     const k = topic.indexOf(":")
     return k < 0 ? undefined : topic.slice(k + 1)
@@ -174,7 +214,7 @@ export const makeHyperliquidStreamProtocol = (now: () => number = Date.now): Mar
   },
   reader: hyperliquidReader(now),
   describe:
-    "`bbo` per coin for the top of book, `activeAssetCtx` per coin for mark, oracle price, funding and open interest"
+    "`bbo` per coin for the top of book, `activeAssetCtx` per coin for mark, oracle price, funding and open interest; `candle` (15m) for the forming bar of the coins it is the primary venue of"
 })
 
 export const hyperliquidStreamProtocol: MarketStreamProtocol = makeHyperliquidStreamProtocol()
