@@ -202,16 +202,31 @@ const writeInto = (
   const { t, cols, n } = input
   if (n === 0) return
   const append = c.length === 0 || (t[0] as number) > timeAt(c, c.length - 1)
+  // A write starting at the stored last row (the forming bar rewritten, maybe with bars after it): that row is
+  // replaced in place and the rest appended. The general merge below copies the whole series (a year of rows per
+  // column) for it, which at the forming-bar job's pace (every perpetual each minute) held the event loop for
+  // hundreds of milliseconds a minute and fed the collector large buffers.
+  const replacesLast = !append && (t[0] as number) === timeAt(c, c.length - 1)
   if (c.bars) {
     const open = cols[OPEN] as ArrayLike<number>
     const close = cols[CLOSE] as ArrayLike<number>
+    const storedClose = c.cols[CLOSE] as Column
     if (c.length === 0) {
       // An empty series (a first write, or all trimmed away) implies its opens if this write's chain.
       if (opensChain(open, close, n, undefined)) {
         c.firstOpen = open[0] as number
         c.cols[OPEN] = NO_VALUES
       } else materializeOpen(c)
-    } else if (!append || !opensChain(open, close, n, (c.cols[CLOSE] as Column)[c.length - 1] as number)) {
+    } else if (replacesLast) {
+      // Opens implied by the closes: the replaced row's is the first open (a one-row series) or the row before's
+      // close; a write that breaks that keeps the open column again.
+      if (c.length === 1 && c.firstOpen !== undefined) {
+        if (opensChain(open, close, n, undefined)) c.firstOpen = open[0] as number
+        else materializeOpen(c)
+      } else if (c.firstOpen !== undefined && !opensChain(open, close, n, storedClose[c.length - 2] as number)) {
+        materializeOpen(c)
+      }
+    } else if (!append || !opensChain(open, close, n, storedClose[c.length - 1] as number)) {
       materializeOpen(c)
     }
   }
@@ -222,6 +237,17 @@ const writeInto = (
       c.cols[j] = resized(stored, capacityOf(c), c.length, true)
     }
   })
+  if (replacesLast) {
+    const last = c.length - 1
+    cols.forEach((col, j) => {
+      if (!implied(c, j)) (c.cols[j] as Column)[last] = col[0] as number
+    })
+    if (n > 1) {
+      const rest = (a: ArrayLike<number>) => Float64Array.from({ length: n - 1 }, (_, i) => a[i + 1] as number)
+      writeInto(c, { t: rest(t), cols: cols.map(rest), n: n - 1 })
+    }
+    return
+  }
   if (append) {
     // An append: the series stays on (or starts) the grid when the input continues it, else keeps its times.
     const continues = onGrid(t, n) && (c.length === 0 || (c.grid !== undefined && t[0] === c.grid + c.length * BAR_MS))
