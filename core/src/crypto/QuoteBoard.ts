@@ -99,12 +99,15 @@ export interface StreamHealth {
   readonly updateEveryMs?: number | undefined
 }
 
+/** The board's own records, updated in place by each frame (see `makeQuoteBoard`). */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
 interface Entry {
-  quote: StreamedQuote | undefined
-  ticker: StreamedTicker | undefined
-  bar: StreamedBar | undefined
+  quote: Mutable<StreamedQuote> | undefined
+  ticker: Mutable<StreamedTicker> | undefined
+  bar: Mutable<StreamedBar> | undefined
   /** The newest bar the venue sent as closed (final). */
-  closedBar: StreamedBar | undefined
+  closedBar: Mutable<StreamedBar> | undefined
   silent: boolean
   /** When it last turned silent (`setSilent`'s clock; 0 when not known). */
   silentSinceMs: number
@@ -124,6 +127,10 @@ export interface QuoteBoard {
   readonly bar: (assetId: string, venue: string) => StreamedBar | undefined
   /** The newest bar the venue's stream sent as closed (final), for the feed to store it without REST. */
   readonly closedBar: (assetId: string, venue: string) => StreamedBar | undefined
+  /**
+   * The streamed top of book. Like `ticker`, `bar` and `closedBar`, the record is the board's own, updated in place
+   * by later frames: read its fields at once (as every reader here does), do not keep it.
+   */
   readonly quote: (assetId: string, venue: string) => StreamedQuote | undefined
   readonly ticker: (assetId: string, venue: string) => StreamedTicker | undefined
   /** The venues with streamed state for an asset (sorted). */
@@ -155,6 +162,34 @@ export interface QuoteBoard {
   readonly assetVersion: (assetId: string) => number
   /** Changes with every health change (`setHealth`), and only then. Never decreases. */
   readonly healthVersion: () => number
+}
+
+/** `bar` copied into `into` (the entry's own record, updated in place), or into a new record where there is none. */
+const copyBar = (bar: StreamedBar, into: Mutable<StreamedBar> | undefined): Mutable<StreamedBar> => {
+  if (into === undefined)
+    return {
+      t: bar.t,
+      eventMs: bar.eventMs,
+      open: bar.open,
+      high: bar.high,
+      low: bar.low,
+      close: bar.close,
+      volume: bar.volume,
+      takerBuyUsd: bar.takerBuyUsd,
+      takerSellUsd: bar.takerSellUsd,
+      closed: bar.closed
+    }
+  into.t = bar.t
+  into.eventMs = bar.eventMs
+  into.open = bar.open
+  into.high = bar.high
+  into.low = bar.low
+  into.close = bar.close
+  into.volume = bar.volume
+  into.takerBuyUsd = bar.takerBuyUsd
+  into.takerSellUsd = bar.takerSellUsd
+  into.closed = bar.closed
+  return into
 }
 
 export const makeQuoteBoard = (): QuoteBoard => {
@@ -197,38 +232,61 @@ export const makeQuoteBoard = (): QuoteBoard => {
     return e
   }
   return {
+    // Each entry keeps one record per kind, created with its first frame and then updated in place: the object a
+    // frame's reader built dies young, instead of every frame's record living until the next frame replaces it
+    // (a few hundred milliseconds at whole-market pace: long enough to be copied by each scavenge and promoted,
+    // which stretched the young-generation pauses answers wait behind).
     applyQuote: (assetId, venue, quote) => {
       const e = entryOf(assetId, venue)
-      // Frames can arrive out of order across connections (a rotation's overlap): the newer event wins.
-      if (e.quote !== undefined && quote.t < e.quote.t) return
-      e.quote = quote
+      const q = e.quote
+      if (q === undefined) {
+        e.quote = { t: quote.t, bid: quote.bid, bidSize: quote.bidSize, ask: quote.ask, askSize: quote.askSize }
+      } else {
+        // Frames can arrive out of order across connections (a rotation's overlap): the newer event wins.
+        if (quote.t < q.t) return
+        q.t = quote.t
+        q.bid = quote.bid
+        q.bidSize = quote.bidSize
+        q.ask = quote.ask
+        q.askSize = quote.askSize
+      }
       touch(assetId)
     },
     applyTicker: (assetId, venue, ticker) => {
       const e = entryOf(assetId, venue)
-      const before = e.ticker
-      if (before !== undefined && ticker.t < before.t) return
-      e.ticker =
-        before === undefined
-          ? ticker
-          : {
-              t: ticker.t,
-              mark: ticker.mark ?? before.mark,
-              index: ticker.index ?? before.index,
-              fundingRate: ticker.fundingRate ?? before.fundingRate,
-              predictedRate: ticker.predictedRate ?? before.predictedRate,
-              nextFundingMs: ticker.nextFundingMs ?? before.nextFundingMs,
-              intervalMs: ticker.intervalMs ?? before.intervalMs,
-              oiUsd: ticker.oiUsd ?? before.oiUsd
-            }
+      const x = e.ticker
+      if (x === undefined) {
+        e.ticker = {
+          t: ticker.t,
+          mark: ticker.mark,
+          index: ticker.index,
+          fundingRate: ticker.fundingRate,
+          predictedRate: ticker.predictedRate,
+          nextFundingMs: ticker.nextFundingMs,
+          intervalMs: ticker.intervalMs,
+          oiUsd: ticker.oiUsd
+        }
+      } else {
+        if (ticker.t < x.t) return
+        // A venue sends only what changed (or one field per channel): the rest is kept.
+        x.t = ticker.t
+        if (ticker.mark !== undefined) x.mark = ticker.mark
+        if (ticker.index !== undefined) x.index = ticker.index
+        if (ticker.fundingRate !== undefined) x.fundingRate = ticker.fundingRate
+        if (ticker.predictedRate !== undefined) x.predictedRate = ticker.predictedRate
+        if (ticker.nextFundingMs !== undefined) x.nextFundingMs = ticker.nextFundingMs
+        if (ticker.intervalMs !== undefined) x.intervalMs = ticker.intervalMs
+        if (ticker.oiUsd !== undefined) x.oiUsd = ticker.oiUsd
+      }
       touch(assetId)
     },
     applyBar: (assetId, venue, bar) => {
       const e = entryOf(assetId, venue)
-      if (bar.closed === true && (e.closedBar === undefined || bar.t >= e.closedBar.t)) e.closedBar = bar
+      if (bar.closed === true && (e.closedBar === undefined || bar.t >= e.closedBar.t))
+        e.closedBar = copyBar(bar, e.closedBar)
       const before = e.bar
       if (before !== undefined && (bar.t < before.t || (bar.t === before.t && bar.eventMs < before.eventMs))) return
-      e.bar = bar
+      e.bar = copyBar(bar, before)
     },
     bar: (assetId, venue) => find(assetId, venue)?.bar,
     closedBar: (assetId, venue) => find(assetId, venue)?.closedBar,
