@@ -32,6 +32,8 @@ export type ParamDefault =
 export interface ParamSpec {
   readonly name: string
   readonly type: ParamType
+  /** The Effect Schema of its decoded value (`schemaOf(type)`), built once with the spec. */
+  readonly schema: Schema.Top
   readonly required: boolean
   readonly default?: ParamDefault
   /** One or two sentences for agents: what it selects, with units. */
@@ -95,7 +97,10 @@ export const Param = {
     values: ReadonlyArray<string>,
     byPlane: { readonly [P in Plane]: string },
     o: { description: string }
-  ): ParamSpec => ({ name, type: { kind: "enum", values }, required: false, default: { byPlane }, ...o })
+  ): ParamSpec => {
+    const type: ParamType = { kind: "enum", values }
+    return { name, type, schema: schemaOf(type), required: false, default: { byPlane }, ...o }
+  }
 }
 
 function spec(
@@ -110,6 +115,7 @@ function spec(
   return {
     name,
     type,
+    schema: schemaOf(type),
     required: o.required ?? false,
     description: o.description,
     ...(o.default === undefined ? {} : { default: { value: o.default } })
@@ -181,16 +187,6 @@ export const schemaOf = (type: ParamType): Schema.Top => {
     case "cursor":
       return Schema.String.check(Schema.isPattern(CURSOR))
   }
-}
-
-const schemaCache = new WeakMap<ParamType, Schema.Top>()
-const cachedSchema = (type: ParamType): Schema.Top => {
-  let s = schemaCache.get(type)
-  if (s === undefined) {
-    s = schemaOf(type)
-    schemaCache.set(type, s)
-  }
-  return s
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -296,7 +292,7 @@ const candidate = (type: ParamType, raw: unknown): unknown => {
  */
 export const decodeParam = (p: ParamSpec, raw: unknown): ParamValue | ApiError => {
   if (typeof raw === "string" && raw.length === 0) return emptyValue(p)
-  const exit = Schema.decodeUnknownExit(cachedSchema(p.type) as Schema.Codec<unknown, unknown>)(candidate(p.type, raw))
+  const exit = Schema.decodeUnknownExit(p.schema as Schema.Codec<unknown, unknown>)(candidate(p.type, raw))
   if (Exit.isSuccess(exit)) return exit.value as ParamValue
   if (p.type.kind === "cursor") {
     return apiError("invalid_cursor", "`cursor` is not a cursor this operation issued", { param: p.name })

@@ -25,37 +25,33 @@ export type ForAsset = (
 ) => Effect.Effect<AssetOutcome, ApiError>
 
 /**
- * The serialized envelope of one asset's result, per result object: planes hand back the same object while its
- * data is unchanged, so it is serialized once. Exactly `JSON.stringify({ data: result })`.
+ * Builds a per-asset operation's handler from what it does for one asset. The handler remembers, per result
+ * object, its serialized envelope and its `next_update_at`: planes hand back the same object while its data is
+ * unchanged, so each is computed once. The memory is the handler's own (a plane's handlers are built per service
+ * instance) and goes with the result objects.
  */
-const singleTexts = new WeakMap<object, string>()
-const singleText = (result: object): string => {
-  let text = singleTexts.get(result)
-  if (text === undefined) {
-    text = `{"data":${JSON.stringify(result)}}`
-    singleTexts.set(result, text)
+export const perAssetHandler = (forAsset: ForAsset): Handler => {
+  /** Exactly `JSON.stringify({ data: result })`, per result object. */
+  const singleTexts = new WeakMap<object, string>()
+  const singleText = (result: object): string => {
+    let text = singleTexts.get(result)
+    if (text === undefined) {
+      text = `{"data":${JSON.stringify(result)}}`
+      singleTexts.set(result, text)
+    }
+    return text
   }
-  return text
-}
-
-/**
- * `next_update_at` of a result as epoch ms (NaN when absent or unreadable), per result object like its text:
- * parsed once while the plane hands back the same object.
- */
-const nextUpdates = new WeakMap<object, number>()
-const nextUpdateOf = (result: { readonly next_update_at?: string } & object): number => {
-  let ms = nextUpdates.get(result)
-  if (ms === undefined) {
-    ms = result.next_update_at === undefined ? Number.NaN : Date.parse(result.next_update_at)
-    nextUpdates.set(result, ms)
+  /** `next_update_at` of a result as epoch ms (NaN when absent or unreadable), per result object. */
+  const nextUpdates = new WeakMap<object, number>()
+  const nextUpdateOf = (result: { readonly next_update_at?: string } & object): number => {
+    let ms = nextUpdates.get(result)
+    if (ms === undefined) {
+      ms = result.next_update_at === undefined ? Number.NaN : Date.parse(result.next_update_at)
+      nextUpdates.set(result, ms)
+    }
+    return ms
   }
-  return ms
-}
-
-/** Builds a per-asset operation's handler from what it does for one asset. */
-export const perAssetHandler =
-  (forAsset: ForAsset): Handler =>
-  (input) => {
+  return (input) => {
     const ids = requestedIds(input.params)
     const answer = (outcomes: ReadonlyArray<AssetOutcome>): Effect.Effect<HandlerOutput, ApiError> => {
       const delivered: Array<string> = []
@@ -98,3 +94,4 @@ export const perAssetHandler =
           answer
         )
   }
+}

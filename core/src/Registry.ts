@@ -437,29 +437,6 @@ const docs: OperationSpec = {
   conditional: false
 }
 
-/** Filled below: the names of all operations, for `schema`'s `resource` enum. */
-const names: Array<string> = []
-
-const schema: OperationSpec = {
-  name: "schema",
-  group: "discovery",
-  planes: [],
-  auth: "keyless",
-  price: free,
-  params: [
-    Param.enum("resource", names, {
-      description: "One operation; omitted, the index of all 23."
-    })
-  ],
-  rules: [],
-  summary: "Machine-readable description of every operation: parameters, defaults, enums, bounds, credits, errors.",
-  description: "Without `resource`, the index of all operations; with it, that operation in full. Keyless.",
-  result: R.SchemaResult,
-  batch: false,
-  markdown: false,
-  conditional: false
-}
-
 const resolve: OperationSpec = {
   name: "resolve",
   group: "discovery",
@@ -523,22 +500,37 @@ const usage: OperationSpec = {
   conditional: false
 }
 
+/** `schema`, whose `resource` enum lists every operation's name (its own included). */
+const schemaOperation = (names: ReadonlyArray<string>): OperationSpec => ({
+  name: "schema",
+  group: "discovery",
+  planes: [],
+  auth: "keyless",
+  price: free,
+  params: [
+    Param.enum("resource", names, {
+      description: "One operation; omitted, the index of all 23."
+    })
+  ],
+  rules: [],
+  summary: "Machine-readable description of every operation: parameters, defaults, enums, bounds, credits, errors.",
+  description: "Without `resource`, the index of all operations; with it, that operation in full. Keyless.",
+  result: R.SchemaResult,
+  batch: false,
+  markdown: false,
+  conditional: false
+})
+
+/** The operations before and after `schema` in the contract's order. */
+const beforeSchema: ReadonlyArray<OperationSpec> = [read, ...domainOps, series, financials, events, holders, rank, docs]
+const afterSchema: ReadonlyArray<OperationSpec> = [resolve, coverage, usage]
+
 /** All 23 operations, in the contract's order. */
 export const Operations: ReadonlyArray<OperationSpec> = [
-  read,
-  ...domainOps,
-  series,
-  financials,
-  events,
-  holders,
-  rank,
-  docs,
-  schema,
-  resolve,
-  coverage,
-  usage
+  ...beforeSchema,
+  schemaOperation([...beforeSchema.map((o) => o.name), "schema", ...afterSchema.map((o) => o.name)]),
+  ...afterSchema
 ]
-names.push(...Operations.map((o) => o.name))
 
 const byName: ReadonlyMap<string, OperationSpec> = new Map(Operations.map((o) => [o.name, o]))
 

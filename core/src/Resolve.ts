@@ -143,9 +143,10 @@ export const editDistance = (a: string, b: string, max: number): number => {
 const nearestOf = (
   entry: DirectoryEntry,
   q: string,
-  max: number
+  max: number,
+  memo: ResolveMemo | undefined
 ): { readonly matched: ResolveSuggestion["matched"]; readonly distance: number } | undefined => {
-  const { symbol, name, aliases } = normalized(entry)
+  const { symbol, name, aliases } = normalized(entry, memo)
   let best: { matched: ResolveSuggestion["matched"]; distance: number } | undefined
   const consider = (matched: ResolveSuggestion["matched"], text: string) => {
     const limit = best === undefined ? max : best.distance - 1
@@ -181,28 +182,51 @@ interface Normalized {
 
 /** The CIK a normalized query names (`320193`, `0000320193`, `cik0000320193`), without leading zeros. */
 const cikOfQuery = (q: string): string | undefined => /^(?:cik ?)?0*([1-9][0-9]{0,9})$/.exec(q)?.[1]
-const normalizedCache = new WeakMap<DirectoryEntry, Normalized>()
-const normalized = (e: DirectoryEntry): Normalized => {
-  let n = normalizedCache.get(e)
+
+/**
+ * What resolving remembers between queries, one per owner (the `resolve` handler of a service instance; a test
+ * makes its own): each directory entry's normalized text, and each directory array's index (`candidatesOf`).
+ * Both are keyed by the objects they describe (directories are never changed once listed), so they go with them.
+ */
+export interface ResolveMemo {
+  readonly normalized: WeakMap<DirectoryEntry, Normalized>
+  /** Per directory array: how often it was queried, and its index once it was queried twice. */
+  readonly indexes: WeakMap<ReadonlyArray<DirectoryEntry>, { queries: number; index: DirectoryIndex | undefined }>
+}
+
+/** An empty memory for `resolveQuery`. */
+export const makeResolveMemo = (): ResolveMemo => ({ normalized: new WeakMap(), indexes: new WeakMap() })
+
+const normalizeEntry = (e: DirectoryEntry): Normalized => ({
+  id: e.asset_id.toLowerCase(),
+  symbol: normalizeQuery(e.symbol),
+  name: normalizeQuery(e.name),
+  aliases: e.aliases.map(normalizeQuery),
+  cik: /^eq:([0-9]+):/.exec(e.asset_id)?.[1]
+})
+
+/** An entry's normalized text: computed once per entry object in `memo`, each time without one. */
+const normalized = (e: DirectoryEntry, memo: ResolveMemo | undefined): Normalized => {
+  if (memo === undefined) return normalizeEntry(e)
+  let n = memo.normalized.get(e)
   if (n === undefined) {
-    n = {
-      id: e.asset_id.toLowerCase(),
-      symbol: normalizeQuery(e.symbol),
-      name: normalizeQuery(e.name),
-      aliases: e.aliases.map(normalizeQuery),
-      cik: /^eq:([0-9]+):/.exec(e.asset_id)?.[1]
-    }
-    normalizedCache.set(e, n)
+    n = normalizeEntry(e)
+    memo.normalized.set(e, n)
   }
   return n
 }
 
 /** The best rule `entry` meets for the normalized query `q`, or undefined when it does not match. */
 export const matchRule = (entry: DirectoryEntry, q: string): MatchRule | undefined =>
-  q.length === 0 ? undefined : ruleOf(entry, q, [...q].length >= SUBSTRING_MIN_CHARACTERS)
+  q.length === 0 ? undefined : ruleOf(entry, q, [...q].length >= SUBSTRING_MIN_CHARACTERS, undefined)
 
-const ruleOf = (entry: DirectoryEntry, q: string, substrings: boolean): MatchRule | undefined => {
-  const { id, symbol, name, aliases, cik } = normalized(entry)
+const ruleOf = (
+  entry: DirectoryEntry,
+  q: string,
+  substrings: boolean,
+  memo: ResolveMemo | undefined
+): MatchRule | undefined => {
+  const { id, symbol, name, aliases, cik } = normalized(entry, memo)
   if (symbol === q || id === q) return "exact_symbol"
   // A company's CIK identifies it as exactly as its canonical ID does.
   if (cik !== undefined && cik === cikOfQuery(q)) return "exact_symbol"
@@ -237,7 +261,7 @@ interface DirectoryIndex {
 
 const EMPTY: ReadonlyArray<number> = []
 
-const buildIndex = (directory: ReadonlyArray<DirectoryEntry>): DirectoryIndex => {
+const buildIndex = (directory: ReadonlyArray<DirectoryEntry>, memo: ResolveMemo): DirectoryIndex => {
   const pairs = new Map<string, Array<number>>()
   const firsts = new Map<string, Array<number>>()
   const ciks = new Map<string, Array<number>>()
@@ -248,7 +272,7 @@ const buildIndex = (directory: ReadonlyArray<DirectoryEntry>): DirectoryIndex =>
     else if (list[list.length - 1] !== i) list.push(i)
   }
   directory.forEach((entry, i) => {
-    const n = normalized(entry)
+    const n = normalized(entry, memo)
     if (n.cik !== undefined) post(ciks, n.cik, i)
     for (const text of [n.id, n.symbol, n.name, ...n.aliases]) {
       const cps = [...text]
@@ -271,24 +295,25 @@ const intersect = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): Readonly
   return out
 }
 
-/** Per directory array: how often it was queried, and its index once it was queried twice. */
-const indexes = new WeakMap<ReadonlyArray<DirectoryEntry>, { queries: number; index: DirectoryIndex | undefined }>()
-
 /**
  * The indices (ascending) of the entries of `directory` that can match the normalized query `q`, or undefined
  * to scan them all: a directory seen for the first time is scanned (a list built for one query would cost more
- * to index than to scan); from its second query on it is indexed once and read through the index.
+ * to index than to scan); from its second query on it is indexed once (in `memo`) and read through the index.
  */
-const candidatesOf = (directory: ReadonlyArray<DirectoryEntry>, q: string): ReadonlyArray<number> | undefined => {
-  let slot = indexes.get(directory)
+const candidatesOf = (
+  directory: ReadonlyArray<DirectoryEntry>,
+  q: string,
+  memo: ResolveMemo
+): ReadonlyArray<number> | undefined => {
+  let slot = memo.indexes.get(directory)
   if (slot === undefined) {
     slot = { queries: 0, index: undefined }
-    indexes.set(directory, slot)
+    memo.indexes.set(directory, slot)
   }
   slot.queries++
   if (slot.index === undefined) {
     if (slot.queries < 2) return undefined
-    slot.index = buildIndex(directory)
+    slot.index = buildIndex(directory, memo)
   }
   const { pairs, firsts, ciks } = slot.index
   const cps = [...q]
@@ -347,7 +372,8 @@ const warningsOf = (self: Scored, contenders: ReadonlyArray<Scored>, query: stri
 
 /**
  * Resolves `query` against the directories of the given planes. Pure: the directories are passed in, so the
- * ranking can be tested without a plane.
+ * ranking can be tested without a plane. `memo` is what the caller keeps between queries (its normalized
+ * entries and directory indexes); without one every entry is normalized and scanned.
  */
 export const resolveQuery = (
   directories: ReadonlyArray<ReadonlyArray<DirectoryEntry>>,
@@ -357,9 +383,11 @@ export const resolveQuery = (
     readonly network?: string | undefined
     /** Test hook: scan every entry instead of the directory's index (the answers are the same). */
     readonly scan?: boolean
+    readonly memo?: ResolveMemo
   }
 ): ResolveAnswer => {
   const q = normalizeQuery(query)
+  const memo = options.memo
   const substrings = [...q].length >= SUBSTRING_MIN_CHARACTERS
   const network = options.network === undefined ? undefined : normalizeQuery(options.network)
   const scored: Array<Scored> = []
@@ -369,12 +397,12 @@ export const resolveQuery = (
       (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
     )
       return
-    const rule = ruleOf(entry, q, substrings)
+    const rule = ruleOf(entry, q, substrings, memo)
     if (rule !== undefined) scored.push({ entry, rule, score: ResolveScores[rule] })
   }
   if (q.length > 0) {
     for (const directory of directories) {
-      const candidates = options.scan === true ? undefined : candidatesOf(directory, q)
+      const candidates = options.scan === true || memo === undefined ? undefined : candidatesOf(directory, q, memo)
       if (candidates === undefined) for (const entry of directory) consider(entry)
       else for (const i of candidates) consider(directory[i] as DirectoryEntry)
     }
@@ -426,7 +454,7 @@ export const resolveQuery = (
         (entry.plane !== "crypto" || !entry.networks.some((n) => normalizeQuery(n) === network))
       )
         continue
-      const n = nearestOf(entry, q, max)
+      const n = nearestOf(entry, q, max, memo)
       if (n === undefined) continue
       const suggestion: ResolveSuggestion = {
         asset_id: entry.asset_id,
@@ -445,15 +473,17 @@ export const resolveQuery = (
   return { ...answer, suggestions: near.slice(0, MAX_SUGGESTIONS).map((s) => s.suggestion) }
 }
 
-/** The `resolve` handler over the planes' directories. */
-export const resolveHandler =
-  (planes: ReadonlyArray<PlaneOperations>): Handler =>
-  ({ params }) =>
+/** The `resolve` handler over the planes' directories, with a memory of its own (`ResolveMemo`). */
+export const resolveHandler = (planes: ReadonlyArray<PlaneOperations>): Handler => {
+  const memo = makeResolveMemo()
+  return ({ params }) =>
     Effect.gen(function* () {
       const directories = yield* Effect.forEach(planes, (p) => p.directory)
       const data = resolveQuery(directories, String(params.q), {
         limit: typeof params.limit === "number" ? params.limit : 10,
-        network: typeof params.network === "string" ? params.network : undefined
+        network: typeof params.network === "string" ? params.network : undefined,
+        memo
       })
       return { _tag: "Json" as const, body: { data }, creditsCharged: 0 }
     })
+}

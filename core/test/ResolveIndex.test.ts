@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { CryptoAssets, directoryEntryOf } from "../src/crypto/Assets.ts"
 import type { DirectoryEntry, Tier } from "../src/Planes.ts"
-import { resolveQuery } from "../src/Resolve.ts"
+import { makeResolveMemo, resolveQuery } from "../src/Resolve.ts"
 
 /** A deterministic generator (mulberry32), so the directory is the same on every run. */
 const rng = (seed: number) => {
@@ -109,16 +109,17 @@ const queries = (): fc.Arbitrary<string> => {
 describe("resolve index", () => {
   it("answers exactly as a scan of every entry, on random queries (1,000 crypto, 10,000 equity entries)", () => {
     // Indexed from the second query on: warm it up so every compared query goes through the index.
-    resolveQuery(DIRECTORIES, "btc", { limit: 10 })
-    resolveQuery(DIRECTORIES, "btc", { limit: 10 })
+    const memo = makeResolveMemo()
+    resolveQuery(DIRECTORIES, "btc", { limit: 10, memo })
+    resolveQuery(DIRECTORIES, "btc", { limit: 10, memo })
     fc.assert(
       fc.property(
         queries(),
         fc.integer({ min: 1, max: 50 }),
         fc.option(fc.constantFrom("ethereum", "solana", "base", "ETHEREUM"), { nil: undefined }),
         (q, limit, network) => {
-          const indexed = resolveQuery(DIRECTORIES, q, { limit, network })
-          const scanned = resolveQuery(DIRECTORIES, q, { limit, network, scan: true })
+          const indexed = resolveQuery(DIRECTORIES, q, { limit, network, memo })
+          const scanned = resolveQuery(DIRECTORIES, q, { limit, network, scan: true, memo })
           assert.deepStrictEqual(indexed, scanned)
         }
       ),
@@ -136,12 +137,33 @@ describe("resolve index", () => {
     }) as ReadonlyArray<DirectoryEntry>
     const target = equity[1234] as DirectoryEntry
     const q = target.asset_id
-    const first = resolveQuery([counted], q, { limit: 5 })
-    resolveQuery([counted], q, { limit: 5 })
+    const memo = makeResolveMemo()
+    const first = resolveQuery([counted], q, { limit: 5, memo })
+    resolveQuery([counted], q, { limit: 5, memo })
     reads = 0
-    const third = resolveQuery([counted], q, { limit: 5 })
+    const third = resolveQuery([counted], q, { limit: 5, memo })
     assert.deepStrictEqual(third, first)
     assert.strictEqual(third.best?.asset_id, target.asset_id)
     assert.isBelow(reads, 20, `read ${reads} of ${equity.length} entries`)
+  })
+
+  it("keeps each memo's index to itself: a second owner's first query scans every entry", () => {
+    let reads = 0
+    const counted = new Proxy([...equity], {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++
+        return Reflect.get(target, key, receiver)
+      }
+    }) as ReadonlyArray<DirectoryEntry>
+    const q = (equity[77] as DirectoryEntry).asset_id
+    const a = makeResolveMemo()
+    resolveQuery([counted], q, { limit: 5, memo: a })
+    resolveQuery([counted], q, { limit: 5, memo: a })
+    reads = 0
+    resolveQuery([counted], q, { limit: 5, memo: a })
+    assert.isBelow(reads, 20, "the memo that indexed the directory reads its candidates")
+    reads = 0
+    resolveQuery([counted], q, { limit: 5, memo: makeResolveMemo() })
+    assert.isAtLeast(reads, equity.length, "a fresh memo has no index of it")
   })
 })

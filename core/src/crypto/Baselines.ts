@@ -23,6 +23,7 @@ import {
   type AssetData,
   fundingAt,
   fundingMeasuresAt,
+  MeasureMemo,
   type MeasureName,
   MeasureNames,
   type Measures,
@@ -66,9 +67,16 @@ export class AssetBaselines {
    * Samples every hour in `(syncedHour, toHour]` (from `from` on the first call: one hour for both histories,
    * or each history's own) from `data`, which must hold the bar series from 7 days before the first hour the
    * measures sample and the funding and open-interest series from 7 days before the first funding hour. Hours
-   * already sampled are skipped, so two overlapping advances never count an hour twice.
+   * already sampled are skipped, so two overlapping advances never count an hour twice. `sorter` and `memo` are
+   * the caller's scratch and derived columns (a plane passes its own, shared by all its assets' advances).
    */
-  advance(data: AssetData, from: number | BaselineStart, toHour: number, sorter: SlotSorter = new SlotSorter()): void {
+  advance(
+    data: AssetData,
+    from: number | BaselineStart,
+    toHour: number,
+    sorter: SlotSorter = new SlotSorter(),
+    memo: MeasureMemo = new MeasureMemo()
+  ): void {
     if (this.syncedHour === undefined) {
       const start: BaselineStart = typeof from === "number" ? { measures: from, funding: from } : from
       this.measuresFromHour = start.measures ?? Number.POSITIVE_INFINITY
@@ -93,7 +101,7 @@ export class AssetBaselines {
       if (!sampleMeasures && !sampleFunding) continue
       let m: Measures | undefined
       if (sampleMeasures) {
-        const all = measuresAt(data, h)
+        const all = measuresAt(data, h, memo)
         m = all
         hours.push(h)
         MeasureNames.forEach((name, i) => {
@@ -105,13 +113,13 @@ export class AssetBaselines {
       // aggregate without building the per-venue map (most of the year's hours on a reopen).
       if (!inNinety) {
         fundingHours.push(h)
-        fundingValues.push(fundingAt(data, h))
+        fundingValues.push(fundingAt(data, h, memo))
         continue
       }
       // Funding from the settlements alone: `fundingMeasuresAt`, which `measuresAt` also uses.
       const f =
         m === undefined
-          ? fundingMeasuresAt(data, h)
+          ? fundingMeasuresAt(data, h, memo)
           : { aggregate: m.funding_rate_8h_pct, byVenue: m.venueFunding8hPct }
       fundingHours.push(h)
       fundingValues.push(f.aggregate)

@@ -156,12 +156,27 @@ export class RangeExtremes {
   }
 }
 
-const extremesCache = new WeakMap<Bars, RangeExtremes>()
-const extremesOf = (b: Bars): RangeExtremes => {
-  let e = extremesCache.get(b)
+/**
+ * What measuring derives from loaded series and reuses, and the scratch it works in: one per owner (a crypto
+ * plane's state makes one, and so does a test), never shared between owners. The derived columns are keyed by
+ * the series object they come from (a loaded series is never changed), so they are dropped with it; the scratch
+ * is used by one synchronous call at a time.
+ */
+export class MeasureMemo {
+  /** Each bar series' block extremes (`RangeExtremes`), for the 7-day range. */
+  readonly extremes = new WeakMap<Bars, RangeExtremes>()
+  /** Each funding series' rates scaled to percent per 8 h. */
+  readonly rates8hPct = new WeakMap<Funding, Float64Array>()
+  /** Scratch columns of `fundingAt`: the venues' rates and open interest at one moment. */
+  readonly scratchRates: Array<number> = []
+  readonly scratchWeights: Array<number | undefined> = []
+}
+
+const extremesOf = (b: Bars, memo: MeasureMemo): RangeExtremes => {
+  let e = memo.extremes.get(b)
   if (e === undefined) {
     e = new RangeExtremes(b.high, b.low)
-    extremesCache.set(b, e)
+    memo.extremes.set(b, e)
   }
   return e
 }
@@ -214,14 +229,13 @@ export const venueOiAt = (v: VenueData, T: number): number | undefined => {
   return i < 0 ? undefined : ((v.oi as OpenInterest).oiUsd[i] as number)
 }
 
-const normalizedCache = new WeakMap<Funding, Float64Array>()
-/** Each settlement's rate scaled to percent per 8 h, computed once per loaded series. */
-const normalizedRates = (f: Funding): Float64Array => {
-  let out = normalizedCache.get(f)
+/** Each settlement's rate scaled to percent per 8 h, computed once per loaded series (per memo). */
+const normalizedRates = (f: Funding, memo: MeasureMemo): Float64Array => {
+  let out = memo.rates8hPct.get(f)
   if (out === undefined) {
     out = new Float64Array(f.t.length)
     for (let i = 0; i < out.length; i++) out[i] = fraction8hPct(f.rate[i] as number, f.intervalMs[i] as number)
-    normalizedCache.set(f, out)
+    memo.rates8hPct.set(f, out)
   }
   return out
 }
@@ -229,7 +243,8 @@ const normalizedRates = (f: Funding): Float64Array => {
 /** A venue's newest settled funding at `T`, normalized to 8 h, or undefined. */
 export const venueFundingAt = (
   v: VenueData,
-  T: number
+  T: number,
+  memo: MeasureMemo
 ): { readonly rate8hPct: number; readonly intervalMs: number; readonly t: number } | undefined => {
   const f = v.funding
   if (f === undefined) return undefined
@@ -239,14 +254,14 @@ export const venueFundingAt = (
   const intervalMs = f.intervalMs[i] as number
   const t = f.t[i] as number
   if (T - t > 2 * intervalMs + HOUR_MS) return undefined
-  return { rate8hPct: normalizedRates(f)[i] as number, intervalMs, t }
+  return { rate8hPct: normalizedRates(f, memo)[i] as number, intervalMs, t }
 }
 
 /** The venues' funding at `T` as `Funding.ts` takes it (next funding unknown here: 0). */
-export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> => {
+export const fundingVenuesAt = (d: AssetData, T: number, memo: MeasureMemo): Array<VenueFunding> => {
   const out: Array<VenueFunding> = []
   for (const v of d.venues) {
-    const f = venueFundingAt(v, T)
+    const f = venueFundingAt(v, T, memo)
     if (f === undefined) continue
     const oi = venueOiAt(v, T)
     // Already normalized: present it as an 8 h rate.
@@ -259,23 +274,20 @@ export const fundingVenuesAt = (d: AssetData, T: number): Array<VenueFunding> =>
   return out
 }
 
-/** Scratch columns of `fundingAt` (synchronous: never shared between two calls). */
-const scratchRates: Array<number> = []
-const scratchWeights: Array<number | undefined> = []
-
 /**
  * The aggregate 8 h funding rate at `T` alone; NaN without venues. The same number as
  * `aggregateRate8hPct(fundingVenuesAt(d, T))`, the same arithmetic in the same order (`Funding.ts`), without the
  * objects: the one-year funding baseline samples it at every hour of the year.
  */
-export const fundingAt = (d: AssetData, T: number): number => {
+export const fundingAt = (d: AssetData, T: number, memo: MeasureMemo): number => {
+  const { scratchRates, scratchWeights } = memo
   let n = 0
   for (const v of d.venues) {
     const f = v.funding
     if (f === undefined) continue
     const i = before(f.t, T + 1)
     if (i < 0 || T - (f.t[i] as number) > 2 * (f.intervalMs[i] as number) + HOUR_MS) continue
-    scratchRates[n] = normalizedRates(f)[i] as number
+    scratchRates[n] = normalizedRates(f, memo)[i] as number
     scratchWeights[n] = venueOiAt(v, T)
     n++
   }
@@ -311,16 +323,17 @@ export const fundingAt = (d: AssetData, T: number): number => {
  */
 export const fundingMeasuresAt = (
   d: AssetData,
-  T: number
+  T: number,
+  memo: MeasureMemo
 ): { readonly aggregate: number; readonly byVenue: ReadonlyMap<string, number> } => {
   // `aggregateRate8hPct(fundingVenuesAt(d, T))` as `fundingAt` computes it (bit for bit), and the venues' rates as
   // `fundingVenuesAt` lists them, without its objects: the 90-day baselines take these at each of 2,160 hours.
   const byVenue = new Map<string, number>()
   for (const v of d.venues) {
-    const f = venueFundingAt(v, T)
+    const f = venueFundingAt(v, T, memo)
     if (f !== undefined) byVenue.set(v.venue, f.rate8hPct)
   }
-  return { aggregate: fundingAt(d, T), byVenue }
+  return { aggregate: fundingAt(d, T, memo), byVenue }
 }
 
 /** The measures sampled into baselines (and ranked), by name. */
@@ -393,8 +406,8 @@ export const shortWindowsAt = (
   return { measures, heldMs: T - (b.t[first] as number) }
 }
 
-/** Every measure of the asset at `T`; NaN where the inputs are missing. */
-export const measuresAt = (d: AssetData, T: number): Measures => {
+/** Every measure of the asset at `T`; NaN where the inputs are missing. Derived columns come from `memo`. */
+export const measuresAt = (d: AssetData, T: number, memo: MeasureMemo): Measures => {
   const b = d.primary
   const i = b === undefined ? -1 : recent(b.t, T, MaxSnapshotAgeMs)
   const price = b === undefined || i < 0 ? Number.NaN : (b.close[i] as number)
@@ -406,7 +419,7 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
   let rangePos = Number.NaN
   if (b !== undefined && i >= 0 && Number.isFinite(price)) {
     const from = rangeFrom(b, i, T)
-    const r = from < 0 ? undefined : extremesOf(b).query(from, i + 1)
+    const r = from < 0 ? undefined : extremesOf(b, memo).query(from, i + 1)
     if (r !== undefined && r.high > r.low) rangePos = ((price - r.low) / (r.high - r.low)) * 100
   }
 
@@ -458,7 +471,7 @@ export const measuresAt = (d: AssetData, T: number): Measures => {
       askDepth += book.askDepthUsd[bk] as number
     }
   }
-  const funding = fundingMeasuresAt(d, T)
+  const funding = fundingMeasuresAt(d, T, memo)
   const liqTotal = liqLong + liqShort
   const depth = bidDepth + askDepth
   const pctOfOi = (x: number) => (Number.isFinite(oi) && oi > 0 ? (x / oi) * 100 : Number.NaN)

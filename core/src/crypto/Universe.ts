@@ -31,6 +31,8 @@ export interface CryptoUniverse {
   readonly core: ReadonlyArray<CryptoAsset>
   /** Each asset's directory entry as of this universe, `alive` meaning "listed somewhere now". */
   readonly entries: ReadonlyMap<string, DirectoryEntry>
+  /** The venues each asset of this universe is listed on, primary first (`listedVenues`), by asset object. */
+  readonly venues: ReadonlyMap<CryptoAsset, ReadonlyArray<string>>
   /** Whether the universe is the asset directory (live mode), not the hand-written registry. */
   readonly fromDirectory: boolean
 }
@@ -51,6 +53,9 @@ export const makeUniverseRef = (initial: CryptoUniverse): UniverseRef => {
   }
 }
 
+/** The venues an asset is listed on, primary first (each once). */
+export const listedVenues = (a: CryptoAsset): ReadonlyArray<string> => [...new Set(a.listings.map((l) => l.venue))]
+
 const index = (
   assets: ReadonlyArray<CryptoAsset>,
   entries: ReadonlyMap<string, DirectoryEntry>,
@@ -61,6 +66,7 @@ const index = (
   byId: new Map(assets.map((a) => [a.id, a])),
   core: assets.filter((a) => a.tier === "core"),
   entries,
+  venues: new Map(assets.map((a) => [a, listedVenues(a)])),
   fromDirectory
 })
 

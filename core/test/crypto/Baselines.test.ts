@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest"
 import { cryptoAsset } from "../../src/crypto/Assets.ts"
 import { AssetBaselines } from "../../src/crypto/Baselines.ts"
 import type { Series, SeriesKind } from "../../src/crypto/Market.ts"
-import { type AssetData, MeasureNames, measuresAt, venueData } from "../../src/crypto/Measures.ts"
+import { type AssetData, MeasureMemo, MeasureNames, measuresAt, venueData } from "../../src/crypto/Measures.ts"
 import { buildFixture, type VenueColumns } from "./support/MarketFixture.ts"
 
 const H = 3_600_000
@@ -84,8 +84,9 @@ describe("hourly baselines", () => {
     const b = new AssetBaselines()
     b.advance(data, first, last)
     const expected: Array<number> = []
+    const memo = new MeasureMemo()
     for (let h = last - 90 * DAY + H; h <= last; h += H) {
-      const v = measuresAt(data, h).return_24h_pct
+      const v = measuresAt(data, h, memo).return_24h_pct
       if (Number.isFinite(v)) expected.push(v)
     }
     expect(expected.length).toBe(2160)

@@ -12,7 +12,7 @@ import {
   rate8hPct,
   venueSpread8hPct
 } from "../../src/crypto/Funding.ts"
-import { fundingAt, fundingMeasuresAt, fundingVenuesAt, venueData } from "../../src/crypto/Measures.ts"
+import { fundingAt, fundingMeasuresAt, fundingVenuesAt, MeasureMemo, venueData } from "../../src/crypto/Measures.ts"
 import { prng } from "./support/Fixture.ts"
 import { hasHistory, readText } from "./support/SharedData.ts"
 
@@ -297,6 +297,7 @@ describe("fundingAt: the aggregate without the per-venue objects", () => {
     fc.assert(
       fc.property(fc.integer(), fc.integer({ min: 0, max: 4 }), (seed, count) => {
         const rnd = prng(seed)
+        const memo = new MeasureMemo()
         const d = {
           assetId: "a",
           primary: undefined,
@@ -305,8 +306,8 @@ describe("fundingAt: the aggregate without the per-venue objects", () => {
           )
         }
         for (let T = -H; T <= 210 * H; T += H / 2) {
-          const expected = aggregateRate8hPct(fundingVenuesAt(d, T)) ?? Number.NaN
-          expect(Object.is(fundingAt(d, T), expected)).toBe(true)
+          const expected = aggregateRate8hPct(fundingVenuesAt(d, T, memo)) ?? Number.NaN
+          expect(Object.is(fundingAt(d, T, memo), expected)).toBe(true)
         }
       }),
       { numRuns: 60 }
@@ -317,6 +318,7 @@ describe("fundingAt: the aggregate without the per-venue objects", () => {
     fc.assert(
       fc.property(fc.integer(), fc.integer({ min: 0, max: 4 }), (seed, count) => {
         const rnd = prng(seed)
+        const memo = new MeasureMemo()
         const d = {
           assetId: "a",
           primary: undefined,
@@ -325,8 +327,8 @@ describe("fundingAt: the aggregate without the per-venue objects", () => {
           )
         }
         for (let T = -H; T <= 210 * H; T += H / 2) {
-          const venues = fundingVenuesAt(d, T)
-          const got = fundingMeasuresAt(d, T)
+          const venues = fundingVenuesAt(d, T, memo)
+          const got = fundingMeasuresAt(d, T, memo)
           expect(Object.is(got.aggregate, aggregateRate8hPct(venues) ?? Number.NaN)).toBe(true)
           expect([...got.byVenue]).toEqual(venues.map((v) => [v.venue, v.ratePct]))
         }

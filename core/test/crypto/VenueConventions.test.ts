@@ -12,7 +12,7 @@ import { type CryptoAsset, cryptoAsset, directoryEntryOf } from "../../src/crypt
 import { makeCryptoPlaneOver } from "../../src/crypto/CryptoPlane.ts"
 import { MarketStore } from "../../src/crypto/Market.ts"
 import type { CryptoUniverse } from "../../src/crypto/Universe.ts"
-import { makeUniverseRef } from "../../src/crypto/Universe.ts"
+import { listedVenues, makeUniverseRef } from "../../src/crypto/Universe.ts"
 import {
   countsBothSides,
   LowerBoundReasons,
@@ -42,6 +42,7 @@ const universeOf = (assets: ReadonlyArray<CryptoAsset>): CryptoUniverse => ({
   byId: new Map(assets.map((a) => [a.id, a])),
   core: assets.filter((a) => a.tier === "core"),
   entries: new Map(assets.map((a) => [a.id, directoryEntryOf(a, true)])),
+  venues: new Map(assets.map((a) => [a, listedVenues(a)])),
   fromDirectory: false
 })
 

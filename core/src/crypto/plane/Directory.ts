@@ -39,7 +39,7 @@ export const makeDirectory = (
       if (primary === undefined) return false
       const extent = (yield* store.extent("bars", asset.id)).find((e) => e.venue === primary)
       if (extent === undefined) return false
-      const f = freshnessFor(asset, "series", statuses, nowMs, Math.min(nowMs, extent.lastMs + BAR_MS))
+      const f = freshnessFor(universe, asset, "series", statuses, nowMs, Math.min(nowMs, extent.lastMs + BAR_MS))
       return f.status === "live"
     })
 

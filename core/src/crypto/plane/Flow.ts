@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import type { PlaneForAsset } from "../../Planes.ts"
 import { type CryptoAsset, perpListings } from "../Assets.ts"
 import type { StreamedOpenInterest } from "../Market.ts"
+import type { UniverseRef } from "../Universe.ts"
 import { countsBothSides, LowerBoundFigures, liquidationLowerBound } from "../VenueConventions.ts"
 import { perAsset } from "./Operation.ts"
 import { clocks, roundValue } from "./Result.ts"
@@ -21,13 +22,14 @@ import { freshnessFor, type PlaneState, venuesOf, w } from "./State.ts"
  * added as) its streamed value, in the asset's venue order.
  */
 export const withStreamedOi = (
+  universe: UniverseRef,
   asset: CryptoAsset,
   stored: ReadonlyArray<{ readonly venue: string; readonly usd: number }>,
   streamed: ReadonlyArray<StreamedOpenInterest>
 ): ReadonlyArray<{ readonly venue: string; readonly usd: number }> => {
   const usd = new Map(stored.map((r) => [r.venue, r.usd]))
   for (const s of streamed) usd.set(s.venue, roundValue(s.usd))
-  return venuesOf(asset).flatMap((venue) => {
+  return venuesOf(universe, asset).flatMap((venue) => {
     const x = usd.get(venue)
     return x === undefined ? [] : [{ venue, usd: x }]
   })
@@ -47,7 +49,7 @@ export const makeFlow = (
       // freshness the stream's; the other venues' rows are the stored snapshots. The 24 h change, the basis and
       // their percentiles stay on the stored 15-minute snapshots (the baselines are built from them).
       const streamed = st.store.streamedOpenInterest?.(asset.id) ?? []
-      const rows = streamed.length === 0 ? state.oiByVenue : withStreamedOi(asset, state.oiByVenue, streamed)
+      const rows = streamed.length === 0 ? state.oiByVenue : withStreamedOi(st.universe, asset, state.oiByVenue, streamed)
       const usd = streamed.length === 0 ? state.current.oi_usd : rows.reduce((sum, r) => sum + r.usd, 0)
       const body = {
         usd: gaps.plain("usd", usd),
@@ -72,7 +74,7 @@ export const makeFlow = (
       for (const s of streamed)
         if (!statuses.some((x) => x.venue === s.venue && x.component === "openInterest")) replaced.push(s.status)
       const dataEndMs = state.barsEndMs === undefined ? undefined : Math.min(nowMs, state.barsEndMs)
-      return { ...clocks(freshnessFor(asset, "open_interest", replaced, nowMs, dataEndMs)), ...body }
+      return { ...clocks(freshnessFor(st.universe, asset, "open_interest", replaced, nowMs, dataEndMs)), ...body }
     })
   )
 

@@ -96,10 +96,10 @@ export const perAsset = (
       const state = yield* stateOf(asset, nowMs, statuses)
       // The data's end as of now (the state is kept per minute; a forming bar's end is in the future: now).
       const dataEndMs = state.barsEndMs === undefined ? undefined : Math.min(nowMs, state.barsEndMs)
-      const fresh = freshnessFor(asset, op, statuses, nowMs, dataEndMs)
+      const fresh = freshnessFor(st.universe, asset, op, statuses, nowMs, dataEndMs)
       const gaps = new Gaps()
       const body = yield* build({ asset, params, nowMs, statuses, state, gaps, fresh })
-      if (statusesReadBy(asset, op, statuses).some((s) => s.failing)) {
+      if (statusesReadBy(st.universe, asset, op, statuses).some((s) => s.failing)) {
         gaps.blameFailingSource()
       }
       // `body` may refine `next_update_at` (technicals change only when a bar closes).

@@ -140,7 +140,7 @@ export const makeRank = (st: PlaneState): Handler => {
       for (const s of all)
         if (s.cadenceMs > 0 && s.newestMs > 0) untilMs = Math.min(untilMs, nextChangeMs(s.newestMs, s.cadenceMs, nowMs))
       for (const asset of universe) {
-        const venues = venuesOf(asset)
+        const venues = venuesOf(st.universe, asset)
         let statuses = byVenues.get(venues)
         if (statuses === undefined) {
           statuses = all.filter((s) => venues.includes(s.venue))
@@ -158,7 +158,7 @@ export const makeRank = (st: PlaneState): Handler => {
           untilMs,
           own < nowMs ? nextChangeMs(own, BAR_MS, nowMs) : Math.max(nowMs, s.barsEndMs ?? nowMs) + 1
         )
-        const fresh = freshnessFor(asset, "rank", statuses, nowMs, own)
+        const fresh = freshnessFor(st.universe, asset, "rank", statuses, nowMs, own)
         nextUpdate = Math.min(nextUpdate, fresh.nextUpdateAtMs)
         if (fresh.status === "live" || (fresh.status === "delayed" && freshest === "stale")) freshest = fresh.status
         if (fresh.status !== "live") {

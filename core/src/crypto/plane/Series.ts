@@ -48,7 +48,7 @@ export const makeSeries = (st: PlaneState): Handler => {
         raw === undefined || raw.t.length === 0
           ? undefined
           : Math.min(nowMs, (raw.t[raw.t.length - 1] as number) + BAR_MS)
-      const fresh = freshnessFor(asset, "series", statuses, nowMs, rawNewest)
+      const fresh = freshnessFor(st.universe, asset, "series", statuses, nowMs, rawNewest)
       const gaps = new Gaps()
       let closed: Bars | undefined
       if (raw !== undefined && raw.t.length > 0) {

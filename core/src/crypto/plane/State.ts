@@ -34,6 +34,7 @@ import {
 } from "../Market.ts"
 import {
   type AssetData,
+  MeasureMemo,
   type MeasureName,
   type Measures,
   measuresAt,
@@ -43,7 +44,7 @@ import {
 } from "../Measures.ts"
 import { lastBreakOfStructure, StructureBars, type sessionLevels, trendState } from "../Structure.ts"
 import { adx, atrPct, ema, lastFinite, MovingAveragePeriods, rsi, sma } from "../Technicals.ts"
-import { staticUniverse, type UniverseRef } from "../Universe.ts"
+import { listedVenues, staticUniverse, type UniverseRef } from "../Universe.ts"
 import { MaxMemoizedResults, type Reason, roundValue } from "./Result.ts"
 
 /** The components stored as series: what an asset's measures are computed from (its state's cache key). */
@@ -81,10 +82,10 @@ export const OperationComponents: { readonly [op: string]: ReadonlyArray<Compone
 export const PrimaryVenueOperations: ReadonlySet<string> = new Set(["price", "technicals", "structure", "series"])
 
 /** The venues whose statuses an operation's freshness reads for an asset: its primary alone, or every listing's. */
-export const operationVenuesOf = (a: CryptoAsset, op: string): ReadonlyArray<string> => {
-  if (!PrimaryVenueOperations.has(op)) return venuesOf(a)
+export const operationVenuesOf = (universe: UniverseRef, a: CryptoAsset, op: string): ReadonlyArray<string> => {
+  if (!PrimaryVenueOperations.has(op)) return venuesOf(universe, a)
   const primary = primaryVenue(a)
-  return primary === undefined ? venuesOf(a) : [primary]
+  return primary === undefined ? venuesOf(universe, a) : [primary]
 }
 
 /**
@@ -95,11 +96,12 @@ export const operationVenuesOf = (a: CryptoAsset, op: string): ReadonlyArray<str
  * answer `delayed` or `stale`.
  */
 export const statusesReadBy = (
+  universe: UniverseRef,
   a: CryptoAsset,
   op: string,
   statuses: ReadonlyArray<SourceStatus>
 ): ReadonlyArray<SourceStatus> => {
-  const venues = operationVenuesOf(a, op)
+  const venues = operationVenuesOf(universe, a, op)
   const components = OperationComponents[op] ?? ["bars"]
   const primary = primaryVenue(a)
   return statuses.filter(
@@ -110,16 +112,12 @@ export const statusesReadBy = (
   )
 }
 
-export const venuesCache = new WeakMap<CryptoAsset, ReadonlyArray<string>>()
-/** The venues an asset is listed on, primary first (remembered: the registry is immutable). */
-export const venuesOf = (a: CryptoAsset): ReadonlyArray<string> => {
-  let v = venuesCache.get(a)
-  if (v === undefined) {
-    v = [...new Set(a.listings.map((l) => l.venue))]
-    venuesCache.set(a, v)
-  }
-  return v
-}
+/**
+ * The venues an asset is listed on, primary first: as the plane's current universe listed them when it was built
+ * (an asset of an earlier universe, met by a request that outlived it, has them listed again).
+ */
+export const venuesOf = (universe: UniverseRef, a: CryptoAsset): ReadonlyArray<string> =>
+  universe.get().venues.get(a) ?? listedVenues(a)
 
 /** Whether two status lists (same source, same order) report the same series data. */
 export const sameSeriesStatuses = (a: ReadonlyArray<SourceStatus>, b: ReadonlyArray<SourceStatus>): boolean => {
@@ -196,19 +194,25 @@ export type Timeframe = (typeof TIMEFRAMES)[number]
 export const TECHNICALS_HISTORY_MS = 420 * DAY_MS
 
 /**
- * Freshness of `op` for `asset`: its venues' source components, and the asset's own newest bar (a venue
+ * Freshness of `op` for `asset` (of `universe`): its venues' source components, and the asset's own newest bar (a venue
  * that is live for other assets may have stopped quoting this one). `primaryNewestMs` is the end of the
  * newest primary 15 m bar (capped at now), when known.
  */
 export const freshnessFor = (
+  universe: UniverseRef,
   asset: CryptoAsset,
   op: string,
   statuses: ReadonlyArray<SourceStatus>,
   nowMs: number,
   primaryNewestMs?: number
 ): ResultFreshness => {
-  const read = statusesReadBy(asset, op, statuses)
-  const venues = resultFreshness(read, operationVenuesOf(asset, op), OperationComponents[op] ?? ["bars"], nowMs)
+  const read = statusesReadBy(universe, asset, op, statuses)
+  const venues = resultFreshness(
+    read,
+    operationVenuesOf(universe, asset, op),
+    OperationComponents[op] ?? ["bars"],
+    nowMs
+  )
   if (venues === undefined) return { asOfMs: nowMs, status: "stale", nextUpdateAtMs: nowMs }
   // Venues that deliver, but nothing for this asset: its source is failing for it.
   if (primaryNewestMs === undefined) return { ...venues, status: "stale" }
@@ -289,6 +293,8 @@ export interface PlaneState {
   readonly sessions: Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>
   /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
   readonly results: BoundedCache<string, Validity & { readonly value: object }>
+  /** What measuring derives from loaded series, and its scratch: this plane's own (`Measures.ts`). */
+  readonly measureMemo: MeasureMemo
   /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
   readonly entries: BoundedCache<string, Validity & { readonly version: symbol; readonly entry: DirectoryEntry }>
   /** The asset's series statuses (its venues' sources). */
@@ -339,6 +345,8 @@ export const makePlaneState = (
   const baselines: PlaneState["baselines"] = new Map()
   /** The scratch every asset's baselines are sorted with (one advance at a time: it is synchronous). */
   const sorter = new SlotSorter()
+  /** The columns measuring derives from loaded series, and its scratch (`Measures.ts`). */
+  const measureMemo = new MeasureMemo()
   const states: PlaneState["states"] = new Map()
   const timeframes: PlaneState["timeframes"] = new Map()
   const sessions: PlaneState["sessions"] = new Map()
@@ -375,7 +383,7 @@ export const makePlaneState = (
       const data: AssetData = {
         assetId: asset.id,
         primary: bars[0],
-        venues: venuesOf(asset).map((venue) =>
+        venues: venuesOf(universe, asset).map((venue) =>
           venueData(venue, {
             markIndex: m.markIndex.get(venue),
             oi: m.oi.get(venue),
@@ -395,7 +403,7 @@ export const makePlaneState = (
    */
   const statusesOf = (asset: CryptoAsset): Effect.Effect<Array<SourceStatus>> =>
     Effect.flatMap(store.status, (all) => {
-      const venues = venuesOf(asset)
+      const venues = venuesOf(universe, asset)
       const mine = all.filter((s) => venues.includes(s.venue))
       const refine = store.assetStatuses
       return refine === undefined ? Effect.succeed(mine) : Effect.map(refine(asset.id, mine), (x) => [...x])
@@ -453,7 +461,7 @@ export const makePlaneState = (
         return cached.state
       const hour = Math.floor(at / HOUR_MS) * HOUR_MS
       // Funding baselines start at the first settlement held, however short the bar history (`Baselines.ts`).
-      const venues = venuesOf(asset)
+      const venues = venuesOf(universe, asset)
       const fundingExtents = (yield* store.extent("funding", asset.id)).filter((e) => venues.includes(e.venue))
       const firstFundingMs = fundingExtents.length === 0 ? undefined : Math.min(...fundingExtents.map((e) => e.firstMs))
       let entry = baselines.get(asset.id)
@@ -485,7 +493,8 @@ export const makePlaneState = (
             : Math.max(measuresFrom, hour - BaselineWindows["90d"]) - 8 * DAY_MS
         const firstHour = Math.min(measuresFrom ?? Number.POSITIVE_INFINITY, fundingFrom ?? Number.POSITIVE_INFINITY)
         data = yield* load(asset, shortFrom, nowMs, Math.min(shortFrom, firstHour - 8 * DAY_MS))
-        if (firstHour <= hour) b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour, sorter)
+        if (firstHour <= hour)
+          b.advance(data, { measures: measuresFrom, funding: fundingFrom }, hour, sorter, measureMemo)
         if (b.syncedHour !== undefined) {
           baselines.set(asset.id, {
             baselines: b,
@@ -496,7 +505,7 @@ export const makePlaneState = (
       } else {
         const from = Math.min(synced, hour) - 8 * DAY_MS
         data = yield* load(asset, from, nowMs, from)
-        if (synced < hour) b.advance(data, synced + HOUR_MS, hour, sorter)
+        if (synced < hour) b.advance(data, synced + HOUR_MS, hour, sorter, measureMemo)
         if (entry !== undefined) entry.barsExtent = extent
       }
       // The loaded series are dropped here: only what the results need is kept.
@@ -504,7 +513,7 @@ export const makePlaneState = (
         asset,
         atMs: at,
         baselines: b,
-        current: measuresAt(data, at),
+        current: measuresAt(data, at, measureMemo),
         primaryNewestMs: dataEnd,
         barsEndMs: extent === undefined ? undefined : extent.lastMs + BAR_MS,
         oiByVenue: data.venues.flatMap((v) => {
@@ -605,6 +614,7 @@ export const makePlaneState = (
     timeframes,
     sessions,
     results,
+    measureMemo,
     entries,
     statusesOf,
     stateOf,
