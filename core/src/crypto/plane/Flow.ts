@@ -49,7 +49,8 @@ export const makeFlow = (
       // freshness the stream's; the other venues' rows are the stored snapshots. The 24 h change, the basis and
       // their percentiles stay on the stored 15-minute snapshots (the baselines are built from them).
       const streamed = st.store.streamedOpenInterest?.(asset.id) ?? []
-      const rows = streamed.length === 0 ? state.oiByVenue : withStreamedOi(st.universe, asset, state.oiByVenue, streamed)
+      const rows =
+        streamed.length === 0 ? state.oiByVenue : withStreamedOi(st.universe, asset, state.oiByVenue, streamed)
       const usd = streamed.length === 0 ? state.current.oi_usd : rows.reduce((sum, r) => sum + r.usd, 0)
       const body = {
         usd: gaps.plain("usd", usd),
