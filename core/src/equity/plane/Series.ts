@@ -50,7 +50,7 @@ export const rangeStartMs = (range: string, nowMs: number): number | undefined =
 }
 
 /** Periods per year of an interval, for annualizing volatility. */
-const PER_YEAR: Record<string, number> = { "1d": 252, "1w": 52, "1mo": 12 }
+const PER_YEAR: Readonly<Record<string, number>> = { "1d": 252, "1w": 52, "1mo": 12 }
 
 /**
  * The summary view: first and last close, return, high, low, maximum drawdown (peak close to later trough

@@ -48,12 +48,15 @@ export interface EquityPlaneOptions {
 export type Unavailable = Record<string, { readonly reason: UnavailableReason; readonly detail?: string }>
 
 /** Concepts the equity operations read beyond the statement lines. */
-export const DIVIDEND_CONCEPTS = ["CommonStockDividendsPerShareDeclared", "CommonStockDividendsPerShareCashPaid"]
-export const SPLIT_CONCEPTS = [
+export const DIVIDEND_CONCEPTS: ReadonlyArray<string> = [
+  "CommonStockDividendsPerShareDeclared",
+  "CommonStockDividendsPerShareCashPaid"
+]
+export const SPLIT_CONCEPTS: ReadonlyArray<string> = [
   "StockholdersEquityNoteStockSplitConversionRatio1",
   "StockholdersEquityNoteStockSplitConversionRatio"
 ]
-export const FACT_CONCEPTS = [
+export const FACT_CONCEPTS: ReadonlyArray<string> = [
   ...new Set([
     ...LineItems.flatMap((l) => l.concepts),
     "EntityCommonStockSharesOutstanding",
