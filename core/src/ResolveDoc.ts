@@ -26,7 +26,9 @@ const RULE_WORDS: { readonly [R in MatchRule]: string } = {
   alias_substring: "an alias contains the query"
 }
 
-const rules = (Object.keys(ResolveScores) as Array<MatchRule>).sort((a, b) => ResolveScores[b] - ResolveScores[a])
+const rules: ReadonlyArray<MatchRule> = (Object.keys(ResolveScores) as Array<MatchRule>).sort(
+  (a, b) => ResolveScores[b] - ResolveScores[a]
+)
 
 /** Markdown: matching, scores, order, contested queries and their warnings, `network` and `limit`. */
 export const resolveRankingDoc: string = [
