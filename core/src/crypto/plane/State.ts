@@ -194,8 +194,8 @@ export type Timeframe = (typeof TIMEFRAMES)[number]
 export const TECHNICALS_HISTORY_MS = 420 * DAY_MS
 
 /**
- * Freshness of `op` for `asset` (of `universe`): its venues' source components, and the asset's own newest bar (a venue
- * that is live for other assets may have stopped quoting this one). `primaryNewestMs` is the end of the
+ * Freshness of `op` for `asset` (of `universe`): its venues' source components, and the asset's own newest bar
+ * (a venue that is live for other assets may have stopped quoting this one). `primaryNewestMs` is the end of the
  * newest primary 15 m bar (capped at now), when known.
  */
 export const freshnessFor = (
