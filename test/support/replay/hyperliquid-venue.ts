@@ -13,7 +13,8 @@
  * `{px, sz, n}`) on every book move, and the current one on subscribe; `activeAssetCtx` (`{"coin","ctx":{funding,
  * openInterest (both sides, coins), prevDayPx, dayNtlVlm, premium, oraclePx, markPx, midPx, impactPxs, dayBaseVlm}}`)
  * on subscribe and every `ctxEveryMs` (1 s); `candle` (interval `15m` only: `{"t","T","s","i","o","c","h","l","v","n"}`, the
- * bar forming now as it stands) on subscribe and on the same beat. Limits per IP, as documented: 1,000 subscriptions (`Cannot subscribe
+ * bar forming now as it stands) on subscribe and on the same beat, the closed bar's final state first on the first
+ * beat of a new bar. Limits per IP, as documented: 1,000 subscriptions (`Cannot subscribe
  * to more than 1000 channels.`), 10 connections and 30 new connections a minute (429 past them), 2,000 messages a
  * minute sent by the clients (`Cannot send more than 2000 messages per minute.`).
  *
@@ -176,6 +177,8 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
     else if (s.type === "candle") servers.send(c, candleFrame(b, nowMs), "kline")
   }
 
+  /** Each coin's bar of the newest candle beat (to send a bar's final state when the next one opens). */
+  const candleSlots = new Map<string, number>()
   market.onMove((b, q) => {
     const subs = servers.subscribers.get(`bbo:${b.s.symbol}`)
     if (subs === undefined || subs.size === 0) return
@@ -192,11 +195,19 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
       const frame = ctxFrame(b, nowMs)
       for (const c of subs) servers.send(c, frame, "mark")
     }
-    // The forming 15-minute bar of the coins subscribed to it, as it stands, on the same beat.
+    // The forming 15-minute bar of the coins subscribed to it, as it stands, on the same beat; the first beat of a
+    // new bar sends the bar that closed in its final state first (as the venue sends both when a bar closes).
+    const slot = Math.floor(nowMs / BAR_MS) * BAR_MS
     for (const b of market.books.values()) {
       if (b.stopped) continue
       const subs = servers.subscribers.get(`candle:${b.s.symbol}`)
       if (subs === undefined || subs.size === 0) continue
+      const before = candleSlots.get(b.s.symbol)
+      candleSlots.set(b.s.symbol, slot)
+      if (before !== undefined && before < slot) {
+        const closed = JSON.stringify({ channel: "candle", data: candles(b, before, before, nowMs)[0] })
+        for (const c of subs) servers.send(c, closed, "kline")
+      }
       const frame = candleFrame(b, nowMs)
       for (const c of subs) servers.send(c, frame, "kline")
     }

@@ -393,9 +393,12 @@ export const makeCryptoFeed = (connector: VenueConnector, options: CryptoFeedOpt
         })
       )
       // The history behind, once per process. A failure leaves the instrument for the next run (the forward pass
-      // above has reported its freshness); a rate limit stops the job as everywhere.
+      // above has reported its freshness); a rate limit stops the job as everywhere. It gives way at the next close:
+      // the rest waits for the next run, after that run's forward pass (on a small REST budget the history of every
+      // perpetual takes longer than a bar, and the forming bars wait for the closed one before them).
       for (const i of busiestFirst()) {
         if (barsBackfilled.has(i.assetId)) continue
+        if ((yield* Clock.currentTimeMillis) >= toMs + BAR_MS) break
         const extent = yield* storedExtent("bars", i.assetId)
         if (extent === undefined) continue
         if (extent.firstMs > backfillFrom) {

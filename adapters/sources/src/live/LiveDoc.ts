@@ -141,11 +141,13 @@ ${streamTable()}
   before, or older than the REST book fetched meanwhile, reads that quote's or book's time until its next frame. \`price\` is judged by its primary venue alone (the
   book it quotes), so another venue's stream going down does not turn it \`stale\`.
 - Closed bars: Binance's, Bybit's and OKX's kline streams mark a bar's last update closed (\`x: true\`,
-  \`confirm: true\`, \`confirm: "1"\`).
+  \`confirm: true\`, \`confirm: "1"\`); Hyperliquid's \`candle\` pushes (its primaries only) come in trade order, so the
+  first push of the next bar makes the last one of the bar before final.
   At each close the feed stores that bar as it came (only next to the bars stored before it, so never past a
   hole), waiting up to 15 s for the symbols whose closing frame comes late; the bars job then runs 17 s after the
   close and asks REST only for the bars not known final (a closing frame the stream missed, a symbol it does not
-  serve). Without it, every close cost one REST kline request per perpetual, queued behind the depth run.
+  serve). Without it, every close cost one REST kline request per perpetual, queued behind the depth run. The
+  bars job asks every perpetual's new bars before any history, and its history pass gives way at the next close.
 - Open interest: Bybit's \`tickers\`, OKX's \`open-interest\` channel (every 3 s on change) and Hyperliquid's
   \`activeAssetCtx\` carry it; \`open_interest\` answers those venues' rows from the stream (USD of one side, as of
   the stream's newest event), Binance's (no open-interest stream) from the 15-minute snapshots; the 24 h change, the

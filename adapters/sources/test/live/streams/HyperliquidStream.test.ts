@@ -228,8 +228,18 @@ describe("Hyperliquid stream reader", () => {
       ["HYPE", open, { openMs: open, open: 41.2, high: 41.9, low: 41, close: 41.5, volume: 1234.5 }],
       ["HYPE", open, { openMs: open, open: 41.2, high: 41.9, low: 41, close: 41.6, volume: 1300 }]
     ])
+    // The next bar's first push closes this one as last pushed (pushes come in trade order); an older push is
+    // ignored.
+    const next = { ...candle, t: open + 900_000, T: open + 1_799_999, o: "41.6", h: "41.7", l: "41.6", c: "41.7" }
+    reader.read(json({ channel: "candle", data: { ...next, v: "5", n: 2 } }), barSink)
+    reader.read(json({ channel: "candle", data: { ...candle, v: "1", n: 1 } }), barSink)
+    assert.deepStrictEqual(bars.slice(2), [
+      ["HYPE", open, { openMs: open, open: 41.2, high: 41.9, low: 41, close: 41.6, volume: 1300, closed: true }],
+      ["HYPE", open + 900_000, { openMs: open + 900_000, open: 41.6, high: 41.7, low: 41.6, close: 41.7, volume: 5 }]
+    ])
+    assert.isTrue(p.closedBars)
     assert.throws(
-      () => reader.read(json({ channel: "candle", data: { ...candle, o: "x", v: "1" } }), barSink),
+      () => reader.read(json({ channel: "candle", data: { ...candle, t: open + 1_800_000, o: "x", v: "1" } }), barSink),
       Malformed
     )
   })

@@ -51,7 +51,7 @@
  */
 
 import { arr, type Json, Malformed, num, obj, str } from "../../Parse.ts"
-import type { FrameKind, MarketStreamProtocol, StreamReader, VenueSink } from "../../stream/Protocol.ts"
+import type { FrameKind, MarketStreamProtocol, StreamReader, VenueBar, VenueSink } from "../../stream/Protocol.ts"
 import { HYPERLIQUID_OI_SIDES } from "./Rest.ts"
 
 const HOUR_MS = 3_600_000
@@ -103,79 +103,92 @@ const level = (value: unknown, path: string): { px: number; sz: number } | undef
   return { px: num(l.px, `${path}.px`), sz: num(l.sz, `${path}.sz`) }
 }
 
-const hyperliquidReader = (now: () => number) => (): StreamReader => ({
-  read: (text: string, sink: VenueSink): FrameKind => {
-    if (text === GREETING) return { kind: "other" }
-    const m = obj(JSON.parse(text), "$")
-    const channel = str(m.channel, "$.channel")
-    switch (channel) {
-      case "pong":
-        return { kind: "pong" }
-      case "subscriptionResponse": {
-        const d = obj(m.data, "$.data")
-        const topic = subscriptionTopic(d.subscription)
-        if (topic === undefined) throw new Malformed("$.data.subscription: no type and coin")
-        return { kind: "ack", topics: [topic] }
-      }
-      case "error": {
-        const message = typeof m.data === "string" ? m.data : JSON.stringify(m.data)
-        const topic = errorTopic(message)
-        const topics = topic === undefined ? undefined : [topic]
-        if (/^Already (un)?subscribed/.test(message) && topics !== undefined) return { kind: "ack", topics }
-        return { kind: "refused", topics, message }
-      }
-      case "bbo": {
-        const d = obj(m.data, "$.data")
-        const coin = str(d.coin, "$.data.coin")
-        const t = num(d.time, "$.data.time")
-        const sides = arr(d.bbo, "$.data.bbo")
-        if (sides.length !== 2) throw new Malformed("$.data.bbo: not [bid, ask]")
-        const bid = level(sides[0], "$.data.bbo[0]")
-        const ask = level(sides[1], "$.data.bbo[1]")
-        if (bid !== undefined && ask !== undefined) sink.quote(coin, t, bid.px, bid.sz, ask.px, ask.sz)
-        return { kind: "data" }
-      }
-      case "activeAssetCtx": {
-        const d = obj(m.data, "$.data")
-        const coin = str(d.coin, "$.data.coin")
-        const c = obj(d.ctx, "$.data.ctx")
-        const t = now()
-        sink.ticker(coin, t, {
-          mark: num(c.markPx, "$.data.ctx.markPx"),
-          index: num(c.oraclePx, "$.data.ctx.oraclePx"),
-          fundingRate: num(c.funding, "$.data.ctx.funding"),
-          nextFundingMs: Math.floor(t / HOUR_MS) * HOUR_MS + HOUR_MS,
-          intervalMs: HOUR_MS,
-          // Both sides, as the REST figure (`Rest.ts`, `HYPERLIQUID_OI_SIDES`): one side is half of it.
-          oiQuantity: num(c.openInterest, "$.data.ctx.openInterest") / HYPERLIQUID_OI_SIDES
-        })
-        return { kind: "data" }
-      }
-      case CANDLE: {
-        // One candle object (or, as some revisions of the page show it, an array of them): the bar still forming
-        // at the subscribed interval, pushed as it trades; when a bar closes the new one follows at once.
-        const rows = Array.isArray(m.data) ? m.data : [m.data]
-        rows.forEach((row, n) => {
-          const path = `$.data[${n}]`
-          const c = obj(row, path)
-          if (c.i !== undefined && c.i !== CANDLE_INTERVAL) return
-          const openMs = num(c.t, `${path}.t`)
-          sink.bar?.(str(c.s, `${path}.s`), openMs, {
-            openMs,
-            open: num(c.o, `${path}.o`),
-            high: num(c.h, `${path}.h`),
-            low: num(c.l, `${path}.l`),
-            close: num(c.c, `${path}.c`),
-            volume: num(c.v, `${path}.v`)
+const hyperliquidReader = (now: () => number) => (): StreamReader => {
+  // Per connection: each coin's newest candle push, closed by the first push of the bar after it.
+  const lastCandles = new Map<string, VenueBar>()
+  return {
+    read: (text: string, sink: VenueSink): FrameKind => {
+      if (text === GREETING) return { kind: "other" }
+      const m = obj(JSON.parse(text), "$")
+      const channel = str(m.channel, "$.channel")
+      switch (channel) {
+        case "pong":
+          return { kind: "pong" }
+        case "subscriptionResponse": {
+          const d = obj(m.data, "$.data")
+          const topic = subscriptionTopic(d.subscription)
+          if (topic === undefined) throw new Malformed("$.data.subscription: no type and coin")
+          return { kind: "ack", topics: [topic] }
+        }
+        case "error": {
+          const message = typeof m.data === "string" ? m.data : JSON.stringify(m.data)
+          const topic = errorTopic(message)
+          const topics = topic === undefined ? undefined : [topic]
+          if (/^Already (un)?subscribed/.test(message) && topics !== undefined) return { kind: "ack", topics }
+          return { kind: "refused", topics, message }
+        }
+        case "bbo": {
+          const d = obj(m.data, "$.data")
+          const coin = str(d.coin, "$.data.coin")
+          const t = num(d.time, "$.data.time")
+          const sides = arr(d.bbo, "$.data.bbo")
+          if (sides.length !== 2) throw new Malformed("$.data.bbo: not [bid, ask]")
+          const bid = level(sides[0], "$.data.bbo[0]")
+          const ask = level(sides[1], "$.data.bbo[1]")
+          if (bid !== undefined && ask !== undefined) sink.quote(coin, t, bid.px, bid.sz, ask.px, ask.sz)
+          return { kind: "data" }
+        }
+        case "activeAssetCtx": {
+          const d = obj(m.data, "$.data")
+          const coin = str(d.coin, "$.data.coin")
+          const c = obj(d.ctx, "$.data.ctx")
+          const t = now()
+          sink.ticker(coin, t, {
+            mark: num(c.markPx, "$.data.ctx.markPx"),
+            index: num(c.oraclePx, "$.data.ctx.oraclePx"),
+            fundingRate: num(c.funding, "$.data.ctx.funding"),
+            nextFundingMs: Math.floor(t / HOUR_MS) * HOUR_MS + HOUR_MS,
+            intervalMs: HOUR_MS,
+            // Both sides, as the REST figure (`Rest.ts`, `HYPERLIQUID_OI_SIDES`): one side is half of it.
+            oiQuantity: num(c.openInterest, "$.data.ctx.openInterest") / HYPERLIQUID_OI_SIDES
           })
-        })
-        return { kind: "data" }
+          return { kind: "data" }
+        }
+        case CANDLE: {
+          // One candle object (or, as some revisions of the page show it, an array of them): the bar still forming
+          // at the subscribed interval, pushed as it trades; when a bar closes the new one follows at once.
+          // A push carries no closed flag, but pushes come in trade order: the first push of a later bar means the
+          // coin's previous bar, as last pushed, is final (the venue also sends that bar's last state as it closes).
+          const rows = Array.isArray(m.data) ? m.data : [m.data]
+          rows.forEach((row, n) => {
+            const path = `$.data[${n}]`
+            const c = obj(row, path)
+            if (c.i !== undefined && c.i !== CANDLE_INTERVAL) return
+            const coin = str(c.s, `${path}.s`)
+            const openMs = num(c.t, `${path}.t`)
+            const bar: VenueBar = {
+              openMs,
+              open: num(c.o, `${path}.o`),
+              high: num(c.h, `${path}.h`),
+              low: num(c.l, `${path}.l`),
+              close: num(c.c, `${path}.c`),
+              volume: num(c.v, `${path}.v`)
+            }
+            const before = lastCandles.get(coin)
+            if (before !== undefined && openMs < before.openMs) return
+            if (before !== undefined && openMs > before.openMs)
+              sink.bar?.(coin, before.openMs, { ...before, closed: true })
+            lastCandles.set(coin, bar)
+            sink.bar?.(coin, openMs, bar)
+          })
+          return { kind: "data" }
+        }
+        default:
+          return { kind: "other" }
       }
-      default:
-        return { kind: "other" }
     }
   }
-})
+}
 
 const request = (method: "subscribe" | "unsubscribe", topics: ReadonlyArray<string>) => {
   // Hyperliquid takes one subscription per message (`limits.topicsPerMessage` is 1).
@@ -187,6 +200,9 @@ const request = (method: "subscribe" | "unsubscribe", topics: ReadonlyArray<stri
 export const makeHyperliquidStreamProtocol = (now: () => number = Date.now): MarketStreamProtocol => ({
   venue: "hyperliquid",
   url: (baseUrl) => `${baseUrl}/ws`,
+  // The closed bar of a coin streaming its candles follows from the next bar's first push (see the reader); the
+  // feed stores it at the close and asks REST only for the others' (its other coins', or a bar not confirmed yet).
+  closedBars: true,
   components: ["books", "fundingState"],
   marketTopics: [],
   // The forming bar only where Hyperliquid is the asset's primary venue (its bars are the asset's price): the
