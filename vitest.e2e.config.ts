@@ -71,6 +71,9 @@ export const e2eFiles = [
   "adapters/sources/test/SimulatedCrypto.test.ts",
   "infra/test/ShareClassBars.test.ts",
   "adapters/sources/test/SimulatedEquityUniverse.test.ts",
+  // Believable simulated prices for three seeds besides the default (a whole year of the registry's market each;
+  // the default seed's year stays in `npm test`, adapters/sources/test/SimulatedPriceRanges.test.ts).
+  "adapters/sources/test/SimulatedPriceRangesSeeds.test.ts",
   // A `serve` process on a new embedded data folder under umask 000: every entry owner-only; a loosened one
   // tightened at the next start.
   "test/data-folder-modes.test.ts"

@@ -32,7 +32,8 @@ const TABLES: ReadonlyArray<readonly [string, string]> = [
   ["equity_holdings", "accession, seq"]
 ]
 
-const INPUTS = { seed: 7, asOf: "2026-11-20", generated: 8 }
+// Two generated companies beside the five hand-made ones: both kinds of company take each path.
+const INPUTS = { seed: 7, asOf: "2026-11-20", generated: 2 }
 
 const REAL: Company = {
   cik: "320193",
