@@ -42,6 +42,11 @@ const coverage = async (md: MarketDataClient, params: Record<string, string>) =>
 let simulated: MarketDataClient
 let live: MarketDataClient
 
+// The variables this file sets, restored after it: a worker may run other files after this one
+// (vitest.config.ts: `isolate: false`).
+const ENV_SET = [...SOURCES, "MARKET_DATA_LIVE_TIMEOUT_MS", "MARKET_DATA_SEC_USER_AGENT"]
+const envBefore = new Map(ENV_SET.map((name) => [name, process.env[name]]))
+
 beforeAll(async () => {
   simulated = await createMarketData({ store: "memory", apiKey: KEY, ensureCredits: 10 })
   for (const name of SOURCES) process.env[name] = CLOSED
@@ -52,6 +57,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await simulated?.close()
   await live?.close()
+  for (const [name, value] of envBefore) {
+    if (value === undefined) delete process.env[name]
+    else process.env[name] = value
+  }
 })
 
 describe("coverage sources", () => {

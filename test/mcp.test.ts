@@ -40,8 +40,14 @@ import { makeTestPlane } from "../core/test/support/TestPlane.ts"
 import { callTool, listToolsWithOutputSchemas, makeAjv, mcpPost, rpc, sdkClient, typedArgs } from "./support/mcp.ts"
 import { rawRequest, startServer, type TestServer } from "./support/server.ts"
 
-// Read per request through Effect Config, so setting it before the first request configures the server.
+// Read per request through Effect Config, so setting it before the first request configures the server. Restored
+// after the file: a worker may run other files after this one (vitest.config.ts: `isolate: false`).
+const allowedOriginsBefore = process.env.MARKET_DATA_ALLOWED_ORIGINS
 process.env.MARKET_DATA_ALLOWED_ORIGINS = "https://app.example.com, https://other.example:8443"
+afterAll(() => {
+  if (allowedOriginsBefore === undefined) delete process.env.MARKET_DATA_ALLOWED_ORIGINS
+  else process.env.MARKET_DATA_ALLOWED_ORIGINS = allowedOriginsBefore
+})
 
 let server: TestServer
 let key: string

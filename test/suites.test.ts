@@ -1,12 +1,12 @@
 /**
  * The three test scripts split the suites without losing one: every test file of the repository runs in exactly
- * one of `npm test` (vitest.config.ts), `npm run test:e2e` (vitest.e2e.config.ts) and `npm run test:faults`
- * (vitest.faults.config.ts).
+ * one of `npm test` (vitest.config.ts, in exactly one of its two projects), `npm run test:e2e` (vitest.e2e.config.ts)
+ * and `npm run test:faults` (vitest.faults.config.ts).
  */
 import { readdirSync } from "node:fs"
 import { join, matchesGlob, relative } from "node:path"
 import { describe, expect, it } from "vitest"
-import unit from "../vitest.config.ts"
+import unit, { isolatedFiles } from "../vitest.config.ts"
 import e2e, { e2eFiles } from "../vitest.e2e.config.ts"
 import faults from "../vitest.faults.config.ts"
 
@@ -28,9 +28,20 @@ interface Selection {
   readonly exclude?: ReadonlyArray<string>
 }
 
-const selects = (config: { test?: Selection }, file: string): boolean =>
-  (config.test?.include ?? []).some((g) => matchesGlob(file, g)) &&
-  !(config.test?.exclude ?? []).some((g) => matchesGlob(file, g))
+interface Config {
+  test?: Selection & { projects?: ReadonlyArray<{ test?: Selection }> }
+}
+
+const selectedBy = (test: Selection | undefined, file: string): boolean =>
+  (test?.include ?? []).some((g) => matchesGlob(file, g)) && !(test?.exclude ?? []).some((g) => matchesGlob(file, g))
+
+/** How many times a config runs `file`: once per project that selects it, or once if the config selects it. */
+const runsOf = (config: Config, file: string): number =>
+  config.test?.projects === undefined
+    ? selectedBy(config.test, file)
+      ? 1
+      : 0
+    : config.test.projects.filter((p) => selectedBy(p.test, file)).length
 
 describe("the test scripts", () => {
   const files = ["core", "adapters", "infra", "embedded", "test", "examples"].flatMap((d) => testFiles(join(ROOT, d)))
@@ -40,15 +51,19 @@ describe("the test scripts", () => {
     const runs = files.map((file) => ({
       file,
       scripts: [
-        selects(unit as { test?: Selection }, file) ? "test" : "",
-        selects(e2e as { test?: Selection }, file) ? "test:e2e" : "",
-        selects(faults as { test?: Selection }, file) ? "test:faults" : ""
-      ].filter((s) => s !== "")
+        ...Array.from({ length: runsOf(unit as Config, file) }, () => "test"),
+        ...Array.from({ length: runsOf(e2e as Config, file) }, () => "test:e2e"),
+        ...Array.from({ length: runsOf(faults as Config, file) }, () => "test:faults")
+      ]
     }))
     expect(runs.filter((r) => r.scripts.length !== 1)).toEqual([])
   })
 
   it("name only existing files as end-to-end suites", () => {
     for (const file of e2eFiles) expect(files, file).toContain(file)
+  })
+
+  it("name only existing files as the suites that need a fresh worker", () => {
+    for (const file of isolatedFiles) expect(files, file).toContain(file)
   })
 })
