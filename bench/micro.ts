@@ -6,7 +6,7 @@
  *
  * - `<op>` (price, read, funding, rank, ...): through the embedded library and the real simulated planes.
  * - `pipeline`: `handle` alone with the deterministic test plane's `price` (what the pipeline itself costs).
- * - `http`: the HTTP transport's API handler (`nodeApiHandler`, as `serve` mounts it: telemetry, the catalog
+ * - `http`: the HTTP transport's API handler (`makeRequestHandler`, as `serve` mounts it: telemetry, the catalog
  *   header) on a paid `read` of the test plane, without Node's parser and socket: stand-in request and response
  *   objects, 50 requests per event-loop turn as under load. `LOG_LEVEL` (default `warn`, as the bench's servers).
  */
@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Session } from "node:inspector/promises"
 import { type ApiRequest, handle, PipelineObserver, type PipelineServices } from "@market-data/core"
 import { createMarketData } from "@market-data/embedded"
-import { nodeApiHandler, RequestTelemetry } from "@market-data/http"
+import { makeRequestHandler, RequestTelemetry } from "@market-data/http"
 import { type AppConfig, layerLogging, makeTelemetry, openService, transportHeaders } from "@market-data/infra"
 import { Context, Effect, Scope } from "effect"
 import { makeTestPlane } from "../core/test/support/TestPlane.ts"
@@ -74,7 +74,7 @@ const setUp = async (): Promise<{ call: () => Promise<number>; close: () => Prom
   return { call: () => client.call(op, params).then((r) => r.status), close: () => client.close() }
 }
 
-/** What `nodeApiHandler` uses of a Node response. */
+/** What `makeRequestHandler` uses of a Node response. */
 class StandInResponse {
   writableEnded = false
   destroyed = false
@@ -128,7 +128,7 @@ const setUpHttp = async (): Promise<{ call: () => Promise<number>; close: () => 
     PipelineObserver,
     telemetry.pipelineObserver
   )
-  const api = nodeApiHandler(served, { mounts: [], headers: transportHeaders })
+  const api = makeRequestHandler(served, { mounts: [], headers: transportHeaders })
   const operational = telemetry.handler(true)
   const rawHeaders = ["host", "127.0.0.1:8080", "authorization", `Bearer ${key}`]
   const call = () =>
@@ -148,7 +148,7 @@ const setUpHttp = async (): Promise<{ call: () => Promise<number>; close: () => 
           if (--left === 0) resolve(status)
         })
         const node = res as unknown as ServerResponse
-        if (!operational(req, node) && !api(req, node)) throw new Error("not an API path")
+        if (!operational(req, node)) api(req, node)
       }
     })
   return {

@@ -4,12 +4,17 @@
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { layerHttpServer, type MountedRoute, type RequestRecord, RequestTelemetry } from "@market-data/http"
+import {
+  HttpServerAddress,
+  layerHttpServer,
+  type MountedRoute,
+  type RequestRecord,
+  RequestTelemetry
+} from "@market-data/http"
 import { layerCore, layerTransports } from "@market-data/infra"
 import { CATALOG_VERSION_HEADER, catalogVersion } from "@market-data/mcp"
 import { layerMemoryStores } from "@market-data/memory"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
-import { HttpServer, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "vitest"
 import { testConfig } from "./support/server.ts"
 
@@ -46,7 +51,7 @@ describe("package dependencies", () => {
 
 /** A server of the given transport layer over in-memory stores; answers its base URL and recorded requests. */
 const serveWith = async (
-  transport: Layer.Layer<HttpServer.HttpServer, unknown, any>,
+  transport: Layer.Layer<HttpServerAddress, unknown, any>,
   run: (base: string, records: ReadonlyArray<RequestRecord>) => Promise<void>
 ) => {
   const config = testConfig()
@@ -59,10 +64,9 @@ const serveWith = async (
       Layer.provide(Layer.succeed(References.MinimumLogLevel)("None"))
     )
     const context = (await Effect.runPromise(
-      Layer.buildWithScope(layer, scope) as Effect.Effect<Context.Context<HttpServer.HttpServer>>
-    )) as Context.Context<HttpServer.HttpServer>
-    const address = Context.get(context, HttpServer.HttpServer).address
-    const port = address._tag === "UnixPathAddress" ? 0 : address.port
+      Layer.buildWithScope(layer, scope) as Effect.Effect<Context.Context<HttpServerAddress>>
+    )) as Context.Context<HttpServerAddress>
+    const port = Context.get(context, HttpServerAddress).port
     await run(`http://127.0.0.1:${port}`, records)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -98,18 +102,25 @@ describe("the HTTP transport takes its mounted routes from the composition root"
       path: "/x/echo",
       transport: "mcp",
       handle: (request) =>
-        Effect.succeed({
-          response: HttpServerResponse.text(`echo ${request.method}`, { status: 201 }),
+        Effect.map(request.readBody(16), (body) => ({
+          response: {
+            status: 201,
+            headers: { "content-type": "text/plain" },
+            body: `echo ${request.method} ${body._tag === "Body" ? body.text : body._tag}`
+          },
           op: "echo",
           credits: 3,
           keyId: undefined
-        })
+        }))
     }
     const layer = layerHttpServer({ host: "127.0.0.1", port: 0, mounts: [echo], headers: { "x-house": "one" } })
     await serveWith(layer, async (base, records) => {
-      const res = await fetch(`${base}/x/echo`, { method: "POST", headers: { "x-request-id": "req-1" } })
+      const res = await fetch(`${base}/x/echo`, { method: "POST", headers: { "x-request-id": "req-1" }, body: "hi" })
       expect(res.status).toBe(201)
-      expect(await res.text()).toBe("echo POST")
+      expect(await res.text()).toBe("echo POST hi")
+      // The route's body reader holds to its limit.
+      const long = await fetch(`${base}/x/echo`, { method: "POST", body: "x".repeat(17) })
+      expect(await long.text()).toBe("echo POST TooLarge")
       expect(res.headers.get("x-house")).toBe("one")
       expect(res.headers.get("x-request-id")).toBe("req-1")
       // The API routes carry the composition's headers too.

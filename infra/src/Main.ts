@@ -3,9 +3,8 @@
  * the server until SIGTERM/SIGINT, then drains in-flight requests and exits 0.
  */
 import { type Handler, PipelineObserver } from "@market-data/core"
-import { RequestTelemetry } from "@market-data/http"
+import { HttpServerAddress, RequestTelemetry } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
-import { HttpServer } from "effect/http"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem, DEFAULT_METRICS_HOST } from "./AppConfig.ts"
 import { flushLogLines, perTurnConsole } from "./LogLines.ts"
@@ -112,12 +111,8 @@ export const serve = (
         : Layer.merge(Layer.succeedContext(context), layerTracing(config.otlpEndpoint))
     const startupLine = Layer.effectDiscard(
       Effect.gen(function* () {
-        const server = yield* HttpServer.HttpServer
-        const address = server.address
-        const url =
-          address._tag === "UnixPathAddress"
-            ? `unix:${address.path}`
-            : `http://${formatHost(config.host)}:${address.port}`
+        const address = yield* HttpServerAddress
+        const url = `http://${formatHost(config.host)}:${address.port}`
         const metrics =
           metricsPort === undefined ? "off" : `http://${formatHost(metricsHost)}:${metricsPort}${METRICS_PATH}`
         // A memory store lives in this process only: without a bootstrap key there is no key and no way to mint one.
@@ -146,12 +141,8 @@ export const serve = (
       Layer.provide(services)
     )
     return yield* Layer.launch(app).pipe(
-      Effect.catchTag("ServeError", (e) =>
-        Effect.fail(
-          new ConfigProblem(
-            `cannot listen on ${config.host}:${config.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
-          )
-        )
+      Effect.catchTag("ListenError", (e) =>
+        Effect.fail(new ConfigProblem(`cannot listen on ${config.host}:${config.port}: ${e.cause.message}`))
       )
     )
   }).pipe(Effect.scoped, Effect.provide(layerLogging(config, { perTurn: true })))

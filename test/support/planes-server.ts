@@ -4,10 +4,11 @@
  * and filings, by default). The simulated year takes seconds and hundreds of megabytes, so a suite starts
  * one for the file. Logging is silenced unless LOG_LEVEL is set.
  */
+
 import { createKey } from "@market-data/core"
+import { HttpServerAddress } from "@market-data/http"
 import { type AppConfig, layerTransports, openService } from "@market-data/infra"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
-import { HttpServer } from "effect/http"
 import { type TestServer, testConfig } from "./server.ts"
 
 export interface PlanesServer extends TestServer {
@@ -28,8 +29,7 @@ export const startPlanesServer = async (overrides: Partial<AppConfig> = {}): Pro
     )
     const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
     const run: TestServer["run"] = (effect) => Effect.runPromise(Effect.provide(effect, service.context))
-    const address = Context.get(context, HttpServer.HttpServer).address
-    const port = address._tag === "UnixPathAddress" ? 0 : address.port
+    const port = Context.get(context, HttpServerAddress).port
     return {
       base: `http://127.0.0.1:${port}`,
       port,

@@ -4,12 +4,12 @@
  */
 import * as net from "node:net"
 import { createKey, type Handler, type StorePorts } from "@market-data/core"
+import { HttpServerAddress } from "@market-data/http"
 import { type AppConfig, layerCore, layerTransports } from "@market-data/infra"
 import { layerMemoryStores } from "@market-data/memory"
 import { Context, Effect, Exit, Layer, References, Scope } from "effect"
 import type * as Digest from "effect/crypto/Digest"
 import type * as SecureRandom from "effect/crypto/SecureRandom"
-import { HttpServer } from "effect/http"
 
 export const testConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   host: "127.0.0.1",
@@ -57,11 +57,10 @@ export const startServer = async (
     Layer.provide(Layer.succeed(References.MinimumLogLevel)(process.env.LOG_LEVEL === undefined ? "None" : "Info"))
   )
   const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<
-    Services | HttpServer.HttpServer
+    Services | HttpServerAddress
   >
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) => Effect.runPromise(Effect.provide(effect, context))
-  const address = Context.get(context, HttpServer.HttpServer).address
-  const port = address._tag === "UnixPathAddress" ? 0 : address.port
+  const port = Context.get(context, HttpServerAddress).port
   return {
     base: `http://127.0.0.1:${port}`,
     port,

@@ -4,7 +4,6 @@
  * CDN) whose try-it console sends requests from the page with a Bearer key. Keyless, zero credits, outside
  * `/api/v1`, and not rate limited: it is a static document of what the running service answers.
  */
-import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -15,14 +14,16 @@ import {
   apiError,
   BASE_PATH,
   DocsSections,
+  etagOf,
   Handlers,
+  ifNoneMatchMatches,
   Operations,
   renderDocs,
-  Settings
+  Settings,
+  type WireResponse
 } from "@market-data/core"
 import { Effect } from "effect"
-import type { HttpServerRequest } from "effect/http"
-import { HttpServerResponse } from "effect/http"
+import type * as Digest from "effect/crypto/Digest"
 import MarkdownIt from "markdown-it"
 import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
 
@@ -59,7 +60,8 @@ interface RenderOptions {
   readonly ids: Set<string>
 }
 
-const markdown = (() => {
+/** A markdown renderer with this page's rules; each render's options (`env`) carry its anchors' prefix and IDs. */
+const makeMarkdown = () => {
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false })
   md.validateLink = safeHref
   // No images: the page loads nothing the docs text names (`![alt](url)` stays a link after a "!").
@@ -78,14 +80,19 @@ const markdown = (() => {
     return self.renderToken(tokens, idx, options)
   }
   return md
-})()
+}
 
 /**
  * Renders markdown to HTML. Raw HTML in the source is not passed through: it is shown as text. Heading
  * anchors are `idPrefix` + a slug of the heading, unique among `ids` (shared by the sections of one page).
+ * `renderer`: one made by `makeMarkdown` to reuse across the sections of a page; a new one otherwise.
  */
-export const markdownToHtml = (source: string, options: Partial<RenderOptions> = {}): string =>
-  markdown.render(source, { idPrefix: options.idPrefix ?? "", ids: options.ids ?? new Set() } satisfies RenderOptions)
+export const markdownToHtml = (
+  source: string,
+  options: Partial<RenderOptions> = {},
+  renderer: ReturnType<typeof makeMarkdown> = makeMarkdown()
+): string =>
+  renderer.render(source, { idPrefix: options.idPrefix ?? "", ids: options.ids ?? new Set() } satisfies RenderOptions)
 
 // ---------------------------------------------------------------------------------------------------------
 // The page and its assets.
@@ -221,6 +228,7 @@ const titleOf = (markdown: string, fallback: string): string => {
 export const docsPageHtml = (implemented: ReadonlySet<string>, rateLimitPerMinute: number): string => {
   const ids = new Set<string>(["guide", "reference", "reference-app", "contents"])
   const context = { implemented, rateLimitPerMinute, basePath: BASE_PATH }
+  const renderer = makeMarkdown()
   const sections: Array<RenderedSection> = DocsSections.map((section) => {
     const markdown = renderDocs(section, context)
     const id = `docs-${section}`
@@ -228,7 +236,7 @@ export const docsPageHtml = (implemented: ReadonlySet<string>, rateLimitPerMinut
     return {
       section,
       title: titleOf(markdown, section),
-      html: markdownToHtml(markdown, { idPrefix: `${id}-`, ids })
+      html: markdownToHtml(markdown, { idPrefix: `${id}-`, ids }, renderer)
     }
   })
   const toc = sections
@@ -285,40 +293,39 @@ ${body}
 interface Asset {
   readonly body: Uint8Array
   readonly gzipped: Uint8Array
-  /** Strong ETag of the identity representation; the gzip one is the same with a `-gz` suffix. */
+  /** Strong ETag of the identity representation (the core's `etagOf`). */
   readonly etag: string
+  /** The gzip representation's: the same with a `-gz` suffix. */
+  readonly gzipEtag: string
   readonly contentType: string
   readonly cacheControl: string
 }
 
-const gzipAsync = promisify(gzip)
+const makeAsset = (
+  text: string,
+  contentType: string,
+  cacheControl: string
+): Effect.Effect<Asset, never, Digest.Digest> =>
+  Effect.suspend(() => {
+    const body = new TextEncoder().encode(text)
+    return Effect.zipWith(
+      etagOf(text),
+      Effect.promise(() => promisify(gzip)(body)),
+      (etag, gzipped): Asset => ({
+        body,
+        gzipped: new Uint8Array(gzipped),
+        etag,
+        gzipEtag: `${etag.slice(0, -1)}-gz"`,
+        contentType,
+        cacheControl
+      })
+    )
+  })
 
-const makeAsset = (body: Uint8Array, contentType: string, cacheControl: string): Promise<Asset> =>
-  gzipAsync(body).then((gzipped) => ({
-    body,
-    gzipped: new Uint8Array(gzipped),
-    etag: createHash("sha256").update(body).digest("base64url").slice(0, 27),
-    contentType,
-    cacheControl
-  }))
-
-/** Scalar's standalone browser bundle, from the installed package (read and compressed once). */
+/** Scalar's standalone browser bundle, from the installed package (read and compressed once per server). */
 const scalarBundlePath = (): string => {
   const entry = createRequire(import.meta.url).resolve("@scalar/api-reference")
   return join(dirname(entry), "browser", "standalone.js")
-}
-
-const once = <A>(make: () => Promise<A>): (() => Promise<A>) => {
-  let value: Promise<A> | undefined
-  return () => {
-    if (value === undefined) {
-      value = make()
-      value.catch(() => {
-        value = undefined
-      })
-    }
-    return value
-  }
 }
 
 /**
@@ -330,35 +337,21 @@ const once = <A>(make: () => Promise<A>): (() => Promise<A>) => {
  */
 const SCALAR_REMOTE_FONTS = /\/\* Inter \(--scalar-font\) \*\/[^`]*?(?=`)/
 
-const scalarAsset = once(async () => {
-  const text = (await readFile(scalarBundlePath(), "utf8"))
-    .replace(SCALAR_REMOTE_FONTS, "")
-    .replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n")
-  return makeAsset(new TextEncoder().encode(text), "text/javascript; charset=utf-8", "public, max-age=3600")
-})
-const scriptAsset = once(() =>
-  makeAsset(new TextEncoder().encode(PAGE_SCRIPT), "text/javascript; charset=utf-8", "public, max-age=300")
-)
-const styleAsset = once(() =>
-  makeAsset(new TextEncoder().encode(PAGE_STYLE), "text/css; charset=utf-8", "public, max-age=300")
+const scalarAsset = Effect.flatMap(
+  Effect.promise(() => readFile(scalarBundlePath(), "utf8")),
+  (text) =>
+    makeAsset(
+      text.replace(SCALAR_REMOTE_FONTS, "").replace(/\n\/\/# sourceMappingURL=\S+\s*$/, "\n"),
+      "text/javascript; charset=utf-8",
+      "public, max-age=3600"
+    )
 )
 
-// The page depends only on the handler set and the settings, both fixed for the life of the application.
-const pages = new WeakMap<object, Promise<Asset>>()
-const pageAsset = (handlers: ReadonlyMap<string, unknown>, rateLimitPerMinute: number): Promise<Asset> => {
-  let page = pages.get(handlers)
-  if (page === undefined) {
-    const html = docsPageHtml(new Set(handlers.keys()), rateLimitPerMinute)
-    page = makeAsset(new TextEncoder().encode(html), "text/html; charset=utf-8", "no-cache")
-    pages.set(handlers, page)
-  }
-  return page
-}
-
-const ASSETS: Record<string, () => Promise<Asset>> = {
+/** How each asset path is built (once per docs page, on its first request). */
+const ASSETS: Record<string, Effect.Effect<Asset, never, Digest.Digest>> = {
   [SCALAR_ASSET_PATH]: scalarAsset,
-  [PAGE_SCRIPT_PATH]: scriptAsset,
-  [PAGE_STYLE_PATH]: styleAsset
+  [PAGE_SCRIPT_PATH]: makeAsset(PAGE_SCRIPT, "text/javascript; charset=utf-8", "public, max-age=300"),
+  [PAGE_STYLE_PATH]: makeAsset(PAGE_STYLE, "text/css; charset=utf-8", "public, max-age=300")
 }
 
 /** Whether the docs page answers this path. */
@@ -374,53 +367,90 @@ const acceptsGzip = (header: string | undefined): boolean =>
     return (coding === "gzip" || coding === "*") && (q === undefined || Number(q.slice(2)) > 0)
   })
 
-const respond = (asset: Asset, request: HttpServerRequest.HttpServerRequest, head: boolean) => {
-  const gz = acceptsGzip(request.headers["accept-encoding"])
-  const etag = gz ? `"${asset.etag}-gz"` : `"${asset.etag}"`
+/** What the docs page reads of a request. */
+export interface DocsPageRequest {
+  readonly method: string
+  readonly acceptEncoding: string | undefined
+  readonly ifNoneMatch: string | undefined
+}
+
+const respond = (asset: Asset, request: DocsPageRequest): WireResponse => {
+  const gz = acceptsGzip(request.acceptEncoding)
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
-    etag,
+    etag: gz ? asset.gzipEtag : asset.etag,
     "cache-control": asset.cacheControl,
     vary: "Accept-Encoding"
   }
   // Either representation's tag names the same content (If-None-Match compares weakly).
-  const tags = (request.headers["if-none-match"] ?? "").split(",").map((t) => t.trim().replace(/^W\//, ""))
-  if (tags.includes("*") || tags.includes(`"${asset.etag}"`) || tags.includes(`"${asset.etag}-gz"`))
-    return HttpServerResponse.empty({ status: 304, headers })
-  const body = gz ? asset.gzipped : asset.body
+  if (ifNoneMatchMatches(request.ifNoneMatch, asset.etag) || ifNoneMatchMatches(request.ifNoneMatch, asset.gzipEtag))
+    return { status: 304, headers }
   if (gz) headers["content-encoding"] = "gzip"
-  if (head) {
-    return HttpServerResponse.empty({
-      status: 200,
-      headers: { ...headers, "content-type": asset.contentType, "content-length": String(body.byteLength) }
-    })
-  }
-  return HttpServerResponse.uint8Array(body, { status: 200, contentType: asset.contentType, headers })
+  headers["content-type"] = asset.contentType
+  // A HEAD's body is not sent: the transport writes its length alone.
+  return { status: 200, headers, body: gz ? asset.gzipped : asset.body }
 }
 
+/** The memo a docs page keeps its built assets in. */
+interface Memo<K> {
+  get(key: K): Promise<Asset> | undefined
+  set(key: K, asset: Promise<Asset>): unknown
+  delete(key: K): unknown
+}
+
+/** `make`'s asset, built once while `memo` holds it; a failed build (the bundle unreadable) is tried again. */
+const remember = <K>(
+  memo: Memo<K>,
+  key: K,
+  make: Effect.Effect<Asset, never, Digest.Digest>
+): Effect.Effect<Asset, never, Digest.Digest> =>
+  Effect.flatMap(Effect.context<Digest.Digest>(), (context) =>
+    Effect.promise(() => {
+      let asset = memo.get(key)
+      if (asset === undefined) {
+        const building = Effect.runPromise(Effect.provide(make, context))
+        memo.set(key, building)
+        building.catch(() => memo.delete(key))
+        asset = building
+      }
+      return asset
+    })
+  )
+
 /**
- * Answers `GET`/`HEAD` on the docs page and its assets (with `ETag`/`If-None-Match` and gzip); other
- * methods are `405 method_not_allowed` with `Allow: GET, HEAD`, answered by the transport's `errorResponse`
- * (passed in, so this module does not import the HTTP app that mounts it).
+ * The docs page of one server: its assets and the page are built on their first request and kept by this value
+ * (a second server in the process builds its own). Answers `GET`/`HEAD` on the page and its assets (with
+ * `ETag`/`If-None-Match` and gzip); other methods are `405 method_not_allowed` with `Allow: GET, HEAD`, answered
+ * by the transport's `errorWire` (passed in, so this module does not import the transport that mounts it).
  */
-export const docsPage = (
-  request: HttpServerRequest.HttpServerRequest,
-  path: string,
-  errorResponse: (error: ApiError) => HttpServerResponse.HttpServerResponse
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, Handlers | Settings> =>
-  Effect.gen(function* () {
-    const method = request.method.toUpperCase()
-    if (method !== "GET" && method !== "HEAD") {
-      return errorResponse(apiError("method_not_allowed", `${method} is not allowed on ${path}; use GET`)).pipe(
-        HttpServerResponse.setHeader("allow", ALLOWED)
+export const makeDocsPage = (errorWire: (error: ApiError, headers: Record<string, string>) => WireResponse) => {
+  const assets = new Map<string, Promise<Asset>>()
+  // The page depends only on the handler set and the settings, both fixed for the life of a service.
+  const pages = new WeakMap<object, Promise<Asset>>()
+  return (
+    request: DocsPageRequest,
+    path: string
+  ): Effect.Effect<WireResponse, never, Handlers | Settings | Digest.Digest> => {
+    const method = request.method
+    if (method !== "GET" && method !== "HEAD")
+      return Effect.succeed(
+        errorWire(apiError("method_not_allowed", `${method} is not allowed on ${path}; use GET`), { allow: ALLOWED })
       )
-    }
-    const load = ASSETS[path]
-    let asset: Asset
-    if (load === undefined) {
-      const handlers = yield* Handlers
-      const settings = yield* Settings
-      asset = yield* Effect.promise(() => pageAsset(handlers, settings.rateLimitPerMinute))
-    } else asset = yield* Effect.promise(load)
-    return respond(asset, request, method === "HEAD")
-  })
+    const make = ASSETS[path]
+    const asset =
+      make === undefined
+        ? Effect.flatMap(Effect.all([Effect.service(Handlers), Effect.service(Settings)]), ([handlers, settings]) =>
+            remember(
+              pages,
+              handlers,
+              makeAsset(
+                docsPageHtml(new Set(handlers.keys()), settings.rateLimitPerMinute),
+                "text/html; charset=utf-8",
+                "no-cache"
+              )
+            )
+          )
+        : remember(assets, path, make)
+    return Effect.map(asset, (a) => respond(a, request))
+  }
+}

@@ -1,7 +1,9 @@
 /**
- * The HTTP transport: `GET /api/v1/<operation>`. It decodes the wire request into an `ApiRequest`, runs the
- * core pipeline, and encodes the `Answer`: status from the error table, headers (rate limit, credits, CORS,
- * caching, ETag), body. No business logic lives here.
+ * The HTTP transport: `GET /api/v1/<operation>`, the docs page and the routes the composition root mounts (the
+ * MCP endpoint), all on Node's `request` event through one handler (`makeRequestHandler`). It decodes the wire
+ * request into an `ApiRequest`, runs the core pipeline, and encodes the `Answer` as a `WireResponse`: status from
+ * the error table, headers (rate limit, credits, CORS, caching, the core's ETag), body; `writeAnswer`
+ * (NodeWire.ts) writes every answer. No business logic lives here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import {
@@ -22,12 +24,14 @@ import {
   operation,
   type PipelineServices,
   type RateWindow,
-  secondsUntilReset
+  secondsUntilReset,
+  type WireRequest,
+  type WireResponse
 } from "@market-data/core"
-import { Context, Effect, Exit, LogLevel, Option, References } from "effect"
+import { Context, Effect, Exit, Fiber, LogLevel, References, type Scope } from "effect"
 import type * as Digest from "effect/crypto/Digest"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { docsPage, isDocsPagePath } from "./DocsPage.ts"
+import { isDocsPagePath, makeDocsPage } from "./DocsPage.ts"
+import { makeAnswerBatch, wireRequestOf, writeAnswer } from "./NodeWire.ts"
 import { openApiDocument, rootDocument } from "./OpenApi.ts"
 import { parseQuery } from "./Query.ts"
 import { REQUEST_ID_HEADER, type RequestRecord, RequestTelemetry, requestIdOf } from "./Telemetry.ts"
@@ -70,7 +74,7 @@ export const httpStatus = (code: ErrorCode): number => ErrorCatalog[code].status
 
 /** What a mounted route tells the request log line and the metrics about one exchange. */
 export interface RouteExchange {
-  readonly response: HttpServerResponse.HttpServerResponse
+  readonly response: WireResponse
   /** What the log line calls the operation (`mcp tools/call price`). */
   readonly op: string
   /** Credits charged by the exchange, when it ran a paid operation. */
@@ -81,15 +85,14 @@ export interface RouteExchange {
 /**
  * Another transport served beside the API at one exact path (the MCP endpoint), handed to this adapter by the
  * composition root: the HTTP transport knows its path, the transport name its metrics carry and its handler,
- * nothing else. A mounted route answers its own CORS, methods and errors; it gets the request-size limits, the
- * request ID, the request log line and the `headers` every answer carries.
+ * nothing else. A mounted route reads the request and answers through the core's wire records (its body streamed
+ * when it is one), and answers its own CORS, methods and errors; it gets the request-size limits, the request ID,
+ * the request log line, the telemetry record and the `headers` every answer carries, as every route does.
  */
 export interface MountedRoute {
   readonly path: string
   readonly transport: RequestRecord["transport"]
-  readonly handle: (
-    request: HttpServerRequest.HttpServerRequest
-  ) => Effect.Effect<RouteExchange, never, PipelineServices>
+  readonly handle: (request: WireRequest) => Effect.Effect<RouteExchange, never, PipelineServices>
   /**
    * Ends the route's long-lived answers (MCP listen streams) when the server stops, before it drains, so a stop
    * does not wait out the drain for them. Optional.
@@ -113,14 +116,6 @@ const mountAt = (routes: HttpRoutes, path: string): MountedRoute | undefined => 
   return undefined
 }
 
-/** A response as plain data: what the fast Node path writes directly and the Effect path converts. */
-export interface WireResponse {
-  readonly status: number
-  readonly headers: Record<string, string>
-  /** Absent for 204 and 304. */
-  readonly body?: string
-}
-
 const jsonWire = (status: number, body: unknown, headers: Record<string, string>): WireResponse => ({
   status,
   headers: { ...CORS, "content-type": "application/json", ...headers },
@@ -136,22 +131,6 @@ export const errorWire = (error: ApiError, headers: Record<string, string> = {})
   return jsonWire(httpStatus(error.code), error.toBody(), extra)
 }
 
-/** An Effect HTTP response of a wire answer. */
-export const toHttpResponse = (wire: WireResponse): HttpServerResponse.HttpServerResponse => {
-  const { "content-type": contentType, ...headers } = wire.headers
-  return wire.body === undefined
-    ? HttpServerResponse.empty({ status: wire.status, headers })
-    : HttpServerResponse.text(wire.body, {
-        status: wire.status,
-        ...(contentType === undefined ? {} : { contentType }),
-        headers
-      })
-}
-
-/** The JSON answer of an error, with the headers its code calls for. */
-export const errorResponse = (error: ApiError, headers: Record<string, string> = {}) =>
-  toHttpResponse(errorWire(error, headers))
-
 /** IETF httpapi RateLimit fields in structured-field syntax. */
 export const rateLimitHeaders = (rate: RateWindow | undefined, nowMs: number): Record<string, string> =>
   rate === undefined
@@ -162,22 +141,9 @@ export const rateLimitHeaders = (rate: RateWindow | undefined, nowMs: number): R
       }
 
 /** Header values by lower-case name, keeping repeats (Node folds or drops some duplicates). */
-const rawHeaderValues = (raw: ReadonlyArray<string>, name: string): Array<string> => {
-  const out: Array<string> = []
-  for (let i = 0; i + 1 < raw.length; i += 2)
-    if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string)
-  return out
-}
+const NONE: ReadonlyArray<string> = Object.freeze([])
 
-const headerBytes = (raw: ReadonlyArray<string>): number => {
-  let n = 0
-  for (const part of raw) n += part.length + 2
-  return n
-}
-
-const NONE: ReadonlyArray<string> = []
-
-/** The request headers the API routes read, every value kept in order (see `rawHeaderValues`). */
+/** The request headers the API routes read, every value kept in order (see NodeWire.ts `rawHeaderValues`). */
 export interface RequestHeaders {
   readonly authorization: ReadonlyArray<string>
   readonly idempotencyKey: ReadonlyArray<string>
@@ -192,7 +158,7 @@ const add = (list: ReadonlyArray<string>, value: string): ReadonlyArray<string> 
   list === NONE ? [value] : [...list, value]
 
 /**
- * `rawHeaderValues` for every header the API routes read, and `headerBytes`, in one pass over Node's raw list:
+ * `rawHeaderValues` for every header the API routes read, and the header bytes, in one pass over Node's raw list:
  * a name is lower-cased only when its length is one of theirs.
  */
 export const readHeaders = (raw: ReadonlyArray<string>): RequestHeaders => {
@@ -230,10 +196,6 @@ export const readHeaders = (raw: ReadonlyArray<string>): RequestHeaders => {
   return { authorization, idempotencyKey, ifNoneMatch, forwardedFor, requestId, bytes }
 }
 
-/** The `X-Request-Id` value as Node's `req.headers` gives it (repeats joined with ", "). */
-const requestIdHeader = (values: ReadonlyArray<string>): string | undefined =>
-  values.length === 0 ? undefined : values.length === 1 ? values[0] : values.join(", ")
-
 /** A keyless, key-independent document with its ETag (the core's `etagOf`). */
 interface PublicDocument {
   readonly body: string
@@ -263,7 +225,7 @@ interface Documents {
 
 /**
  * The root and OpenAPI documents, built once per set of implemented operations by the handler that serves them
- * (one per server: `nodeApiHandler`, `makeHttpApp`), not kept at module scope.
+ * (one per server: `makeRequestHandler`), not kept at module scope.
  */
 export type DocumentsOf = (handlers: ReadonlyMap<string, unknown>) => Effect.Effect<Documents, never, Digest.Digest>
 
@@ -339,10 +301,6 @@ export const encodeAnswerWire = (answer: Answer, ifNoneMatch: string | undefined
   }
 }
 
-/** Encodes a pipeline answer as an Effect HTTP response. */
-export const encodeAnswer = (answer: Answer, ifNoneMatch: string | undefined) =>
-  toHttpResponse(encodeAnswerWire(answer, ifNoneMatch))
-
 /** What the request log line records. */
 interface LogFields {
   op: string
@@ -378,22 +336,7 @@ const logRequest = (method: string, log: LogFields, started: number) =>
 const internalErrorWire = () =>
   errorWire(apiError("internal_error", "internal error; nothing was charged, retry later"))
 
-/** The parts of a request the API routes read. */
-export interface WireRequest {
-  readonly method: string
-  /** The request target: path and query. */
-  readonly url: string
-  /** Node's raw header list: name, value, name, value, ... */
-  readonly rawHeaders: ReadonlyArray<string>
-  /** `readHeaders(rawHeaders)`, when the caller has read them already. */
-  readonly headers?: RequestHeaders
-  readonly remoteAddress: string | undefined
-}
-
 /** Answers for requests over this service's limits, whatever their path. */
-const overLimits = (url: string, rawHeaders: ReadonlyArray<string>): WireResponse | undefined =>
-  overLimitsOf(url, headerBytes(rawHeaders))
-
 const overLimitsOf = (url: string, headerBytes: number): WireResponse | undefined => {
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short target needs no count.
   if (url.length * 3 > MAX_URL_BYTES && Buffer.byteLength(url) > MAX_URL_BYTES) {
@@ -410,24 +353,27 @@ const pathOf = (url: string): string => {
   return q < 0 ? url : url.slice(0, q)
 }
 
-/** Whether a path is served by the Effect application (a mounted route, the docs page) rather than the API routes. */
-export const isApplicationPath = (path: string, routes: HttpRoutes = API_ONLY): boolean =>
-  mountAt(routes, path) !== undefined || isDocsPagePath(path)
+/** The API's parts of a request. */
+interface ApiRequest {
+  readonly method: string
+  /** The request target: path and query. */
+  readonly url: string
+  readonly headers: RequestHeaders
+  readonly remoteAddress: string | undefined
+}
 
 /**
  * The API routes: the root and OpenAPI documents and `/api/v1/<operation>`; every other path outside the mounted
  * routes and the docs page is `unknown_operation`. Never fails.
  */
-export const apiRoute = (
-  request: WireRequest,
+const apiRoute = (
+  request: ApiRequest,
   log: LogFields,
   documentsOf: DocumentsOf
 ): Effect.Effect<WireResponse, never, PipelineServices> => {
   // Plain combinators rather than a generator: this runs for every request.
   const url = request.url
-  const headers = request.headers ?? readHeaders(request.rawHeaders)
-  const limited = overLimitsOf(url, headers.bytes)
-  if (limited !== undefined) return Effect.succeed(limited)
+  const headers = request.headers
   const q = url.indexOf("?")
   const path = q < 0 ? url : url.slice(0, q)
   const query = q < 0 ? "" : url.slice(q + 1)
@@ -462,12 +408,7 @@ export const apiRoute = (
       )
     )
   }
-  const ifNoneMatch =
-    headers.ifNoneMatch.length === 0
-      ? undefined
-      : headers.ifNoneMatch.length === 1
-        ? headers.ifNoneMatch[0]
-        : headers.ifNoneMatch.join(", ")
+  const ifNoneMatch = joined(headers.ifNoneMatch)
 
   if (target.kind !== "op") {
     // The root and OpenAPI documents are keyless requests like any other: a presented key is checked and the
@@ -515,278 +456,144 @@ export const apiRoute = (
   )
 }
 
-/**
- * The Effect HTTP application of the paths that are not the API's: the mounted routes (the MCP endpoint, built
- * on Effect's HTTP request) and the docs page. The API routes are answered only by `nodeApiHandler`, straight on
- * Node's `request` event, which the Node server (Server.ts) asks first; so every API answer is written in one
- * place (`writeWire`). Requires the pipeline's services; a defect becomes 500 `internal_error`.
- */
-export const makeHttpApp = (
-  routes: HttpRoutes
-): Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  never,
-  HttpServerRequest.HttpServerRequest | PipelineServices
-> =>
-  Effect.gen(function* () {
-    const started = performance.now()
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const source = request.source as IncomingMessage | undefined
-    const log = newLog(requestIdOf(source?.headers[REQUEST_ID_HEADER]))
-    const telemetry = yield* RequestTelemetry
-    const mount = mountAt(routes, pathOf(request.url))
-    const routed = route(request, source, log, mount).pipe(
-      Effect.catchCause((cause) =>
-        Effect.logError("unhandled", cause).pipe(
-          Effect.annotateLogs({ request_id: log.request_id }),
-          Effect.as(toHttpResponse(internalErrorWire()))
-        )
-      )
-    )
-    // Every answer carries the composition's headers (the catalog-version beacon) and the request ID.
-    const response = HttpServerResponse.setHeaders(
-      yield* telemetry.tracing ? Effect.withSpan(routed, `${request.method} ${pathOf(request.url)}`) : routed,
-      { ...routes.headers, [REQUEST_ID_HEADER]: log.request_id }
-    )
-    log.status = response.status
-    yield* logRequest(request.method, log, started)
-    telemetry.record?.({
-      transport: mount?.transport ?? "http",
-      operation: log.op,
-      status: log.status,
-      seconds: (performance.now() - started) / 1000
-    })
-    return response
-  }).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logError("unhandled", cause).pipe(Effect.as(toHttpResponse(internalErrorWire())))
-    )
-  )
-
-/** A header's values of a request without Node's raw header list (in-process test servers). */
-const headerList = (request: HttpServerRequest.HttpServerRequest, name = "authorization"): Array<string> => {
-  const value = request.headers[name]
-  return value === undefined ? [] : [value]
-}
-
-const route = (
-  request: HttpServerRequest.HttpServerRequest,
-  source: IncomingMessage | undefined,
-  log: LogFields,
-  mount: MountedRoute | undefined
-) =>
-  Effect.gen(function* () {
-    const rawHeaders = source?.rawHeaders ?? []
-    const path = pathOf(request.url)
-    if (mount !== undefined || isDocsPagePath(path)) {
-      const limited = overLimits(request.url, rawHeaders)
-      if (limited !== undefined) return toHttpResponse(limited)
-    }
-    // A mounted transport (the MCP endpoint): it answers CORS, methods and errors itself.
-    if (mount !== undefined) {
-      const exchange = yield* mount.handle(request)
-      log.op = exchange.op
-      log.credits = exchange.credits
-      log.key_id = exchange.keyId
-      return exchange.response
-    }
-    // The human docs page and its assets (keyless, zero credits, outside the API; see DocsPage.ts).
-    if (isDocsPagePath(path)) {
-      log.op = "docs_page"
-      const method = request.method.toUpperCase()
-      if (method !== "GET" && method !== "HEAD") return yield* docsPage(request, path, errorResponse)
-      // A keyless request: the presented key is checked and the caller spends a rate unit (`admitKeyless`).
-      const admitted = yield* admitKeyless({
-        authorization: rawHeaders.length > 0 ? rawHeaderValues(rawHeaders, "authorization") : headerList(request),
-        client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-        forwardedFor:
-          rawHeaders.length > 0
-            ? rawHeaderValues(rawHeaders, "x-forwarded-for")
-            : headerList(request, "x-forwarded-for")
-      })
-      log.key_id = admitted.keyId
-      const headers = rateLimitHeaders(admitted.rate, admitted.nowMs)
-      if (admitted.refusal !== undefined) return errorResponse(admitted.refusal, headers)
-      return HttpServerResponse.setHeaders(yield* docsPage(request, path, errorResponse), headers)
-    }
-    // Every other path is the API's, which `nodeApiHandler` answers before this application is asked.
-    return toHttpResponse(internalErrorWire())
+/** A mounted route's answer, its log fields noted. */
+const mountRoute = (
+  mount: MountedRoute,
+  req: IncomingMessage,
+  log: LogFields
+): Effect.Effect<WireResponse, never, PipelineServices> =>
+  Effect.map(mount.handle(wireRequestOf(req)), (exchange) => {
+    log.op = exchange.op
+    log.credits = exchange.credits
+    log.key_id = exchange.keyId
+    return exchange.response
   })
 
+/** The human docs page and its assets: keyless, zero credits, outside the API (see DocsPage.ts). */
+const docsRoute = (
+  docsPage: ReturnType<typeof makeDocsPage>,
+  path: string,
+  request: ApiRequest,
+  acceptEncoding: string | undefined,
+  log: LogFields
+): Effect.Effect<WireResponse, never, PipelineServices> => {
+  log.op = "docs_page"
+  const method = request.method.toUpperCase()
+  const page = { method, acceptEncoding, ifNoneMatch: joined(request.headers.ifNoneMatch) }
+  if (method !== "GET" && method !== "HEAD") return docsPage(page, path)
+  // A keyless request: the presented key is checked and the caller spends a rate unit (`admitKeyless`).
+  return Effect.flatMap(
+    admitKeyless({
+      authorization: request.headers.authorization,
+      client: request.remoteAddress ?? "unknown",
+      forwardedFor: request.headers.forwardedFor
+    }),
+    (admitted) => {
+      log.key_id = admitted.keyId
+      const rate = rateLimitHeaders(admitted.rate, admitted.nowMs)
+      if (admitted.refusal !== undefined) return Effect.succeed(errorWire(admitted.refusal, rate))
+      return Effect.map(docsPage(page, path), (wire) => ({ ...wire, headers: { ...wire.headers, ...rate } }))
+    }
+  )
+}
+
 /**
- * The API routes straight on Node's `request` event, without the Effect HTTP layer: one fiber per request
- * runs `apiRoute` with the given services, and the answer is written with a single `writeHead`/`end` (with
- * `routes.headers`). Returns false for the paths the Effect application serves (the mounted routes, the docs
- * page), which the caller hands on.
+ * The HTTP transport's one request handler, for Node's `request` event: every path (the API, the docs page, the
+ * mounted routes) is answered through it. One fiber per request runs the route with the given services; the
+ * answer is written by `writeAnswer` (with `routes.headers` and the request ID), the request log line and the
+ * telemetry record taken the same way for every route. A defect becomes 500 `internal_error`; a client gone
+ * before its answer interrupts the fiber (holds are released as on any interruption). `scope`: where fibers that
+ * outlive their turn are kept, so that closing it (after the server drained) interrupts those still running.
+ * Everything it keeps (the root and OpenAPI documents, the docs page's assets, the write batch) is its own.
  */
-export const nodeApiHandler = (
+export const makeRequestHandler = (
   context: Context.Context<PipelineServices>,
-  routes: HttpRoutes = API_ONLY
-): ((req: IncomingMessage, res: ServerResponse) => boolean) => {
+  routes: HttpRoutes = API_ONLY,
+  scope?: Scope.Scope
+): ((req: IncomingMessage, res: ServerResponse) => void) => {
   const run = Effect.runForkWith(context)
   // The request line is logged at info: below the configured level it is not even built.
   const logsRequests = LogLevel.isGreaterThanOrEqualTo("Info", Context.get(context, References.MinimumLogLevel))
   const telemetry = Context.get(context, RequestTelemetry)
   const record = telemetry.record
   const documentsOf = makeDocumentsOf()
-  const writer = makeAnswerWriter()
+  const docsPage = makeDocsPage(errorWire)
+  const batch = makeAnswerBatch()
+  const extra = routes.headers
   return (req, res) => {
-    const url = req.url ?? "/"
-    if (isApplicationPath(pathOf(url), routes)) return false
     const started = performance.now()
+    const url = req.url ?? "/"
     const method = req.method ?? "GET"
-    const rawHeaders = req.rawHeaders
-    const headers = readHeaders(rawHeaders)
-    const log = newLog(requestIdOf(requestIdHeader(headers.requestId)))
-    // The request line is written inside the fiber (the logger is the fiber's); the telemetry record outside
-    // it, once the route has answered (not for an answer the route failed to give: `routeFailed`).
-    let routeFailed = false
-    const answered = apiRoute(
-      { method, url, rawHeaders, headers, remoteAddress: req.socket.remoteAddress },
-      log,
-      documentsOf
+    const headers = readHeaders(req.rawHeaders)
+    const log = newLog(requestIdOf(joined(headers.requestId)))
+    const path = pathOf(url)
+    const mount = mountAt(routes, path)
+    const request: ApiRequest = { method, url, headers, remoteAddress: req.socket.remoteAddress }
+    const limited = overLimitsOf(url, headers.bytes)
+    const answered =
+      limited !== undefined
+        ? Effect.succeed(limited)
+        : mount !== undefined
+          ? mountRoute(mount, req, log)
+          : isDocsPagePath(path)
+            ? docsRoute(docsPage, path, request, joinedHeader(req.headers["accept-encoding"]), log)
+            : apiRoute(request, log, documentsOf)
+    const safe = Effect.catchCause(answered, (cause) =>
+      Effect.logError("unhandled", cause).pipe(
+        Effect.annotateLogs({ request_id: log.request_id }),
+        Effect.as(internalErrorWire())
+      )
     )
-    const routed = (
-      logsRequests
-        ? Effect.tap(answered, (wire) => {
-            log.status = wire.status
-            return logRequest(method, log, started)
-          })
-        : answered
-    ).pipe(
-      Effect.catchCause((cause) => {
-        routeFailed = true
-        return Effect.logError("unhandled", cause).pipe(
-          Effect.annotateLogs({ request_id: log.request_id }),
-          Effect.as(internalErrorWire())
-        )
-      })
-    )
-    const program = telemetry.tracing ? Effect.withSpan(routed, `${method} ${pathOf(url)}`) : routed
-    const fiber = run(program)
-    const wireOf = (exit: Exit.Exit<WireResponse>): WireResponse => {
-      if (!Exit.isSuccess(exit)) return internalErrorWire()
-      if (record !== undefined && !routeFailed)
+    // The request line is written inside the fiber (the logger is the fiber's); the telemetry record outside it.
+    const routed = logsRequests
+      ? Effect.tap(safe, (wire) => {
+          log.status = wire.status
+          return logRequest(method, log, started)
+        })
+      : safe
+    const fiber = run(telemetry.tracing ? Effect.withSpan(routed, `${method} ${path}`) : routed)
+    const wireOf = (exit: Exit.Exit<WireResponse>): WireResponse | undefined => {
+      // Not answered: interrupted (the client gone, the server stopped).
+      if (!Exit.isSuccess(exit)) return undefined
+      if (record !== undefined)
         record({
-          transport: "http",
+          transport: mount === undefined ? "http" : mount.transport,
           operation: log.op,
           status: exit.value.status,
           seconds: (performance.now() - started) / 1000
         })
       return exit.value
     }
-    const write = (exit: Exit.Exit<WireResponse>) => {
-      const wire = wireOf(exit)
-      if (res.writableEnded || res.destroyed) return
-      writeWire(res, wire, routes.headers, log.request_id)
-    }
     const done = fiber.pollUnsafe()
     if (done !== undefined) {
-      // Answered at once: written with the others of this event-loop turn (see `writeSoon`).
-      writer.writeSoon(res, wireOf(done), routes.headers, log.request_id)
-    } else {
-      fiber.addObserver(write)
-      // A client gone before the answer: stop the work (holds are released as on any interruption).
-      res.on("close", () => {
-        if (!res.writableEnded) fiber.interruptUnsafe()
-      })
-    }
-    return true
-  }
-}
-
-/**
- * Answers computed synchronously in one event-loop turn are written together when the turn's I/O is done
- * (`setImmediate`), not one by one between the computations. Under load a turn handles many requests; writing
- * their answers back to back wakes a waiting client process once per burst instead of once per answer, which
- * on a virtual machine (where waking another CPU is a costly exit to the hypervisor) was a third of the time
- * of each answer on loopback. A lone request is written at the end of its own turn, microseconds later.
- * One writer per handler (`nodeApiHandler`): its batch is that server's, not the module's.
- */
-const makeAnswerWriter = () => {
-  let pending: Array<ServerResponse | WireResponse | Readonly<Record<string, string>> | string> = []
-  const flush = () => {
-    const batch = pending
-    pending = []
-    for (let i = 0; i < batch.length; i += 4) {
-      const res = batch[i] as ServerResponse
-      if (res.writableEnded || res.destroyed) continue
-      try {
-        writeWire(
-          res,
-          batch[i + 1] as WireResponse,
-          batch[i + 2] as Readonly<Record<string, string>>,
-          batch[i + 3] as string
-        )
-      } catch {
-        // One answer Node refuses to write (it validated its headers) must not keep the others unwritten.
-        res.destroy()
-      }
-    }
-  }
-  return {
-    writeSoon: (
-      res: ServerResponse,
-      wire: WireResponse,
-      extra: Readonly<Record<string, string>>,
-      requestId: string
-    ): void => {
-      if (pending.length === 0) setImmediate(flush)
-      pending.push(res, wire, extra, requestId)
-    }
-  }
-}
-
-/**
- * One `writeHead` with every header, the request ID first: no header set on the response beforehand, so Node
- * takes its fast path instead of a `setHeader` per header. The headers go as a flat name/value list, which Node
- * writes pair by pair as it would an object's properties; the list is what the object
- * `{ "x-request-id": requestId, ...wire.headers, ...extra, "content-length": n }` would hold, in its order (a name
- * met again keeps its first place and takes the later value; no header name is an array index, which an object
- * would put first), without building that object.
- */
-const writeWire = (
-  res: ServerResponse,
-  wire: WireResponse,
-  extra: Readonly<Record<string, string>>,
-  requestId: string
-) => {
-  const list = responseHeaderList(wire.headers, extra, requestId)
-  if (wire.body === undefined) {
-    res.writeHead(wire.status, list)
-    res.end()
-    return
-  }
-  set(list, "content-length", Buffer.byteLength(wire.body))
-  res.writeHead(wire.status, list)
-  res.end(wire.body)
-}
-
-/** Sets `name` in a flat name/value list as an object assignment would: in its place if present, else last. */
-const set = (list: Array<string | number>, name: string, value: string | number) => {
-  for (let i = 0; i < list.length; i += 2) {
-    if (list[i] === name) {
-      list[i + 1] = value
+      // Answered at once: written with the others of this event-loop turn (`makeAnswerBatch`).
+      const wire = wireOf(done)
+      if (wire !== undefined) batch.writeSoon(res, wire, extra, log.request_id)
       return
     }
+    if (scope !== undefined) Fiber.runIn(fiber, scope)
+    fiber.addObserver((exit) => {
+      const wire = wireOf(exit)
+      if (wire === undefined || res.writableEnded || res.destroyed) return
+      try {
+        writeAnswer(res, wire, extra, log.request_id)
+      } catch {
+        // Node refused the answer (it validated its headers): the client gets a closed connection, not a hang.
+        res.destroy()
+      }
+    })
+    res.on("close", () => {
+      if (!res.writableEnded) fiber.interruptUnsafe()
+    })
   }
-  list.push(name, value)
 }
 
-/** The flat list of `{ [REQUEST_ID_HEADER]: requestId, ...headers, ...extra }`. */
-export const responseHeaderList = (
-  headers: Readonly<Record<string, string>>,
-  extra: Readonly<Record<string, string>>,
-  requestId: string
-): Array<string | number> => {
-  const list: Array<string | number> = [REQUEST_ID_HEADER, requestId]
-  for (const name in headers) {
-    if (name === REQUEST_ID_HEADER) list[1] = headers[name] as string
-    else list.push(name, headers[name] as string)
-  }
-  for (const name in extra) set(list, name, extra[name] as string)
-  return list
-}
+/** Values of a repeated header as Node's `req.headers` joins them (", "); undefined when absent. */
+const joined = (values: ReadonlyArray<string>): string | undefined =>
+  values.length === 0 ? undefined : values.length === 1 ? values[0] : values.join(", ")
+
+const joinedHeader = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" || value === undefined ? value : value.join(", ")
 
 const safeDecode = (s: string): string => {
   // Only a percent escape decodes to something else.

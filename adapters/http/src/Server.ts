@@ -1,19 +1,19 @@
 /**
  * The Node HTTP server behind the transport: header and request-size limits, JSON answers for requests Node
- * refuses before they reach the application, and the Effect server layer.
+ * refuses before they reach the application, and the layer that listens (`layerHttpServer`).
  */
 import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type ApiError, apiError, type PipelineServices, Settings } from "@market-data/core"
-import { Context, Duration, Effect, Layer, Scope } from "effect"
+import { Context, Data, Duration, Effect, Exit, Layer, Scope } from "effect"
 import {
   type ConnectionGuard,
   type ConnectionLimits,
   DEFAULT_CONNECTION_LIMITS,
   guardConnections
 } from "./ConnectionLimits.ts"
-import { type HttpRoutes, httpStatus, type MountedRoute, makeHttpApp, nodeApiHandler } from "./HttpApp.ts"
+import { type HttpRoutes, httpStatus, type MountedRoute, makeRequestHandler } from "./HttpApp.ts"
 
 /** Longest wait for in-flight requests at shutdown. */
 const DRAIN_SECONDS = 20
@@ -137,11 +137,20 @@ export const makeNodeServer = (
   return Object.assign(server, { guard: guardConnections(server, limits) })
 }
 
+/** The server could not listen on its address (taken, not this host's, not allowed). */
+export class ListenError extends Data.TaggedError("ListenError")<{ readonly cause: Error }> {}
+
+/** Where a `layerHttpServer` listens: its host as configured and the port it got (`0` asks for a free one). */
+export class HttpServerAddress extends Context.Service<
+  HttpServerAddress,
+  { readonly host: string; readonly port: number }
+>()("@market-data/http/HttpServerAddress") {}
+
 /**
- * Serves the HTTP transport on `host:port`: the API routes straight on Node's `request` event
- * (`nodeApiHandler`), the mounted routes (the MCP endpoint, which the composition root hands in) and the docs
- * page through the Effect HTTP application. Closing the layer's scope stops accepting connections and drains
- * in-flight requests.
+ * Serves the HTTP transport on `host:port`: every request (the API, the docs page, the mounted routes, which the
+ * composition root hands in) through the one handler of `makeRequestHandler`, after the operator's routes when
+ * given. Closing the layer's scope ends the mounted routes' long-lived answers, stops accepting connections and
+ * drains in-flight requests (at most `DRAIN_SECONDS`), then interrupts what is still running.
  */
 export const layerHttpServer = (options: {
   readonly host: string
@@ -157,41 +166,43 @@ export const layerHttpServer = (options: {
   readonly operational?: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | undefined
   /** Connection caps and the body deadline; `DEFAULT_CONNECTION_LIMITS` when absent. */
   readonly limits?: ConnectionLimits | undefined
-}) => {
-  let server: ReturnType<typeof makeNodeServer> | undefined
-  const make = () => {
-    server = makeNodeServer(options.limits)
-    return server
-  }
-  const dispatch = Layer.effectDiscard(
+}): Layer.Layer<HttpServerAddress, ListenError, PipelineServices> =>
+  Layer.effect(HttpServerAddress)(
     Effect.gen(function* () {
-      const node = server
-      if (node === undefined) return yield* Effect.die(new Error("the Node server was not created"))
       const context = yield* Effect.context<PipelineServices>()
+      const limits = options.limits ?? DEFAULT_CONNECTION_LIMITS
+      const node = makeNodeServer(limits)
       // A trusted proxy's connections carry many clients: capped per client by request (`ConnectionLimits.ts`).
       const trusted = Context.get(context, Settings).trustedProxies
       if (trusted !== undefined) node.guard.trusted = trusted
-      // The Effect application's request fibers live in a child scope, closed only after the server has
-      // stopped and drained (the finalizer below runs first), so in-flight requests finish.
-      const scope = Scope.forkUnsafe(yield* Effect.scope, "parallel")
+      // Request fibers that outlive their turn are kept here; closed after the server stopped and drained.
+      const requests = yield* Scope.make("parallel")
       const routes: HttpRoutes = { mounts: options.mounts ?? [], headers: options.headers ?? {} }
-      const api = nodeApiHandler(context, routes)
-      const application = yield* NodeHttpServer.makeHandler(makeHttpApp(routes), { scope, middleware: undefined })
+      const handler = makeRequestHandler(context, routes, requests)
       const operational = options.operational
       node.on(
         "request",
         oneAtATimePerConnection(
           node.guard.requests(
             operational === undefined
-              ? (req: http.IncomingMessage, res: http.ServerResponse) => {
-                  if (!api(req, res)) application(req, res)
-                }
+              ? handler
               : (req: http.IncomingMessage, res: http.ServerResponse) => {
-                  if (!operational(req, res) && !api(req, res)) application(req, res)
+                  if (!operational(req, res)) handler(req, res)
                 }
           )
         )
       )
+      // A listen backlog deep enough for a burst of connections up to the cap: they are accepted (and refused
+      // past it) at once rather than left to the clients' SYN retries.
+      const backlog = Math.max(511, limits.maxConnections)
+      yield* Effect.callback<void, ListenError>((resume) => {
+        const failed = (cause: Error) => resume(Effect.fail(new ListenError({ cause })))
+        node.once("error", failed)
+        node.listen({ host: options.host, port: options.port, backlog }, () => {
+          node.off("error", failed)
+          resume(Effect.void)
+        })
+      })
       const shutdowns = (options.mounts ?? []).flatMap((m) => (m.shutdown === undefined ? [] : [m.shutdown]))
       yield* Effect.addFinalizer(() =>
         Effect.forEach(shutdowns, (shutdown) => Effect.provide(shutdown, context), { discard: true }).pipe(
@@ -202,15 +213,10 @@ export const layerHttpServer = (options: {
               // Refused connections are not waited for: they were answered, and nothing of theirs is running.
               node.guard.dropRefused()
             }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(DRAIN_SECONDS), orElse: () => Effect.void }))
-          )
+          ),
+          Effect.andThen(Scope.close(requests, Exit.void))
         )
       )
+      return { host: options.host, port: (node.address() as AddressInfo).port }
     })
   )
-  // A listen backlog deep enough for a burst of connections up to the cap: they are accepted (and refused past
-  // it) at once rather than left to the clients' SYN retries.
-  const backlog = Math.max(511, (options.limits ?? DEFAULT_CONNECTION_LIMITS).maxConnections)
-  return dispatch.pipe(
-    Layer.provideMerge(NodeHttpServer.layer(make, { host: options.host, port: options.port, backlog }))
-  )
-}

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { responseHeaderList } from "../src/HttpApp.ts"
+import { responseHeaderList } from "../src/NodeWire.ts"
 
 const NAMES = ["x-request-id", "content-type", "etag", "x-catalog-version", "ratelimit", "content-length", "a"]
 const headers = fc.dictionary(fc.constantFrom(...NAMES), fc.string({ maxLength: 8 }), { maxKeys: 6 })

@@ -30,10 +30,11 @@ import {
   isCanonicalAssetId,
   MCP_LISTEN_LIMITS,
   type PipelineServices,
-  parseAuthorization
+  parseAuthorization,
+  type WireResponse,
+  type WireStream
 } from "@market-data/core"
-import { Cause, Context, Effect, Stream } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { Cause, Context, Effect } from "effect"
 import { ASSET_URI_PREFIX, assetIdOf } from "./AssetResources.ts"
 import { failure, isPlainObject, type Params, type RequestId, RpcCode, type RpcResponse, success } from "./JsonRpc.ts"
 import { MetaKey } from "./Modern.ts"
@@ -402,7 +403,7 @@ export const listen = (
   params: Params,
   context: ListenContext
 ): Effect.Effect<
-  ListenRefusal | { readonly _tag: "Stream"; readonly response: HttpServerResponse.HttpServerResponse },
+  ListenRefusal | { readonly _tag: "Stream"; readonly response: WireResponse },
   never,
   PipelineServices
 > =>
@@ -502,25 +503,24 @@ export const listen = (
         hub.notificationsSent++
       }
     })
-    const messages: AsyncIterable<Uint8Array> = {
-      [Symbol.asyncIterator]: () => ({
-        next: () =>
-          listener
-            .pull()
-            .then((chunk) => (chunk === undefined ? { done: true, value: undefined } : { done: false, value: chunk }))
-      })
-    }
     // Registered when the response starts streaming; removed however it ends (the reader gone, the key revoked).
-    const body = Stream.fromAsyncIterable(messages, (e) => e).pipe(
-      Stream.onStart(Effect.sync(() => hub.add(listener, Date.now()))),
-      Stream.ensuring(Effect.sync(() => hub.remove(listener)))
-    )
+    const body: WireStream = {
+      _tag: "Stream",
+      open: () => hub.add(listener, Date.now()),
+      next: () => listener.pull(),
+      close: () => hub.remove(listener)
+    }
     return {
       _tag: "Stream",
-      response: HttpServerResponse.stream(body, {
+      response: {
         status: 200,
-        contentType: "text/event-stream",
-        headers: { ...context.headers, "cache-control": "no-store", "x-accel-buffering": "no" }
-      })
+        headers: {
+          "content-type": "text/event-stream",
+          ...context.headers,
+          "cache-control": "no-store",
+          "x-accel-buffering": "no"
+        },
+        body
+      }
     }
   })

@@ -9,7 +9,6 @@
  * Written directly rather than on the SDK's server: the SDK disagrees with the contract on versions, batches,
  * unknown tools, cursors, `jsonrpc`-less messages and Origin (see STACK.md), and the surface is small.
  */
-import type { IncomingMessage } from "node:http"
 import {
   type Admitted,
   type Answer,
@@ -24,10 +23,11 @@ import {
   type PipelineServices,
   RateLimiter,
   type RateWindow,
-  secondsUntilReset
+  secondsUntilReset,
+  type WireRequest,
+  type WireResponse
 } from "@market-data/core"
-import { ByteSize, Effect, Option, Semaphore } from "effect"
-import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Effect, Semaphore } from "effect"
 import { assetIdOf } from "./AssetResources.ts"
 import {
   classify,
@@ -67,7 +67,8 @@ export const MAX_BATCH_ANSWER_BYTES = MCP_MAX_BATCH_ANSWER_BYTES
 
 /** What the HTTP request log line records about an MCP exchange. */
 export interface McpExchange {
-  readonly response: HttpServerResponse.HttpServerResponse
+  /** The answer as plain data, written by the HTTP transport that mounts this endpoint. */
+  readonly response: WireResponse
   /** `mcp <method>` (with the tool name for `tools/call`), or `mcp batch` . */
   readonly op: string
   /** Credits charged by the `tools/call`s of this POST, when any ran. */
@@ -98,30 +99,12 @@ const corsHeaders = (origin: string | undefined): Record<string, string> =>
     ? {}
     : { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED, vary: "Origin" }
 
-const jsonResponse = (status: number, body: unknown, headers: Record<string, string>) =>
-  HttpServerResponse.text(JSON.stringify(body), {
-    status,
-    contentType: "application/json",
-    headers: { "cache-control": "no-store", [CATALOG_VERSION_HEADER]: catalogVersion, ...headers }
-  })
+const jsonResponse = (status: number, body: unknown, headers: Record<string, string>): WireResponse =>
+  jsonText(status, JSON.stringify(body), headers)
 
 /** A refusal of the HTTP request itself: the status, and a JSON-RPC error without an id as the body. */
 const refuse = (status: number, message: string, headers: Record<string, string> = {}) =>
   jsonResponse(status, failure(null, RpcCode.ServerError, message), headers)
-
-/** Header values by lower-case name, keeping repeats (Node folds or drops some duplicates). */
-const headerValues = (request: HttpServerRequest.HttpServerRequest, name: string): Array<string> => {
-  const raw = (request.source as IncomingMessage | undefined)?.rawHeaders
-  if (raw === undefined) {
-    const v = request.headers[name]
-    return v === undefined ? [] : [v]
-  }
-  const out: Array<string> = []
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string)
-  }
-  return out
-}
 
 /** Whether an `Accept` value names both `application/json` and `text/event-stream` (with q > 0). */
 export const acceptsMcp = (accept: string | undefined): boolean => {
@@ -168,40 +151,20 @@ const refusedPost = (error: ApiError, admitted: Admitted, cors: Record<string, s
     connection: "close"
   })
 
-type BodyRead = { readonly _tag: "Body"; readonly text: string } | { readonly _tag: "TooLarge" | "Unreadable" }
-
-const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<BodyRead> => {
-  const declared = request.headers["content-length"]
-  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > MAX_MCP_BODY_BYTES) {
-    return Effect.succeed({ _tag: "TooLarge" })
-  }
-  return request.text.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_MCP_BODY_BYTES)),
-    Effect.map((text): BodyRead => ({ _tag: "Body", text })),
-    Effect.catch((e) =>
-      Effect.succeed<BodyRead>({
-        _tag: e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge" ? "TooLarge" : "Unreadable"
-      })
-    )
-  )
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The endpoint
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Answers one HTTP request to `/api/mcp`. Never fails. */
-export const mcpEndpoint = (
-  request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<McpExchange, never, PipelineServices> =>
+export const mcpEndpoint = (request: WireRequest): Effect.Effect<McpExchange, never, PipelineServices> =>
   Effect.gen(function* () {
-    const plain = (response: HttpServerResponse.HttpServerResponse, op = "mcp"): McpExchange => ({
+    const plain = (response: WireResponse, op = "mcp"): McpExchange => ({
       response,
       op,
       credits: undefined,
       keyId: undefined
     })
-    const origins = headerValues(request, "origin")
+    const origins = request.headerValues("origin")
     const origin = origins[0]
     if (origins.length > 1 || (origin !== undefined && !(yield* originAllowed(origin)))) {
       return plain(refuse(403, `Forbidden: Origin ${JSON.stringify(origins.join(", ").slice(0, 200))} is not allowed`))
@@ -209,18 +172,16 @@ export const mcpEndpoint = (
     const cors = corsHeaders(origin)
     const method = request.method.toUpperCase()
     if (method === "OPTIONS") {
-      return plain(
-        HttpServerResponse.empty({
-          status: 204,
-          headers: {
-            ...cors,
-            "access-control-allow-methods": "POST, OPTIONS",
-            "access-control-allow-headers": ALLOWED_REQUEST_HEADERS,
-            "access-control-max-age": "86400",
-            [CATALOG_VERSION_HEADER]: catalogVersion
-          }
-        })
-      )
+      return plain({
+        status: 204,
+        headers: {
+          ...cors,
+          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-allow-headers": ALLOWED_REQUEST_HEADERS,
+          "access-control-max-age": "86400",
+          [CATALOG_VERSION_HEADER]: catalogVersion
+        }
+      })
     }
     if (method !== "POST") {
       return plain(
@@ -239,20 +200,20 @@ export const mcpEndpoint = (
     // unit, and once the address has none left it is refused here with one error, its body unread. That unit
     // stands for its first message's (`runMessages`). A POST with a key spends one of the key's units when it is
     // refused before any message runs (its messages spend their own otherwise).
-    const authorization = headerValues(request, "authorization")
+    const authorization = request.headerValues("authorization")
     const admission = {
       authorization,
-      client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-      forwardedFor: headerValues(request, "x-forwarded-for")
+      client: request.remoteAddress ?? "unknown",
+      forwardedFor: request.headerValues("x-forwarded-for")
     }
     const prepaid = authorization.length === 0 ? yield* admitKeyless(admission) : undefined
     if (prepaid?.refusal !== undefined) return plain(refusedPost(prepaid.refusal, prepaid, cors))
     const arrival: ArrivalUnit = { unspent: prepaid }
-    const early = (response: (rate: Record<string, string>) => HttpServerResponse.HttpServerResponse) =>
+    const early = (response: (rate: Record<string, string>) => WireResponse) =>
       prepaid !== undefined
         ? Effect.succeed(plain(response(admittedRateHeaders(prepaid))))
         : Effect.map(admitKeyless(admission), (spent) => plain(response(admittedRateHeaders(spent))))
-    if (!acceptsMcp(request.headers.accept)) {
+    if (!acceptsMcp(request.header("accept"))) {
       return yield* early((rate) =>
         refuse(406, "Not Acceptable: Accept must include both application/json and text/event-stream", {
           ...cors,
@@ -260,12 +221,12 @@ export const mcpEndpoint = (
         })
       )
     }
-    if (!isJsonContentType(request.headers["content-type"])) {
+    if (!isJsonContentType(request.header("content-type"))) {
       return yield* early((rate) =>
         refuse(415, "Unsupported Media Type: Content-Type must be application/json", { ...cors, ...rate })
       )
     }
-    const versionHeader = request.headers["mcp-protocol-version"]
+    const versionHeader = request.header("mcp-protocol-version")
     const outputSchemas = outputSchemasOf(request.url)
     if (outputSchemas === undefined) {
       return yield* early((rate) =>
@@ -275,7 +236,7 @@ export const mcpEndpoint = (
         })
       )
     }
-    const body = yield* readBody(request)
+    const body = yield* request.readBody(MAX_MCP_BODY_BYTES)
     if (body._tag === "TooLarge") {
       return yield* early((rate) =>
         refuse(413, `Content Too Large: the body exceeds ${MAX_MCP_BODY_BYTES} bytes`, { ...cors, ...rate })
@@ -314,7 +275,7 @@ export const mcpEndpoint = (
           })
         )
       }
-      const validated = validateModern(parsed, (name) => headerValues(request, name)[0], mirroredParams)
+      const validated = validateModern(parsed, (name) => request.headerValues(name)[0], mirroredParams)
       if (validated._tag === "Refused") {
         return yield* early((rate) => jsonResponse(validated.status, validated.response, { ...cors, ...rate }))
       }
@@ -323,9 +284,9 @@ export const mcpEndpoint = (
         const answered = yield* withArrivalUnit(
           arrival,
           listen(m.id, m.params, {
-            authorization: headerValues(request, "authorization"),
-            client: Option.getOrElse(request.remoteAddress, () => "unknown"),
-            forwardedFor: headerValues(request, "x-forwarded-for"),
+            authorization: request.headerValues("authorization"),
+            client: request.remoteAddress ?? "unknown",
+            forwardedFor: request.headerValues("x-forwarded-for"),
             headers: cors
           })
         )
@@ -351,7 +312,7 @@ export const mcpEndpoint = (
         (m.method === "tools/call" ||
           (m.method === "resources/read" && typeof m.params.uri === "string" && assetIdOf(m.params.uri) !== undefined))
     ).length
-    const idempotencyKey = headerValues(request, "idempotency-key")
+    const idempotencyKey = request.headerValues("idempotency-key")
     const context: CallContext = {
       authorization,
       idempotencyKey: idempotencyKey.length > 0 && calls > 1 ? "ambiguous" : idempotencyKey,
@@ -376,7 +337,7 @@ export const mcpEndpoint = (
       ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) })
     }
     const credits = answers.length === 0 ? undefined : answers.reduce((n, a) => n + creditsChargedOf(a.outcome), 0)
-    const exchange = (response: HttpServerResponse.HttpServerResponse): McpExchange => ({
+    const exchange = (response: WireResponse): McpExchange => ({
       response,
       op: logName(messages, batch),
       credits,
@@ -390,9 +351,7 @@ export const mcpEndpoint = (
         const extra = refusedWith.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="market-data"' } : {}
         return exchange(jsonResponse(status, refusal(null, refusedWith), { ...headers, ...extra }))
       }
-      return exchange(
-        HttpServerResponse.empty({ status: 202, headers: { ...headers, [CATALOG_VERSION_HEADER]: catalogVersion } })
-      )
+      return exchange({ status: 202, headers: { ...headers, [CATALOG_VERSION_HEADER]: catalogVersion } })
     }
     if (!batch) {
       const only = messages[0] as Message
@@ -566,12 +525,16 @@ const runMessages = (
 /** The methods that run through the core pipeline (which authenticates and spends their unit itself). */
 const PIPELINE_METHODS: ReadonlySet<string> = new Set(["tools/call", "resources/read"])
 
-const jsonText = (status: number, text: string, headers: Record<string, string>) =>
-  HttpServerResponse.text(text, {
-    status,
-    contentType: "application/json",
-    headers: { "cache-control": "no-store", [CATALOG_VERSION_HEADER]: catalogVersion, ...headers }
-  })
+const jsonText = (status: number, text: string, headers: Record<string, string>): WireResponse => ({
+  status,
+  headers: {
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    [CATALOG_VERSION_HEADER]: catalogVersion,
+    ...headers
+  },
+  body: text
+})
 
 /** A refusal that holds for every later message of the same POST. */
 const stickyRefusal = (error: ApiError): ApiError | undefined =>
