@@ -4,20 +4,21 @@
  * adapters are siblings that know nothing of each other; this is the one place that puts them together.
  */
 import { layerHttpServer, type MountedRoute } from "@market-data/http"
-import { CATALOG_VERSION_HEADER, catalogVersion, closeListenStreams, MCP_PATH, mcpEndpoint } from "@market-data/mcp"
+import { CATALOG_VERSION_HEADER, catalogVersion, closeListenStreams, MCP_PATH, makeMcpEndpoint } from "@market-data/mcp"
 
 /**
- * The MCP endpoint as a route of the HTTP server. It answers CORS itself: unlike the keyless-readable GET API
- * (`*`), it checks `Origin` (absent, loopback on any port, or listed in MARKET_DATA_ALLOWED_ORIGINS; otherwise
- * 403) and echoes an allowed origin, because a browser page must not drive a local or keyed MCP session.
+ * The MCP endpoint as a route of one HTTP server (each server its own endpoint). It answers CORS itself: unlike
+ * the keyless-readable GET API (`*`), it checks `Origin` (absent, loopback on any port, or listed in
+ * MARKET_DATA_ALLOWED_ORIGINS; otherwise 403) and echoes an allowed origin, because a browser page must not drive
+ * a local or keyed MCP session.
  */
-export const mcpRoute: MountedRoute = {
+export const makeMcpRoute = (): MountedRoute => ({
   path: MCP_PATH,
   transport: "mcp",
-  handle: mcpEndpoint,
+  handle: makeMcpEndpoint(),
   // A stop ends the 2026-07-28 listen streams gracefully (their completion result) instead of waiting them out.
   shutdown: closeListenStreams
-}
+})
 
 /** Headers every HTTP and MCP answer carries: the catalog version (a hash of the registry; `@market-data/mcp`). */
 export const transportHeaders: Readonly<Record<string, string>> = { [CATALOG_VERSION_HEADER]: catalogVersion }
@@ -31,4 +32,4 @@ export const layerTransports = (options: {
   readonly port: number
   readonly operational?: Parameters<typeof layerHttpServer>[0]["operational"]
   readonly limits?: Parameters<typeof layerHttpServer>[0]["limits"]
-}) => layerHttpServer({ ...options, mounts: [mcpRoute], headers: transportHeaders })
+}) => layerHttpServer({ ...options, mounts: [makeMcpRoute()], headers: transportHeaders })

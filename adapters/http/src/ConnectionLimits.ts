@@ -60,7 +60,7 @@ const PROXIED = Symbol("market-data/connection-proxied")
 
 type GuardedSocket = Duplex & { [REFUSED]?: true; [PROXIED]?: true; remoteAddress?: string | undefined }
 
-const STATUS_TEXT: Record<number, string> = {
+const STATUS_TEXT: Readonly<Record<number, string>> = {
   408: "Request Timeout",
   429: "Too Many Requests",
   503: "Service Unavailable"

@@ -33,7 +33,13 @@ import { SERVICE_NAME, SERVICE_VERSION } from "./OpenApi.ts"
 // headings get unique anchors.
 // ---------------------------------------------------------------------------------------------------------
 
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+}
 
 /** Escapes text for an HTML text node or a double- or single-quoted attribute value. */
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string)
@@ -123,7 +129,7 @@ export const DOCS_PAGE_CSP = [
   "frame-ancestors 'none'"
 ].join("; ")
 
-const SECURITY_HEADERS: Record<string, string> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": DOCS_PAGE_CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -348,17 +354,15 @@ const scalarAsset = Effect.flatMap(
 )
 
 /** How each asset path is built (once per docs page, on its first request). */
-const ASSETS: Record<string, Effect.Effect<Asset, never, Digest.Digest>> = {
+const ASSETS: Readonly<Record<string, Effect.Effect<Asset, never, Digest.Digest>>> = {
   [SCALAR_ASSET_PATH]: scalarAsset,
   [PAGE_SCRIPT_PATH]: makeAsset(PAGE_SCRIPT, "text/javascript; charset=utf-8", "public, max-age=300"),
   [PAGE_STYLE_PATH]: makeAsset(PAGE_STYLE, "text/css; charset=utf-8", "public, max-age=300")
 }
 
-/** Whether the docs page answers this path. */
-export const isDocsPagePath = (path: string): boolean => path === DOCS_PAGE_PATH || ASSET_PATHS.has(path)
-
-/** The asset paths, for the check every request makes (a set lookup; `in` walked the object's prototype too). */
-const ASSET_PATHS: ReadonlySet<string> = new Set(Object.keys(ASSETS))
+/** Whether the docs page answers this path (compared, not looked up: every request asks). */
+export const isDocsPagePath = (path: string): boolean =>
+  path === DOCS_PAGE_PATH || path === SCALAR_ASSET_PATH || path === PAGE_SCRIPT_PATH || path === PAGE_STYLE_PATH
 
 const acceptsGzip = (header: string | undefined): boolean =>
   (header ?? "").split(",").some((part) => {

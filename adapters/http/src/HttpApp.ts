@@ -45,7 +45,7 @@ export const ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 /** The `Allow` header of a refused method on a paid operation: `HEAD` is never billed, so it is refused. */
 export const PAID_ALLOWED_METHODS = "GET"
 
-const EXPOSED = [
+const EXPOSED: ReadonlyArray<string> = [
   "ETag",
   "RateLimit",
   "RateLimit-Policy",
@@ -57,12 +57,12 @@ const EXPOSED = [
   "X-Request-Id"
 ]
 
-const CORS: Record<string, string> = {
+const CORS: Readonly<Record<string, string>> = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers": EXPOSED.join(", ")
 }
 
-const PREFLIGHT: Record<string, string> = {
+const PREFLIGHT: Readonly<Record<string, string>> = {
   ...CORS,
   "access-control-allow-methods": ALLOWED_METHODS,
   "access-control-allow-headers": "Authorization, Idempotency-Key, If-None-Match, Content-Type",

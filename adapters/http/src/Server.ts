@@ -21,7 +21,7 @@ const DRAIN_SECONDS = 20
 /** Node's own parser limit; between MAX_HEADER_BYTES and this the application answers 431 itself. */
 const NODE_MAX_HEADER_SIZE = 64 * 1024
 
-const STATUS_TEXT: Record<number, string> = {
+const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: "Bad Request",
   408: "Request Timeout",
   431: "Request Header Fields Too Large"

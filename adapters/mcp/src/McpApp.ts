@@ -155,8 +155,20 @@ const refusedPost = (error: ApiError, admitted: Admitted, cors: Record<string, s
 // The endpoint
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Answers one HTTP request to `/api/mcp`. Never fails. */
-export const mcpEndpoint = (request: WireRequest): Effect.Effect<McpExchange, never, PipelineServices> =>
+/**
+ * The MCP endpoint of one server: answers one HTTP request to `/api/mcp`, never fails. What it keeps across
+ * requests (the turns of keyless POSTs) is its own, so two servers in one process share nothing.
+ */
+export const makeMcpEndpoint = (): ((request: WireRequest) => Effect.Effect<McpExchange, never, PipelineServices>) => {
+  // Keyless POSTs take turns (at most KEYLESS_CONCURRENCY at once): see `answer`.
+  const keylessTurns = Semaphore.makeUnsafe(KEYLESS_CONCURRENCY)
+  return (request) => answer(request, keylessTurns)
+}
+
+const answer = (
+  request: WireRequest,
+  keylessTurns: Semaphore.Semaphore
+): Effect.Effect<McpExchange, never, PipelineServices> =>
   Effect.gen(function* () {
     const plain = (response: WireResponse, op = "mcp"): McpExchange => ({
       response,
@@ -378,10 +390,8 @@ export const outputSchemasOf = (url: string): boolean | undefined => {
   return values[0] === "true" ? true : values[0] === "false" ? false : undefined
 }
 
-/** At most this many keyless MCP POSTs run their messages at once (see `keylessTurns`). */
+/** At most this many keyless MCP POSTs run their messages at once (see `makeMcpEndpoint`). */
 export const KEYLESS_CONCURRENCY = KEYLESS_MCP_CONCURRENCY
-
-const keylessTurns = Semaphore.makeUnsafe(KEYLESS_CONCURRENCY)
 
 interface Ran {
   readonly responses: ReadonlyArray<string>
