@@ -91,6 +91,8 @@ export const writeAnswer = (
   const req = res.req as ServerResponse["req"] | undefined
   if (req !== undefined && !req.complete && req.readableDidRead) set(list, "connection", "close")
   if (body === undefined) {
+    // An empty body has its length said (not sent chunked), but where the status has no body at all.
+    if (wire.status >= 200 && wire.status !== 204 && wire.status !== 304) set(list, "content-length", 0)
     res.writeHead(wire.status, list)
     res.end()
     return
