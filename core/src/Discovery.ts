@@ -4,6 +4,7 @@
  * (until then they answer `501 not_implemented`, listed in the changelog).
  */
 import { Effect, Layer } from "effect"
+import { AssetSignals, assetSignalsOf } from "./AssetSignals.ts"
 import { describeOperation, operationIndex } from "./Catalog.ts"
 import { coverageHandler } from "./Coverage.ts"
 import { renderDocs } from "./Docs.ts"
@@ -89,21 +90,25 @@ export const directoryHandlers = (planes: ReadonlyArray<PlaneOperations>): Reado
  * A `Handlers` layer with the discovery handlers, the handlers of the given planes (their data operations
  * through `planeHandlers`, plus `resolve` and `coverage` over their directories) and any further handler
  * sets, so that `implemented` (what `schema` and `docs changelog` report) always matches what is wired.
- * A later set wins on a name clash; the discovery handlers `docs`, `schema` and `usage` come first.
+ * A later set wins on a name clash; the discovery handlers `docs`, `schema` and `usage` come first. The
+ * planes' `AssetSignals` come with them.
  */
 export const layerHandlers = (
   handlerSets: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
   planes: ReadonlyArray<PlaneOperations> = []
-): Layer.Layer<Handlers, never, MoneyStore | Settings> =>
-  Layer.effect(Handlers)(
-    Effect.gen(function* () {
-      const sets =
-        planes.length === 0 ? handlerSets : [planeHandlers(planes), directoryHandlers(planes), ...handlerSets]
-      const implemented = new Set<string>(DiscoveryOperations)
-      for (const set of sets) for (const name of set.keys()) implemented.add(name)
-      const discovery = yield* discoveryHandlers(implemented)
-      return new Map([...Handlers.merge(discovery, ...sets)].map(([name, h]) => [name, storeFailureTyped(h)]))
-    })
+): Layer.Layer<Handlers | AssetSignals, never, MoneyStore | Settings> =>
+  Layer.merge(
+    Layer.effect(Handlers)(
+      Effect.gen(function* () {
+        const sets =
+          planes.length === 0 ? handlerSets : [planeHandlers(planes), directoryHandlers(planes), ...handlerSets]
+        const implemented = new Set<string>(DiscoveryOperations)
+        for (const set of sets) for (const name of set.keys()) implemented.add(name)
+        const discovery = yield* discoveryHandlers(implemented)
+        return new Map([...Handlers.merge(discovery, ...sets)].map(([name, h]) => [name, storeFailureTyped(h)]))
+      })
+    ),
+    Layer.succeed(AssetSignals)(assetSignalsOf(planes))
   )
 
 /**

@@ -44,8 +44,13 @@ export const MCP_LISTEN_LIMITS = {
   keylessStreamsPerAddress: 2,
   keepAliveMs: 15_000,
   keyRecheckMs: 10_000,
-  /** The longest a subscribed asset goes unread by the watcher, whatever its `next_update_at` says. */
-  watchMaxIntervalMs: 15_000
+  /**
+   * The longest a subscribed asset goes without a look by the watcher, whatever its `next_update_at` says: it is
+   * read then if the store's revision for it moved (or its plane keeps none).
+   */
+  watchMaxIntervalMs: 15_000,
+  /** How often the universe's size is looked at for the streams that asked for `resourcesListChanged`. */
+  universeCheckMs: 10_000
 } as const
 
 /** The URI prefix of the asset resources (`service://read/{asset_id}`: the `read` result of one asset). */

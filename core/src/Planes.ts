@@ -125,6 +125,15 @@ export interface PlaneOperations {
    * files beside the simulated ones); undefined defers to `source`.
    */
   readonly sourceOf?: (assetId: string) => string | undefined
+  /**
+   * A number that changes whenever stored data one asset's per-asset answers are built from changes (its series,
+   * its streamed state, the sources' statuses, the universe). Apart from the clock, which each answer's
+   * `next_update_at` accounts for, an answer can differ only after this moved. Optional: where absent (or
+   * undefined for an asset), a reader that wants to see changes has to read the answer again.
+   */
+  readonly revisionOf?: (assetId: string) => number | undefined
+  /** How many assets the plane serves now, read without building the directory; where absent, `directory` counts. */
+  readonly universeSize?: () => number
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 export * from "./Admin.ts"
 export * from "./AssetId.ts"
+export * from "./AssetSignals.ts"
 export * from "./BoundedCache.ts"
 export * from "./Catalog.ts"
 export * from "./ClientAddress.ts"

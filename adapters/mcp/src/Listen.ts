@@ -1,15 +1,20 @@
 /**
  * Push at 2026-07-28: `subscriptions/listen` answered with a long-lived SSE stream that starts with
  * `notifications/subscriptions/acknowledged` and carries `notifications/resources/updated` (the URI only, free)
- * for each subscribed asset resource (`service://read/<id>`) whose data changed; reading it is the paid read.
+ * for each subscribed asset resource (`service://read/<id>`) whose data changed, and, for a stream that asked
+ * (`resourcesListChanged`), `notifications/resources/list_changed` when the number of assets served changes (a
+ * listing added); reading a resource is the paid read.
  *
- * What "changed" means comes from the data through the pipeline, not from a store's internals: a watcher reads each
- * subscribed asset with the internal principal (unbilled, not rate limited; ten assets to a `read` batch) when its
- * `next_update_at` comes, and a different `read` result for the asset (a digest of its content) is a change.
- * Because it reads what the planes serve, it works for every plane and store; on an instance that does not lead
- * ingestion it sees what the leader ingested once that instance serves it (test/mcp-listen-instances.test.ts). An
- * asset whose data is due but has not moved yet is read again after 250 ms, then less often (up to 5 s); none goes
- * unread longer than `LISTEN_LIMITS.watchMaxIntervalMs` (15 s), whatever its `next_update_at`.
+ * What "changed" means comes from the data through the pipeline, not from a store's internals: one watcher per
+ * service reads each subscribed asset with the internal principal (unbilled, not rate limited; ten assets to a
+ * `read` batch) when its `next_update_at` comes, and a different `read` result for the asset (a digest of its
+ * content) is a change. An asset is watched once, however many streams subscribe to it. Because it reads what
+ * the planes serve, it works for every plane and store; on an instance that does not lead ingestion it sees what
+ * the leader ingested once that instance serves it (test/mcp-listen-instances.test.ts). An asset whose data is
+ * due but has not moved yet is read again after 250 ms, then less often (up to 5 s). Besides, each asset is
+ * looked at every `LISTEN_LIMITS.watchMaxIntervalMs` (15 s), at a point of that period fixed by its ID so the
+ * looks are spread evenly: it is read then only if the store's revision for it (`AssetSignals.revisionOf`) moved
+ * since its last read, or its plane keeps none; an idle asset costs a number compared every 15 s.
  *
  * Limits (the `access` docs section): a key is required to subscribe to an asset resource; at most
  * `LISTEN_LIMITS.resourcesPerStream` resources per stream and `LISTEN_LIMITS.streamsPerKey` streams per key
@@ -21,6 +26,7 @@
 import { createHash } from "node:crypto"
 import {
   type ApiError,
+  AssetSignals,
   admitKeyless,
   apiError,
   authenticate,
@@ -50,6 +56,7 @@ export const LISTEN_LIMITS: {
   keepAliveMs: number
   keyRecheckMs: number
   watchMaxIntervalMs: number
+  universeCheckMs: number
 } = { ...MCP_LISTEN_LIMITS }
 
 /** How soon a due asset whose data has not moved yet is read again, and the most it waits between such reads. */
@@ -58,19 +65,84 @@ const RECHECK_MAX_MS = 5_000
 /** Internal reads of the watcher at once, and the assets per read (the `read` batch's most). */
 const WATCH_CONCURRENCY = 4
 const READ_BATCH = 10
+/** The watcher's tick: due times are filed in buckets this wide, so a tick touches only what is due. */
 const WATCH_TICK_MS = 50
+/** The longest between two passes over the streams (keep-alives, key re-checks) when their periods are longer. */
+const HOUSEKEEPING_MAX_MS = 1_000
 
 const encoder = new TextEncoder()
 const event = (message: unknown): Uint8Array => encoder.encode(`data: ${JSON.stringify(message)}\n\n`)
 const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
 
 /**
- * One open listen stream. Its body is pulled by the HTTP response as the socket drains (`pull`): nothing is
- * produced ahead of the reader, so a slow reader holds at most one pending entry per subscribed URI.
+ * What the watchers of this process have done since it started (every service in it together): assets read
+ * (each asset of a batched read counts), looks at an asset that its unchanged revision answered without a read,
+ * and notifications handed to readers. For the bench and tests.
+ */
+export const listenTotals = { assetsRead: 0, reads: 0, floorLooks: 0, floorSkipped: 0, notificationsSent: 0 }
+
+/** A number in [0, 1) from an asset ID (FNV-1a): where in the floor period its looks fall. */
+const phaseOf = (assetId: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < assetId.length; i++) h = Math.imul(h ^ assetId.charCodeAt(i), 0x01000193)
+  return (h >>> 0) / 0x1_0000_0000
+}
+
+/**
+ * One watched asset, shared by every stream subscribed to it: it is read once for all of them. A few numbers,
+ * the ID, and the list of its streams.
+ */
+class Watched {
+  readonly assetId: string
+  readonly listeners: Array<Listener> = []
+  /** 48 bits of the digest of the asset's `read` data as last read (-1 before the first read). */
+  digest = -1
+  /** The asset's revision (`AssetSignals`) taken before the last read; undefined where its plane has none. */
+  revision: number | undefined = undefined
+  /** When the data is due to be read (its `next_update_at`, or again while new data is late). */
+  dataDueMs: number
+  /** When it is looked at anyway (the `watchMaxIntervalMs` floor): read then only if its revision moved. */
+  floorDueMs: number
+  /** The tick it is filed under in the hub's wheel (for the earlier of the two); filed again, the old is void. */
+  tick = 0
+  backoffMs = RECHECK_FIRST_MS
+  checking = false
+  /** Where in the floor period the looks at this asset fall: spread evenly over the period by ID, not in bursts. */
+  readonly phase: number
+
+  constructor(assetId: string, nowMs: number) {
+    this.assetId = assetId
+    this.phase = phaseOf(assetId)
+    this.dataDueMs = nowMs
+    this.floorDueMs = nowMs
+  }
+
+  /** The next look of the floor after `nowMs`: the next instant of the asset's phase, at most one period away. */
+  nextFloorMs(nowMs: number): number {
+    const period = LISTEN_LIMITS.watchMaxIntervalMs
+    const at = nowMs - (nowMs % period) + Math.floor(this.phase * period)
+    return at > nowMs ? at : at + period
+  }
+}
+
+/**
+ * One open listen stream. Its body is pulled by the transport as the socket drains (`pull`): nothing is produced
+ * ahead of the reader, so a slow reader holds at most one pending entry per subscribed URI.
  */
 class Listener {
-  /** URIs with a change not yet sent: one entry per URI, however many changes (the coalescing). */
-  readonly pending = new Set<string>()
+  readonly hub: Hub
+  readonly subscriptionId: RequestId
+  /** The subscribed asset IDs until the stream is registered, then none (the entries say them). */
+  private assetIds: ReadonlyArray<string> | undefined
+  /** The subscribed assets (the hub's shared entries), in the order acknowledged; set when registered. */
+  watched: ReadonlyArray<Watched> = []
+  readonly presentedKey: string | undefined
+  readonly owner: string
+  /** Asked for `resourcesListChanged`, and whether such a notification is pending. */
+  readonly wantsListChanged: boolean
+  listChangedPending = false
+  /** Subscribed assets with a change not yet sent, each at most once (the coalescing); made on the first change. */
+  private pending: Array<Watched> | undefined
   /** The reader waiting for the next message, if any. */
   private waiting: ((chunk: Uint8Array | undefined) => void) | undefined
   private acked = false
@@ -78,33 +150,25 @@ class Listener {
   private ended = false
   /** When the last message left (for the keep-alive). */
   private lastSentMs: number
-  readonly subscriptionId: RequestId
-  /** Subscribed asset IDs and the URI each was subscribed under. */
-  readonly uris: ReadonlyMap<string, string>
-  readonly presentedKey: string | undefined
-  readonly owner: string
-  private readonly ack: Uint8Array
-  private readonly onNotified: () => void
   nextKeyCheckMs: number
 
-  constructor(options: {
-    readonly subscriptionId: RequestId
-    readonly uris: ReadonlyMap<string, string>
-    readonly presentedKey: string | undefined
-    readonly owner: string
-    readonly ack: Uint8Array
-    readonly nowMs: number
-    /** Counts a notification handed to the reader. */
-    readonly onNotified: () => void
-  }) {
-    this.subscriptionId = options.subscriptionId
-    this.uris = options.uris
-    this.presentedKey = options.presentedKey
-    this.owner = options.owner
-    this.ack = options.ack
-    this.onNotified = options.onNotified
-    this.lastSentMs = options.nowMs
-    this.nextKeyCheckMs = options.nowMs + LISTEN_LIMITS.keyRecheckMs
+  constructor(
+    hub: Hub,
+    subscriptionId: RequestId,
+    assetIds: ReadonlyArray<string>,
+    wantsListChanged: boolean,
+    presentedKey: string | undefined,
+    owner: string,
+    nowMs: number
+  ) {
+    this.hub = hub
+    this.subscriptionId = subscriptionId
+    this.assetIds = assetIds
+    this.wantsListChanged = wantsListChanged
+    this.presentedKey = presentedKey
+    this.owner = owner
+    this.lastSentMs = nowMs
+    this.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
   }
 
   /** The next message for the reader (undefined: the stream ends), as soon as there is one. */
@@ -122,20 +186,29 @@ class Listener {
     let chunk: Uint8Array | undefined
     if (!this.acked) {
       this.acked = true
-      chunk = this.ack
+      chunk = this.acknowledgement()
     } else if (this.ended) {
       chunk = undefined
     } else if (this.final !== undefined) {
       this.ended = true
       chunk = event(this.final)
-    } else if (this.pending.size > 0) {
-      const [uri] = this.pending
-      this.pending.delete(uri as string)
-      this.onNotified()
+    } else if (this.listChangedPending) {
+      this.listChangedPending = false
+      this.hub.notificationsSent++
+      listenTotals.notificationsSent++
+      chunk = event({
+        jsonrpc: "2.0",
+        method: "notifications/resources/list_changed",
+        params: { _meta: { [MetaKey.subscriptionId]: this.subscriptionId } }
+      })
+    } else if (this.pending !== undefined && this.pending.length > 0) {
+      const w = this.pending.shift() as Watched
+      this.hub.notificationsSent++
+      listenTotals.notificationsSent++
       chunk = event({
         jsonrpc: "2.0",
         method: "notifications/resources/updated",
-        params: { _meta: { [MetaKey.subscriptionId]: this.subscriptionId }, uri }
+        params: { _meta: { [MetaKey.subscriptionId]: this.subscriptionId }, uri: ASSET_URI_PREFIX + w.assetId }
       })
     } else if (nowMs - this.lastSentMs >= LISTEN_LIMITS.keepAliveMs) {
       chunk = KEEP_ALIVE
@@ -147,10 +220,39 @@ class Listener {
     resolve(chunk)
   }
 
-  /** Marks a subscribed URI changed. */
-  changed(uri: string): void {
-    this.pending.add(uri)
-    this.serve(Date.now())
+  /** Takes the subscribed asset IDs, once (the hub registering the stream). */
+  takeAssetIds(): ReadonlyArray<string> {
+    const ids = this.assetIds ?? []
+    this.assetIds = undefined
+    return ids
+  }
+
+  /** The first message: what of the filter is honoured. Made when sent, not kept for the stream's life. */
+  private acknowledgement(): Uint8Array {
+    // An asset resource's URI is the prefix and the asset ID (`assetIdOf`), so it is not stored beside the ID.
+    const ids = this.assetIds ?? this.watched.map((w) => w.assetId)
+    const notifications = {
+      ...(this.wantsListChanged ? { resourcesListChanged: true } : {}),
+      ...(ids.length > 0 ? { resourceSubscriptions: ids.map((id) => ASSET_URI_PREFIX + id) } : {})
+    }
+    return event({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { _meta: { [MetaKey.subscriptionId]: this.subscriptionId }, notifications }
+    })
+  }
+
+  /** Marks a subscribed asset changed. */
+  changed(w: Watched, nowMs: number): void {
+    if (this.pending === undefined) this.pending = [w]
+    else if (!this.pending.includes(w)) this.pending.push(w)
+    this.serve(nowMs)
+  }
+
+  /** Marks the list of resources changed. */
+  listChanged(nowMs: number): void {
+    this.listChangedPending = true
+    this.serve(nowMs)
   }
 
   /** Ends the stream with a final JSON-RPC response (the refusal of a revoked key, or the graceful end). */
@@ -160,40 +262,53 @@ class Listener {
   }
 }
 
-interface Watched {
-  readonly listeners: Set<Listener>
-  /** The asset's `read` data as last read (its content is what a change is measured on). */
-  etag: string | undefined
-  nextCheckMs: number
-  backoffMs: number
-  checking: boolean
-}
-
-/** The listen streams and the watched assets of one service (one per pipeline `Handlers`). */
+/**
+ * The listen streams and the watched assets of one service (one per pipeline `Handlers`). One watcher serves
+ * them all: a loop that wakes every `WATCH_TICK_MS`, takes the assets filed under the ticks that passed (a
+ * wheel of due times, so a tick costs what is due, not what is watched), reads those whose data is due, and looks
+ * at the revision of those whose floor came, reading only where it moved.
+ */
 class Hub {
   readonly assets = new Map<string, Watched>()
   readonly listeners = new Set<Listener>()
   readonly streamsByOwner = new Map<string, number>()
+  /** Due assets by tick number (`ceil(dueMs / WATCH_TICK_MS)`); an entry filed again since is skipped. */
+  private readonly wheel = new Map<number, Array<Watched>>()
+  private lastTick = 0
   private running = false
+  private nextHousekeepingMs = 0
+  /** Streams that asked for `resourcesListChanged`, the universe's size they were told of, and the next look. */
+  private listChangedStreams = 0
+  universeSize: number | undefined
+  private nextUniverseCheckMs = 0
   /** Change notifications handed to the streams' readers (for the bench and tests). */
   notificationsSent = 0
 
   private readonly context: Context.Context<PipelineServices>
+  readonly signals: AssetSignals["Service"] | undefined
   constructor(context: Context.Context<PipelineServices>) {
     this.context = context
+    // Provided beside the handlers by `layerHandlers`; a service composed without it has no revisions to offer.
+    this.signals = Context.getOrUndefined(context, AssetSignals)
   }
 
+  /** Registers a stream (when its response starts): its assets' shared entries, a new one read at once. */
   add(listener: Listener, nowMs: number): void {
     this.listeners.add(listener)
     this.streamsByOwner.set(listener.owner, (this.streamsByOwner.get(listener.owner) ?? 0) + 1)
-    for (const assetId of listener.uris.keys()) {
+    if (listener.wantsListChanged) this.listChangedStreams++
+    const watched: Array<Watched> = []
+    for (const assetId of listener.takeAssetIds()) {
       let w = this.assets.get(assetId)
       if (w === undefined) {
-        w = { listeners: new Set(), etag: undefined, nextCheckMs: nowMs, backoffMs: RECHECK_FIRST_MS, checking: false }
+        w = new Watched(assetId, nowMs)
         this.assets.set(assetId, w)
+        this.file(w, nowMs)
       }
-      w.listeners.add(listener)
+      w.listeners.push(listener)
+      watched.push(w)
     }
+    listener.watched = watched
     this.start()
   }
 
@@ -202,11 +317,13 @@ class Hub {
     const n = (this.streamsByOwner.get(listener.owner) ?? 1) - 1
     if (n <= 0) this.streamsByOwner.delete(listener.owner)
     else this.streamsByOwner.set(listener.owner, n)
-    for (const assetId of listener.uris.keys()) {
-      const w = this.assets.get(assetId)
-      if (w === undefined) continue
-      w.listeners.delete(listener)
-      if (w.listeners.size === 0) this.assets.delete(assetId)
+    if (listener.wantsListChanged && --this.listChangedStreams === 0) this.universeSize = undefined
+    for (const w of listener.watched) {
+      const i = w.listeners.indexOf(listener)
+      if (i < 0) continue
+      w.listeners[i] = w.listeners[w.listeners.length - 1] as Listener
+      w.listeners.pop()
+      if (w.listeners.length === 0) this.assets.delete(w.assetId)
     }
   }
 
@@ -214,19 +331,65 @@ class Hub {
     return this.streamsByOwner.get(owner) ?? 0
   }
 
+  /** Files `w` to be looked at at `dueMs` (no earlier than the next tick). */
+  private file(w: Watched, dueMs: number): void {
+    const tick = Math.max(this.lastTick + 1, Math.ceil(dueMs / WATCH_TICK_MS))
+    w.tick = tick
+    const bucket = this.wheel.get(tick)
+    if (bucket === undefined) this.wheel.set(tick, [w])
+    else bucket.push(w)
+  }
+
   private start(): void {
     if (this.running) return
     this.running = true
+    this.lastTick = Math.floor(Date.now() / WATCH_TICK_MS) - 1
     Effect.runForkWith(this.context)(
       this.loop.pipe(
         Effect.ensuring(
           Effect.sync(() => {
             this.running = false
             if (this.listeners.size > 0) this.start()
+            else this.wheel.clear()
           })
         )
       )
     )
+  }
+
+  /** The assets whose time came by `nowMs`: due for a read, or at a floor look whose revision moved. */
+  private takeDue(nowMs: number): Array<Watched> {
+    const due: Array<Watched> = []
+    const nowTick = Math.floor(nowMs / WATCH_TICK_MS)
+    for (let tick = this.lastTick + 1; tick <= nowTick; tick++) {
+      const bucket = this.wheel.get(tick)
+      if (bucket === undefined) continue
+      this.wheel.delete(tick)
+      for (const w of bucket) {
+        // Filed again under another tick since, being read, or gone (no stream left).
+        if (w.tick !== tick || w.checking || this.assets.get(w.assetId) !== w) continue
+        if (nowMs < w.dataDueMs) {
+          // The floor: a read only where the revision moved since the last one (or the plane keeps none).
+          listenTotals.floorLooks++
+          const revision = this.signals?.revisionOf(w.assetId)
+          if (revision !== undefined && revision === w.revision) {
+            listenTotals.floorSkipped++
+            w.floorDueMs = w.nextFloorMs(nowMs)
+            this.refile(w)
+            continue
+          }
+        }
+        w.checking = true
+        due.push(w)
+      }
+    }
+    this.lastTick = Math.max(this.lastTick, nowTick)
+    return due
+  }
+
+  /** Files `w` for the earlier of its read and its floor look (both after now, so under a later tick). */
+  private refile(w: Watched): void {
+    this.file(w, Math.min(w.dataDueMs, w.floorDueMs))
   }
 
   /** Runs while any stream is open: reads the due assets, and checks the streams' keys again. */
@@ -235,48 +398,67 @@ class Hub {
     return Effect.gen(function* () {
       while (hub.listeners.size > 0) {
         const nowMs = Date.now()
-        const due: Array<[string, Watched]> = []
-        for (const entry of hub.assets) {
-          if (!entry[1].checking && entry[1].nextCheckMs <= nowMs) {
-            entry[1].checking = true
-            due.push(entry)
-          }
-        }
+        const due = hub.takeDue(nowMs)
         if (due.length > 0) {
           // Read in batches of up to READ_BATCH assets: one pass through the pipeline for ten assets.
-          const batches: Array<Array<[string, Watched]>> = []
+          const batches: Array<Array<Watched>> = []
           for (let i = 0; i < due.length; i += READ_BATCH) batches.push(due.slice(i, i + READ_BATCH))
           yield* Effect.forEach(batches, (batch) => hub.check(batch), { concurrency: WATCH_CONCURRENCY, discard: true })
         }
-        // Each presented key is checked once per pass, however many streams it has open.
-        const checked = new Map<string, ApiError | undefined>()
-        for (const listener of hub.listeners) {
-          const presented = listener.presentedKey
-          if (presented === undefined || listener.nextKeyCheckMs > nowMs) continue
-          listener.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
-          if (!checked.has(presented)) {
-            const key = yield* Effect.result(authenticate(presented))
-            checked.set(presented, key._tag === "Failure" ? key.failure : undefined)
-          }
-          const error = checked.get(presented)
-          if (error !== undefined) {
-            listener.close(failure(listener.subscriptionId, RpcCode.ServerError, error.message, error.toBody()))
-          }
+        if (nowMs >= hub.nextHousekeepingMs) {
+          hub.nextHousekeepingMs =
+            nowMs + Math.min(HOUSEKEEPING_MAX_MS, LISTEN_LIMITS.keepAliveMs, LISTEN_LIMITS.keyRecheckMs)
+          yield* hub.housekeeping(nowMs)
         }
-        // Keep-alive comments for the streams quiet for `keepAliveMs` (one timer for all, not one per stream).
-        for (const listener of hub.listeners) listener.serve(nowMs)
         yield* Effect.sleep(WATCH_TICK_MS)
       }
     }).pipe(Effect.catchCause((cause) => Effect.logError("listen watcher stopped", Cause.pretty(cause))))
+  }
+
+  /** Keys checked again, keep-alives, and the universe's size looked at for the streams that asked. */
+  private housekeeping(nowMs: number): Effect.Effect<void, never, PipelineServices> {
+    const hub = this
+    return Effect.gen(function* () {
+      // Each presented key is checked once per pass, however many streams it has open.
+      const checked = new Map<string, ApiError | undefined>()
+      for (const listener of hub.listeners) {
+        const presented = listener.presentedKey
+        if (presented === undefined || listener.nextKeyCheckMs > nowMs) continue
+        listener.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
+        if (!checked.has(presented)) {
+          const key = yield* Effect.result(authenticate(presented))
+          checked.set(presented, key._tag === "Failure" ? key.failure : undefined)
+        }
+        const error = checked.get(presented)
+        if (error !== undefined) {
+          listener.close(failure(listener.subscriptionId, RpcCode.ServerError, error.message, error.toBody()))
+        }
+      }
+      if (hub.listChangedStreams > 0 && hub.signals !== undefined && nowMs >= hub.nextUniverseCheckMs) {
+        hub.nextUniverseCheckMs = nowMs + LISTEN_LIMITS.universeCheckMs
+        const size = yield* hub.signals.universeSize
+        if (hub.universeSize !== undefined && size !== hub.universeSize) {
+          for (const listener of hub.listeners) if (listener.wantsListChanged) listener.listChanged(nowMs)
+        }
+        hub.universeSize = size
+      }
+      // Keep-alive comments for the streams quiet for `keepAliveMs` (one pass for all, not a timer per stream).
+      for (const listener of hub.listeners) listener.serve(nowMs)
+    })
   }
 
   /**
    * Reads a batch of assets as the internal principal (unbilled, not rate limited): an asset whose `read` data
    * differs from the last read notifies its listeners; each is read again when its `next_update_at` comes.
    */
-  private check(batch: ReadonlyArray<[string, Watched]>): Effect.Effect<void, never, PipelineServices> {
+  private check(batch: ReadonlyArray<Watched>): Effect.Effect<void, never, PipelineServices> {
+    const signals = this.signals
+    // The revisions before the read: a write during it moves them again, and the next floor look reads.
+    for (const w of batch) w.revision = signals?.revisionOf(w.assetId)
+    listenTotals.reads++
+    listenTotals.assetsRead += batch.length
     const params: ReadonlyArray<readonly [string, unknown]> =
-      batch.length === 1 ? [["id", batch[0]?.[0]]] : [["ids", batch.map(([id]) => id).join(",")]]
+      batch.length === 1 ? [["id", batch[0]?.assetId]] : [["ids", batch.map((w) => w.assetId).join(",")]]
     return Effect.map(
       handle({ operation: "read", params, authorization: [], client: "internal", internal: true }),
       (answer) => {
@@ -290,47 +472,47 @@ class Hub {
             if (typeof id === "string") read.set(id, element)
           }
         }
-        for (const [assetId, w] of batch) {
+        for (const w of batch) {
           w.checking = false
-          const element = read.get(assetId)
+          const element = read.get(w.assetId)
           if (element === undefined) {
             // Not readable now (refused, a failing source, an asset that is gone): look again later.
-            w.nextCheckMs = nowMs + RECHECK_MAX_MS
-            continue
+            w.revision = undefined
+            w.dataDueMs = nowMs + RECHECK_MAX_MS
+            w.floorDueMs = w.nextFloorMs(nowMs)
+          } else {
+            this.observe(w, JSON.stringify(element), nowMs)
           }
-          this.observe(assetId, w, JSON.stringify(element), nowMs)
+          if (this.assets.get(w.assetId) === w) this.refile(w)
         }
       }
     )
   }
 
-  private observe(assetId: string, w: Watched, content: string, nowMs: number): void {
-    // A digest of the content, not the content: a watched asset costs a few dozen bytes, not its whole answer.
-    const digest = createHash("sha256").update(content).digest("base64url").slice(0, 22)
-    const changed = w.etag !== undefined && w.etag !== digest
-    w.etag = digest
+  private observe(w: Watched, content: string, nowMs: number): void {
+    // 48 bits of a digest of the content, not the content: a watched asset costs a few numbers, not its answer.
+    const digest = createHash("sha256").update(content).digest().readUIntBE(0, 6)
+    const changed = w.digest !== -1 && w.digest !== digest
+    w.digest = digest
     if (changed) {
       w.backoffMs = RECHECK_FIRST_MS
-      for (const listener of w.listeners) {
-        const uri = listener.uris.get(assetId)
-        if (uri === undefined) continue
-        listener.changed(uri)
-      }
+      for (const listener of w.listeners) listener.changed(w, nowMs)
     }
     const next = nextUpdateOf(content)
     if (next !== undefined && next > nowMs) {
       // `next_update_at` is the earliest time the inputs can be new, but the content can move before it: a `read`
       // whose `next_update_at` is its next bar close carries the bar being formed, and an instance that does not
       // lead ingestion serves the leader's new data when it re-reads the store (every minute), not on the data's
-      // schedule. So no asset goes unread longer than `watchMaxIntervalMs`: one internal read per subscribed asset
-      // per period at most (ten to a read), none added where the data's own schedule is sooner.
-      w.nextCheckMs = Math.min(next, nowMs + LISTEN_LIMITS.watchMaxIntervalMs)
+      // schedule. So each asset is also looked at every `watchMaxIntervalMs` (its floor), and read then if the
+      // store's revision for it moved (or its plane keeps none).
+      w.dataDueMs = next
       w.backoffMs = RECHECK_FIRST_MS
     } else {
       // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
-      w.nextCheckMs = nowMs + w.backoffMs
+      w.dataDueMs = nowMs + w.backoffMs
       w.backoffMs = Math.min(RECHECK_MAX_MS, w.backoffMs * 2)
     }
+    w.floorDueMs = w.nextFloorMs(nowMs)
   }
 }
 
@@ -419,6 +601,10 @@ export const listen = (
     if (requested !== undefined && !(Array.isArray(requested) && requested.every((u) => typeof u === "string"))) {
       return invalid("`resourceSubscriptions` must be an array of resource URIs")
     }
+    const wantsListChanged = filter.resourcesListChanged
+    if (wantsListChanged !== undefined && typeof wantsListChanged !== "boolean") {
+      return invalid("`resourcesListChanged` must be a boolean")
+    }
     const uris = [...new Set((requested ?? []) as ReadonlyArray<string>)]
     if (uris.length > LISTEN_LIMITS.resourcesPerStream) {
       return invalid(
@@ -426,7 +612,7 @@ export const listen = (
         { limit: LISTEN_LIMITS.resourcesPerStream }
       )
     }
-    const assets = new Map<string, string>()
+    const assets: Array<string> = []
     for (const uri of uris) {
       const assetId = assetIdOf(uri)
       if (assetId !== undefined && !isCanonicalAssetId(assetId)) {
@@ -445,7 +631,7 @@ export const listen = (
           }
         )
       }
-      assets.set(assetId, uri)
+      assets.push(assetId)
     }
     // The listen request is one request: its key is checked and it spends one rate unit, as `tools/list` does.
     const admitted = yield* admitKeyless({
@@ -460,7 +646,7 @@ export const listen = (
       ...(error.retryAfterSeconds === undefined ? {} : { retryAfter: error.retryAfterSeconds })
     })
     if (admitted.refusal !== undefined) return refusal(admitted.refusal)
-    if (admitted.keyId === undefined && assets.size > 0) {
+    if (admitted.keyId === undefined && assets.length > 0) {
       return refusal(
         apiError(
           "unauthenticated",
@@ -486,23 +672,18 @@ export const listen = (
       }
     }
     const presented = parseAuthorization(context.authorization)
-    const acknowledged = assets.size > 0 ? { resourceSubscriptions: [...assets.values()] } : {}
-    const ack = event({
-      jsonrpc: "2.0",
-      method: "notifications/subscriptions/acknowledged",
-      params: { _meta: { [MetaKey.subscriptionId]: id }, notifications: acknowledged }
-    })
-    const listener = new Listener({
-      subscriptionId: id,
-      uris: assets,
-      presentedKey: typeof presented === "string" ? presented : undefined,
+    // `resourcesListChanged` is honoured where the service can count its assets (it has planes).
+    const listChanged = wantsListChanged === true && hub.signals !== undefined
+    if (listChanged && hub.universeSize === undefined) hub.universeSize = yield* hub.signals.universeSize
+    const listener = new Listener(
+      hub,
+      id,
+      assets,
+      listChanged,
+      typeof presented === "string" ? presented : undefined,
       owner,
-      ack,
-      nowMs: Date.now(),
-      onNotified: () => {
-        hub.notificationsSent++
-      }
-    })
+      Date.now()
+    )
     // Registered when the response starts streaming; removed however it ends (the reader gone, the key revoked).
     const body: WireStream = {
       _tag: "Stream",

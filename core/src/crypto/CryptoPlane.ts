@@ -70,6 +70,10 @@ export const makeCryptoPlaneOver = (universe: UniverseRef): Effect.Effect<Crypto
     const structureOf = makeStructureOf(st)
     const { directory, lookup } = makeDirectory(st)
     const { warm, warmAsset } = makeWarm(st)
+    const store = st.store
+    // The universe counts in the revision: a new universe can change an asset's entry (its tier, its listings).
+    let seenUniverse = universe.get()
+    let universes = 0
     const plane: CryptoPlane = {
       plane: "crypto",
       perAsset: new Map<string, PlaneForAsset>([
@@ -89,6 +93,21 @@ export const makeCryptoPlaneOver = (universe: UniverseRef): Effect.Effect<Crypto
       ]),
       directory,
       lookup,
+      // What one asset's answers read: its series and streamed state where the store tells them apart, else the
+      // store's whole content. Each part never decreases, so their sum changes whenever one does.
+      revisionOf: (assetId) => {
+        const u = universe.get()
+        if (u !== seenUniverse) {
+          seenUniverse = u
+          universes++
+        }
+        const stored =
+          store.quotesRevisionOf !== undefined
+            ? store.quotesRevisionOf(assetId)
+            : (store.quotesRevision ?? store.revision)?.()
+        return stored === undefined ? undefined : stored + universes
+      },
+      universeSize: () => universe.get().assets.length,
       warm,
       warmAsset
     }
