@@ -8,7 +8,11 @@
  * - notification latency p99 <= 1 s, from the instant the asset's data changed (the plane's slot boundary: from
  *   then on every read answers the new data) to the notification's arrival in this process;
  * - server RSS growth per idle listen stream <= 20 KB: 1,000 streams over 10,000 assets that change once an hour,
- *   RSS (/proc VmRSS) before and after opening them, after the watcher's first reads have settled;
+ *   RSS (/proc VmRSS) and V8's heap (used heap plus external memory) after a full collection in the server
+ *   (`--expose-gc`), before opening them and once the watcher has read every one of their assets;
+ * - what idle streams cost in the background: over `BENCH_LISTEN_IDLE_S` (default 20 s, more than one 15 s floor
+ *   period) with the idle streams open and, before, with none, the watcher's asset reads and floor looks a second
+ *   and the server's CPU time (its own `process.cpuUsage()`, collections for the measurement left out);
  * - paid `read` throughput (HTTP, 50 connections, autocannon) with the 1,000 active streams open within 10 % of
  *   without: alternating rounds (`BENCH_LISTEN_ROUNDS`, default 3) of `BENCH_SECONDS` each, medians compared.
  *
@@ -18,7 +22,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { memoryOf, ROOT, startCommand } from "./process.ts"
+import { ROOT, startCommand } from "./process.ts"
 
 const STREAMS = Number(process.env.BENCH_LISTEN_STREAMS ?? 1_000)
 const PER_STREAM = 10
@@ -26,6 +30,9 @@ const ASSETS = STREAMS * PER_STREAM
 const SLOT_MS = Number(process.env.BENCH_LISTEN_SLOT_MS ?? 10_000)
 const ROUNDS = Number(process.env.BENCH_LISTEN_ROUNDS ?? 3)
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
+const IDLE_S = Number(process.env.BENCH_LISTEN_IDLE_S ?? 20)
+/** Which parts run: `idle` (memory and background cost), `active` (latency and throughput); both by default. */
+const PARTS = (process.env.BENCH_LISTEN_PARTS ?? "idle,active").split(",")
 const VERSION = "2026-07-28"
 const META = {
   "io.modelcontextprotocol/protocolVersion": VERSION,
@@ -34,11 +41,29 @@ const META = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** What the server reports on request (`bench/listen-server.ts`). */
+interface ServerStats {
+  readonly atMs: number
+  readonly memory: NodeJS.MemoryUsage
+  /** CPU time before the collection the report starts with, and after it (µs). */
+  readonly cpuBeforeGcUs: NodeJS.CpuUsage
+  readonly cpuUs: NodeJS.CpuUsage
+  readonly listen: {
+    readonly assetsRead: number
+    readonly reads: number
+    readonly floorLooks: number
+    readonly floorSkipped: number
+    readonly notificationsSent: number
+  }
+}
+
 interface Server {
   readonly url: string
   readonly keys: ReadonlyArray<string>
   readonly epochMs: number
   readonly child: ChildProcess
+  /** The server's memory after a full collection, its CPU time and the watcher's totals. */
+  readonly stats: () => Promise<ServerStats>
 }
 
 const startListenServer = (): Promise<Server> =>
@@ -53,16 +78,30 @@ const startListenServer = (): Promise<Server> =>
         BENCH_LISTEN_SLOT_MS: String(SLOT_MS),
         BENCH_LISTEN_KEYS: String(STREAMS / 10 + 1)
       },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     })
     let out = ""
     let err = ""
+    let started = false
+    const waiting: Array<(stats: ServerStats) => void> = []
+    const stats = () =>
+      new Promise<ServerStats>((r) => {
+        waiting.push(r)
+        child.stdin?.write("stats\n")
+      })
     child.stdout?.on("data", (d) => {
       out += d
-      const line = out.split("\n").find((l) => l.startsWith("{"))
-      if (line !== undefined && out.includes("\n")) {
-        const parsed = JSON.parse(line) as { url: string; keys: Array<string>; epochMs: number }
-        resolve({ ...parsed, child })
+      for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
+        const line = out.slice(0, nl)
+        out = out.slice(nl + 1)
+        if (!line.startsWith("{")) continue
+        if (!started) {
+          started = true
+          const parsed = JSON.parse(line) as { url: string; keys: Array<string>; epochMs: number }
+          resolve({ ...parsed, child, stats })
+        } else {
+          waiting.shift()?.(JSON.parse(line) as ServerStats)
+        }
       }
     })
     child.stderr?.on("data", (d) => (err += d))
@@ -85,16 +124,24 @@ interface OpenStreams {
  * Opens `STREAMS` listen streams, stream `s` subscribed to `<prefix>-<s*10 .. s*10+9>`, ten per key; calls
  * `onUpdate(index, arrivalMs)` for each `notifications/resources/updated`.
  */
-const openStreams = (server: Server, prefix: string, onUpdate: (index: number, atMs: number) => void): OpenStreams => {
+const openStreams = (
+  server: Server,
+  prefix: string,
+  onUpdate: (index: number, atMs: number) => void,
+  from = 0,
+  to = STREAMS
+): OpenStreams => {
   const controllers: Array<AbortController> = []
   let acks = 0
   let count = 0
   let resolveAcks: () => void = () => {}
-  const acknowledged = new Promise<void>((r) => {
-    resolveAcks = r
+  let rejectAcks: (e: unknown) => void = () => {}
+  const acknowledged = new Promise<void>((resolve, reject) => {
+    resolveAcks = resolve
+    rejectAcks = reject
   })
   const done: Array<Promise<void>> = []
-  for (let s = 0; s < STREAMS; s++) {
+  for (let s = from; s < to; s++) {
     const controller = new AbortController()
     controllers.push(controller)
     const uris = Array.from({ length: PER_STREAM }, (_, j) => `service://read/crypto:${prefix}-${s * PER_STREAM + j}`)
@@ -135,7 +182,7 @@ const openStreams = (server: Server, prefix: string, onUpdate: (index: number, a
               if (!block.startsWith("data: ")) continue
               const m = JSON.parse(block.slice(6)) as { method?: string; params?: { uri?: string } }
               if (m.method === "notifications/subscriptions/acknowledged") {
-                if (++acks === STREAMS) resolveAcks()
+                if (++acks === to - from) resolveAcks()
               } else if (m.method === "notifications/resources/updated") {
                 count++
                 onUpdate(Number(/-(\d+)$/.exec(m.params?.uri ?? "")?.[1]), atMs)
@@ -145,7 +192,10 @@ const openStreams = (server: Server, prefix: string, onUpdate: (index: number, a
         } catch {
           // aborted
         }
-      })()
+      })().catch((e: unknown) => {
+        // A refused stream fails the run (through `acknowledged`), not the process: the server is still stopped.
+        if (!controller.signal.aborted) rejectAcks(e)
+      })
     )
   }
   return {
@@ -178,48 +228,129 @@ const readLoad = async (server: Server) => {
   return { rps: result.requests.average, non2xx: result.non2xx }
 }
 
+/** The server's background work over a window: CPU share, and the watcher's reads and floor looks a second. */
+interface WatchWindow {
+  readonly seconds: number
+  readonly cpuPct: number
+  readonly assetReadsPerS: number
+  readonly readsPerS: number
+  readonly floorLooksPerS: number
+  readonly floorSkippedPerS: number
+}
+
 export interface ListenBench {
   readonly streams: number
   readonly resources: number
   readonly slotMs: number
-  readonly idleRssGrowthKbPerStream: number
-  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly count: number }
-  readonly quietLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number }
-  readonly readRps: {
-    readonly without: ReadonlyArray<number>
-    readonly with: ReadonlyArray<number>
-    readonly ratio: number
+  readonly idle:
+    | {
+        readonly rssGrowthKbPerStream: number
+        readonly heapGrowthKbPerStream: number
+        /** The same for the second half of the streams alone. */
+        readonly marginal: { readonly rssGrowthKbPerStream: number; readonly heapGrowthKbPerStream: number }
+        readonly withoutStreams: WatchWindow
+        readonly withStreams: WatchWindow
+      }
+    | undefined
+  readonly active?: {
+    readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly count: number }
+    readonly quietLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number }
+    readonly readRps: {
+      readonly without: ReadonlyArray<number>
+      readonly with: ReadonlyArray<number>
+      readonly ratio: number
+    }
+    readonly non2xx: number
   }
-  readonly non2xx: number
   readonly targets: ReadonlyArray<{ readonly name: string; readonly value: string; readonly met: boolean }>
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+
+/** The server's background work over `IDLE_S` seconds, from its own counters (collections for the stats left out). */
+const watchWindow = async (server: Server): Promise<WatchWindow> => {
+  const a = await server.stats()
+  await sleep(IDLE_S * 1_000)
+  const b = await server.stats()
+  const seconds = (b.atMs - a.atMs) / 1_000
+  const cpuUs = b.cpuBeforeGcUs.user + b.cpuBeforeGcUs.system - (a.cpuUs.user + a.cpuUs.system)
+  const rate = (f: (s: ServerStats["listen"]) => number) =>
+    Math.round(((f(b.listen) - f(a.listen)) / seconds) * 10) / 10
+  return {
+    seconds: Math.round(seconds * 10) / 10,
+    cpuPct: Math.round((cpuUs / 1e6 / seconds) * 1000) / 10,
+    assetReadsPerS: rate((l) => l.assetsRead),
+    readsPerS: rate((l) => l.reads),
+    floorLooksPerS: rate((l) => l.floorLooks),
+    floorSkippedPerS: rate((l) => l.floorSkipped)
+  }
 }
 
 export const listenBench = async (log: (line: string) => void): Promise<ListenBench> => {
   const server = await startListenServer()
-  const pid = server.child.pid
   try {
     // Warm the server's paths before measuring memory.
     await readLoad(server)
-    const settledRss = async () => {
-      server.child.kill("SIGUSR2")
-      await sleep(2_000)
-      return memoryOf(pid).rss
-    }
-    const before = await settledRss()
-    log(`listen bench: server up (${server.url}), RSS ${before} MB before the idle streams\n`)
+    const targets: Array<{ readonly name: string; readonly value: string; readonly met: boolean }> = []
+    let idleResult: ListenBench["idle"]
+    if (PARTS.includes("idle")) {
+      const before = await server.stats()
+      log(`listen bench: server up (${server.url}), RSS ${mb(before.memory.rss)} MB before the idle streams\n`)
+      // The server's background cost with no stream: the floor of what idle streams add to.
+      const quiet = await watchWindow(server)
 
-    // Idle streams: 1,000 over 10,000 assets that change once an hour.
-    const idle = openStreams(server, "idle", () => {})
-    await idle.acknowledged
-    // The watcher's first read of each asset, then a collection.
-    await sleep(5_000)
-    const withIdle = await settledRss()
-    const idleKb = ((withIdle - before) * 1024) / STREAMS
-    log(
-      `  ${STREAMS} idle streams over ${ASSETS} resources: RSS ${withIdle} MB (+${(idleKb).toFixed(1)} KB per stream)\n`
-    )
-    await idle.close()
-    await sleep(2_000)
+      // Idle streams: 1,000 over 10,000 assets that change once an hour, opened in two halves; each half measured
+      // once the watcher has read every one of its assets. The second half's growth is the marginal cost of a
+      // stream (what the first stream's code paths and caches cost once is in the first half only).
+      const settled = async (streams: OpenStreams, assets: number) => {
+        await streams.acknowledged
+        for (;;) {
+          const s = await server.stats()
+          if (s.listen.assetsRead - before.listen.assetsRead >= assets) return s
+          await sleep(500)
+        }
+      }
+      const half = Math.floor(STREAMS / 2)
+      const first = openStreams(server, "idle", () => {}, 0, half)
+      const mid = await settled(first, half * PER_STREAM)
+      const second = openStreams(server, "idle", () => {}, half, STREAMS)
+      const withIdle = await settled(second, ASSETS)
+      const perStreamKb = (from: ServerStats, to: ServerStats, n: number, f: (m: NodeJS.MemoryUsage) => number) =>
+        Math.round(((f(to.memory) - f(from.memory)) / 1024 / n) * 10) / 10
+      const rss = (m: NodeJS.MemoryUsage) => m.rss
+      const heap = (m: NodeJS.MemoryUsage) => m.heapUsed + m.external
+      const rssKb = perStreamKb(before, withIdle, STREAMS, rss)
+      const heapKb = perStreamKb(before, withIdle, STREAMS, heap)
+      const marginalRssKb = perStreamKb(mid, withIdle, STREAMS - half, rss)
+      const marginalHeapKb = perStreamKb(mid, withIdle, STREAMS - half, heap)
+      log(
+        `  ${STREAMS} idle streams over ${ASSETS} resources: RSS ${mb(withIdle.memory.rss)} MB (+${rssKb} KB per stream; the second half +${marginalRssKb} KB), heap and external +${heapKb} KB per stream (the second half +${marginalHeapKb} KB)\n`
+      )
+      const open = await watchWindow(server)
+      idleResult = {
+        rssGrowthKbPerStream: rssKb,
+        heapGrowthKbPerStream: heapKb,
+        marginal: { rssGrowthKbPerStream: marginalRssKb, heapGrowthKbPerStream: marginalHeapKb },
+        withoutStreams: quiet,
+        withStreams: open
+      }
+      log(
+        `  background over ${IDLE_S} s: without streams ${quiet.cpuPct}% CPU; with the idle streams ${open.cpuPct}% CPU, ${open.assetReadsPerS} asset reads/s, ${open.floorLooksPerS} floor looks/s (${open.floorSkippedPerS} answered by the revision)\n`
+      )
+      targets.push(
+        { name: "RSS growth per idle listen stream <= 20 KB", value: `${rssKb} KB`, met: rssKb <= 20 },
+        {
+          name: "idle streams' background reads ~0 (asset reads/s with 10,000 idle subscriptions)",
+          value: `${open.assetReadsPerS}/s`,
+          met: open.assetReadsPerS <= 1
+        }
+      )
+      await first.close()
+      await second.close()
+      await sleep(2_000)
+    }
+    if (!PARTS.includes("active"))
+      return { streams: STREAMS, resources: ASSETS, slotMs: SLOT_MS, idle: idleResult, targets }
 
     // Active streams: latency in a quiet window, then read throughput with and without them, alternating.
     const latencies: Array<number> = []
@@ -268,25 +399,23 @@ export const listenBench = async (log: (line: string) => void): Promise<ListenBe
       count: quietSorted.length
     }
     const p99All = Math.max(latencyMs.p99, quietLatencyMs.p99)
+    targets.push(
+      { name: "notification latency p99 <= 1 s", value: `${p99All} ms`, met: p99All <= 1_000 },
+      { name: "paid read throughput with the streams >= 0.9x", value: `${ratio.toFixed(3)}x`, met: ratio >= 0.9 },
+      { name: "no non-2xx reads", value: String(non2xx), met: non2xx === 0 }
+    )
     return {
       streams: STREAMS,
       resources: ASSETS,
       slotMs: SLOT_MS,
-      idleRssGrowthKbPerStream: Math.round(idleKb * 10) / 10,
-      latencyMs,
-      quietLatencyMs,
-      readRps: { without, with: withStreams, ratio: Math.round(ratio * 1000) / 1000 },
-      non2xx,
-      targets: [
-        { name: "notification latency p99 <= 1 s", value: `${p99All} ms`, met: p99All <= 1_000 },
-        {
-          name: "RSS growth per idle listen stream <= 20 KB",
-          value: `${idleKb.toFixed(1)} KB`,
-          met: idleKb <= 20
-        },
-        { name: "paid read throughput with the streams >= 0.9x", value: `${ratio.toFixed(3)}x`, met: ratio >= 0.9 },
-        { name: "no non-2xx reads", value: String(non2xx), met: non2xx === 0 }
-      ]
+      idle: idleResult,
+      active: {
+        latencyMs,
+        quietLatencyMs,
+        readRps: { without, with: withStreams, ratio: Math.round(ratio * 1000) / 1000 },
+        non2xx
+      },
+      targets
     }
   } finally {
     server.child.kill("SIGTERM")

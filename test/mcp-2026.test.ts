@@ -139,7 +139,7 @@ describe("revision 2026-07-28 beside the initialize-based ones", () => {
     expect(res.body.result).toMatchObject({
       resultType: "complete",
       supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-      capabilities: { tools: {}, resources: { subscribe: true } },
+      capabilities: { tools: {}, resources: { subscribe: true, listChanged: true } },
       _meta: { "io.modelcontextprotocol/serverInfo": { name: "service-market-data", version: "1.0.0" } },
       cacheScope: "public"
     })

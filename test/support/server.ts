@@ -3,7 +3,7 @@
  * suites. Logging is silenced unless LOG_LEVEL is set.
  */
 import * as net from "node:net"
-import { createKey, type Handler, type StorePorts } from "@market-data/core"
+import { createKey, type Handler, type PlaneOperations, type StorePorts } from "@market-data/core"
 import { HttpServerAddress } from "@market-data/http"
 import { type AppConfig, layerCore, layerTransports } from "@market-data/infra"
 import { layerMemoryStores } from "@market-data/memory"
@@ -48,12 +48,18 @@ export interface TestServer {
 
 export const startServer = async (
   overrides: Partial<AppConfig> = {},
-  planeHandlers: ReadonlyArray<ReadonlyMap<string, Handler>> = []
+  planeHandlers: ReadonlyArray<ReadonlyMap<string, Handler>> = [],
+  /** Planes served through the production plane handlers (`planeHandlers`, `resolve`, `coverage`). */
+  planes: ReadonlyArray<PlaneOperations> = []
 ): Promise<TestServer> => {
   const config = testConfig(overrides)
   const scope = Effect.runSync(Scope.make())
-  const layer = layerTransports({ host: config.host, port: 0 }).pipe(
-    Layer.provideMerge(layerCore(config, layerMemoryStores, planeHandlers)),
+  const layer = layerTransports({
+    host: config.host,
+    port: 0,
+    ...(config.connectionLimits === undefined ? {} : { limits: config.connectionLimits })
+  }).pipe(
+    Layer.provideMerge(layerCore(config, layerMemoryStores, planeHandlers, planes)),
     Layer.provide(Layer.succeed(References.MinimumLogLevel)(process.env.LOG_LEVEL === undefined ? "None" : "Info"))
   )
   const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<

@@ -134,7 +134,7 @@ const MODERN_RESOURCE_TEMPLATES_LIST = modernConstant(resourceTemplatesList)
 /** What the server supports, as `server/discover` says it (2026-07-28). */
 export const DISCOVER_CAPABILITIES = {
   tools: { listChanged: false },
-  resources: { subscribe: true, listChanged: false }
+  resources: { subscribe: true, listChanged: true }
 } as const
 
 const DISCOVER_RESULT = modernConstant({
