@@ -81,29 +81,41 @@ const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
  */
 export const listenTotals = { assetsRead: 0, reads: 0, floorLooks: 0, floorSkipped: 0, notificationsSent: 0 }
 
-/** A number in [0, 1) from an asset ID (FNV-1a): where in the floor period its looks fall. */
+/** 30 bits from an asset ID (FNV-1a): where in the floor period its looks fall. */
 const phaseOf = (assetId: string): number => {
   let h = 0x811c9dc5
   for (let i = 0; i < assetId.length; i++) h = Math.imul(h ^ assetId.charCodeAt(i), 0x01000193)
-  return (h >>> 0) / 0x1_0000_0000
+  return h >>> 2
 }
 
 /**
- * One watched asset, shared by every stream subscribed to it: it is read once for all of them. A few numbers,
- * the ID, and the list of its streams.
+ * Times of the watch state are kept in ticks counted from the process's start, small integers (V8 stores them in
+ * the object itself; a millisecond timestamp would be a separate number object per field).
+ */
+const EPOCH_MS = Date.now()
+const tickAt = (ms: number): number => Math.ceil((ms - EPOCH_MS) / WATCH_TICK_MS)
+const tickNow = (nowMs: number): number => Math.floor((nowMs - EPOCH_MS) / WATCH_TICK_MS)
+
+/** A flat copy of a string: a slice of a larger one (a URI, a header) keeps all of it alive. */
+const flat = (s: string): string => JSON.parse(JSON.stringify(s)) as string
+
+/**
+ * One watched asset, shared by every stream subscribed to it: it is read once for all of them. Small integers,
+ * the ID, and its stream (or streams: most assets have one).
  */
 class Watched {
   readonly assetId: string
-  readonly listeners: Array<Listener> = []
-  /** 48 bits of the digest of the asset's `read` data as last read (-1 before the first read). */
-  digest = -1
+  listeners: Listener | Array<Listener> | undefined = undefined
+  /** 48 bits of the digest of the asset's `read` data as last read, in two halves (-1 before the first read). */
+  digestHigh = -1
+  digestLow = -1
   /** The asset's revision (`AssetSignals`) taken before the last read; undefined where its plane has none. */
   revision: number | undefined = undefined
-  /** When the data is due to be read (its `next_update_at`, or again while new data is late). */
-  dataDueMs: number
-  /** When it is looked at anyway (the `watchMaxIntervalMs` floor): read then only if its revision moved. */
-  floorDueMs: number
-  /** The tick it is filed under in the hub's wheel (for the earlier of the two); filed again, the old is void. */
+  /** The tick the data is due to be read at (its `next_update_at`, or again while new data is late). */
+  dataDue: number
+  /** The tick of its next look anyway (the `watchMaxIntervalMs` floor): read then only if its revision moved. */
+  floorDue: number
+  /** The tick it is filed under in the hub's wheel (the earlier of the two); filed again, the old filing is void. */
   tick = 0
   backoffMs = RECHECK_FIRST_MS
   checking = false
@@ -111,17 +123,39 @@ class Watched {
   readonly phase: number
 
   constructor(assetId: string, nowMs: number) {
-    this.assetId = assetId
+    this.assetId = flat(assetId)
     this.phase = phaseOf(assetId)
-    this.dataDueMs = nowMs
-    this.floorDueMs = nowMs
+    this.dataDue = tickAt(nowMs)
+    this.floorDue = this.dataDue
   }
 
-  /** The next look of the floor after `nowMs`: the next instant of the asset's phase, at most one period away. */
-  nextFloorMs(nowMs: number): number {
+  /** The tick of the floor's next look after `nowMs`: the next instant of the asset's phase, within one period. */
+  nextFloor(nowMs: number): number {
     const period = LISTEN_LIMITS.watchMaxIntervalMs
-    const at = nowMs - (nowMs % period) + Math.floor(this.phase * period)
-    return at > nowMs ? at : at + period
+    const at = nowMs - (nowMs % period) + Math.floor((this.phase / 0x4000_0000) * period)
+    return tickAt(at > nowMs ? at : at + period)
+  }
+
+  addListener(listener: Listener): void {
+    const l = this.listeners
+    if (l === undefined) this.listeners = listener
+    else if (Array.isArray(l)) l.push(listener)
+    else this.listeners = [l, listener]
+  }
+
+  /** Removes a stream; whether any is left. */
+  removeListener(listener: Listener): boolean {
+    const l = this.listeners
+    if (l === listener) this.listeners = undefined
+    else if (Array.isArray(l)) {
+      const i = l.indexOf(listener)
+      if (i >= 0) {
+        l[i] = l[l.length - 1] as Listener
+        l.pop()
+      }
+      if (l.length === 1) this.listeners = l[0]
+    }
+    return this.listeners !== undefined
   }
 }
 
@@ -165,7 +199,7 @@ class Listener {
     this.subscriptionId = subscriptionId
     this.assetIds = assetIds
     this.wantsListChanged = wantsListChanged
-    this.presentedKey = presentedKey
+    this.presentedKey = presentedKey === undefined ? undefined : flat(presentedKey)
     this.owner = owner
     this.lastSentMs = nowMs
     this.nextKeyCheckMs = nowMs + LISTEN_LIMITS.keyRecheckMs
@@ -272,7 +306,7 @@ class Hub {
   readonly assets = new Map<string, Watched>()
   readonly listeners = new Set<Listener>()
   readonly streamsByOwner = new Map<string, number>()
-  /** Due assets by tick number (`ceil(dueMs / WATCH_TICK_MS)`); an entry filed again since is skipped. */
+  /** Due assets by tick (`tickAt`); an entry filed again since is skipped where it was. */
   private readonly wheel = new Map<number, Array<Watched>>()
   private lastTick = 0
   private running = false
@@ -297,16 +331,18 @@ class Hub {
     this.listeners.add(listener)
     this.streamsByOwner.set(listener.owner, (this.streamsByOwner.get(listener.owner) ?? 0) + 1)
     if (listener.wantsListChanged) this.listChangedStreams++
-    const watched: Array<Watched> = []
-    for (const assetId of listener.takeAssetIds()) {
+    const ids = listener.takeAssetIds()
+    const watched = new Array<Watched>(ids.length)
+    let i = 0
+    for (const assetId of ids) {
       let w = this.assets.get(assetId)
       if (w === undefined) {
         w = new Watched(assetId, nowMs)
-        this.assets.set(assetId, w)
-        this.file(w, nowMs)
+        this.assets.set(w.assetId, w)
+        this.file(w, w.dataDue)
       }
-      w.listeners.push(listener)
-      watched.push(w)
+      w.addListener(listener)
+      watched[i++] = w
     }
     listener.watched = watched
     this.start()
@@ -319,11 +355,7 @@ class Hub {
     else this.streamsByOwner.set(listener.owner, n)
     if (listener.wantsListChanged && --this.listChangedStreams === 0) this.universeSize = undefined
     for (const w of listener.watched) {
-      const i = w.listeners.indexOf(listener)
-      if (i < 0) continue
-      w.listeners[i] = w.listeners[w.listeners.length - 1] as Listener
-      w.listeners.pop()
-      if (w.listeners.length === 0) this.assets.delete(w.assetId)
+      if (!w.removeListener(listener) && this.assets.get(w.assetId) === w) this.assets.delete(w.assetId)
     }
   }
 
@@ -331,9 +363,9 @@ class Hub {
     return this.streamsByOwner.get(owner) ?? 0
   }
 
-  /** Files `w` to be looked at at `dueMs` (no earlier than the next tick). */
-  private file(w: Watched, dueMs: number): void {
-    const tick = Math.max(this.lastTick + 1, Math.ceil(dueMs / WATCH_TICK_MS))
+  /** Files `w` to be looked at at tick `due` (no earlier than the next tick). */
+  private file(w: Watched, due: number): void {
+    const tick = Math.max(this.lastTick + 1, due)
     w.tick = tick
     const bucket = this.wheel.get(tick)
     if (bucket === undefined) this.wheel.set(tick, [w])
@@ -343,7 +375,7 @@ class Hub {
   private start(): void {
     if (this.running) return
     this.running = true
-    this.lastTick = Math.floor(Date.now() / WATCH_TICK_MS) - 1
+    this.lastTick = tickNow(Date.now()) - 1
     Effect.runForkWith(this.context)(
       this.loop.pipe(
         Effect.ensuring(
@@ -360,7 +392,7 @@ class Hub {
   /** The assets whose time came by `nowMs`: due for a read, or at a floor look whose revision moved. */
   private takeDue(nowMs: number): Array<Watched> {
     const due: Array<Watched> = []
-    const nowTick = Math.floor(nowMs / WATCH_TICK_MS)
+    const nowTick = tickNow(nowMs)
     for (let tick = this.lastTick + 1; tick <= nowTick; tick++) {
       const bucket = this.wheel.get(tick)
       if (bucket === undefined) continue
@@ -368,13 +400,13 @@ class Hub {
       for (const w of bucket) {
         // Filed again under another tick since, being read, or gone (no stream left).
         if (w.tick !== tick || w.checking || this.assets.get(w.assetId) !== w) continue
-        if (nowMs < w.dataDueMs) {
+        if (nowTick < w.dataDue) {
           // The floor: a read only where the revision moved since the last one (or the plane keeps none).
           listenTotals.floorLooks++
           const revision = this.signals?.revisionOf(w.assetId)
           if (revision !== undefined && revision === w.revision) {
             listenTotals.floorSkipped++
-            w.floorDueMs = w.nextFloorMs(nowMs)
+            w.floorDue = w.nextFloor(nowMs)
             this.refile(w)
             continue
           }
@@ -389,7 +421,7 @@ class Hub {
 
   /** Files `w` for the earlier of its read and its floor look (both after now, so under a later tick). */
   private refile(w: Watched): void {
-    this.file(w, Math.min(w.dataDueMs, w.floorDueMs))
+    this.file(w, Math.min(w.dataDue, w.floorDue))
   }
 
   /** Runs while any stream is open: reads the due assets, and checks the streams' keys again. */
@@ -478,8 +510,8 @@ class Hub {
           if (element === undefined) {
             // Not readable now (refused, a failing source, an asset that is gone): look again later.
             w.revision = undefined
-            w.dataDueMs = nowMs + RECHECK_MAX_MS
-            w.floorDueMs = w.nextFloorMs(nowMs)
+            w.dataDue = tickAt(nowMs + RECHECK_MAX_MS)
+            w.floorDue = w.nextFloor(nowMs)
           } else {
             this.observe(w, JSON.stringify(element), nowMs)
           }
@@ -491,12 +523,17 @@ class Hub {
 
   private observe(w: Watched, content: string, nowMs: number): void {
     // 48 bits of a digest of the content, not the content: a watched asset costs a few numbers, not its answer.
-    const digest = createHash("sha256").update(content).digest().readUIntBE(0, 6)
-    const changed = w.digest !== -1 && w.digest !== digest
-    w.digest = digest
+    const digest = createHash("sha256").update(content).digest()
+    const high = digest.readUIntBE(0, 3)
+    const low = digest.readUIntBE(3, 3)
+    const changed = w.digestHigh !== -1 && (w.digestHigh !== high || w.digestLow !== low)
+    w.digestHigh = high
+    w.digestLow = low
     if (changed) {
       w.backoffMs = RECHECK_FIRST_MS
-      for (const listener of w.listeners) listener.changed(w, nowMs)
+      const l = w.listeners
+      if (Array.isArray(l)) for (const listener of l) listener.changed(w, nowMs)
+      else l?.changed(w, nowMs)
     }
     const next = nextUpdateOf(content)
     if (next !== undefined && next > nowMs) {
@@ -505,14 +542,14 @@ class Hub {
       // lead ingestion serves the leader's new data when it re-reads the store (every minute), not on the data's
       // schedule. So each asset is also looked at every `watchMaxIntervalMs` (its floor), and read then if the
       // store's revision for it moved (or its plane keeps none).
-      w.dataDueMs = next
+      w.dataDue = tickAt(next)
       w.backoffMs = RECHECK_FIRST_MS
     } else {
       // Due (or no schedule): the new data may not have landed yet; read again soon, then less often.
-      w.dataDueMs = nowMs + w.backoffMs
+      w.dataDue = tickAt(nowMs + w.backoffMs)
       w.backoffMs = Math.min(RECHECK_MAX_MS, w.backoffMs * 2)
     }
-    w.floorDueMs = w.nextFloorMs(nowMs)
+    w.floorDue = w.nextFloor(nowMs)
   }
 }
 
