@@ -14,9 +14,11 @@
  *
  * Stats on request: each line `stats` on stdin is answered by one JSON line on stdout, taken after a full
  * collection (the process runs with `--expose-gc`): `process.memoryUsage()`, the CPU time used so far before and
- * after that collection (`process.cpuUsage()`, µs) and the listen watchers' totals (`listenTotals`).
+ * after that collection (`process.cpuUsage()`, µs) and the listen watchers' totals (`listenTotals`). A line
+ * `snapshot <path>` writes a V8 heap snapshot there and answers `{snapshot: <path>}` (`BENCH_LISTEN_SNAPSHOT`).
  */
 import { createInterface } from "node:readline"
+import { writeHeapSnapshot } from "node:v8"
 import type { DirectoryEntry, PlaneOperations } from "@market-data/core"
 import { listenTotals } from "@market-data/mcp"
 import { Effect } from "effect"
@@ -99,6 +101,10 @@ const keys: Array<string> = []
 for (let i = 0; i < KEYS; i++) keys.push((await server.newKey(1_000_000_000, 1_000_000_000)).key)
 process.stdout.write(`${JSON.stringify({ url: server.base, keys, epochMs, slotMs: SLOT_MS, assets: ASSETS })}\n`)
 createInterface({ input: process.stdin }).on("line", (line) => {
+  if (line.startsWith("snapshot ")) {
+    process.stdout.write(`${JSON.stringify({ snapshot: writeHeapSnapshot(line.slice(9).trim()) })}\n`)
+    return
+  }
   if (line.trim() !== "stats") return
   const atMs = Date.now()
   const listen = { ...listenTotals }

@@ -64,16 +64,18 @@ interface Server {
   readonly child: ChildProcess
   /** The server's memory after a full collection, its CPU time and the watcher's totals. */
   readonly stats: () => Promise<ServerStats>
+  /** Sends one line to the server and gives its one-line JSON answer. */
+  readonly command: (line: string) => Promise<unknown>
 }
 
 const startListenServer = (): Promise<Server> =>
   new Promise((resolve, reject) => {
-    const command = startCommand()
-    const child = spawn(process.execPath, [...command.flags, "--expose-gc", join(ROOT, "bench", "listen-server.ts")], {
+    const start = startCommand()
+    const child = spawn(process.execPath, [...start.flags, "--expose-gc", join(ROOT, "bench", "listen-server.ts")], {
       cwd: ROOT,
       env: {
         ...process.env,
-        ...command.env,
+        ...start.env,
         BENCH_LISTEN_ASSETS: String(ASSETS),
         BENCH_LISTEN_SLOT_MS: String(SLOT_MS),
         BENCH_LISTEN_KEYS: String(STREAMS / 10 + 1)
@@ -83,12 +85,13 @@ const startListenServer = (): Promise<Server> =>
     let out = ""
     let err = ""
     let started = false
-    const waiting: Array<(stats: ServerStats) => void> = []
-    const stats = () =>
-      new Promise<ServerStats>((r) => {
+    const waiting: Array<(answer: unknown) => void> = []
+    const command = (line: string) =>
+      new Promise<unknown>((r) => {
         waiting.push(r)
-        child.stdin?.write("stats\n")
+        child.stdin?.write(`${line}\n`)
       })
+    const stats = () => command("stats") as Promise<ServerStats>
     child.stdout?.on("data", (d) => {
       out += d
       for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
@@ -98,9 +101,9 @@ const startListenServer = (): Promise<Server> =>
         if (!started) {
           started = true
           const parsed = JSON.parse(line) as { url: string; keys: Array<string>; epochMs: number }
-          resolve({ ...parsed, child, stats })
+          resolve({ ...parsed, child, stats, command })
         } else {
-          waiting.shift()?.(JSON.parse(line) as ServerStats)
+          waiting.shift()?.(JSON.parse(line))
         }
       }
     })
@@ -315,6 +318,12 @@ export const listenBench = async (log: (line: string) => void): Promise<ListenBe
       const mid = await settled(first, half * PER_STREAM)
       const second = openStreams(server, "idle", () => {}, half, STREAMS)
       const withIdle = await settled(second, ASSETS)
+      // With BENCH_LISTEN_SNAPSHOT=<path>, a heap snapshot of the server with the idle streams open, to see what
+      // a stream holds (compare one taken with fewer streams).
+      const snapshotPath = process.env.BENCH_LISTEN_SNAPSHOT
+      if (snapshotPath !== undefined) {
+        await server.command(`snapshot ${snapshotPath}`)
+      }
       const perStreamKb = (from: ServerStats, to: ServerStats, n: number, f: (m: NodeJS.MemoryUsage) => number) =>
         Math.round(((f(to.memory) - f(from.memory)) / 1024 / n) * 10) / 10
       const rss = (m: NodeJS.MemoryUsage) => m.rss
