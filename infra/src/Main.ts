@@ -3,10 +3,11 @@
  * the server until SIGTERM/SIGINT, then drains in-flight requests and exits 0.
  */
 import { type Handler, PipelineObserver } from "@market-data/core"
-import { HttpServerAddress, RequestTelemetry } from "@market-data/http"
+import { DEFAULT_CONNECTION_LIMITS, HttpServerAddress, RequestTelemetry } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem, DEFAULT_METRICS_HOST } from "./AppConfig.ts"
+import { listenEarly } from "./EarlyListener.ts"
 import { flushLogLines, perTurnConsole } from "./LogLines.ts"
 import { type OpenedService, openService } from "./Service.ts"
 import { startProgress } from "./StartProgress.ts"
@@ -54,10 +55,26 @@ export const serve = (
           })
         : Effect.void
     )
-    // The server listens while the simulated market's history is generated: each crypto asset answers once
+    // The start says every few seconds what it is doing and how far along (StartProgress.ts), until it is ready.
+    // The port opens first, before the stores: until the service is open it answers /healthz, and /readyz and
+    // every other request with 503 and Retry-After (EarlyListener.ts); then the HTTP transport takes the socket
+    // over. The server listens while the simulated market's history is generated: each crypto asset answers once
     // its history is ready (503 source_unavailable with Retry-After before), everything else at once.
-    // Until it listens, the start says every few seconds what it is doing and how far along (StartProgress.ts).
     const progress = yield* startProgress()
+    const limits = config.connectionLimits ?? DEFAULT_CONNECTION_LIMITS
+    const early = yield* listenEarly(
+      config.host,
+      config.port,
+      Math.max(511, limits.maxConnections),
+      progress.doing
+    ).pipe(Effect.mapError((e) => new ConfigProblem(`cannot listen on ${config.host}:${config.port}: ${e.message}`)))
+    yield* progress.answering
+    yield* Effect.sync(() => {
+      flushLogLines()
+      process.stdout.write(
+        `market-data starting on http://${formatHost(config.host)}:${early.port}: /healthz answers; /readyz and the API answer 503 (Retry-After: 1) until the service is open\n`
+      )
+    })
     const service = yield* openService(config, {
       handlerSets,
       progressive: true,
@@ -120,7 +137,8 @@ export const serve = (
           config.store._tag === "Memory" && config.bootstrapKey === undefined
             ? "no API key exists: DATABASE_URL=memory keeps keys inside this process, where `market-data keys create` cannot reach them. To get one, restart with MARKET_DATA_BOOTSTRAP_KEY=mdk_<32 letters or digits> MARKET_DATA_BOOTSTRAP_CREDITS=<n> (that key is then created with n credits), or use the embedded store (unset DATABASE_URL) and `market-data keys create --credits N`\n"
             : ""
-        yield* progress.stop
+        // From here each progress line names what is still missing, until nothing is.
+        yield* progress.listening(service.missing)
         yield* Effect.sync(() => {
           flushLogLines()
           process.stdout.write(
@@ -135,7 +153,8 @@ export const serve = (
           host: config.host,
           port: config.port,
           operational: telemetry.handler(false),
-          limits: config.connectionLimits
+          limits: config.connectionLimits,
+          listening: early.handOver()
         })
       ),
       Layer.provide(services)

@@ -32,4 +32,6 @@ export const layerTransports = (options: {
   readonly port: number
   readonly operational?: Parameters<typeof layerHttpServer>[0]["operational"]
   readonly limits?: Parameters<typeof layerHttpServer>[0]["limits"]
+  /** The socket the start opened early (`EarlyListener.ts`), taken over instead of binding `host:port` anew. */
+  readonly listening?: unknown
 }) => layerHttpServer({ ...options, mounts: [makeMcpRoute()], headers: transportHeaders })

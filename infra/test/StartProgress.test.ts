@@ -1,10 +1,10 @@
 /**
  * A start's progress lines (StartProgress.ts), on the test clock: one every 5 s naming each step under way and how
- * far along it is, none once the server listens (`stop`), and a watched piece of work leaves the lines when it
- * says it is over.
+ * far along it is, saying whether the port is open yet, then, once the server listens, what is still missing until
+ * nothing is; a watched piece of work leaves the lines when it says it is over.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Logger } from "effect"
+import { Deferred, Effect, Fiber, Logger, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import { START_PROGRESS_EVERY_MS, startProgress } from "../src/StartProgress.ts"
 
@@ -53,10 +53,54 @@ describe("start progress lines", () => {
         running = false
         yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
         expect(lines[2]).toBe("starting, 15 s so far: opening the service; not listening yet")
+        expect(progress.doing()).toEqual([])
 
         yield* progress.stop
         yield* TestClock.adjust(10 * START_PROGRESS_EVERY_MS)
         expect(lines).toHaveLength(3)
+      }).pipe(Effect.scoped)
+    )
+  )
+
+  it.effect("the port open, then listening: a line at least every 10 s naming what is missing, until nothing is", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const progress = yield* startProgress()
+        const gate = yield* Deferred.make<void>()
+        let copied = "equity_facts: 10,000 rows"
+        const step = yield* Effect.forkChild(progress.during("loading the filings", Deferred.await(gate), () => copied))
+        yield* Effect.yieldNow
+        yield* progress.answering
+        expect(progress.doing()).toEqual(["loading the filings (equity_facts: 10,000 rows)"])
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        expect(lines).toEqual([
+          "starting, 5 s so far: loading the filings (equity_facts: 10,000 rows); the port is open and answers 503 (Retry-After: 1) until the service is open"
+        ])
+        copied = "equity_facts: 90,000 rows"
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        expect(lines[1]).toContain("(equity_facts: 90,000 rows); the port is open")
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(step)
+
+        // Listening: each line names what /readyz would, until it names nothing; then the lines are over.
+        const missing = yield* Ref.make<ReadonlyArray<string>>(["crypto baselines: 3 of 428 assets ready"])
+        yield* progress.listening(Ref.get(missing))
+        yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        expect(lines[2]).toBe(
+          "warming up, 15 s so far: crypto baselines: 3 of 428 assets ready; listening, answering 503 (Retry-After: 1) for what is not ready yet"
+        )
+        for (let ready = 100; ready <= 400; ready += 100) {
+          yield* Ref.set(missing, [`crypto baselines: ${ready} of 428 assets ready`])
+          yield* TestClock.adjust(START_PROGRESS_EVERY_MS)
+        }
+        expect(lines).toHaveLength(7)
+        expect(lines[6]).toMatch(/^warming up, 35 s so far: crypto baselines: 400 of 428 assets ready;/)
+        // Never more than 10 s between two lines, from the first to the last.
+        expect(START_PROGRESS_EVERY_MS).toBeLessThanOrEqual(10_000)
+
+        yield* Ref.set(missing, [])
+        yield* TestClock.adjust(10 * START_PROGRESS_EVERY_MS)
+        expect(lines).toHaveLength(7)
       }).pipe(Effect.scoped)
     )
   )

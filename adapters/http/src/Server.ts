@@ -166,6 +166,12 @@ export const layerHttpServer = (options: {
   readonly operational?: ((req: http.IncomingMessage, res: http.ServerResponse) => boolean) | undefined
   /** Connection caps and the body deadline; `DEFAULT_CONNECTION_LIMITS` when absent. */
   readonly limits?: ConnectionLimits | undefined
+  /**
+   * A socket already listening on `host:port` to take over instead of binding anew (Node's `listen({ handle })`):
+   * a start opens its port before the service is open (infra's `EarlyListener.ts`) and hands it over here, so no
+   * connection is refused in between.
+   */
+  readonly listening?: unknown
 }): Layer.Layer<HttpServerAddress, ListenError, PipelineServices> =>
   Layer.effect(HttpServerAddress)(
     Effect.gen(function* () {
@@ -198,7 +204,12 @@ export const layerHttpServer = (options: {
       yield* Effect.callback<void, ListenError>((resume) => {
         const failed = (cause: Error) => resume(Effect.fail(new ListenError({ cause })))
         node.once("error", failed)
-        node.listen({ host: options.host, port: options.port, backlog }, () => {
+        // Node's `listen` takes over a listening socket given as `handle` (its option type does not name it).
+        const at =
+          options.listening === undefined
+            ? { host: options.host, port: options.port, backlog }
+            : ({ handle: options.listening, backlog } as unknown as { readonly port: number; readonly backlog: number })
+        node.listen(at, () => {
           node.off("error", failed)
           resume(Effect.void)
         })
