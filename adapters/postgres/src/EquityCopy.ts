@@ -87,8 +87,12 @@ const staged = async (
   return (await s.run(`insert into ${table} (${list}) select ${list} from ${stage} ${conflict}`)).count
 }
 
-/** Most text one plain `COPY` of `byCik` sends: a large table goes in several, each reported (`onChunk`). */
-const COPY_CHUNK_CHARS = 4 << 20
+/**
+ * Most text one plain `COPY` of `byCik` sends: a large table goes in several, each reported (`onChunk`). On the
+ * embedded store one `COPY` holds the main thread until it is in, so a chunk is the longest a start goes without
+ * a progress line: 1 MB takes about half a second on a quiet core.
+ */
+const COPY_CHUNK_CHARS = 1 << 20
 
 /**
  * A table keyed by CIK: a plain `COPY` when none of `ciks` has a row in it (in chunks of about
@@ -221,10 +225,13 @@ export const copyEquityRows = async (
 
   const factPieces: Array<string> = []
   let factRows = 0
+  let rendered = 0
   for (const [cik, facts] of rows.factsByCik) {
     const text = factCopyText(cik, facts)
     factPieces.push(...text.pieces)
     factRows += text.rows
+    // Rendering every company's facts as COPY text takes seconds: each company is reported.
+    onTable("equity_facts", `preparing: ${++rendered} of ${rows.factsByCik.size} companies`)
   }
   onTable("equity_facts")
   const facts = await byCik(
