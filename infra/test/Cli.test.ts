@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { PassThrough } from "node:stream"
 import { MoneyStore } from "@market-data/core"
 import { memoryStores } from "@market-data/memory"
@@ -408,6 +409,38 @@ describe("market-data serve", () => {
       )
       expect(code, JSON.stringify(env)).toBe(2)
       expect(c.err.join("\n"), JSON.stringify(env)).toContain(name)
+    }
+  })
+
+  it("refuses a port it cannot listen on at once, before it creates anything in the data folder", async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
+    const port = (taken.address() as { readonly port: number }).port
+    const dir = join(mkdtempSync(join(tmpdir(), "md-port-taken-")), "data")
+    try {
+      const c = capture()
+      const code = await Effect.runPromise(
+        runCli(["serve"], c.io).pipe(
+          Effect.provide(
+            ConfigProvider.layer(
+              ConfigProvider.fromEnvRecord({
+                MARKET_DATA_DIR: dir,
+                HOST: "127.0.0.1",
+                PORT: String(port),
+                MARKET_DATA_METRICS_PORT: "off",
+                LOG_LEVEL: "warn"
+              })
+            )
+          )
+        )
+      )
+      expect(code).toBe(2)
+      expect(c.err.join("\n")).toContain(`cannot listen on 127.0.0.1:${port}`)
+      expect(c.err.join("\n")).toContain("EADDRINUSE")
+      expect(existsSync(dir)).toBe(false)
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+      rmSync(dirname(dir), { recursive: true, force: true })
     }
   })
 
