@@ -532,10 +532,8 @@ export const Operations: ReadonlyArray<OperationSpec> = [
   ...afterSchema
 ]
 
-const byName: ReadonlyMap<string, OperationSpec> = new Map(Operations.map((o) => [o.name, o]))
-
-/** The operation named `name`, or undefined. */
-export const operation = (name: string): OperationSpec | undefined => byName.get(name)
+/** The operation named `name`, or undefined (a scan of the 23: no lookup table held at module scope). */
+export const operation = (name: string): OperationSpec | undefined => Operations.find((o) => o.name === name)
 
 export type OperationName = (typeof Operations)[number]["name"]
 

@@ -282,10 +282,8 @@ export const CryptoAssets: ReadonlyArray<CryptoAsset> = [
   }
 ]
 
-const byId: ReadonlyMap<string, CryptoAsset> = new Map(CryptoAssets.map((a) => [a.id, a]))
-
-/** The asset with canonical ID `id`, or undefined. */
-export const cryptoAsset = (id: string): CryptoAsset | undefined => byId.get(id)
+/** The registry asset with canonical ID `id`, or undefined (a scan of the registry: no table at module scope). */
+export const cryptoAsset = (id: string): CryptoAsset | undefined => CryptoAssets.find((a) => a.id === id)
 
 /** Assets whose symbol is `symbol` (case-insensitive). */
 export const cryptoAssetsBySymbol = (symbol: string): ReadonlyArray<CryptoAsset> => {

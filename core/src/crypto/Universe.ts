@@ -77,8 +77,11 @@ export const staticUniverse: CryptoUniverse = index(
   false
 )
 
-/** Venues in the order a directory asset's listings are tried as its primary (after the registry's own primary). */
-const VENUE_ORDER: ReadonlyMap<string, number> = new Map(CryptoVenues.map((v, i) => [v.id, i]))
+/** A venue's place in the order a directory asset's listings are tried as its primary (after the registry's own). */
+const venueOrder = (venue: string): number => {
+  const i = CryptoVenues.findIndex((v) => v.id === venue)
+  return i < 0 ? 99 : i
+}
 const QUOTE_ORDER: Readonly<Record<string, number>> = { USDT: 0, USDC: 1 }
 
 /**
@@ -133,7 +136,7 @@ export const assetOfDirectory = (
     (a, b) =>
       (a.market === b.market ? 0 : a.market === "perp" ? -1 : 1) ||
       seedVenueRank(a.venue) - seedVenueRank(b.venue) ||
-      (VENUE_ORDER.get(a.venue) ?? 99) - (VENUE_ORDER.get(b.venue) ?? 99)
+      venueOrder(a.venue) - venueOrder(b.venue)
   )
   const listings: Array<Listing> = chosen.map((l) => {
     const seedListing = seed?.listings.find((s) => s.venue === l.venue && s.symbol === l.symbol)

@@ -79,11 +79,11 @@ export const OperationComponents: { readonly [op: string]: ReadonlyArray<Compone
  * `price` quotes its book and bars; `technicals`, `structure` and `series` are computed from its 15-minute bars
  * alone (`Technicals.ts`, `Structure.ts`, `Series.ts` read no other venue).
  */
-export const PrimaryVenueOperations: ReadonlySet<string> = new Set(["price", "technicals", "structure", "series"])
+export const PrimaryVenueOperations: ReadonlyArray<string> = ["price", "technicals", "structure", "series"] as const
 
 /** The venues whose statuses an operation's freshness reads for an asset: its primary alone, or every listing's. */
 export const operationVenuesOf = (universe: UniverseRef, a: CryptoAsset, op: string): ReadonlyArray<string> => {
-  if (!PrimaryVenueOperations.has(op)) return venuesOf(universe, a)
+  if (!PrimaryVenueOperations.includes(op)) return venuesOf(universe, a)
   const primary = primaryVenue(a)
   return primary === undefined ? venuesOf(universe, a) : [primary]
 }
