@@ -22,6 +22,7 @@
  * A server process on the memory store; bounded in connections, bytes and time. RSS is read from /proc (Linux);
  * elsewhere the scenarios are skipped.
  */
+import { EventEmitter } from "node:events"
 import { existsSync, readFileSync } from "node:fs"
 import * as net from "node:net"
 import { afterAll, describe, expect, it } from "vitest"
@@ -154,6 +155,10 @@ if (!canMeasure) {
       })
     }
 
+    /** Paid probes during the flood (the probe key's rate limit is 60 units a minute), one per this many POSTs. */
+    const PROBES_DURING_FLOOD = 40
+    const FLOOD_PER_PROBE = 60
+
     it(`a flood of keyless POSTs refused before they run (not JSON, batches under 2025-11-25): each spends a unit, the rest are refused on arrival with one small error, paid probes <${PROBE_LIMIT_MS} ms`, async () => {
       const server = await startServerProcess({
         DATABASE_URL: "memory",
@@ -170,6 +175,20 @@ if (!canMeasure) {
       let bytesIn = 0
       let bytesOut = 0
       const flooding = { on: true }
+      // The flood's progress: probes are paced by it (every FLOOD_PER_PROBE answered POSTs), not by a timer, and
+      // stay within the probe key's own rate limit (PROBES_DURING_FLOOD of its units a minute).
+      let answeredPosts = 0
+      const flooded = new EventEmitter()
+      const untilPosts = (n: number) =>
+        new Promise<void>((resolve) => {
+          const check = () => {
+            if (answeredPosts < n && flooding.on) return
+            flooded.off("post", check)
+            resolve()
+          }
+          flooded.on("post", check)
+          check()
+        })
       const flooder = async (lane: number) => {
         for (let i = 0; flooding.on; i++) {
           const body = bodies[(lane + i) % bodies.length] as string
@@ -186,14 +205,16 @@ if (!canMeasure) {
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
           bytesIn += Buffer.byteLength(body)
           bytesOut += Buffer.byteLength(text)
+          answeredPosts++
+          flooded.emit("post")
         }
       }
       const lanes = Array.from({ length: 8 }, (_, lane) => flooder(lane))
       const probes: Array<{ status: number; ms: number }> = []
       const until = performance.now() + WATCH_MS
-      while (performance.now() < until) {
+      while (performance.now() < until && probes.length < PROBES_DURING_FLOOD) {
         probes.push(await probe(server.base))
-        await new Promise((r) => setTimeout(r, 100))
+        await untilPosts(answeredPosts + FLOOD_PER_PROBE)
       }
       flooding.on = false
       await Promise.all(lanes)

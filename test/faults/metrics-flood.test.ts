@@ -55,8 +55,8 @@ describe("a /metrics flood cannot slow paid traffic", () => {
     // not the server's doing; on a quiet one a few ms).
     const quiet: Array<number> = []
     while (quiet.length < 100) {
+      // One probe after another, as during the flood below: each waits for its answer.
       quiet.push(await probe())
-      await new Promise((r) => setTimeout(r, 20))
     }
     const quietP99 = percentile(quiet, 99)
 
@@ -84,7 +84,6 @@ describe("a /metrics flood cannot slow paid traffic", () => {
     const latencies: Array<number> = []
     while (performance.now() - t0 < FLOOD_MS) {
       latencies.push(await probe())
-      await new Promise((r) => setTimeout(r, 20))
     }
     flooding.on = false
     await Promise.all(scrapers)

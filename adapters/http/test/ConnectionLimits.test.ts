@@ -4,12 +4,16 @@
  * counts requests in flight per forwarded client, not the proxy's connections; a body that does not arrive in
  * time is 408 and its connection closed.
  */
+import { EventEmitter } from "node:events"
 import * as net from "node:net"
 import { parseTrustedProxies } from "@market-data/core"
 import { afterEach, describe, expect, it } from "vitest"
 import { type ConnectionLimits, makeNodeServer } from "../src/index.ts"
 
 let server: ReturnType<typeof makeNodeServer> | undefined
+/** Fires on every event the tests' conditions read: a connection opened or closed, bytes received. */
+const changes = new EventEmitter()
+const changed = () => changes.emit("change")
 afterEach(async () => {
   server?.closeAllConnections()
   server?.guard.dropRefused()
@@ -22,7 +26,11 @@ const serve = async (limits: ConnectionLimits, options: { readonly hold?: boolea
   const node = makeNodeServer(limits)
   server = node
   const sockets: Array<net.Socket> = []
-  node.on("connection", (s: net.Socket) => sockets.push(s))
+  node.on("connection", (s: net.Socket) => {
+    sockets.push(s)
+    s.on("close", changed)
+    changed()
+  })
   node.on(
     "request",
     node.guard.requests((req, res) => {
@@ -45,7 +53,9 @@ const connect = (port: number, payload: string) => {
   const state = { received: "", closed: new Promise<void>((r) => socket.on("close", () => r())) }
   socket.on("data", (d) => {
     state.received += d
+    changed()
   })
+  socket.on("close", changed)
   socket.on("error", () => {})
   socket.on("connect", () => socket.write(payload))
   return { socket, state }
@@ -54,19 +64,18 @@ const connect = (port: number, payload: string) => {
 const post = (body: string, declared = body.length, headers = "") =>
   `POST /x HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: ${declared}\r\n\r\n${body}`
 
-const waitFor = async (check: () => boolean, what: string) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setImmediate(r))
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20))
-  if (!check()) throw new Error(what)
+/** Waits until `check` holds, re-checked at each change of what it reads (the test's timeout bounds it). */
+const waitFor = async (check: () => boolean) => {
+  while (!check()) await new Promise<void>((r) => changes.once("change", () => r()))
 }
 
 describe("connection caps", () => {
   it("past the per-client cap: 429 with Retry-After before the request is read, nothing of it read", async () => {
     const { port, sockets } = await serve({ maxConnections: 10, maxConnectionsPerClient: 2, bodyTimeoutMs: 5_000 })
     const held = [connect(port, post("x", 100)), connect(port, post("x", 100))]
-    await waitFor(() => sockets.length === 2, "two connections")
+    await waitFor(() => sockets.length === 2)
     const third = connect(port, post("y".repeat(50_000), 50_000))
-    await waitFor(() => third.state.received.endsWith("}}"), "refused")
+    await waitFor(() => third.state.received.endsWith("}}"))
     expect(third.state.received).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/)
     expect(third.state.received).toContain("retry-after: 1\r\n")
     expect(third.state.received).toContain('"code":"rate_limited"')
@@ -77,16 +86,16 @@ describe("connection caps", () => {
   it("past the total cap: 503 with Retry-After", async () => {
     const { node, port, sockets } = await serve({ maxConnections: 2, maxConnectionsPerClient: 2, bodyTimeoutMs: 5_000 })
     const held = [connect(port, post("x", 100)), connect(port, post("x", 100))]
-    await waitFor(() => sockets.length === 2, "two connections")
+    await waitFor(() => sockets.length === 2)
     const third = connect(port, post("y"))
-    await waitFor(() => third.state.received.endsWith("}}"), "refused")
+    await waitFor(() => third.state.received.endsWith("}}"))
     expect(third.state.received).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/)
     expect(third.state.received).toContain('"code":"source_unavailable"')
     for (const h of [...held, third]) h.socket.destroy()
     // A connection closed frees its place.
-    await waitFor(() => node.guard.open() === 0, "all closed")
+    await waitFor(() => node.guard.open() === 0)
     const next = connect(port, post("z"))
-    await waitFor(() => next.state.received.includes("\r\n\r\n1"), "answered")
+    await waitFor(() => next.state.received.includes("\r\n\r\n1"))
     expect(next.state.received).toMatch(/^HTTP\/1\.1 200 OK/)
     next.socket.destroy()
   })
@@ -106,7 +115,7 @@ describe("connection caps", () => {
     const b1 = from("203.0.113.2")
     // The first client's third request in flight is refused; the proxy's connection count is not the cap.
     const a3 = from("203.0.113.1")
-    await waitFor(() => a3.state.received.length > 0, "a3 answered")
+    await waitFor(() => a3.state.received.length > 0)
     expect(a3.state.received).toMatch(/^HTTP\/1\.1 429 /)
     expect(a3.state.received).toContain("too many requests in flight from your address")
     for (const c of [a1, a2, b1]) expect(c.state.received).toBe("")
@@ -123,7 +132,7 @@ describe("body deadline", () => {
     expect(slow.state.received).toContain("did not arrive within 0.2 s")
     // A whole body in time is answered as usual.
     const whole = connect(port, post("abc"))
-    await waitFor(() => whole.state.received.endsWith("\r\n\r\n3"), "answered")
+    await waitFor(() => whole.state.received.endsWith("\r\n\r\n3"))
     whole.socket.destroy()
   })
 })
