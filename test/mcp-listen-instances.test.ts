@@ -5,7 +5,8 @@
  * lock (`LiveFeeds.ts`, `PgLeaderLock`) fetches books and bars over REST and writes them to the store; the other
  * serves what it re-reads from the store. A 2026-07-28 `subscriptions/listen` stream on the instance that does not
  * lead, subscribed to one asset resource, receives `notifications/resources/updated` for it once the data the
- * leader ingested reaches it, and reading the resource there costs one credit and shows the change.
+ * leader ingested reaches it, and reading the resource there costs one credit and shows the change (any part of the
+ * content: a book, bar, funding or open interest the leader wrote, not necessarily the price).
  *
  * About two minutes: the leader's start, then up to the follower's one-minute refresh from the store.
  */
@@ -228,8 +229,12 @@ if (TEST_DATABASE_URL === undefined) {
         expect(await creditsRemaining(f.base)).toBe(creditsBefore - 1)
         expect(after.data).toBeDefined()
         // The price comes only from what the leader wrote (this instance has no stream and does not ingest).
+        // The notification says the content changed, not which part: the leader's REST ingestion may have written a
+        // newer book, bar, funding or open interest for it, each moving `as_of` or a value, so the read differs from
+        // the one before and its clock has not gone back.
         const priceOf = (d: Record<string, unknown> | undefined) => (d?.headline as { price_usd?: unknown })?.price_usd
-        expect(priceOf(after.data), "the read shows the leader's newer price").not.toEqual(priceOf(before))
+        expect(after.data, "the read shows what the leader ingested since").not.toEqual(before)
+        expect(Date.parse(String(after.data?.as_of))).toBeGreaterThanOrEqual(Date.parse(String(before?.as_of)))
         const leaderRead = await readResource(a.base, uri)
         const at = updated().map((m) => new Date(m.atMs).toISOString())
         console.info(
