@@ -42,6 +42,11 @@ export interface LiveConfig {
    * websocket base URL's; `off`: no candles streamed (the forming bar over REST).
    */
   readonly okxWsBusinessBaseUrl?: string | undefined
+  /**
+   * The market streams read their frames on a worker thread of their own (`stream/WorkerStreams.ts`; default),
+   * or, `false`, on the thread that answers requests (`MARKET_DATA_STREAM_THREAD=off`).
+   */
+  readonly streamThread: boolean
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
   readonly secUserAgent: string
   /** Companies whose filings are ingested (CIKs without leading zeros). */
@@ -144,6 +149,7 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   backfillDays: 90,
   fundingBackfillDays: 365,
   requestTimeoutMs: 10_000,
+  streamThread: true,
   jitterMs: 2_000,
   leaderLeaseMs: 30_000,
   instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
@@ -319,6 +325,7 @@ export const LiveEnvironment = [
   ["MARKET_DATA_OKX_WS_BASE_URL", OKX_WS_DEFAULT_BASE_URL],
   ["MARKET_DATA_HYPERLIQUID_WS_BASE_URL", HYPERLIQUID_WS_DEFAULT_BASE_URL],
   [OKX_WS_BUSINESS_VARIABLE, "(MARKET_DATA_OKX_WS_BASE_URL's)"],
+  ["MARKET_DATA_STREAM_THREAD", "on"],
   ["MARKET_DATA_SEC_BASE_URL", SEC_DATA_DEFAULT_BASE_URL],
   ["MARKET_DATA_SEC_ARCHIVES_BASE_URL", SEC_ARCHIVES_DEFAULT_BASE_URL],
   ["MARKET_DATA_PRICES", "yahoo"],
@@ -386,6 +393,14 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     else if (text !== "") wsBaseUrls[venue] = trimSlash(text)
   }
   const okxBusiness = (yield* read(OKX_WS_BUSINESS_VARIABLE, "")).trim()
+  const streamThread = (yield* read("MARKET_DATA_STREAM_THREAD", "on")).trim().toLowerCase()
+  if (streamThread !== "on" && streamThread !== "off")
+    return yield* Effect.fail(
+      new LiveConfigError({
+        variable: "MARKET_DATA_STREAM_THREAD",
+        message: `MARKET_DATA_STREAM_THREAD must be \`on\` or \`off\`; got ${JSON.stringify(streamThread)}`
+      })
+    )
   const prices = (yield* read("MARKET_DATA_PRICES", "yahoo")).trim().toLowerCase()
   if (prices !== "yahoo" && prices !== "off") {
     return yield* Effect.fail(
@@ -428,7 +443,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     backfillDays,
     requestTimeoutMs,
     secMaxRequestsPerSecond,
-    secFollowDailyIndex: dailyIndex === "on"
+    secFollowDailyIndex: dailyIndex === "on",
+    streamThread: streamThread === "on"
   })
   return yield* validateLiveConfig(config)
 }).pipe(

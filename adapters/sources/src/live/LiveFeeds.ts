@@ -33,6 +33,7 @@ import { makeSecFeed, makeSecLimiter } from "./SecFeed.ts"
 import { runLiquidationStream, StreamVenues } from "./stream/Liquidation.ts"
 import { type MarketStreamStats, runMarketStream } from "./stream/MarketStream.ts"
 import { LiquidationProtocols, StreamProtocols } from "./stream/Protocols.ts"
+import { runMarketStreamsOnWorker } from "./stream/WorkerStreams.ts"
 import {
   type BarRow,
   type Instrument,
@@ -223,13 +224,32 @@ export const marketStreams = (deps: {
   readonly board: QuoteBoard
   readonly universe?: (() => ReadonlyArray<CryptoAsset>) | undefined
   readonly stats?: Partial<Record<LiveVenue, MarketStreamStats>>
-}): ReadonlyArray<Effect.Effect<void>> =>
-  deps.config.venues.flatMap((venue) => {
+}): ReadonlyArray<Effect.Effect<void>> => {
+  const venues = deps.config.venues.flatMap((venue) => {
     const baseUrl = deps.config.wsBaseUrls[venue]
     const protocol = StreamProtocols[venue]
     if (baseUrl === undefined || protocol === undefined) return []
-    const followed = followInstruments(venue, deps.config, deps.universe, "streams")
-    const business = deps.config.okxWsBusinessBaseUrl
+    return [{ venue, baseUrl, protocol, followed: followInstruments(venue, deps.config, deps.universe, "streams") }]
+  })
+  if (venues.length === 0) return []
+  const business = deps.config.okxWsBusinessBaseUrl
+  if (deps.config.streamThread) {
+    // Every venue's streams on one worker thread (`WorkerStreams.ts`): the frames' garbage is not the answering
+    // thread's. The listing jobs stay here and send each change of the followed set to the worker.
+    const onWorker = runMarketStreamsOnWorker(
+      venues.map((v) => ({
+        venue: v.venue,
+        baseUrl: v.baseUrl,
+        businessBaseUrl: v.venue === "okx" ? business : undefined,
+        timeoutMs: deps.config.requestTimeoutMs,
+        instruments: v.followed.instruments
+      })),
+      deps.board,
+      deps.stats
+    )
+    return [...venues.map((v) => v.followed.refresh), onWorker]
+  }
+  return venues.map(({ venue, baseUrl, protocol, followed }) => {
     const stream = runMarketStream(
       protocol,
       {
@@ -242,8 +262,9 @@ export const marketStreams = (deps: {
       deps.board,
       deps.stats?.[venue]
     )
-    return [Effect.all([followed.refresh, stream], { concurrency: "unbounded", discard: true })]
+    return Effect.all([followed.refresh, stream], { concurrency: "unbounded", discard: true })
   })
+}
 
 /** The `User-Agent` the price connector sends (it names the service; no operator contact goes to the source). */
 export const PRICES_USER_AGENT = "service-market-data/1.0 (daily prices)"
