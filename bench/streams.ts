@@ -438,8 +438,13 @@ interface Service {
   readonly stop: () => Promise<void>
 }
 
-/** A `--trace-gc` line: `[pid:addr:gc] 1234 ms: Scavenge 30.1 (40.2) -> 20.3 (41.2) MB, pooled: 0 MB, 2.42 / 0.00 ms ...`. */
-const GC_LINE = /\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
+/**
+ * A `--trace-gc` line: `[pid:addr] 1234 ms: Scavenge 30.1 (40.2) -> 20.3 (41.2) MB, pooled: 0 MB, 2.42 / 0.00 ms ...`.
+ * `addr` is the isolate: the first one seen is the answering thread's; the streams' worker thread has its own heap
+ * (its collections are counted apart, as `worker <kind>`: they do not stop the answering thread).
+ */
+const GC_LINE =
+  /\[\d+:(0x[0-9a-f]+)(?::[^\]]*)?\]\s+\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
 
 /** `--cpu-prof` into `BENCH_STREAMS_CPU_PROF` (a directory), where set. */
 const profileFlags =
@@ -460,6 +465,7 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
     let started = false
     let partial = ""
     const gcs: Array<{ t: number; kind: string; ms: number }> = []
+    let mainIsolate: string | undefined
     child.stdout?.on("data", (d) => {
       out += d
       if (out.length > 200_000) out = out.slice(-100_000)
@@ -467,7 +473,9 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
       partial = lines.pop() ?? ""
       for (const line of lines) {
         const g = GC_LINE.exec(line)
-        if (g !== null) gcs.push({ t: Date.now(), kind: g[1] as string, ms: Number(g[2]) })
+        if (g === null) continue
+        mainIsolate ??= g[1]
+        gcs.push({ t: Date.now(), kind: `${g[1] === mainIsolate ? "" : "worker "}${g[2]}`, ms: Number(g[3]) })
       }
       const m = /listening on (http:\/\/[^/\s]+)/.exec(out)
       if (m && !started) {
