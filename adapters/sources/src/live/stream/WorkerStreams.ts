@@ -48,7 +48,8 @@ export interface WorkerVenue {
 const runWorker = (
   venues: ReadonlyArray<WorkerVenue>,
   board: QuoteBoard,
-  stats: Partial<Record<LiveVenue, MarketStreamStats>> | undefined
+  stats: Partial<Record<LiveVenue, MarketStreamStats>> | undefined,
+  workerUrl: URL
 ): Effect.Effect<string, never, Scope.Scope> =>
   Effect.gen(function* () {
     let ended: string | undefined
@@ -60,7 +61,7 @@ const runWorker = (
     })
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const w = new Worker(WORKER_URL)
+        const w = new Worker(workerUrl)
         // The server keeps the process alive; the streams alone do not.
         w.unref()
         w.on("message", (m: FromStreamWorker) => {
@@ -136,17 +137,19 @@ const runWorker = (
 /**
  * Runs `venues`' market streams on one worker thread into `board` until interrupted (never fails: a worker that
  * stops is replaced, its venues down meanwhile). `stats` (by venue) is kept current from the worker's counters.
+ * `workerUrl`: the worker's entry (a test's wraps `StreamWorker.ts` to make it fail).
  */
 export const runMarketStreamsOnWorker = (
   venues: ReadonlyArray<WorkerVenue>,
   board: QuoteBoard,
-  stats?: Partial<Record<LiveVenue, MarketStreamStats>>
+  stats?: Partial<Record<LiveVenue, MarketStreamStats>>,
+  workerUrl: URL = WORKER_URL
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     let attempt = 0
     while (true) {
       const startedMs = yield* Clock.currentTimeMillis
-      const reason = yield* Effect.scoped(runWorker(venues, board, stats))
+      const reason = yield* Effect.scoped(runWorker(venues, board, stats, workerUrl))
       const nowMs = yield* Clock.currentTimeMillis
       // The venues' streams are down until a new worker has them up again: their books go to REST meanwhile.
       for (const v of venues) {

@@ -4,8 +4,12 @@
  *   board as the same changes applied directly would (quotes, tickers, bars, closed bars, silence, health, order);
  * - the worker: against the replay Binance venue (its documented streams), the answering thread's board gets the
  *   venue's current books with no frame read on this thread, follows a change of the instrument set, carries the
- *   stream's counters, and a stop leaves the venue's health down with the stopped reason.
+ *   stream's counters, and a stop leaves the venue's health down with the stopped reason; a worker that fails turns
+ *   its venue down with the reason at once, and a new worker streams it again.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import {
   makeQuoteBoard,
@@ -292,6 +296,61 @@ describe("the market streams on a worker thread", () => {
         const health = board.health("binance")
         assert.isFalse(health?.up)
         assert.strictEqual(health?.reason, "stream stopped (not ingesting)")
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a worker that fails: its venue down with the reason, then streamed again by a new worker",
+    () =>
+      Effect.gen(function* () {
+        const venue: ReplayVenue = yield* Effect.acquireRelease(
+          Effect.promise(() => startBinanceReplay({ symbols: 10, syntheticOnly: true, meanIntervalMs: 100 })),
+          (v) => Effect.promise(() => v.close())
+        )
+        const dir = mkdtempSync(join(tmpdir(), "stream-worker-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        const followed: ReadonlyMap<string, Instrument> = new Map(
+          venue.symbols.map((s, i) => [
+            s.symbol,
+            {
+              assetId: `crypto:replay-${i}`,
+              venue: "binance",
+              symbol: s.symbol,
+              tokensPerUnit: s.tokensPerUnit,
+              tokensPerContract: 1,
+              fundingIntervalMs: s.fundingIntervalHours * 3_600_000
+            }
+          ])
+        )
+        const board = makeQuoteBoard()
+        // The worker copies the environment when it starts: the first one fails, the next finds the marker.
+        process.env.CRASH_MARKER = join(dir, "crashed")
+        process.env.CRASH_AFTER_MS = "1500"
+        yield* Effect.forkScoped(
+          runMarketStreamsOnWorker(
+            [{ venue: "binance", baseUrl: venue.wsUrl, timeoutMs: 5_000, instruments: () => followed }],
+            board,
+            undefined,
+            new URL("./CrashOnceStreamWorker.ts", import.meta.url)
+          )
+        )
+        assert.isTrue(
+          yield* eventually(
+            () => board.health("binance")?.reason?.includes("the stream worker failed (test)") === true
+          ),
+          JSON.stringify(board.health("binance"))
+        )
+        delete process.env.CRASH_MARKER
+        delete process.env.CRASH_AFTER_MS
+        assert.isFalse(board.health("binance")?.up)
+        const before = board.quote("crypto:replay-0", "binance")?.t ?? 0
+        assert.isTrue(
+          yield* eventually(
+            () => board.health("binance")?.up === true && (board.quote("crypto:replay-0", "binance")?.t ?? 0) > before
+          ),
+          JSON.stringify(board.health("binance"))
+        )
       }).pipe(Effect.scoped),
     60_000
   )
