@@ -506,7 +506,8 @@ const openLivePlanes = (
     const setFrom = (directory: AssetDirectory) =>
       Effect.sync(() => {
         loadedMs = directory.updatedMs
-        universe.set(universeOfDirectory(directory))
+        // Unchanged assets keep their objects (and what answering remembers of them): `previous`.
+        universe.set(universeOfDirectory(directory, { previous: universe.get() }))
       })
     const stored = yield* directoryStore.load
     let loadedMs = stored.updatedMs

@@ -184,7 +184,17 @@ export interface UniverseOptions {
   readonly order?: (assetId: string) => number
   /** Circulating supply of an asset the registry has none for (the simulated default's own). */
   readonly circulatingSupply?: (assetId: string) => number | undefined
+  /**
+   * The universe this one replaces: each asset (and directory entry) that did not change is its object, and an
+   * unchanged directory gives `previous` itself. What answering remembers of an asset (its measures, baselines,
+   * directory entry) is kept by those objects, so a listing refresh that changes nothing, as most do (every
+   * 30 minutes), costs no recomputation, and one that adds a listing recomputes that asset's only.
+   */
+  readonly previous?: CryptoUniverse | undefined
 }
+
+/** Two values built by the same code, compared by content. */
+const sameContent = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /** The asset directory as the universe (live mode, and the simulated default from its simulated venues). */
 export const universeOfDirectory = (directory: AssetDirectory, options: UniverseOptions = {}): CryptoUniverse => {
@@ -198,5 +208,18 @@ export const universeOfDirectory = (directory: AssetDirectory, options: Universe
   }
   const order = options.order
   if (order !== undefined) assets.sort((a, b) => order(a.id) - order(b.id) || (a.id < b.id ? -1 : 1))
-  return index(assets, entries, true)
+  const previous = options.previous
+  if (previous === undefined) return index(assets, entries, true)
+  let unchanged = previous.fromDirectory && previous.assets.length === assets.length
+  for (let i = 0; i < assets.length; i++) {
+    const asset = assets[i] as CryptoAsset
+    const before = previous.byId.get(asset.id)
+    if (before !== undefined && sameContent(before, asset)) assets[i] = before
+    if (assets[i] !== previous.assets[i]) unchanged = false
+    const entry = entries.get(asset.id)
+    const entryBefore = previous.entries.get(asset.id)
+    if (entryBefore !== undefined && sameContent(entryBefore, entry)) entries.set(asset.id, entryBefore)
+    else unchanged = false
+  }
+  return unchanged ? previous : index(assets, entries, true)
 }

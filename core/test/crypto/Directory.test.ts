@@ -19,6 +19,7 @@ import {
   toDirectoryEntry,
   type VenueSnapshot
 } from "../../src/crypto/Directory.ts"
+import { universeOfDirectory } from "../../src/crypto/Universe.ts"
 import { resolveQuery } from "../../src/Resolve.ts"
 
 const T0 = Date.UTC(2026, 0, 1)
@@ -482,5 +483,43 @@ describe("directoryTier", () => {
       if (s === undefined) throw new Error(a.id)
       expect(directoryTier(s, { historyReady: true, seedTier: a.tier }), a.id).toBe(a.tier)
     }
+  })
+})
+
+describe("universeOfDirectory with the universe it replaces", () => {
+  it("gives the same universe for an unchanged directory, and keeps the unchanged assets' objects on a change", () => {
+    const snapshot = (symbols: ReadonlyArray<string>): VenueSnapshot => ({
+      venue: "binance",
+      markets: ["perp"],
+      listings: symbols.map((s) => listing("binance", `${s}USDT`, s))
+    })
+    const first = mergeDirectory(seedDirectory(T0), [snapshot(["BTC", "ETH", "ZZTOP"])], {
+      coins: NO_COINS,
+      nowMs: T0
+    }).directory
+    const u1 = universeOfDirectory(first)
+    // A later refresh that changes nothing (a new updatedMs, new objects of the same content).
+    const again = mergeDirectory(first, [snapshot(["BTC", "ETH", "ZZTOP"])], { coins: NO_COINS, nowMs: T0 + 1_800_000 })
+    const same = universeOfDirectory(structuredClone(again.directory), { previous: u1 })
+    expect(same).toBe(u1)
+    // A new listing: a new universe (its version changes), every other asset the object it was.
+    const grown = mergeDirectory(first, [snapshot(["BTC", "ETH", "ZZTOP", "NEWCOIN"])], {
+      coins: NO_COINS,
+      nowMs: T0 + 3_600_000
+    }).directory
+    const u2 = universeOfDirectory(grown, { previous: u1 })
+    expect(u2).not.toBe(u1)
+    expect(u2.version).not.toBe(u1.version)
+    expect(u2.assets.length).toBe(u1.assets.length + 1)
+    for (const a of u1.assets) {
+      expect(u2.byId.get(a.id), a.id).toBe(a)
+      expect(u2.entries.get(a.id), a.id).toBe(u1.entries.get(a.id))
+    }
+    const added = u2.assets.find((a) => !u1.byId.has(a.id))
+    expect(added?.symbol).toBe("NEWCOIN")
+    // Built without `previous`, the same directory gives equal content in new objects.
+    const fresh = universeOfDirectory(grown)
+    expect(fresh.assets).toEqual(u2.assets)
+    expect(fresh.byId.get("crypto:bitcoin")).not.toBe(u2.byId.get("crypto:bitcoin"))
   })
 })
