@@ -18,6 +18,7 @@ import { copyRows } from "../src/Copy.ts"
 import { type Database, openPglite } from "../src/Database.ts"
 import { query } from "../src/Errors.ts"
 import { type PgliteHandle, PgliteWorkerStopped } from "../src/PgliteProxy.ts"
+import { migratedTemplate } from "./support.ts"
 
 const TYPES_TABLE = `create table types_probe (
   id int primary key,
@@ -34,9 +35,14 @@ const TYPES_ROWS = `insert into types_probe values
   (2, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)`
 
 const opened: Array<Database> = []
+/**
+ * PGlite in `dir`, or in memory started from the test worker's migrated dump (`migratedTemplate`: a new cluster
+ * costs seconds; the probes below make tables of their own).
+ */
 const open = async (worker: boolean, dir?: string, groupCommit = false) => {
   const d = await openPglite(dir, {
     worker,
+    ...(dir === undefined ? { loadDataDir: await migratedTemplate() } : {}),
     ...(groupCommit ? { groupCommit: { windowMs: 1, maxBatch: 64, maxInFlight: 1 } } : {})
   })
   opened.push(d)

@@ -86,7 +86,7 @@ const openMigratedSchema = async (url: string, poolSize: number): Promise<TestDa
  * about 0.8 s.
  */
 let migratedDump: Promise<Blob> | undefined
-const migratedTemplate = (): Promise<Blob> => {
+export const migratedTemplate = (): Promise<Blob> => {
   migratedDump ??= (async () => {
     const database = await openPglite(undefined)
     try {
