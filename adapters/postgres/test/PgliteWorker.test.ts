@@ -18,7 +18,7 @@ import { copyRows } from "../src/Copy.ts"
 import { type Database, openPglite } from "../src/Database.ts"
 import { query } from "../src/Errors.ts"
 import { type PgliteHandle, PgliteWorkerStopped } from "../src/PgliteProxy.ts"
-import { migratedTemplate } from "./support.ts"
+import { migratedTemplate, seedDataDir } from "./support.ts"
 
 const TYPES_TABLE = `create table types_probe (
   id int primary key,
@@ -229,9 +229,11 @@ describe("PGlite on a worker thread and in this thread answer alike", () => {
 
 describe("PGlite's worker thread: close, and a worker that dies", () => {
   let dir: string
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "pglite-worker-"))
-  })
+    // An existing cluster (a new one's creation: PgliteCreation.test.ts, CliSources.test.ts).
+    await seedDataDir(dir)
+  }, 120_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it("close waits for the calls under way; what they committed is there after a reopen", async () => {

@@ -106,6 +106,18 @@ export const migratedTemplate = (): Promise<Blob> => {
 }
 
 /**
+ * `dataDir` (empty) made a cluster from the test worker's migrated dump, as PGlite loads one (`loadDataDir`), about
+ * 0.7 s; a new cluster (`openPglite` on an empty folder: `initdb` in a child process) takes 3 to 5 s of CPU. For
+ * suites about what happens to an existing cluster; a new one's creation has its own tests
+ * (`infra/test/CliSources.test.ts` here, `PgliteCreation.test.ts` in the end-to-end suites).
+ */
+export const seedDataDir = async (dataDir: string): Promise<void> => {
+  const { PGlite } = await import("@electric-sql/pglite")
+  const pglite = await PGlite.create({ dataDir, loadDataDir: await migratedTemplate() })
+  await pglite.close()
+}
+
+/**
  * An in-memory PGlite (or one in `dataDir`), migrated; with `groupCommit`, its per-request calls are batched. An
  * in-memory one starts from the worker's migrated dump (`migratedTemplate`), and is migrated again (nothing left to
  * run unless the dump is behind).
