@@ -33,13 +33,19 @@ const common = {
   // test/planes.test.ts and infra/test/Ingest.test.ts ask for the generated ones themselves.
   env: { MARKET_DATA_SIMULATED_COMPANIES: "0", MARKET_DATA_SIM_UNIVERSE: "registry" },
   testTimeout: 60_000,
-  hookTimeout: 60_000
+  hookTimeout: 60_000,
+  // Both cores, in each project: a project with `extends: false` does not take the root's `maxWorkers`; it got
+  // vitest's default (one worker fewer than the cores: one here), and the `unit` project, with `isolate: false` and
+  // one worker, then ran every file one after the other in a single worker (about 230 s of wall time for 180 s of
+  // CPU time, one core idle). test/suites.test.ts checks that every project runs on two workers.
+  maxWorkers: 2
 }
 
 export default defineConfig({
   test: {
     // Both cores: vitest's default is one worker fewer than the cores, which on a 2-core machine runs the files
     // one at a time while the main process mostly waits. (Suites on server PostgreSQL each use their own schema.)
+    // The projects below say it again (`common`): they do not inherit it.
     maxWorkers: 2,
     projects: [
       {

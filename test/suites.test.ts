@@ -29,7 +29,10 @@ interface Selection {
 }
 
 interface Config {
-  test?: Selection & { projects?: ReadonlyArray<{ test?: Selection }> }
+  test?: Selection & {
+    maxWorkers?: number | string
+    projects?: ReadonlyArray<{ extends?: boolean; test?: Selection & { name?: string; maxWorkers?: number | string } }>
+  }
 }
 
 const selectedBy = (test: Selection | undefined, file: string): boolean =>
@@ -61,6 +64,17 @@ describe("the test scripts", () => {
 
   it("name only existing files as end-to-end suites", () => {
     for (const file of e2eFiles) expect(files, file).toContain(file)
+  })
+
+  it("run npm test's projects on both cores", () => {
+    // A project with `extends: false` does not inherit the root's `maxWorkers`: without its own, vitest gives it
+    // one worker fewer than the cores, and on 2 cores the `unit` project ran every file in a single worker.
+    const config = unit as Config
+    expect(config.test?.maxWorkers).toBe(2)
+    const projects = config.test?.projects ?? []
+    expect(projects.map((p) => p.test?.name)).toEqual(["unit", "isolated"])
+    for (const p of projects)
+      expect({ name: p.test?.name, maxWorkers: p.test?.maxWorkers }).toEqual({ name: p.test?.name, maxWorkers: 2 })
   })
 
   it("name only existing files as the suites that need a fresh worker", () => {

@@ -264,6 +264,12 @@ export interface PgliteOptions {
    * is not stopped (it takes about a second).
    */
   readonly signal?: AbortSignal
+  /**
+   * Test-only: an in-memory database (`dataDir` undefined) starts from this dump of a data directory (PGlite's
+   * `dumpDataDir`) instead of a new cluster; the test suites start each database from one made and migrated once
+   * (`adapters/postgres/test/support.ts`), about 0.8 s instead of 3 to 5. Ignored with a `dataDir`.
+   */
+  readonly loadDataDir?: Blob
 }
 
 /**
@@ -294,9 +300,13 @@ export const openPglite = async (dataDir: string | undefined, options: PgliteOpt
         ((await (
           await import("@electric-sql/pglite")
         ).PGlite.create(
-          dataDir === undefined ? { postgresqlconf } : { dataDir, postgresqlconf }
+          dataDir !== undefined
+            ? { dataDir, postgresqlconf }
+            : options.loadDataDir !== undefined
+              ? { loadDataDir: options.loadDataDir, postgresqlconf }
+              : { postgresqlconf }
         )) as unknown as PgliteHandle)
-      : await openPgliteWorker(dataDir, postgresqlconf)
+      : await openPgliteWorker(dataDir, postgresqlconf, dataDir === undefined ? options.loadDataDir : undefined)
   // Owner-only again once open: a cluster the child could not create was created by this open instead
   // (`createClusterApart`'s fallback), and PGlite's start rewrites some files (`pg_internal.init`) `0644`, whatever
   // the umask. Again at close, for the files it writes then.

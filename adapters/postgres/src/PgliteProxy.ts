@@ -59,6 +59,8 @@ export interface PgliteHandle {
 export interface PgliteWorkerData {
   readonly dataDir: string | undefined
   readonly postgresqlconf: ReadonlyArray<string>
+  /** An in-memory database's starting contents (`PgliteOptions.loadDataDir`; a `Blob` is structured-cloned). */
+  readonly loadDataDir?: Blob
 }
 
 /** Messages to the worker. `tx`: the statement belongs to that open transaction. */
@@ -294,11 +296,12 @@ export const prewarmPgliteWorker = (): void => {
  */
 export const openPgliteWorker = async (
   dataDir: string | undefined,
-  postgresqlconf: ReadonlyArray<string>
+  postgresqlconf: ReadonlyArray<string>,
+  loadDataDir?: Blob
 ): Promise<PgliteHandle & { readonly crashForTest: (message: string) => void }> => {
   const proxy = spare !== undefined && !spare.dead ? spare : new PgliteWorkerProxy()
   spare = undefined
-  proxy.open({ dataDir, postgresqlconf })
+  proxy.open({ dataDir, postgresqlconf, ...(loadDataDir === undefined ? {} : { loadDataDir }) })
   try {
     await proxy.waitReady
   } catch (e) {

@@ -49,7 +49,7 @@ let artifacts: Promise<{ pgliteWasmModule?: never; fsBundle?: Blob }> | undefine
 )
 
 /** The first message: where to open, and with which settings. */
-const { dataDir, postgresqlconf } = await new Promise<PgliteWorkerData>((resolve) =>
+const { dataDir, postgresqlconf, loadDataDir } = await new Promise<PgliteWorkerData>((resolve) =>
   port.once("message", (m: PgliteWorkerData) => resolve(m))
 )
 
@@ -96,6 +96,7 @@ const openDatabase = async (): Promise<PGlite | undefined> => {
   return PGlite.create({
     ...preloaded,
     ...(dataDir === undefined ? {} : { dataDir }),
+    ...(loadDataDir === undefined ? {} : { loadDataDir }),
     postgresqlconf: [...postgresqlconf]
   }).catch((e: unknown) => {
     send({ id: 0, error: serializeError(e) })

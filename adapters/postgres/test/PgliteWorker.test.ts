@@ -18,6 +18,7 @@ import { copyRows } from "../src/Copy.ts"
 import { type Database, openPglite } from "../src/Database.ts"
 import { query } from "../src/Errors.ts"
 import { type PgliteHandle, PgliteWorkerStopped } from "../src/PgliteProxy.ts"
+import { migratedTemplate, seedDataDir } from "./support.ts"
 
 const TYPES_TABLE = `create table types_probe (
   id int primary key,
@@ -34,9 +35,14 @@ const TYPES_ROWS = `insert into types_probe values
   (2, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)`
 
 const opened: Array<Database> = []
+/**
+ * PGlite in `dir`, or in memory started from the test worker's migrated dump (`migratedTemplate`: a new cluster
+ * costs seconds; the probes below make tables of their own).
+ */
 const open = async (worker: boolean, dir?: string, groupCommit = false) => {
   const d = await openPglite(dir, {
     worker,
+    ...(dir === undefined ? { loadDataDir: await migratedTemplate() } : {}),
     ...(groupCommit ? { groupCommit: { windowMs: 1, maxBatch: 64, maxInFlight: 1 } } : {})
   })
   opened.push(d)
@@ -223,9 +229,11 @@ describe("PGlite on a worker thread and in this thread answer alike", () => {
 
 describe("PGlite's worker thread: close, and a worker that dies", () => {
   let dir: string
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "pglite-worker-"))
-  })
+    // An existing cluster (a new one's creation: PgliteCreation.test.ts, CliSources.test.ts).
+    await seedDataDir(dir)
+  }, 120_000)
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it("close waits for the calls under way; what they committed is there after a reopen", async () => {

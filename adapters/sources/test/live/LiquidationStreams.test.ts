@@ -8,7 +8,8 @@
  * and answered; the venues' own ping frames are answered.
  *
  * The stream runs on the TestClock (its flushes, keep-alives and reconnect delays are moved on by the test in small
- * steps while real I/O happens), over real local sockets.
+ * steps while real I/O happens), over real local sockets. The stream tests run concurrently (`describe.concurrent`):
+ * each has its own TestClock, server, store and stream, and spends its time waiting on real I/O.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { CryptoAssets, freshnessOf, MarketStore, type SourceStatus } from "@market-data/core"
@@ -199,7 +200,7 @@ const liquidationsAnswer = (store: MarketStore["Service"], id: string, nowMs: nu
     return (yield* callPlanes([plane], "liquidations", [["id", id]], nowMs)) as { body: { data: unknown } }
   })
 
-describe("Bybit allLiquidation stream", () => {
+describe.concurrent("Bybit allLiquidation stream", () => {
   it.effect("sums prints into one-minute buckets per side, skips malformed messages whole, answers liquidations", () =>
     Effect.gen(function* () {
       const t = yield* setup(bybitProtocol, bybitVenue(new Set(), { on: true }), bybitSymbols)
@@ -347,7 +348,7 @@ describe("Bybit allLiquidation stream", () => {
   )
 })
 
-describe("streams follow the directory's symbols (live mode)", () => {
+describe.concurrent("streams follow the directory's symbols (live mode)", () => {
   const newPrint = (symbol: string, tMs: number) => ({
     topic: `allLiquidation.${symbol}`,
     type: "snapshot",
@@ -438,7 +439,7 @@ describe("streams follow the directory's symbols (live mode)", () => {
   })
 })
 
-describe("Binance !forceOrder@arr stream", () => {
+describe.concurrent("Binance !forceOrder@arr stream", () => {
   const symbols = new Map([
     ["BTCUSDT", "crypto:bitcoin"],
     ["ETHUSDT", "crypto:ethereum"],
@@ -545,7 +546,7 @@ describe("Binance !forceOrder@arr stream", () => {
   )
 })
 
-describe("OKX liquidation-orders stream (beside the REST poll)", () => {
+describe.concurrent("OKX liquidation-orders stream (beside the REST poll)", () => {
   const okxSymbols = new Map([
     ["BTC-USDT-SWAP", "crypto:bitcoin"],
     ["ETH-USDT-SWAP", "crypto:ethereum"]

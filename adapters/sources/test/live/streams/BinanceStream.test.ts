@@ -204,7 +204,8 @@ const two = new Map([
   ["1000PEPEUSDT", inst("1000PEPEUSDT", "crypto:pepe", 1000)]
 ])
 
-describe("Binance market stream against a fake venue", () => {
+// Concurrent: each test has its own fake venue, board and stream, and spends its time waiting on real timers.
+describe.concurrent("Binance market stream against a fake venue", () => {
   it.live("streams quotes in canonical units, and the health follows the venue's event time", () =>
     Effect.gen(function* () {
       const venue = binanceStreamVenue()

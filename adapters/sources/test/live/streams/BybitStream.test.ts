@@ -340,7 +340,8 @@ const btcAndPepe = new Map([
   ["1000PEPEUSDT", instrument("bybit", "1000PEPEUSDT", "crypto:pepe", { tokensPerUnit: 1000 })]
 ])
 
-describe("Bybit market stream against a fake venue", () => {
+// Concurrent: each test has its own fake venue, board and stream, and spends its time waiting on real timers.
+describe.concurrent("Bybit market stream against a fake venue", () => {
   it.live("streams the snapshot and deltas into the board in canonical units; health up; pings answered", () =>
     Effect.gen(function* () {
       const venue = bybitVenue()

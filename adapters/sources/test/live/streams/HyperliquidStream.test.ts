@@ -269,7 +269,8 @@ const hyperliquidVenue = (unknown: ReadonlySet<string> = new Set()) => {
   return { state, handler }
 }
 
-describe("Hyperliquid market stream against a fake venue", () => {
+// Concurrent: each test has its own fake venue, board and stream, and spends its time waiting on real timers.
+describe.concurrent("Hyperliquid market stream against a fake venue", () => {
   it.live("subscribes one by one, streams quotes and open interest in canonical units, health up, pings answered", () =>
     Effect.gen(function* () {
       const venue = hyperliquidVenue(new Set(["NOPE"]))

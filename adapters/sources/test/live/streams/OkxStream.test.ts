@@ -256,7 +256,8 @@ const okxVenue = (unknown: ReadonlySet<string> = new Set()) => {
   return { state, handler }
 }
 
-describe("OKX market stream against a fake venue", () => {
+// Concurrent: each test has its own fake venue, board and stream, and spends its time waiting on real timers.
+describe.concurrent("OKX market stream against a fake venue", () => {
   it.live("quotes in coins (contracts x ctVal), funding, the forming bar, health up; pings answered", () =>
     Effect.gen(function* () {
       const venue = okxVenue(new Set(["NOPE-USDT-SWAP"]))
