@@ -51,7 +51,38 @@ export const perAssetHandler = (forAsset: ForAsset): Handler => {
     }
     return ms
   }
+  /**
+   * The output of a single-`id` request per result object: `{data: result}`, its text, its charge and its
+   * `next_update_at` depend on the result alone (the handler is one operation's, and the result names its asset),
+   * so a result served again is answered with the same output, built once. Outputs are never modified.
+   */
+  const singleOutputs = new WeakMap<object, HandlerOutput>()
+  const singleOutput = (op: HandlerInput["op"], id: string, result: { readonly next_update_at?: string } & object) => {
+    let out = singleOutputs.get(result)
+    if (out === undefined) {
+      const next = nextUpdateOf(result)
+      out = {
+        _tag: "Json" as const,
+        body: { data: result },
+        text: singleText(result),
+        creditsCharged: chargeFor(op, { assetIds: [id] }),
+        ...(Number.isNaN(next) ? {} : { nextUpdateAtMs: next })
+      }
+      singleOutputs.set(result, out)
+    }
+    return out
+  }
   return (input) => {
+    const params = input.params
+    // One `id` (most requests): no list machinery, and the output of a result served before as it was.
+    if (typeof params.id === "string" && !Array.isArray(params.ids)) {
+      const id = params.id
+      return Effect.flatMap(forAsset(id, params, input), (o) =>
+        o._tag === "Refused"
+          ? Effect.fail(apiError(o.reason, o.message, { param: o.param ?? "id" }))
+          : Effect.succeed(singleOutput(input.op, id, o.result))
+      )
+    }
     const ids = requestedIds(input.params)
     const answer = (outcomes: ReadonlyArray<AssetOutcome>): Effect.Effect<HandlerOutput, ApiError> => {
       const delivered: Array<string> = []

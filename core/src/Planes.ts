@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import { type Plane, planeOf } from "./AssetId.ts"
 import { type ApiError, apiError } from "./Errors.ts"
 import { type AssetOutcome, perAssetHandler, type RefusalReason } from "./PerAsset.ts"
-import type { Handler, HandlerInput } from "./Pipeline.ts"
+import type { Handler, HandlerInput, HandlerOutput } from "./Pipeline.ts"
 import { type OperationSpec, Operations } from "./Registry.ts"
 
 /** Coverage tiers, as the contract names them. */
@@ -168,14 +168,15 @@ export const admit = (
   // Plain combinators rather than a generator: this runs for every asset of every data request.
   const plane = planeOf(assetId)
   const impl = plane === undefined ? undefined : planes.get(plane)
-  const unknown = {
+  // Built only when refused (its message is text made for the asset).
+  const unknown = () => ({
     _tag: "Refused" as const,
     reason: "unknown_asset" as const,
     message: `no asset ${assetId}; find canonical IDs with \`resolve\``
-  }
-  if (plane === undefined || impl === undefined) return Effect.succeed(unknown)
+  })
+  if (plane === undefined || impl === undefined) return Effect.succeed(unknown())
   return Effect.map(impl.lookup(assetId), (entry) => {
-    if (entry === undefined) return unknown
+    if (entry === undefined) return unknown()
     if (!op.planes.includes(plane)) {
       return {
         _tag: "Refused" as const,
@@ -221,18 +222,27 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
     return joined(sources) ?? dataSource
   }
   const out = new Map<string, Handler>()
-  const set = (name: string, handler: Handler) =>
-    out.set(
-      name,
-      dataSource === undefined && !mixed
-        ? handler
-        : (input) =>
-            Effect.map(handler(input), (o) => {
-              if (o._tag !== "Json") return o
-              const source = mixed ? sourceOfRequest(input.params) : dataSource
-              return source === undefined ? o : { ...o, dataSource: source }
-            })
+  const set = (name: string, handler: Handler) => {
+    if (dataSource === undefined && !mixed) {
+      out.set(name, handler)
+      return
+    }
+    // A handler hands back the same output while its data is unchanged (`perAssetHandler`): the output with its
+    // source is built once per output and source, not at every request.
+    const sourced = new WeakMap<object, { readonly source: string; readonly output: HandlerOutput }>()
+    out.set(name, (input) =>
+      Effect.map(handler(input), (o) => {
+        if (o._tag !== "Json") return o
+        const source = mixed ? sourceOfRequest(input.params) : dataSource
+        if (source === undefined) return o
+        const known = sourced.get(o)
+        if (known !== undefined && known.source === source) return known.output
+        const output = { ...o, dataSource: source }
+        sourced.set(o, { source, output })
+        return output
+      })
     )
+  }
   for (const op of Operations) {
     if (op.group === "discovery") continue
     if (!planes.some((p) => p.perAsset.has(op.name) || p.calls.has(op.name))) continue

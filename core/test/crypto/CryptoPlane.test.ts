@@ -131,6 +131,34 @@ describe("crypto plane over a fixture market", () => {
     })
   )
 
+  it.effect("a request repeated while nothing changed gets the same output; a write in between is reflected", () =>
+    Effect.gen(function* () {
+      const { store, call } = yield* setup
+      // Parameters decoded anew each time (no decode memo here): the answer memo still serves the same result.
+      const first = yield* call("price", [["id", "crypto:bitcoin"]])
+      const again = yield* call("price", [["id", "crypto:bitcoin"]])
+      assert.strictEqual(again, first)
+      assert.strictEqual(first.text, JSON.stringify(first.body))
+      const close_ = priceAt(fx("crypto:bitcoin").venues[0] as VenueColumns, AT)
+      yield* store.putBooks([
+        {
+          assetId: "crypto:bitcoin",
+          venue: "binance",
+          t: END + 20_000,
+          bids: [[close_ * 1.01, 3]],
+          asks: [[close_ * 1.0102, 2]]
+        }
+      ])
+      const after = yield* call("price", [["id", "crypto:bitcoin"]])
+      assert.notStrictEqual(after, first)
+      close(data(after).usd, close_ * 1.0101)
+      assert.strictEqual(after.text, JSON.stringify(after.body))
+      // A batch answers the same result for the asset as the single ID.
+      const batch = yield* call("price", [["ids", "crypto:bitcoin,crypto:sui"]])
+      assert.deepStrictEqual(data(batch)[0], data(after))
+    })
+  )
+
   it.effect("price: usd, bid_usd and ask_usd come from one book, so usd lies inside the spread", () =>
     Effect.gen(function* () {
       const { store, call } = yield* setup

@@ -72,20 +72,37 @@ export const perAsset = (
   build: (ctx: OperationContext) => Effect.Effect<object, ApiError>
 ): PlaneForAsset => {
   const { store, results, statusesOf, stateOf } = st
+  // A result depends on the store's content (its revision), the parameters and the clock only through
+  // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
+  // same answer is served again instead of being rebuilt.
+  // What reads streamed state (books, funding states) changes with the asset's quotes, the rest only with writes.
+  // Which revision that is depends on the operation alone: chosen once, not at every request.
+  const revisionNow: (assetId: string) => number | undefined = !readsStreamed(op)
+    ? () => store.revision?.()
+    : store.quotesRevisionOf !== undefined
+      ? (assetId) => store.quotesRevisionOf?.(assetId)
+      : () => (store.quotesRevision ?? store.revision)?.()
+  // The memo key of each parameter set met, by asset: decoded parameters are frozen and reused for a request seen
+  // before (`decodeParams`), so the key is built once per parameter set instead of at every request.
+  const memoKeys = new WeakMap<object, Map<string, string>>()
+  const memoKeyOf = (assetId: string, params: CanonicalParams): string => {
+    let byAsset = memoKeys.get(params)
+    if (byAsset === undefined) {
+      byAsset = new Map()
+      memoKeys.set(params, byAsset)
+    }
+    let key = byAsset.get(assetId)
+    if (key === undefined) {
+      key = `${op}\u0000${assetId}\u0000${paramsKey(params)}`
+      byAsset.set(assetId, key)
+    }
+    return key
+  }
   return (entry, params, input) => {
     const nowMs = input.nowMs
-    // A result depends on the store's content (its revision), the parameters and the clock only through
-    // the moments listed in `validUntilOf`: until the first of them, with nothing written meanwhile, the
-    // same answer is served again instead of being rebuilt.
-    // What reads streamed state (books, funding states) changes with the asset's quotes, the rest only with writes.
-    const revisionNow = (): number | undefined =>
-      !readsStreamed(op)
-        ? store.revision?.()
-        : store.quotesRevisionOf !== undefined
-          ? store.quotesRevisionOf(entry.asset_id)
-          : (store.quotesRevision ?? store.revision)?.()
-    const revision = revisionNow()
-    const memoKey = `${op}\u0000${entry.asset_id}\u0000${paramsKey(params)}`
+    const assetId = entry.asset_id
+    const revision = revisionNow(assetId)
+    const memoKey = memoKeyOf(assetId, params)
     const memo = revision === undefined ? undefined : results.get(memoKey)
     if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
       return Effect.succeed(memo.value)
@@ -105,7 +122,7 @@ export const perAsset = (
       // `body` may refine `next_update_at` (technicals change only when a bar closes).
       const value = { asset_id: asset.id, ...clocks(fresh), ...body, ...gaps.block }
       // Only when nothing was written meanwhile (a write during the build may or may not be in it).
-      const after = revisionNow()
+      const after = revisionNow(assetId)
       if (revision !== undefined && after === revision) {
         results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
       }
