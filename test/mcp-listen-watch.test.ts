@@ -34,9 +34,28 @@ const decoder = new TextDecoder()
 const saved = { ...LISTEN_LIMITS }
 afterEach(() => Object.assign(LISTEN_LIMITS, saved))
 
-/** Polls `condition` until it holds (no fixed sleep decides the outcome; the test's timeout bounds the wait). */
-const until = async (condition: () => boolean): Promise<void> => {
-  while (!condition()) await new Promise((r) => setTimeout(r, 10))
+/**
+ * Counts the calls the watcher makes into the test's plane, and lets the test wait for the call that brings the
+ * count to a number (an event, not a poll; the test's timeout bounds the wait).
+ */
+const callCounter = () => {
+  let count = 0
+  const waiting: Array<{ readonly at: number; readonly resolve: () => void }> = []
+  return {
+    count: () => count,
+    hit: () => {
+      count++
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        const w = waiting[i] as { readonly at: number; readonly resolve: () => void }
+        if (count >= w.at) {
+          waiting.splice(i, 1)
+          w.resolve()
+        }
+      }
+    },
+    reached: (at: number): Promise<void> =>
+      count >= at ? Promise.resolve() : new Promise((resolve) => waiting.push({ at, resolve }))
+  }
 }
 
 interface Service {
@@ -93,6 +112,9 @@ describe("the floor of the listen watcher", () => {
   // the floor can see a change.
   let value = 1
   let revision = 7
+  // The plane's reads, and the watcher's looks at its revision (each floor look, and each read's start).
+  const reads = callCounter()
+  const looks = callCounter()
   const entry: DirectoryEntry = {
     asset_id: "crypto:bitcoin",
     plane: "crypto",
@@ -109,18 +131,24 @@ describe("the floor of the listen watcher", () => {
       [
         "read",
         (e) =>
-          Effect.succeed({
-            asset_id: e.asset_id,
-            status: "live",
-            next_update_at: new Date(Date.now() + 3_600_000).toISOString(),
-            headline: { price_usd: value }
+          Effect.sync(() => {
+            reads.hit()
+            return {
+              asset_id: e.asset_id,
+              status: "live",
+              next_update_at: new Date(Date.now() + 3_600_000).toISOString(),
+              headline: { price_usd: value }
+            }
           })
       ]
     ]),
     calls: new Map(),
     directory: Effect.succeed([entry]),
     lookup: (id) => Effect.succeed(id === entry.asset_id ? entry : undefined),
-    revisionOf: () => revision
+    revisionOf: () => {
+      looks.hit()
+      return revision
+    }
   }
   let service: Service
   beforeAll(async () => {
@@ -138,11 +166,15 @@ describe("the floor of the listen watcher", () => {
     try {
       expect((await nextMessage(body)).method).toBe("notifications/subscriptions/acknowledged")
       // The first read (the baseline), then looks every 100 ms that the unchanged revision answers.
-      await until(() => listenTotals.assetsRead > readsBefore)
-      const reads = listenTotals.assetsRead
+      await reads.reached(1)
+      expect(listenTotals.assetsRead).toBeGreaterThan(readsBefore)
+      const assetsRead = listenTotals.assetsRead
       const skipped = listenTotals.floorSkipped
-      await until(() => listenTotals.floorSkipped >= skipped + 5)
-      expect(listenTotals.assetsRead).toBe(reads)
+      // Five more looks at the unchanged revision: each skipped, none read.
+      await looks.reached(looks.count() + 5)
+      expect(listenTotals.floorSkipped).toBeGreaterThanOrEqual(skipped + 5)
+      expect(listenTotals.assetsRead).toBe(assetsRead)
+      expect(reads.count()).toBe(1)
 
       // New content with its revision moved: the next look reads it, and the change is notified.
       value = 2
@@ -154,7 +186,8 @@ describe("the floor of the listen watcher", () => {
         _meta: { "io.modelcontextprotocol/subscriptionId": 1 },
         uri: "service://read/crypto:bitcoin"
       })
-      expect(listenTotals.assetsRead).toBe(reads + 1)
+      expect(listenTotals.assetsRead).toBe(assetsRead + 1)
+      expect(reads.count()).toBe(2)
     } finally {
       body.close()
     }

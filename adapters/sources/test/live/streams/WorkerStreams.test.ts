@@ -18,9 +18,10 @@ import {
   type StreamedTicker,
   type StreamHealth
 } from "@market-data/core"
-import { Effect, Fiber } from "effect"
+import { ConfigProvider, Effect, Fiber } from "effect"
 import fc from "fast-check"
 import { type ReplayVenue, startBinanceReplay } from "../../../../../test/support/replay/binance-venue.ts"
+import { loadLiveConfig } from "../../../src/live/LiveConfig.ts"
 import { type BoardMessage, makeBoardReader, makeBoardWriter } from "../../../src/live/stream/BoardWire.ts"
 import { emptyStats, type MarketStreamStats } from "../../../src/live/stream/MarketStream.ts"
 import { runMarketStreamsOnWorker } from "../../../src/live/stream/WorkerStreams.ts"
@@ -220,29 +221,36 @@ describe("the board wire", () => {
   })
 })
 
+/** The replay venue started for a test (closed with its scope). */
+const replayVenue = (symbols: number) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startBinanceReplay({ symbols, syntheticOnly: true, meanIntervalMs: 100 })),
+    (v) => Effect.promise(() => v.close())
+  )
+
+/** The replay venue's `i`th symbol as the stream follows it, as asset `crypto:replay-<i>`. */
+const instrumentOf = (venue: ReplayVenue, i: number): Instrument => {
+  const s = venue.symbols[i]
+  if (s === undefined) throw new Error(`no symbol ${i}`)
+  return {
+    assetId: `crypto:replay-${i}`,
+    venue: "binance",
+    symbol: s.symbol,
+    tokensPerUnit: s.tokensPerUnit,
+    tokensPerContract: 1,
+    fundingIntervalMs: s.fundingIntervalHours * 3_600_000
+  }
+}
+
 describe("the market streams on a worker thread", () => {
   it.live(
     "fill this thread's board with the venue's current books, follow the instruments, and stop down",
     () =>
       Effect.gen(function* () {
-        const venue: ReplayVenue = yield* Effect.acquireRelease(
-          Effect.promise(() => startBinanceReplay({ symbols: 30, syntheticOnly: true, meanIntervalMs: 100 })),
-          (v) => Effect.promise(() => v.close())
-        )
-        const instrumentOf = (i: number): Instrument => {
-          const s = venue.symbols[i]
-          if (s === undefined) throw new Error(`no symbol ${i}`)
-          return {
-            assetId: `crypto:replay-${i}`,
-            venue: "binance",
-            symbol: s.symbol,
-            tokensPerUnit: s.tokensPerUnit,
-            tokensPerContract: 1,
-            fundingIntervalMs: s.fundingIntervalHours * 3_600_000
-          }
-        }
+        const venue: ReplayVenue = yield* replayVenue(30)
+        const instrument = (i: number) => instrumentOf(venue, i)
         let followed: ReadonlyMap<string, Instrument> = new Map(
-          Array.from({ length: 20 }, (_, i) => [instrumentOf(i).symbol, instrumentOf(i)] as const)
+          Array.from({ length: 20 }, (_, i) => [instrument(i).symbol, instrument(i)] as const)
         )
         const board = makeQuoteBoard()
         const stats = { binance: emptyStats() }
@@ -264,7 +272,7 @@ describe("the market streams on a worker thread", () => {
         /** Instruments whose book on the board is one the venue published within the last 5 s (in venue units). */
         const current = (ids: ReadonlyArray<number>) =>
           ids.filter((i) => {
-            const ins = instrumentOf(i)
+            const ins = instrument(i)
             const q = board.quote(ins.assetId, "binance")
             if (q === undefined) return false
             const age = venue.stalenessOf(ins.symbol, q.bid * ins.tokensPerUnit, q.ask * ins.tokensPerUnit, Date.now())
@@ -284,7 +292,7 @@ describe("the market streams on a worker thread", () => {
         followed = new Map(
           Array.from({ length: 30 }, (_, i) => i)
             .filter((i) => i !== 3)
-            .map((i) => [instrumentOf(i).symbol, instrumentOf(i)] as const)
+            .map((i) => [instrument(i).symbol, instrument(i)] as const)
         )
         const added = Array.from({ length: 10 }, (_, i) => 20 + i)
         assert.isTrue(
@@ -304,24 +312,11 @@ describe("the market streams on a worker thread", () => {
     "a worker that fails: its venue down with the reason, then streamed again by a new worker",
     () =>
       Effect.gen(function* () {
-        const venue: ReplayVenue = yield* Effect.acquireRelease(
-          Effect.promise(() => startBinanceReplay({ symbols: 10, syntheticOnly: true, meanIntervalMs: 100 })),
-          (v) => Effect.promise(() => v.close())
-        )
+        const venue: ReplayVenue = yield* replayVenue(10)
         const dir = mkdtempSync(join(tmpdir(), "stream-worker-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
         const followed: ReadonlyMap<string, Instrument> = new Map(
-          venue.symbols.map((s, i) => [
-            s.symbol,
-            {
-              assetId: `crypto:replay-${i}`,
-              venue: "binance",
-              symbol: s.symbol,
-              tokensPerUnit: s.tokensPerUnit,
-              tokensPerContract: 1,
-              fundingIntervalMs: s.fundingIntervalHours * 3_600_000
-            }
-          ])
+          venue.symbols.map((s, i) => [s.symbol, instrumentOf(venue, i)] as const)
         )
         const board = makeQuoteBoard()
         // The worker copies the environment when it starts: the first one fails, the next finds the marker.
@@ -353,5 +348,26 @@ describe("the market streams on a worker thread", () => {
         )
       }).pipe(Effect.scoped),
     60_000
+  )
+})
+
+describe("MARKET_DATA_STREAM_THREAD", () => {
+  it.effect("is on unless set to off; another value is refused naming the variable", () =>
+    Effect.gen(function* () {
+      const load = (env: Record<string, string>) =>
+        loadLiveConfig.pipe(
+          Effect.provide(
+            ConfigProvider.layer(
+              ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "Example Corp ops@example.com", ...env })
+            )
+          )
+        )
+      assert.isTrue((yield* load({})).streamThread)
+      assert.isTrue((yield* load({ MARKET_DATA_STREAM_THREAD: "on" })).streamThread)
+      assert.isFalse((yield* load({ MARKET_DATA_STREAM_THREAD: "OFF" })).streamThread)
+      const refused = yield* Effect.flip(load({ MARKET_DATA_STREAM_THREAD: "yes" }))
+      assert.strictEqual(refused.variable, "MARKET_DATA_STREAM_THREAD")
+      assert.include(refused.message, "`on` or `off`")
+    })
   )
 })
