@@ -160,7 +160,14 @@ if (TEST_DATABASE_URL === undefined) {
       }
       const a = await startServerProcess(env, { entry: SERVE_ENTRY, args: ["serve"], startTimeoutMs: 90_000 })
       leader = a
-      await until("the first instance leads ingestion", 30_000, () => /leads ingestion/.test(a.stdout()))
+      // On a fresh schema nothing else holds this deployment's lock (it is per schema: `PgLeaderLock`), so the
+      // first attempt, made before the instance listens, takes it; the wait covers a loaded machine's start.
+      await until(
+        "the first instance leads ingestion",
+        60_000,
+        () => /leads ingestion/.test(a.stdout()),
+        () => a.stdout().split("\n").slice(-8).join("\n")
+      )
       let perps: Array<ServedPerp> = []
       await until(
         "the leader serves the venue's perpetuals",

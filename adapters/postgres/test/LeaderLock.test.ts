@@ -1,10 +1,12 @@
 /**
  * The leader lock: the in-memory twin (leases on the TestClock) and two contenders on server PostgreSQL
- * (TEST_DATABASE_URL): exactly one holds the lock; when the leader's connection dies the other takes over.
+ * (TEST_DATABASE_URL): exactly one holds the lock; when the leader's connection dies the other takes over; two
+ * schemas of one database are two services with a leader each; a server that cannot be reached is logged once.
  */
 import { randomUUID } from "node:crypto"
+import { connect, createServer } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Logger, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import pg from "pg"
 import { makeMemoryEquityStore } from "../../memory/src/MemoryEquityStore.ts"
@@ -14,7 +16,7 @@ import { liveConfig } from "../../sources/src/live/LiveConfig.ts"
 import { startLiveFeeds } from "../../sources/src/live/LiveFeeds.ts"
 import { eventually, fakeServer } from "../../sources/test/live/FakeServer.ts"
 import { makePgLeaderLock, pgliteLeaderLock } from "../src/PgLeaderLock.ts"
-import { TEST_DATABASE_URL } from "./support.ts"
+import { TEST_DATABASE_URL, withSchema } from "./support.ts"
 
 describe("memory leader lock", () => {
   it.effect("one holder at a time; a lapsed lease is taken over; release frees it", () =>
@@ -69,7 +71,7 @@ if (TEST_DATABASE_URL === undefined) {
             try {
               const r = await admin.query<{ n: number }>(
                 `select count(pg_terminate_backend(l.pid))::int as n from pg_locks l
-                  where l.locktype = 'advisory' and l.granted and l.objid::int = hashtext($1)`,
+                  where l.locktype = 'advisory' and l.granted and l.classid::int = hashtext($1)`,
                 [name]
               )
               return r.rows[0]?.n ?? 0
@@ -92,6 +94,83 @@ if (TEST_DATABASE_URL === undefined) {
           assert.isTrue(yield* one.acquire(name, "one", 15_000), "released: free again")
         }
       }).pipe(Effect.scoped)
+    )
+
+    it.live("two schemas of one database are two deployments: each has its own leader", () =>
+      Effect.gen(function* () {
+        const name = `md-test-${randomUUID()}`
+        const schemas = [`md_lock_${randomUUID().slice(0, 8)}`, `md_lock_${randomUUID().slice(0, 8)}`]
+        const admin = new pg.Client({ connectionString: url })
+        yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            await admin.connect()
+            for (const s of schemas) await admin.query(`create schema ${s}`)
+          }),
+          () =>
+            Effect.promise(async () => {
+              for (const s of schemas) await admin.query(`drop schema if exists ${s}`)
+              await admin.end()
+            })
+        )
+        const [x, y] = schemas.map((s) => makePgLeaderLock(withSchema(url, s as string)))
+        const xAgain = makePgLeaderLock(withSchema(url, schemas[0] as string))
+        if (x === undefined || y === undefined) throw new Error("two locks")
+        yield* Effect.addFinalizer(() => Effect.all([x.close, y.close, xAgain.close], { discard: true }))
+        assert.isTrue(yield* x.acquire(name, "x", 15_000))
+        assert.isTrue(yield* y.acquire(name, "y", 15_000), "the other schema's instance leads its own deployment")
+        assert.isFalse(yield* xAgain.acquire(name, "x2", 15_000), "a second instance on the first schema waits")
+        yield* x.release(name, "x")
+        assert.isTrue(yield* xAgain.acquire(name, "x2", 15_000), "and takes over when the first releases")
+      }).pipe(Effect.scoped)
+    )
+
+    it.live(
+      "a server that cannot be reached: no lead, one warning while it lasts, one line when it answers again",
+      () =>
+        Effect.gen(function* () {
+          const name = `md-test-${randomUUID()}`
+          // A port nothing listens on: the connection is refused at once.
+          const closed = yield* Effect.promise(
+            () =>
+              new Promise<number>((resolve) => {
+                const s = createServer()
+                s.listen(0, "127.0.0.1", () => {
+                  const port = (s.address() as { port: number }).port
+                  s.close(() => resolve(port))
+                })
+              })
+          )
+          const downUrl = new URL(url)
+          downUrl.hostname = "127.0.0.1"
+          downUrl.port = String(closed)
+          const down = makePgLeaderLock(downUrl.toString())
+          yield* Effect.addFinalizer(() => down.close)
+          const lines: Array<string> = []
+          const logger = Logger.make(({ message }) => {
+            lines.push(String(Array.isArray(message) ? message[0] : message))
+          })
+          const attempt = down.acquire(name, "a", 15_000).pipe(Effect.provide(Logger.layer([logger])))
+          assert.isFalse(yield* attempt)
+          assert.isFalse(yield* attempt)
+          assert.isFalse(yield* attempt)
+          assert.strictEqual(lines.length, 1, lines.join("\n"))
+          assert.match(lines[0] ?? "", /leader lock: could not ask PostgreSQL for md-test-.* \(.*ECONNREFUSED.*\)/)
+          // The server comes back on that port (a pass-through to the test PostgreSQL): the lock is taken, one line.
+          const pgUrl = new URL(url)
+          const proxy = createServer((socket) => {
+            const upstream = connect(Number(pgUrl.port || 5432), pgUrl.hostname)
+            socket.pipe(upstream).pipe(socket)
+            socket.on("error", () => upstream.destroy())
+            upstream.on("error", () => socket.destroy())
+          })
+          yield* Effect.acquireRelease(
+            Effect.promise(() => new Promise<void>((resolve) => proxy.listen(closed, "127.0.0.1", () => resolve()))),
+            () => Effect.promise(() => new Promise<void>((resolve) => proxy.close(() => resolve())))
+          )
+          assert.isTrue(yield* attempt)
+          assert.deepStrictEqual(lines.slice(1), [`leader lock: PostgreSQL answers again for ${name}`])
+          yield* down.release(name, "a")
+        }).pipe(Effect.scoped)
     )
 
     it.live("two service instances: one ingests; when its connection dies the other takes over within a renewal", () =>
@@ -159,7 +238,7 @@ if (TEST_DATABASE_URL === undefined) {
           try {
             await admin.query(
               `select pg_terminate_backend(l.pid) from pg_locks l
-                where l.locktype = 'advisory' and l.granted and l.objid::int = hashtext('market-data/live-ingest')`
+                where l.locktype = 'advisory' and l.granted and l.classid::int = hashtext('market-data/live-ingest')`
             )
           } finally {
             await admin.end()
