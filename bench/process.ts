@@ -3,7 +3,7 @@
  * environment assignments and Node flags) and a process's resident memory.
  */
 import { execFileSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { type AppConfig, DefaultSimulatedCompanies } from "@market-data/infra"
 
@@ -109,6 +109,41 @@ export const describeStart = (command: StartCommand, extraEnv: Record<string, st
 export const cpuSecondsOf = (pid: number | undefined): number => Math.round(cpuMsOf(pid) / 100) / 10
 
 /** CPU milliseconds (user + system) a process has used so far, unrounded (10 ms steps); NaN off Linux. */
+/**
+ * CPU milliseconds per thread of process `pid` (or of `self`), by thread name (`comm`: Node names its threads
+ * `MainThread`, `WorkerThread`, `V8Worker`, `libuv-worker`, ...) and niceness: `name@nice` -> ms, summed over the
+ * threads that share both. Empty where `/proc` is not there.
+ */
+export const threadCpuOf = (pid: number | "self" | undefined): Map<string, number> => {
+  const out = new Map<string, number>()
+  if (pid === undefined) return out
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+        const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        const key = `${comm}@${fields[16]}`
+        out.set(key, (out.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10)
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  } catch {
+    // No /proc.
+  }
+  return out
+}
+
+/** Each thread group's share of one core between two `threadCpuOf` readings `wallMs` apart, in percent. */
+export const threadShares = (before: Map<string, number>, after: Map<string, number>, wallMs: number): string =>
+  [...after.entries()]
+    .map(([k, ms]) => [k, ((ms - (before.get(k) ?? 0)) / wallMs) * 100] as const)
+    .filter(([, pct]) => pct >= 0.5)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, pct]) => `${k} ${Math.round(pct * 10) / 10}%`)
+    .join(", ")
+
 export const cpuMsOf = (pid: number | undefined): number => {
   if (pid === undefined) return Number.NaN
   try {

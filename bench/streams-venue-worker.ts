@@ -5,7 +5,8 @@
  * (`test/support/replay/four-venues.ts`, `startFour`). The main thread drives it with messages `{id, op, ...}` and
  * gets `{id, result}` or `{id, error}` back (`VenueWorker` in `streams.ts`).
  */
-import { parentPort } from "node:worker_threads"
+import { parentPort, workerData } from "node:worker_threads"
+import { lowerThreadPriority } from "../adapters/sources/src/live/stream/ThreadPriority.ts"
 import { type ReplayVenue, type ReplayVenueOptions, startBinanceReplay } from "../test/support/replay/binance-venue.ts"
 import {
   type FourVenueOptions,
@@ -31,6 +32,12 @@ export type VenueRequest =
   | { readonly op: "klinesSymbols" }
   | { readonly op: "streamedSymbols" }
   | { readonly op: "close" }
+
+// `BENCH_STREAMS_VENUE_NICE` (`streams.ts`): the venues stand for machines elsewhere; at a niceness above the
+// service's threads, producing their frames takes the cores the service and the load leave.
+const venueNice = (workerData as { readonly nice?: number } | null)?.nice ?? 0
+const niceResult = lowerThreadPriority(venueNice)
+if (venueNice > 0 && !niceResult.applied) console.error(`streams venue worker: niceness not set: ${niceResult.reason}`)
 
 let venue: ReplayVenue | undefined
 let four: FourVenues | undefined

@@ -63,7 +63,7 @@ import {
   startFakeSec,
   summarize
 } from "../test/support/replay/live-service.ts"
-import { cpuMsOf, memoryOf, ROOT, startCommand } from "./process.ts"
+import { cpuMsOf, memoryOf, ROOT, startCommand, threadCpuOf, threadShares } from "./process.ts"
 import type { VenueRequest } from "./streams-venue-worker.ts"
 
 const KEY = `mdk_${"Strmb".repeat(6)}XY`
@@ -96,10 +96,18 @@ const RATE_SETTING = process.env.BENCH_STREAMS_RATE
 /** Seconds of each fixed-rate window, and the alternating rounds of the `price` comparison. */
 const RATE_SECONDS = Number(process.env.BENCH_STREAMS_RATE_SECONDS ?? 20)
 const PRICE_ROUNDS = Math.max(1, Number(process.env.BENCH_STREAMS_PRICE_ROUNDS ?? 4))
+/**
+ * The replay venues' worker thread's niceness (0 to 19; default 10). The venues stand for machines elsewhere: on
+ * the bench's two cores, producing 5,000 frames a second at the service's priority took time slices from the
+ * service's answering thread that no real venue takes. Each window prints every thread's share of a core.
+ */
+const VENUE_NICE = Number(process.env.BENCH_STREAMS_VENUE_NICE ?? 10)
 
 /** The replay venue on its worker thread. */
 class VenueWorker {
-  private readonly worker = new Worker(new URL("./streams-venue-worker.ts", import.meta.url))
+  private readonly worker = new Worker(new URL("./streams-venue-worker.ts", import.meta.url), {
+    workerData: { nice: VENUE_NICE }
+  })
   private nextId = 1
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   constructor() {
@@ -746,6 +754,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     const window = async (seconds: number) => {
       const s0 = await venue.stats()
       const cpu0 = cpuMsOf(pid)
+      const threads0 = { service: threadCpuOf(pid), bench: threadCpuOf("self") }
       const w0 = performance.now()
       const trace = [memoryOf(pid).rss]
       for (let k = 0; k < seconds / 10; k++) {
@@ -762,6 +771,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
         .join(", ")
       return {
         cpuPct: round1(((cpuMsOf(pid) - cpu0) / wallMs) * 100),
+        threads: `service: ${threadShares(threads0.service, threadCpuOf(pid), wallMs)}; bench: ${threadShares(threads0.bench, threadCpuOf("self"), wallMs)}`,
         perVenue,
         trace,
         bookFps,
@@ -776,9 +786,14 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     await sleep(10_000)
     const loaded = await window(WINDOW_S)
     print(
-      `streams (b) ${loaded.fps} frames/s (${loaded.bookFps} book, ${loaded.klineFps} kline, the rest mark, context and funding; by venue ${loaded.perVenue}) for ${WINDOW_S} s: CPU ${loaded.cpuPct}% of one core, RSS ${loaded.trace[0]} -> ${loaded.trace[loaded.trace.length - 1]} MB (every 10 s: ${loaded.trace.join(" ")})\n`
+      `streams (b) ${loaded.fps} frames/s (${loaded.bookFps} book, ${loaded.klineFps} kline, the rest mark, context and funding; by venue ${loaded.perVenue}) for ${WINDOW_S} s: CPU ${loaded.cpuPct}% of one core, RSS ${loaded.trace[0]} -> ${loaded.trace[loaded.trace.length - 1]} MB (every 10 s: ${loaded.trace.join(" ")}); threads (name@niceness, % of a core) ${loaded.threads}\n`
     )
     await ageAt(Math.round((1000 / LOADED_INTERVAL_MS) * 10) / 10)
+    /** Every thread's share of a core since `from` (the service's and the bench's own). */
+    const sharesSince = (from: { service: Map<string, number>; bench: Map<string, number>; t: number }) => {
+      const wallMs = performance.now() - from.t
+      return `service: ${threadShares(from.service, threadCpuOf(pid), wallMs)}; bench: ${threadShares(from.bench, threadCpuOf("self"), wallMs)}`
+    }
     const priceRounds: Array<Record<string, number>> = []
     const pooled = { loaded: [] as Array<number>, still: [] as Array<number> }
     const gcLoaded: Array<ReturnType<typeof gcOf>> = []
@@ -800,7 +815,9 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       await sleep(3_000)
       const l = await priceLoad(service.url, assetId)
       const lt = Date.now()
+      const lThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
       const lr = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const lShares = sharesSince(lThreads)
       gcLoaded.push(gcOf(service, lt, Date.now()))
       pooled.loaded.push(...lr.latencies)
       await venue.call({ op: "setMeanInterval", ms: 0 })
@@ -810,12 +827,14 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
         still.cpuPct = w.cpuPct
         still.trace = w.trace
         print(
-          `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB\n`
+          `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB; threads ${w.threads}\n`
         )
       }
       const u = await priceLoad(service.url, assetId)
       const ut = Date.now()
+      const uThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
       const ur = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const uShares = sharesSince(uThreads)
       gcStill.push(gcOf(service, ut, Date.now()))
       pooled.still.push(...ur.latencies)
       priceRounds.push({
@@ -829,7 +848,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
         stillP99: ur.p99
       })
       print(
-        `streams (b) paid price, round ${r + 1}: saturated (autocannon, 10 connections, ${LOAD_SECONDS} s): at 5,000 frames/s ${l.rps} req/s p99 ${l.p99} ms (non-2xx ${l.non2xx}), books still ${u.rps} req/s p99 ${u.p99} ms (non-2xx ${u.non2xx}); ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])})\n`
+        `streams (b) paid price, round ${r + 1}: saturated (autocannon, 10 connections, ${LOAD_SECONDS} s): at 5,000 frames/s ${l.rps} req/s p99 ${l.p99} ms (non-2xx ${l.non2xx}), books still ${u.rps} req/s p99 ${u.p99} ms (non-2xx ${u.non2xx}); ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}\n`
       )
     }
     const rest = await venue.stats()
@@ -877,6 +896,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
 
 export interface StreamsBench {
   readonly machine: string
+  readonly venueNice: number
   /** Absent without `a` in `BENCH_STREAMS_PARTS`. */
   readonly ingest: IngestResult | undefined
   /** Absent without `b` in `BENCH_STREAMS_PARTS` (`a`: the ingest part alone). */
@@ -886,7 +906,9 @@ export interface StreamsBench {
 
 export const streamsBench = async (print: (line: string) => void): Promise<StreamsBench> => {
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? "?"}, Node ${process.versions.node}`
-  print(`streams bench on ${machine}\n`)
+  print(
+    `streams bench on ${machine}; the replay venues' worker thread at niceness ${VENUE_NICE} (BENCH_STREAMS_VENUE_NICE), the service's stream worker at ${process.env.MARKET_DATA_STREAM_THREAD_NICE ?? "its default"}\n`
+  )
   const venue = new VenueWorker()
   try {
     // `BENCH_STREAMS_PARTS`: `a` the ingest anchor, `b` the service process (parts b and c); default both.
@@ -937,7 +959,7 @@ export const streamsBench = async (print: (line: string) => void): Promise<Strea
       )
     }
     for (const t of targets) print(`streams target: ${t.target}: ${t.measured}: ${t.met ? "met" : "NOT met"}\n`)
-    return { machine, ingest, load, targets }
+    return { machine, venueNice: VENUE_NICE, ingest, load, targets }
   } finally {
     await venue.terminate()
   }

@@ -47,6 +47,11 @@ export interface LiveConfig {
    * or, `false`, on the thread that answers requests (`MARKET_DATA_STREAM_THREAD=off`).
    */
   readonly streamThread: boolean
+  /**
+   * The stream worker thread's niceness, 0 to 19 (`MARKET_DATA_STREAM_THREAD_NICE`, default 10): above the
+   * answering thread's, so that a request is served first when both want a core (`stream/ThreadPriority.ts`).
+   */
+  readonly streamThreadNice: number
   /** `User-Agent` sent to SEC EDGAR: a name and a contact e-mail. */
   readonly secUserAgent: string
   /** Companies whose filings are ingested (CIKs without leading zeros). */
@@ -150,6 +155,7 @@ export const liveConfig = (overrides: Partial<LiveConfig> & { readonly secUserAg
   fundingBackfillDays: 365,
   requestTimeoutMs: 10_000,
   streamThread: true,
+  streamThreadNice: 10,
   jitterMs: 2_000,
   leaderLeaseMs: 30_000,
   instanceId: `md-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
@@ -221,6 +227,13 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
         new LiveConfigError({
           variable: OKX_WS_BUSINESS_VARIABLE,
           message: `${OKX_WS_BUSINESS_VARIABLE} must be a ws(s) URL or "off"; got ${JSON.stringify(config.okxWsBusinessBaseUrl)}`
+        })
+      )
+    if (!Number.isInteger(config.streamThreadNice) || config.streamThreadNice < 0 || config.streamThreadNice > 19)
+      return Effect.fail(
+        new LiveConfigError({
+          variable: "MARKET_DATA_STREAM_THREAD_NICE",
+          message: `MARKET_DATA_STREAM_THREAD_NICE must be an integer from 0 (the process's priority) to 19; got ${config.streamThreadNice}`
         })
       )
     for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
@@ -401,6 +414,15 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
         message: `MARKET_DATA_STREAM_THREAD must be \`on\` or \`off\`; got ${JSON.stringify(streamThread)}`
       })
     )
+  const niceText = (yield* read("MARKET_DATA_STREAM_THREAD_NICE", "10")).trim()
+  const streamThreadNice = Number(niceText)
+  if (!/^\d{1,2}$/.test(niceText) || streamThreadNice > 19)
+    return yield* Effect.fail(
+      new LiveConfigError({
+        variable: "MARKET_DATA_STREAM_THREAD_NICE",
+        message: `MARKET_DATA_STREAM_THREAD_NICE must be an integer from 0 (the process's priority) to 19; got ${JSON.stringify(niceText)}`
+      })
+    )
   const prices = (yield* read("MARKET_DATA_PRICES", "yahoo")).trim().toLowerCase()
   if (prices !== "yahoo" && prices !== "off") {
     return yield* Effect.fail(
@@ -444,7 +466,8 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
     requestTimeoutMs,
     secMaxRequestsPerSecond,
     secFollowDailyIndex: dailyIndex === "on",
-    streamThread: streamThread === "on"
+    streamThread: streamThread === "on",
+    streamThreadNice
   })
   return yield* validateLiveConfig(config)
 }).pipe(

@@ -245,7 +245,9 @@ export const marketStreams = (deps: {
         instruments: v.followed.instruments
       })),
       deps.board,
-      deps.stats
+      deps.stats,
+      undefined,
+      { nice: deps.config.streamThreadNice }
     )
     return [...venues.map((v) => v.followed.refresh), onWorker]
   }

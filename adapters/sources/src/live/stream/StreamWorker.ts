@@ -10,7 +10,7 @@
  * then `stopped`). Messages out: the board's messages, `log` lines (the answering thread writes them with its
  * logger), `stopped`.
  */
-import { parentPort } from "node:worker_threads"
+import { parentPort, workerData } from "node:worker_threads"
 import { makeQuoteBoard } from "@market-data/core"
 import { Effect, Fiber, Logger } from "effect"
 import type { Instrument, LiveVenue } from "../Venue.ts"
@@ -18,6 +18,13 @@ import { okxTopicUrl } from "../venues/okx/Stream.ts"
 import { type BoardMessage, makeBoardWriter } from "./BoardWire.ts"
 import { emptyStats, type MarketStreamStats, runMarketStream } from "./MarketStream.ts"
 import { StreamProtocols } from "./Protocols.ts"
+import { lowerThreadPriority } from "./ThreadPriority.ts"
+
+/** What the answering thread gives the worker at its start (`new Worker(url, { workerData })`). */
+export interface StreamWorkerData {
+  /** The worker thread's niceness (`MARKET_DATA_STREAM_THREAD_NICE`; 0: as the process). */
+  readonly nice?: number | undefined
+}
 
 /** What the answering thread sends. */
 export type ToStreamWorker =
@@ -45,6 +52,19 @@ if (port === null) throw new Error("StreamWorker.ts runs as a worker thread (Wor
 
 const send = (message: FromStreamWorker, transfer?: ReadonlyArray<ArrayBuffer>) =>
   port.postMessage(message, transfer as Array<ArrayBuffer> | undefined)
+
+// Below the answering thread's priority, so that a request arriving while frames are read runs first.
+const nice = (workerData as StreamWorkerData | null)?.nice ?? 0
+if (nice > 0) {
+  const r = lowerThreadPriority(nice)
+  send({
+    type: "log",
+    level: r.applied ? "Debug" : "Info",
+    message: r.applied
+      ? `live streams: the stream worker thread (${r.tid}) runs at niceness ${r.nice}`
+      : `live streams: the stream worker thread runs at the process's priority (${r.reason})`
+  })
+}
 
 const stats = new Map<string, MarketStreamStats>()
 const writer = makeBoardWriter(makeQuoteBoard(), send, { statsOf: (venue) => stats.get(venue) })

@@ -21,7 +21,7 @@ import { Clock, Effect, type Scope } from "effect"
 import type { Instrument, LiveVenue } from "../Venue.ts"
 import { type BoardMessage, makeBoardReader } from "./BoardWire.ts"
 import type { MarketStreamStats } from "./MarketStream.ts"
-import type { FromStreamWorker, ToStreamWorker } from "./StreamWorker.ts"
+import type { FromStreamWorker, StreamWorkerData, ToStreamWorker } from "./StreamWorker.ts"
 
 const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./StreamWorker.ts" : "./StreamWorker.js", import.meta.url)
 
@@ -49,7 +49,8 @@ const runWorker = (
   venues: ReadonlyArray<WorkerVenue>,
   board: QuoteBoard,
   stats: Partial<Record<LiveVenue, MarketStreamStats>> | undefined,
-  workerUrl: URL
+  workerUrl: URL,
+  data: StreamWorkerData
 ): Effect.Effect<string, never, Scope.Scope> =>
   Effect.gen(function* () {
     let ended: string | undefined
@@ -61,7 +62,7 @@ const runWorker = (
     })
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const w = new Worker(workerUrl)
+        const w = new Worker(workerUrl, { workerData: data })
         // The server keeps the process alive; the streams alone do not.
         w.unref()
         w.on("message", (m: FromStreamWorker) => {
@@ -137,19 +138,21 @@ const runWorker = (
 /**
  * Runs `venues`' market streams on one worker thread into `board` until interrupted (never fails: a worker that
  * stops is replaced, its venues down meanwhile). `stats` (by venue) is kept current from the worker's counters.
- * `workerUrl`: the worker's entry (a test's wraps `StreamWorker.ts` to make it fail).
+ * `workerUrl`: the worker's entry (a test's wraps `StreamWorker.ts` to make it fail). `nice`: the worker thread's
+ * niceness (`ThreadPriority.ts`; default 0, the process's).
  */
 export const runMarketStreamsOnWorker = (
   venues: ReadonlyArray<WorkerVenue>,
   board: QuoteBoard,
   stats?: Partial<Record<LiveVenue, MarketStreamStats>>,
-  workerUrl: URL = WORKER_URL
+  workerUrl: URL = WORKER_URL,
+  options: { readonly nice?: number | undefined } = {}
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     let attempt = 0
     while (true) {
       const startedMs = yield* Clock.currentTimeMillis
-      const reason = yield* Effect.scoped(runWorker(venues, board, stats, workerUrl))
+      const reason = yield* Effect.scoped(runWorker(venues, board, stats, workerUrl, { nice: options.nice }))
       const nowMs = yield* Clock.currentTimeMillis
       // The venues' streams are down until a new worker has them up again: their books go to REST meanwhile.
       for (const v of venues) {

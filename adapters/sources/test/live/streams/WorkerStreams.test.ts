@@ -7,7 +7,7 @@
  *   stream's counters, and a stop leaves the venue's health down with the stopped reason; a worker that fails turns
  *   its venue down with the reason at once, and a new worker streams it again.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -266,7 +266,9 @@ describe("the market streams on a worker thread", () => {
               }
             ],
             board,
-            stats
+            stats,
+            undefined,
+            { nice: 7 }
           )
         )
         /** Instruments whose book on the board is one the venue published within the last 5 s (in venue units). */
@@ -287,6 +289,13 @@ describe("the market streams on a worker thread", () => {
         assert.isTrue(yield* eventually(() => board.ticker("crypto:replay-0", "binance")?.mark !== undefined))
         assert.isUndefined(board.quote("crypto:replay-25", "binance"))
         assert.isTrue(stats.binance.frames > 0 && stats.binance.connects > 0, JSON.stringify(stats.binance))
+        if (process.platform === "linux") {
+          // The worker thread alone runs at the niceness asked; this thread keeps the process's.
+          const niceOf = (stat: string) => Number(readFileSync(stat, "utf8").split(") ")[1]?.split(" ")[16])
+          const tasks = readdirSync("/proc/self/task").map((t) => niceOf(`/proc/self/task/${t}/stat`))
+          assert.strictEqual(tasks.filter((n) => n === 7).length, 1, `one thread at niceness 7: ${tasks.join(" ")}`)
+          assert.notStrictEqual(niceOf("/proc/thread-self/stat"), 7)
+        }
 
         // Ten more listed: subscribed without a restart; one delisted: its streamed state forgotten.
         followed = new Map(
@@ -368,6 +377,27 @@ describe("MARKET_DATA_STREAM_THREAD", () => {
       const refused = yield* Effect.flip(load({ MARKET_DATA_STREAM_THREAD: "yes" }))
       assert.strictEqual(refused.variable, "MARKET_DATA_STREAM_THREAD")
       assert.include(refused.message, "`on` or `off`")
+    })
+  )
+
+  it.effect("MARKET_DATA_STREAM_THREAD_NICE: 10 unless set, 0 to 19, anything else refused naming the variable", () =>
+    Effect.gen(function* () {
+      const load = (env: Record<string, string>) =>
+        loadLiveConfig.pipe(
+          Effect.provide(
+            ConfigProvider.layer(
+              ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "Example Corp ops@example.com", ...env })
+            )
+          )
+        )
+      assert.strictEqual((yield* load({})).streamThreadNice, 10)
+      assert.strictEqual((yield* load({ MARKET_DATA_STREAM_THREAD_NICE: "0" })).streamThreadNice, 0)
+      assert.strictEqual((yield* load({ MARKET_DATA_STREAM_THREAD_NICE: " 19 " })).streamThreadNice, 19)
+      for (const bad of ["20", "-1", "5.5", "high", "1e1"]) {
+        const refused = yield* Effect.flip(load({ MARKET_DATA_STREAM_THREAD_NICE: bad }))
+        assert.strictEqual(refused.variable, "MARKET_DATA_STREAM_THREAD_NICE")
+        assert.include(refused.message, JSON.stringify(bad))
+      }
     })
   )
 })
