@@ -307,11 +307,13 @@ const main = async () => {
  * the first 200 of a paid data operation (`price` for bitcoin, with the bootstrap key), and when the service is
  * fully warm (the simulated history generated and the crypto baselines built: the log line "crypto baselines
  * warm"), with the RSS then and the peak RSS of the whole start (the kernel's high-water mark, VmHWM).
- * Issue #4's targets, on the reopened dir: the paid 200 within 5 s, RSS under 500 MB.
+ * The targets, on the reopened dir: the paid 200 within 5 s (issue 4), and warm RSS within 1 GB: issue 4's 500 MB
+ * was for the 35-asset registry, the default then; issue 16 made the 428-asset market the default with a 1.0 GB
+ * line for the embedded server warm (the scale bench's row), which this one now checks too.
  * Runs alone with `BENCH_ONLY=startup node bench/run.ts` (no PostgreSQL needed).
  */
 const STARTUP_TARGET_MS = 5_000
-const STARTUP_TARGET_RSS_MB = 500
+const STARTUP_TARGET_RSS_MB = 1_024
 
 interface StartupPhase {
   listening_ms: number

@@ -102,6 +102,13 @@ const PRICE_ROUNDS = Math.max(1, Number(process.env.BENCH_STREAMS_PRICE_ROUNDS ?
  * service's answering thread that no real venue takes. Each window prints every thread's share of a core.
  */
 const VENUE_NICE = Number(process.env.BENCH_STREAMS_VENUE_NICE ?? 10)
+/**
+ * Quotes each replay venue keeps per book for the book-age lookups (`BENCH_STREAMS_VENUE_HISTORY`, default 512:
+ * about 150 s at the loaded pace, longer than any batch of answers waits for its lookup). At the replay's default
+ * (4,096 a book, 4 million objects at 1,000 books) the venues' heap churned its old generation at the loaded pace,
+ * and its collector's helper threads took the cores the service answers on (run 6 in docs/performance.md).
+ */
+const VENUE_HISTORY = Number(process.env.BENCH_STREAMS_VENUE_HISTORY ?? 512)
 
 /** The replay venue on its worker thread. */
 class VenueWorker {
@@ -675,7 +682,7 @@ const priceLoad = async (url: string, assetId: string) => {
 }
 
 const loadBench = async (venue: VenueWorker, print: (line: string) => void): Promise<LoadResult> => {
-  const started = await venue.startFour({ counts: COUNTS, meanIntervalMs: 1_000 })
+  const started = await venue.startFour({ counts: COUNTS, meanIntervalMs: 1_000, historyPerSymbol: VENUE_HISTORY })
   const venueOf = new Map(started.symbols.map((s) => [s.symbol, s.venue]))
   const sec = await startFakeSec()
   const t0 = Date.now()

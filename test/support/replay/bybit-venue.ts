@@ -38,6 +38,8 @@ export interface BybitReplayOptions {
   readonly taken?: Set<string>
   readonly syntheticOnly?: boolean
   readonly meanIntervalMs?: number
+  /** Quotes kept per symbol for `stalenessOf` (default 4,096: `market.ts`). */
+  readonly historyPerSymbol?: number
   /** The period of the mark/index/open-interest deltas (ms, default 1,000). */
   readonly markEveryMs?: number
   /** Shortest time between two kline frames of a symbol (ms, default 1,000). */
@@ -58,7 +60,8 @@ export const startBybitReplay = async (options: BybitReplayOptions = {}): Promis
   })
   const market = makeMarket(symbols, {
     meanIntervalMs: options.meanIntervalMs ?? 1_000,
-    ...(options.seed === undefined ? {} : { seed: options.seed })
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.historyPerSymbol === undefined ? {} : { historyPerSymbol: options.historyPerSymbol })
   })
   const klineEveryMs = options.klineEveryMs ?? 1_000
   const silenceMs = options.silenceMs ?? 600_000

@@ -20,6 +20,8 @@ export interface FourVenueOptions {
   /** Each book's mean time between moves (ms, default 1,000). */
   readonly meanIntervalMs?: number
   readonly syntheticOnly?: boolean
+  /** Quotes each venue keeps per symbol for `stalenessOf` (default 4,096). */
+  readonly historyPerSymbol?: number
 }
 
 export interface FourVenues {
@@ -75,7 +77,10 @@ export const binanceBase = (v: ReplayVenue): ReplayVenueBase => ({
 export const startFourVenues = async (options: FourVenueOptions = {}): Promise<FourVenues> => {
   const counts = { binance: 300, bybit: 300, okx: 250, hyperliquid: 150, ...options.counts }
   const meanIntervalMs = options.meanIntervalMs ?? 1_000
-  const synthetic = options.syntheticOnly === undefined ? {} : { syntheticOnly: options.syntheticOnly }
+  const synthetic = {
+    ...(options.syntheticOnly === undefined ? {} : { syntheticOnly: options.syntheticOnly }),
+    ...(options.historyPerSymbol === undefined ? {} : { historyPerSymbol: options.historyPerSymbol })
+  }
   const binance = await startBinanceReplay({ symbols: counts.binance, meanIntervalMs, ...synthetic })
   const taken = new Set(binance.symbols.flatMap((s) => relatedTickers(s.ticker)))
   // Binance's synthetic names (`C<k>`) are taken too, whichever it used.

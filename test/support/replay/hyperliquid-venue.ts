@@ -41,6 +41,8 @@ export interface HyperliquidReplayOptions {
   readonly taken?: Set<string>
   readonly syntheticOnly?: boolean
   readonly meanIntervalMs?: number
+  /** Quotes kept per symbol for `stalenessOf` (default 4,096: `market.ts`). */
+  readonly historyPerSymbol?: number
   /** The `activeAssetCtx` period (ms, default 1,000). */
   readonly ctxEveryMs?: number
   /** Answer 429 past 1,200 weight a minute (default true). */
@@ -60,7 +62,8 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
   })
   const market = makeMarket(symbols, {
     meanIntervalMs: options.meanIntervalMs ?? 1_000,
-    ...(options.seed === undefined ? {} : { seed: options.seed })
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.historyPerSymbol === undefined ? {} : { historyPerSymbol: options.historyPerSymbol })
   })
   const enforceWeight = options.enforceWeightLimit ?? true
   const connectTimes: Array<number> = []

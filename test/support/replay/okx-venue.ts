@@ -49,6 +49,8 @@ export interface OkxReplayOptions {
   readonly taken?: Set<string>
   readonly syntheticOnly?: boolean
   readonly meanIntervalMs?: number
+  /** Quotes kept per symbol for `stalenessOf` (default 4,096: `market.ts`). */
+  readonly historyPerSymbol?: number
   /** The `mark-price` period (ms, default 1,000). */
   readonly markEveryMs?: number
   /** The `funding-rate` period (ms, default 30,000). */
@@ -67,7 +69,8 @@ export const startOkxReplay = async (options: OkxReplayOptions = {}): Promise<Ok
   })
   const market = makeMarket(symbols, {
     meanIntervalMs: options.meanIntervalMs ?? 1_000,
-    ...(options.seed === undefined ? {} : { seed: options.seed })
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+    ...(options.historyPerSymbol === undefined ? {} : { historyPerSymbol: options.historyPerSymbol })
   })
   const connectTimes: Array<number> = []
   const opened = new Map<Conn, number>()
