@@ -2,10 +2,10 @@
  * The leader lock on server PostgreSQL: a session advisory lock held on a dedicated connection, outside the pool,
  * for as long as this instance leads. Its key is the pair (`hashtext(name)`, `hashtext(current_schema())`):
  * advisory locks are per database, and two deployments in one database on different schemas (a `search_path` in
- * `DATABASE_URL`'s `options`) are two services, each with its own leader; they shared one lock before 2026-12-06. The server releases it the
- * moment that connection ends, so when the leader's process or connection dies another instance's next
- * `acquire` takes over; the lease is not needed for that and is ignored. `renew` proves the connection still
- * holds the lock (a round trip on it); a broken connection means the lock is lost.
+ * `DATABASE_URL`'s `options`) are two services, each with its own leader; they shared one lock before 2026-12-06.
+ * The server releases it the moment that connection ends, so when the leader's process or connection dies
+ * another instance's next `acquire` takes over; the lease is not needed for that and is ignored. `renew` proves
+ * the connection still holds the lock (a round trip on it); a broken connection means the lock is lost.
  *
  * PGlite is one process by construction (a lock file guards its data folder), so there the instance is always
  * the leader: `pgliteLeaderLock`.

@@ -196,6 +196,13 @@ export const validateSecUserAgent = (value: string | undefined): LiveConfigError
 }
 
 /** Checks a configuration built in code (what `loadLiveConfig` checks after reading the environment). */
+/** `MARKET_DATA_STREAM_THREAD_NICE` out of its range; `got` as the message shows it. */
+const niceRefused = (got: string) =>
+  new LiveConfigError({
+    variable: "MARKET_DATA_STREAM_THREAD_NICE",
+    message: `MARKET_DATA_STREAM_THREAD_NICE must be an integer from 0 (the process's priority) to 19; got ${got}`
+  })
+
 export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig, LiveConfigError> =>
   Effect.suspend(() => {
     const ua = validateSecUserAgent(config.secUserAgent)
@@ -230,12 +237,7 @@ export const validateLiveConfig = (config: LiveConfig): Effect.Effect<LiveConfig
         })
       )
     if (!Number.isInteger(config.streamThreadNice) || config.streamThreadNice < 0 || config.streamThreadNice > 19)
-      return Effect.fail(
-        new LiveConfigError({
-          variable: "MARKET_DATA_STREAM_THREAD_NICE",
-          message: `MARKET_DATA_STREAM_THREAD_NICE must be an integer from 0 (the process's priority) to 19; got ${config.streamThreadNice}`
-        })
-      )
+      return Effect.fail(niceRefused(String(config.streamThreadNice)))
     for (const cik of [...config.secCiks, ...config.sec13fFilers]) {
       if (!/^\d{1,10}$/.test(cik))
         return Effect.fail(
@@ -417,12 +419,7 @@ export const loadLiveConfig: Effect.Effect<LiveConfig, LiveConfigError> = Effect
   const niceText = (yield* read("MARKET_DATA_STREAM_THREAD_NICE", "10")).trim()
   const streamThreadNice = Number(niceText)
   if (!/^\d{1,2}$/.test(niceText) || streamThreadNice > 19)
-    return yield* Effect.fail(
-      new LiveConfigError({
-        variable: "MARKET_DATA_STREAM_THREAD_NICE",
-        message: `MARKET_DATA_STREAM_THREAD_NICE must be an integer from 0 (the process's priority) to 19; got ${JSON.stringify(niceText)}`
-      })
-    )
+    return yield* Effect.fail(niceRefused(JSON.stringify(niceText)))
   const prices = (yield* read("MARKET_DATA_PRICES", "yahoo")).trim().toLowerCase()
   if (prices !== "yahoo" && prices !== "off") {
     return yield* Effect.fail(

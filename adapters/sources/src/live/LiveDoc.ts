@@ -172,8 +172,8 @@ ${streamTable()}
   REST, and a new worker starts after 1 s, doubling to 30 s. The worker thread runs at niceness 10
   (\`MARKET_DATA_STREAM_THREAD_NICE\`, 0 to 19; Linux keeps a niceness per thread, \`stream/ThreadPriority.ts\`), the
   answering thread at the process's: when both want a core, a request goes first, and the worker still has every
-  cycle the answers leave. \`MARKET_DATA_STREAM_THREAD=off\` reads the frames on the answering thread instead. The liquidation streams (the leader's, a few frames a second) stay on the answering
-  thread.
+  cycle the answers leave. \`MARKET_DATA_STREAM_THREAD=off\` reads the frames on the answering thread instead.
+  The liquidation streams (the leader's, a few frames a second) stay on the answering thread.
 - Every instance equally fresh: each service instance holds its own market streams (public streams cost no request
   weight), leader or not; only the leader polls REST (history, listings, depth, fallback) and writes to the
   database. An instance that does not lead therefore answers quotes as fresh as the leader; its REST depth and

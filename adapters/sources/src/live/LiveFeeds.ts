@@ -246,7 +246,6 @@ export const marketStreams = (deps: {
       })),
       deps.board,
       deps.stats,
-      undefined,
       { nice: deps.config.streamThreadNice }
     )
     return [...venues.map((v) => v.followed.refresh), onWorker]

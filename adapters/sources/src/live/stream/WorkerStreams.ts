@@ -138,21 +138,22 @@ const runWorker = (
 /**
  * Runs `venues`' market streams on one worker thread into `board` until interrupted (never fails: a worker that
  * stops is replaced, its venues down meanwhile). `stats` (by venue) is kept current from the worker's counters.
- * `workerUrl`: the worker's entry (a test's wraps `StreamWorker.ts` to make it fail). `nice`: the worker thread's
- * niceness (`ThreadPriority.ts`; default 0, the process's).
+ * `options.workerUrl`: the worker's entry (a test's wraps `StreamWorker.ts` to make it fail); `options.nice`: the
+ * worker thread's niceness (`ThreadPriority.ts`; default 0, the process's).
  */
 export const runMarketStreamsOnWorker = (
   venues: ReadonlyArray<WorkerVenue>,
   board: QuoteBoard,
   stats?: Partial<Record<LiveVenue, MarketStreamStats>>,
-  workerUrl: URL = WORKER_URL,
-  options: { readonly nice?: number | undefined } = {}
+  options: { readonly workerUrl?: URL | undefined; readonly nice?: number | undefined } = {}
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     let attempt = 0
     while (true) {
       const startedMs = yield* Clock.currentTimeMillis
-      const reason = yield* Effect.scoped(runWorker(venues, board, stats, workerUrl, { nice: options.nice }))
+      const reason = yield* Effect.scoped(
+        runWorker(venues, board, stats, options.workerUrl ?? WORKER_URL, { nice: options.nice })
+      )
       const nowMs = yield* Clock.currentTimeMillis
       // The venues' streams are down until a new worker has them up again: their books go to REST meanwhile.
       for (const v of venues) {

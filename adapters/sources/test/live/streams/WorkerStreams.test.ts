@@ -267,7 +267,6 @@ describe("the market streams on a worker thread", () => {
             ],
             board,
             stats,
-            undefined,
             { nice: 7 }
           )
         )
@@ -336,7 +335,7 @@ describe("the market streams on a worker thread", () => {
             [{ venue: "binance", baseUrl: venue.wsUrl, timeoutMs: 5_000, instruments: () => followed }],
             board,
             undefined,
-            new URL("./CrashOnceStreamWorker.ts", import.meta.url)
+            { workerUrl: new URL("./CrashOnceStreamWorker.ts", import.meta.url) }
           )
         )
         assert.isTrue(
@@ -360,17 +359,19 @@ describe("the market streams on a worker thread", () => {
   )
 })
 
+/** The live configuration read from `env` (with the SEC User-Agent it requires). */
+const load = (env: Record<string, string>) =>
+  loadLiveConfig.pipe(
+    Effect.provide(
+      ConfigProvider.layer(
+        ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "Example Corp ops@example.com", ...env })
+      )
+    )
+  )
+
 describe("MARKET_DATA_STREAM_THREAD", () => {
   it.effect("is on unless set to off; another value is refused naming the variable", () =>
     Effect.gen(function* () {
-      const load = (env: Record<string, string>) =>
-        loadLiveConfig.pipe(
-          Effect.provide(
-            ConfigProvider.layer(
-              ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "Example Corp ops@example.com", ...env })
-            )
-          )
-        )
       assert.isTrue((yield* load({})).streamThread)
       assert.isTrue((yield* load({ MARKET_DATA_STREAM_THREAD: "on" })).streamThread)
       assert.isFalse((yield* load({ MARKET_DATA_STREAM_THREAD: "OFF" })).streamThread)
@@ -382,14 +383,6 @@ describe("MARKET_DATA_STREAM_THREAD", () => {
 
   it.effect("MARKET_DATA_STREAM_THREAD_NICE: 10 unless set, 0 to 19, anything else refused naming the variable", () =>
     Effect.gen(function* () {
-      const load = (env: Record<string, string>) =>
-        loadLiveConfig.pipe(
-          Effect.provide(
-            ConfigProvider.layer(
-              ConfigProvider.fromEnvRecord({ MARKET_DATA_SEC_USER_AGENT: "Example Corp ops@example.com", ...env })
-            )
-          )
-        )
       assert.strictEqual((yield* load({})).streamThreadNice, 10)
       assert.strictEqual((yield* load({ MARKET_DATA_STREAM_THREAD_NICE: "0" })).streamThreadNice, 0)
       assert.strictEqual((yield* load({ MARKET_DATA_STREAM_THREAD_NICE: " 19 " })).streamThreadNice, 19)
