@@ -44,9 +44,15 @@ const garbageCollection = (): GarbageCollection => {
  * How far a warm server's V8 heap may grow past what its last full collection kept before the next one: V8's own
  * factor (up to 4x for a process with memory to spare) let the 428-asset server's 75 MB heap reach 205 MB of
  * mostly garbage under request load (docs/performance-log.md), which RSS carried until the memory reducer ran, seconds
- * after the load ended. At 1.25x a full collection comes sooner, over a heap of that same small size.
+ * after the load ended. At 2x the heap stays within twice what is live.
+ *
+ * Not lower: full collections come at every `percent` of growth, and their marking runs on the core the clients and
+ * the stream worker share. At 25 % the paid `read` on memory answered 0.42x to 0.49x bare `node:http` where 100 %
+ * and V8's own factor both gave 0.53x to 0.62x (same run, alternating rounds; 75 % gave 0.44x to 0.51x); RSS after
+ * the load: 641 MB at 25 %, 683 to 740 MB at 100 %, 811 MB with V8's own factor (docs/performance-log.md, "Heap
+ * growth at 100 %").
  */
-export const WARM_HEAP_GROWING_PERCENT = 25
+export const WARM_HEAP_GROWING_PERCENT = 100
 
 /**
  * One full, memory-reducing collection (freed heap pages go back to the system), logged with the sizes; from then

@@ -2,12 +2,14 @@
  * `releaseFreedMemory` (infra/src/Memory.ts): after it, the V8 heap grows by at most `WARM_HEAP_GROWING_PERCENT`
  * of what a full collection keeps before the next one. Run in a child process (the setting is process-wide): a
  * heap of live objects, then a churn of short-lived objects that live long enough to be promoted (as a warm
- * server's in-flight requests are under load); the largest heap seen must stay near the live size. With V8's own
- * factor the same churn took the heap to about five times the live size (measured: 78 MB live, 393 MB).
+ * server's in-flight requests are under load); the largest heap seen must stay within the growth allowed plus the
+ * young generation. With V8's own factor the same churn took the heap to about five times the live size
+ * (measured: 78 MB live, 393 MB).
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import { WARM_HEAP_GROWING_PERCENT } from "../src/Memory.ts"
 
 const memory = fileURLToPath(new URL("../src/Memory.ts", import.meta.url))
 
@@ -35,8 +37,8 @@ describe("releaseFreedMemory", () => {
     })
     const { live, base, peak } = JSON.parse(out.trim().split("\n").at(-1) as string)
     expect(live).toBe(400_000)
-    // 1.25 times the live heap plus the ring and the young generation: measured 1.9 to 2.1 times `base` (the
-    // higher under load, where collections run later), against 4.3 times with V8's own factor.
-    expect(peak).toBeLessThan(3 * base)
+    // The live heap grown by the percent, plus the ring and the young generation (about one more `base`): measured
+    // 1.9 to 2.1 times `base` at 25 %, 2.9 to 3.0 times at 100 %, against 4.3 to 4.8 times with V8's own factor.
+    expect(peak).toBeLessThan((1 + WARM_HEAP_GROWING_PERCENT / 100 + 1.5) * base)
   }, 120_000)
 })
