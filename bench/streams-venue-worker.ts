@@ -8,6 +8,7 @@
 import { parentPort, workerData } from "node:worker_threads"
 import { lowerThreadPriority } from "../adapters/sources/src/live/stream/ThreadPriority.ts"
 import { type ReplayVenue, type ReplayVenueOptions, startBinanceReplay } from "../test/support/replay/binance-venue.ts"
+import { startBybitReplay } from "../test/support/replay/bybit-venue.ts"
 import {
   type FourVenueOptions,
   type FourVenues,
@@ -15,12 +16,20 @@ import {
   VENUES,
   type VenueName
 } from "../test/support/replay/four-venues.ts"
+import { startHyperliquidReplay } from "../test/support/replay/hyperliquid-venue.ts"
+import { startOkxReplay } from "../test/support/replay/okx-venue.ts"
+import type { ReplayVenueBase } from "../test/support/replay/serve.ts"
 
 /** Frame kinds that carry market data (not answers to requests). */
 const DATA_KINDS = ["book", "kline", "mark", "funding", "oi"]
 
+/** The venues part (a) measures one at a time beside Binance. */
+export type OneVenueName = "bybit" | "okx" | "hyperliquid"
+
 export type VenueRequest =
   | { readonly op: "start"; readonly options: ReplayVenueOptions }
+  /** One of the other replays alone (part (a)): `symbols` perpetuals, books still until blasted. */
+  | { readonly op: "startOne"; readonly venue: OneVenueName; readonly symbols: number }
   | { readonly op: "startFour"; readonly options: FourVenueOptions }
   /** Every connection of one of the four venues cut. */
   | { readonly op: "drop"; readonly venue: VenueName }
@@ -41,6 +50,30 @@ if (venueNice > 0 && !niceResult.applied) console.error(`streams venue worker: n
 
 let venue: ReplayVenue | undefined
 let four: FourVenues | undefined
+let one: ReplayVenueBase | undefined
+
+const startOne = (name: OneVenueName, symbols: number): Promise<ReplayVenueBase> => {
+  const options = { symbols, meanIntervalMs: 0 }
+  if (name === "bybit") return startBybitReplay(options)
+  if (name === "okx") return startOkxReplay(options)
+  return startHyperliquidReplay(options)
+}
+
+/** The requests of one venue started alone (`startOne`). */
+const handleOne = async (v: ReplayVenueBase, m: VenueRequest): Promise<unknown> => {
+  switch (m.op) {
+    case "blast":
+      return v.blast(m.frames)
+    case "stats":
+      return { connections: v.connections(), subscribedSymbols: v.streamedSymbols().length, frames: v.frames() }
+    case "close":
+      await v.close()
+      one = undefined
+      return null
+    default:
+      throw new Error(`${m.op}: not served by one venue alone`)
+  }
+}
 
 /** The four venues' requests. */
 const handleFour = async (f: FourVenues, m: VenueRequest): Promise<unknown> => {
@@ -97,6 +130,12 @@ const handleFour = async (f: FourVenues, m: VenueRequest): Promise<unknown> => {
 }
 
 const handle = async (m: VenueRequest): Promise<unknown> => {
+  if (m.op === "startOne") {
+    await one?.close()
+    one = await startOne(m.venue, m.symbols)
+    return { wsUrl: one.wsUrl, symbols: one.symbols }
+  }
+  if (one !== undefined) return handleOne(one, m)
   if (m.op === "start") {
     await venue?.close()
     venue = await startBinanceReplay(m.options)

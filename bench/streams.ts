@@ -14,7 +14,10 @@
  *     `binanceStreamProtocol` (Node's WebSocket, the connection manager, the protocol's reader, the symbol map and
  *     unit conversion) into a `QuoteBoard`. Alternating rounds (`BENCH_STREAMS_ROUNDS`, default 3); the ratio is
  *     each round's reader frames/s over its anchor's, the median reported (target >= 0.5x). Beside it, the same
- *     frames without a socket: `JSON.parse` alone against the reader and the board.
+ *     frames without a socket: `JSON.parse` alone against the reader and the board. Then the same on Bybit v5, OKX
+ *     v5 and Hyperliquid, each replay alone with part (b)'s count of perpetuals (`test/support/replay/blast.ts`: the
+ *     venue's own frames for each book move, as fast as the sockets drain): the anchor subscribes the topics the
+ *     reader subscribes (the protocol's names, connections and message rate), so both read the same frames.
  * (b) A service process (`npm start`'s command, live mode on the memory store) pointed at the four venues by their
  *     `MARKET_DATA_*_BASE_URL` and `*_WS_BASE_URL` variables, 1,000 perpetuals (`BENCH_STREAMS_COUNTS`, default
  *     300 Binance, 300 Bybit, 250 OKX, 150 Hyperliquid), measured once every perpetual is streamed and its first
@@ -46,9 +49,12 @@ import autocannon from "autocannon"
 import { Effect, Fiber, References } from "effect"
 import WebSocket from "ws"
 import { runMarketStream } from "../adapters/sources/src/live/stream/MarketStream.ts"
-import type { VenueSink } from "../adapters/sources/src/live/stream/Protocol.ts"
+import type { MarketStreamProtocol, VenueSink } from "../adapters/sources/src/live/stream/Protocol.ts"
 import type { Instrument } from "../adapters/sources/src/live/Venue.ts"
 import { binanceStreamProtocol } from "../adapters/sources/src/live/venues/binance/Stream.ts"
+import { bybitStreamProtocol } from "../adapters/sources/src/live/venues/bybit/Stream.ts"
+import { hyperliquidStreamProtocol } from "../adapters/sources/src/live/venues/hyperliquid/Stream.ts"
+import { okxStreamProtocol } from "../adapters/sources/src/live/venues/okx/Stream.ts"
 import type { ReplaySymbol, ReplayVenueOptions } from "../test/support/replay/binance-venue.ts"
 import type { FourVenueOptions } from "../test/support/replay/four-venues.ts"
 import {
@@ -64,7 +70,7 @@ import {
   summarize
 } from "../test/support/replay/live-service.ts"
 import { cpuMsOf, memoryOf, ROOT, startCommand, threadCpuOf, threadShares } from "./process.ts"
-import type { VenueRequest } from "./streams-venue-worker.ts"
+import type { OneVenueName, VenueRequest } from "./streams-venue-worker.ts"
 
 const KEY = `mdk_${"Strmb".repeat(6)}XY`
 const PERPETUALS = 1_000
@@ -439,6 +445,198 @@ const ingestBench = async (venue: VenueWorker, print: (line: string) => void): P
     busyRatio: median(rounds.map((r) => r.busyRatio)),
     nodeBusyRatio: median(rounds.map((r) => r.nodeBusyRatio)),
     inProcess,
+    malformed
+  }
+}
+
+// -- (a) on the other three venues ---------------------------------------------------------------------------------
+
+/** Part (a) on one of the other venues: its replay alone, the same frames to the anchor and to the reader. */
+export interface VenueIngest {
+  readonly venue: OneVenueName
+  readonly perpetuals: number
+  /** Frames each side read per round (book frames, and the forming bar where its topic is subscribed). */
+  readonly frames: number
+  readonly rounds: ReadonlyArray<{
+    readonly anchorFps: number
+    readonly readerFps: number
+    readonly ratio: number
+    readonly busyRatio: number
+  }>
+  readonly anchorFps: number
+  readonly readerFps: number
+  readonly ratio: number
+  readonly busyRatio: number
+  readonly malformed: number
+}
+
+/**
+ * `pauseMs` between two clients' subscriptions: Hyperliquid counts 2,000 messages a minute per IP and takes one
+ * topic a message, so each client's 450 subscriptions (and the reader's 450 unsubscriptions as it stops) would
+ * soon pass it; its replay refuses what does, as the venue does.
+ */
+const ONE_VENUES: ReadonlyArray<{
+  readonly venue: OneVenueName
+  readonly protocol: MarketStreamProtocol
+  readonly pauseMs: number
+}> = [
+  { venue: "bybit", protocol: bybitStreamProtocol, pauseMs: 0 },
+  { venue: "okx", protocol: okxStreamProtocol, pauseMs: 0 },
+  { venue: "hyperliquid", protocol: hyperliquidStreamProtocol, pauseMs: 61_000 }
+]
+
+/**
+ * A bare `ws` client subscribed to the topics the service's reader subscribes (the protocol's own topic names,
+ * connections and messages, sent at the venue's message rate), that only `JSON.parse`s each frame and counts it.
+ */
+const protocolAnchor = async (
+  protocol: MarketStreamProtocol,
+  wsUrl: string,
+  instruments: ReadonlyMap<string, Instrument>
+) => {
+  let count = 0
+  const topics = [
+    ...protocol.marketTopics,
+    ...[...instruments.values()].flatMap((i) => protocol.symbolTopics(i.symbol, i))
+  ]
+  const byUrl = new Map<string, Array<string>>()
+  for (const t of topics) {
+    const url = protocol.url(wsUrl, t)
+    byUrl.set(url, [...(byUrl.get(url) ?? []), t])
+  }
+  const { topicsPerConnection, topicsPerMessage, messagesPerSecond, connectsPerSecond } = protocol.limits
+  const sockets: Array<WebSocket> = []
+  let id = 100
+  for (const [url, list] of byUrl) {
+    for (let k = 0; k < list.length; k += topicsPerConnection) {
+      // The venue's connection rate, as the service keeps it.
+      if (sockets.length > 0) await sleep(Math.ceil(1_000 / connectsPerSecond))
+      const ws = new WebSocket(url)
+      await new Promise<void>((resolve, reject) => {
+        ws.once("open", () => resolve())
+        ws.once("error", reject)
+      })
+      ws.on("message", (data: Buffer) => {
+        // Hyperliquid greets a connection with a line of plain text; every other frame is JSON.
+        try {
+          JSON.parse(data.toString())
+        } catch {}
+        count++
+      })
+      sockets.push(ws)
+      const group = list.slice(k, k + topicsPerConnection)
+      for (let m = 0; m < group.length; m += topicsPerMessage) {
+        ws.send(protocol.subscribe(group.slice(m, m + topicsPerMessage), id++))
+        await sleep(Math.ceil(1_000 / messagesPerSecond))
+      }
+    }
+  }
+  return {
+    count: () => count,
+    close: () => {
+      for (const ws of sockets) ws.terminate()
+    }
+  }
+}
+
+const oneVenueIngest = async (
+  venue: VenueWorker,
+  name: OneVenueName,
+  protocol: MarketStreamProtocol,
+  perpetuals: number,
+  pauseMs: number,
+  print: (line: string) => void
+): Promise<VenueIngest> => {
+  const started = await venue.call<{ wsUrl: string; symbols: ReadonlyArray<ReplaySymbol> }>({
+    op: "startOne",
+    venue: name,
+    symbols: perpetuals
+  })
+  const instruments: ReadonlyMap<string, Instrument> = new Map(
+    started.symbols.map((s) => [
+      s.symbol,
+      {
+        assetId: `crypto:${s.ticker.toLowerCase()}`,
+        venue: name,
+        symbol: s.symbol,
+        tokensPerUnit: s.tokensPerUnit,
+        tokensPerContract: 1,
+        fundingIntervalMs: 8 * 3_600_000,
+        primary: true
+      }
+    ])
+  )
+  const stats = () => venue.call<{ connections: number; subscribedSymbols: number }>({ op: "stats" })
+  const settled = async (what: string) => {
+    await untilTrue(what, 120_000, async () => (await stats()).subscribedSymbols >= started.symbols.length, 100)
+    // Subscription answers and snapshots are read before the blast starts.
+    await sleep(1_000)
+  }
+  const blast = () => venue.call<{ sent: number; book: number; ms: number }>({ op: "blast", frames: FRAMES })
+  const rounds: Array<VenueIngest["rounds"][number]> = []
+  let malformed = 0
+  let frames = 0
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r > 0) await sleep(pauseMs)
+    const anchor = await protocolAnchor(protocol, started.wsUrl, instruments)
+    await settled(`${name} anchor subscribed`)
+    const a0 = performance.now()
+    const aElu = performance.eventLoopUtilization()
+    const aCount = anchor.count()
+    const aSent = await blast()
+    await untilTrue(`${name} anchor read`, 120_000, async () => anchor.count() - aCount >= aSent.sent, 1)
+    const anchorMs = performance.now() - a0
+    const anchorBusyMs = performance.eventLoopUtilization(aElu).active
+    anchor.close()
+    await untilTrue(`${name} anchor gone`, 10_000, async () => (await stats()).connections === 0, 20)
+
+    await sleep(pauseMs)
+    const board = makeQuoteBoard()
+    const counts = { frames: 0, malformed: 0, connects: 0, rotations: 0, gaps: 0, lastMalformed: "" }
+    const fiber = Effect.runFork(
+      runMarketStream(
+        protocol,
+        { baseUrl: started.wsUrl, instruments: () => instruments, timeoutMs: 10_000 },
+        board,
+        counts
+      ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+    )
+    await settled(`${name} reader subscribed`)
+    const r0 = performance.now()
+    const rElu = performance.eventLoopUtilization()
+    const rCount = counts.frames
+    const rSent = await blast()
+    await untilTrue(`${name} reader read`, 120_000, async () => counts.frames - rCount >= rSent.sent, 1)
+    const readerMs = performance.now() - r0
+    const readerBusyMs = performance.eventLoopUtilization(rElu).active
+    malformed += counts.malformed
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    await untilTrue(`${name} reader gone`, 10_000, async () => (await stats()).connections === 0, 20)
+    const quoted = [...instruments.values()].filter((i) => board.quote(i.assetId, name) !== undefined).length
+    frames = rSent.sent
+    const perSecond = (n: number, ms: number) => (n / ms) * 1000
+    const ratioOf = (a: number, b: number) => Math.round((a / b) * 100) / 100
+    const round = {
+      anchorFps: Math.round(perSecond(aSent.sent, anchorMs)),
+      readerFps: Math.round(perSecond(rSent.sent, readerMs)),
+      ratio: ratioOf(perSecond(rSent.sent, readerMs), perSecond(aSent.sent, anchorMs)),
+      busyRatio: ratioOf(perSecond(rSent.sent, readerBusyMs), perSecond(aSent.sent, anchorBusyMs))
+    }
+    rounds.push(round)
+    print(
+      `streams (a) ${name} round ${r + 1} (${started.symbols.length} perpetuals; ${aSent.sent} and ${rSent.sent} frames, ${aSent.book} and ${rSent.book} of them book frames): anchor (ws + JSON.parse) ${round.anchorFps} frames/s, service reader ${round.readerFps}: ${round.ratio}x the anchor (${round.busyRatio}x per busy second); ${quoted} books on the board, ${counts.malformed} malformed\n`
+    )
+  }
+  await venue.call({ op: "close" })
+  return {
+    venue: name,
+    perpetuals: started.symbols.length,
+    frames,
+    rounds,
+    anchorFps: median(rounds.map((x) => x.anchorFps)),
+    readerFps: median(rounds.map((x) => x.readerFps)),
+    ratio: median(rounds.map((x) => x.ratio)),
+    busyRatio: median(rounds.map((x) => x.busyRatio)),
     malformed
   }
 }
@@ -906,6 +1104,8 @@ export interface StreamsBench {
   readonly venueNice: number
   /** Absent without `a` in `BENCH_STREAMS_PARTS`. */
   readonly ingest: IngestResult | undefined
+  /** Part (a) on Bybit, OKX and Hyperliquid (absent without `a`). */
+  readonly ingestOthers: ReadonlyArray<VenueIngest> | undefined
   /** Absent without `b` in `BENCH_STREAMS_PARTS` (`a`: the ingest part alone). */
   readonly load: LoadResult | undefined
   readonly targets: ReadonlyArray<{ readonly target: string; readonly measured: string; readonly met: boolean }>
@@ -921,6 +1121,9 @@ export const streamsBench = async (print: (line: string) => void): Promise<Strea
     // `BENCH_STREAMS_PARTS`: `a` the ingest anchor, `b` the service process (parts b and c); default both.
     const parts = process.env.BENCH_STREAMS_PARTS ?? "ab"
     const ingest = parts.includes("a") ? await ingestBench(venue, print) : undefined
+    const ingestOthers: Array<VenueIngest> | undefined = parts.includes("a") ? [] : undefined
+    for (const { venue: name, protocol, pauseMs } of parts.includes("a") ? ONE_VENUES : [])
+      ingestOthers?.push(await oneVenueIngest(venue, name, protocol, COUNTS[name], pauseMs, print))
     const load = parts.includes("b") ? await loadBench(venue, print) : undefined
     const targets: Array<{ target: string; measured: string; met: boolean }> = []
     if (ingest !== undefined)
@@ -928,6 +1131,12 @@ export const streamsBench = async (print: (line: string) => void): Promise<Strea
         target: "ingest: service reader >= 0.5x the ws + JSON.parse anchor",
         measured: `${ingest.ratio}x of wall time (${ingest.readerFps} vs ${ingest.anchorFps} frames/s), ${ingest.busyRatio}x per busy second of the reading thread; against Node's WebSocket + JSON.parse ${ingest.nodeRatio}x (${ingest.nodeBusyRatio}x)`,
         met: ingest.ratio >= 0.5 && ingest.busyRatio >= 0.5
+      })
+    for (const v of ingestOthers ?? [])
+      targets.push({
+        target: `ingest on ${v.venue}: service reader >= 0.5x the ws + JSON.parse anchor`,
+        measured: `${v.ratio}x of wall time (${v.readerFps} vs ${v.anchorFps} frames/s; ${v.perpetuals} perpetuals, ${v.frames} frames a side), ${v.busyRatio}x per busy second of the reading thread; ${v.malformed} malformed`,
+        met: v.ratio >= 0.5 && v.busyRatio >= 0.5 && v.malformed === 0
       })
     if (load !== undefined) {
       const growthPer10Min = (load.rssGrowthMb * 600) / load.windowSeconds
@@ -966,7 +1175,7 @@ export const streamsBench = async (print: (line: string) => void): Promise<Strea
       )
     }
     for (const t of targets) print(`streams target: ${t.target}: ${t.measured}: ${t.met ? "met" : "NOT met"}\n`)
-    return { machine, venueNice: VENUE_NICE, ingest, load, targets }
+    return { machine, venueNice: VENUE_NICE, ingest, ingestOthers, load, targets }
   } finally {
     await venue.terminate()
   }

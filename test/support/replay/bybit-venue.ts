@@ -23,6 +23,7 @@
  * (15-minute, newest first, both sides and single side), `orderbook` (the current best bid and ask on top, then
  * levels a tick apart). More than 600 requests in 5 s: HTTP 403, as Bybit answers an IP past its limit.
  */
+import { blastMoves } from "./blast.ts"
 import { BAR_MS, type Bar, HOUR_MS, type Market, type MarketBook, makeMarket, type PublishedQuote } from "./market.ts"
 import { type Conn, overRate, type ReplayVenueBase, type RestAnswer, startVenueServers } from "./serve.ts"
 import { hash, rng } from "./symbols.ts"
@@ -400,6 +401,7 @@ export const startBybitReplay = async (options: BybitReplayOptions = {}): Promis
       )
     ],
     dropStreams: servers.dropStreams,
+    blast: (frames) => blastMoves(servers, market, (symbol) => `tickers.${symbol}`, frames),
     refuseConnections: servers.refuseConnections,
     setMeanInterval: market.setMeanInterval,
     frames: () => ({ total: servers.stats.framesSent, byKind: { ...servers.stats.byKind } }),

@@ -66,6 +66,11 @@ export const binanceBase = (v: ReplayVenue): ReplayVenueBase => ({
   dropStreams: v.dropStreams,
   refuseConnections: v.refuseConnections,
   setMeanInterval: v.setMeanInterval,
+  blast: async (frames) => {
+    // Binance's blast sends book frames only.
+    const r = await v.blast(frames)
+    return { sent: r.sent, book: r.sent, ms: r.ms }
+  },
   frames: () => {
     const s = v.ws.stats()
     return { total: s.framesSent, byKind: { book: s.bookFrames, kline: s.klineFrames, mark: s.markFrames } }

@@ -24,6 +24,7 @@
  * Weights as documented (`l2Book` 2, `candleSnapshot` 20 plus one per 60 candles, others 20); past 1,200 a minute,
  * HTTP 429.
  */
+import { blastMoves } from "./blast.ts"
 import { BAR_MS, HOUR_MS, type Market, type MarketBook, makeMarket, type PublishedQuote } from "./market.ts"
 import { type Conn, type ReplayVenueBase, type RestAnswer, startVenueServers } from "./serve.ts"
 import { hash, rng } from "./symbols.ts"
@@ -353,6 +354,7 @@ export const startHyperliquidReplay = async (options: HyperliquidReplayOptions =
       )
     ],
     dropStreams: servers.dropStreams,
+    blast: (frames) => blastMoves(servers, market, (symbol) => `bbo:${symbol}`, frames),
     refuseConnections: servers.refuseConnections,
     setMeanInterval: market.setMeanInterval,
     frames: () => ({ total: servers.stats.framesSent, byKind: { ...servers.stats.byKind } }),

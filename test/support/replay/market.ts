@@ -134,6 +134,8 @@ export interface Market {
     listener: (b: MarketBook, q: PublishedQuote, closed: Bar | undefined, nowMs: number) => void
   ) => void
   readonly setMeanInterval: (ms: number) => void
+  /** Moves a book once now (as its timer would), its frames sent by the venue's `onMove` (benches' blasts). */
+  readonly moveNow: (b: MarketBook) => void
   /** Whether the books stand still (mean interval 0): the venues pause their periodic pushes too. */
   readonly quiet: () => boolean
   readonly stopSymbol: (symbol: string) => void
@@ -339,6 +341,7 @@ export const makeMarket = (symbols: ReadonlyArray<VenueSymbol>, options: MarketO
     onMove: (listener) => {
       listeners.push(listener)
     },
+    moveNow: move,
     setMeanInterval: (ms) => {
       meanIntervalMs = ms
       for (const b of books.values()) schedule(b)

@@ -28,6 +28,7 @@
  * `rubik/stat/taker-volume-contract`, `public/liquidation-orders` (none), `market/books` (the current best bid and
  * ask on top). More than 20 requests in 2 s to one path: HTTP 429 with code `50011`, as OKX.
  */
+import { blastMoves } from "./blast.ts"
 import { BAR_MS, type Bar, HOUR_MS, type Market, type MarketBook, makeMarket, type PublishedQuote } from "./market.ts"
 import { type Conn, overRate, type ReplayVenueBase, type RestAnswer, startVenueServers } from "./serve.ts"
 import { hash, rng } from "./symbols.ts"
@@ -443,6 +444,7 @@ export const startOkxReplay = async (options: OkxReplayOptions = {}): Promise<Ok
       )
     ],
     dropStreams: servers.dropStreams,
+    blast: (frames) => blastMoves(servers, market, (symbol) => `tickers:${symbol}`, frames),
     refuseConnections: servers.refuseConnections,
     setMeanInterval: market.setMeanInterval,
     frames: () => ({ total: servers.stats.framesSent, byKind: { ...servers.stats.byKind } }),

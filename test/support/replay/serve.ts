@@ -158,8 +158,9 @@ export const startVenueServers = async (venue: {
       })
       const drop = () => {
         if (!conns.delete(c)) return
-        for (const t of [...c.topics]) unsubscribe(c, t)
+        // The venue sees the connection as it was (Hyperliquid's per-IP count releases its topics), then they go.
         venue.onClose?.(c)
+        for (const t of [...c.topics]) unsubscribe(c, t)
       }
       ws.on("close", drop)
       ws.on("error", drop)
@@ -254,6 +255,11 @@ export interface ReplayVenueBase {
   readonly dropStreams: () => void
   readonly refuseConnections: (on: boolean) => void
   readonly setMeanInterval: (ms: number) => void
+  /**
+   * Moves the subscribed books as fast as the connections drain until `frames` top-of-book frames were sent
+   * (`blast.ts`; the streams bench's ingest measure): what was sent in all, the book frames among it, how long.
+   */
+  readonly blast: (frames: number) => Promise<{ readonly sent: number; readonly book: number; readonly ms: number }>
   /** Frames sent so far by kind, and connections. */
   readonly frames: () => { readonly total: number; readonly byKind: Readonly<Record<string, number>> }
   readonly connections: () => number
