@@ -287,6 +287,23 @@ const anchorClient = async (
   }
 }
 
+/**
+ * The service's stream reader in this process (`runMarketStream`: Node's WebSocket, the connection manager, the
+ * protocol's reader, the symbol map and unit conversion) into `board`, counting into `stats`, warnings only.
+ */
+const startReader = (
+  protocol: MarketStreamProtocol,
+  wsUrl: string,
+  instruments: ReadonlyMap<string, Instrument>,
+  board: ReturnType<typeof makeQuoteBoard>,
+  stats: Parameters<typeof runMarketStream>[3]
+) =>
+  Effect.runFork(
+    runMarketStream(protocol, { baseUrl: wsUrl, instruments: () => instruments, timeoutMs: 10_000 }, board, stats).pipe(
+      Effect.provideService(References.MinimumLogLevel, "Warn")
+    )
+  )
+
 const instrumentsOf = (symbols: ReadonlyArray<ReplaySymbol>): ReadonlyMap<string, Instrument> =>
   new Map(
     symbols.map((s) => [
@@ -350,14 +367,7 @@ const ingestBench = async (venue: VenueWorker, print: (line: string) => void): P
       gaps: 0,
       lastMalformed: ""
     }
-    const fiber = Effect.runFork(
-      runMarketStream(
-        binanceStreamProtocol,
-        { baseUrl: started.wsUrl, instruments: () => instruments, timeoutMs: 10_000 },
-        board,
-        stats
-      ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
-    )
+    const fiber = startReader(binanceStreamProtocol, started.wsUrl, instruments, board, stats)
     await untilTrue("reader subscribed", 60_000, async () => (await venue.stats()).subscribedSymbols >= PERPETUALS, 100)
     const r0 = performance.now()
     const elu0 = performance.eventLoopUtilization()
@@ -502,7 +512,9 @@ const protocolAnchor = async (
   const byUrl = new Map<string, Array<string>>()
   for (const t of topics) {
     const url = protocol.url(wsUrl, t)
-    byUrl.set(url, [...(byUrl.get(url) ?? []), t])
+    const list = byUrl.get(url)
+    if (list === undefined) byUrl.set(url, [t])
+    else list.push(t)
   }
   const { topicsPerConnection, topicsPerMessage, messagesPerSecond, connectsPerSecond } = protocol.limits
   const sockets: Array<WebSocket> = []
@@ -593,14 +605,7 @@ const oneVenueIngest = async (
     await sleep(pauseMs)
     const board = makeQuoteBoard()
     const counts = { frames: 0, malformed: 0, connects: 0, rotations: 0, gaps: 0, lastMalformed: "" }
-    const fiber = Effect.runFork(
-      runMarketStream(
-        protocol,
-        { baseUrl: started.wsUrl, instruments: () => instruments, timeoutMs: 10_000 },
-        board,
-        counts
-      ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
-    )
+    const fiber = startReader(protocol, started.wsUrl, instruments, board, counts)
     await settled(`${name} reader subscribed`)
     const r0 = performance.now()
     const rElu = performance.eventLoopUtilization()

@@ -27,10 +27,12 @@ const client = async (wsUrl: string) => {
   const answers = () => texts.filter((t) => t.includes('"subscriptionResponse"') || t.includes('"error"'))
   return {
     texts,
-    subscribe: async (coins: ReadonlyArray<string>, type: string) => {
+    /** Every coin on each type; resolves with the answers to them all. */
+    subscribe: async (coins: ReadonlyArray<string>, types: ReadonlyArray<string>) => {
       const before = answers().length
-      for (const coin of coins) ws.send(JSON.stringify({ method: "subscribe", subscription: { type, coin } }))
-      await expect.poll(() => answers().length - before, { timeout: 10_000 }).toBe(coins.length)
+      for (const type of types)
+        for (const coin of coins) ws.send(JSON.stringify({ method: "subscribe", subscription: { type, coin } }))
+      await expect.poll(() => answers().length - before, { timeout: 10_000 }).toBe(coins.length * types.length)
       return answers().slice(before)
     },
     close: async () => {
@@ -46,30 +48,17 @@ describe("replay venues", () => {
     venue = await startHyperliquidReplay({ symbols: 150, meanIntervalMs: 0 })
     const coins = venue.symbols.map((s) => s.symbol)
     const first = await client(venue.wsUrl)
-    const answered = [
-      ...(await first.subscribe(coins, "bbo")),
-      ...(await first.subscribe(coins, "activeAssetCtx")),
-      ...(await first.subscribe(coins, "trades"))
-    ]
+    const answered = await first.subscribe(coins, ["bbo", "activeAssetCtx", "trades"])
     expect(answered.filter((t) => t.includes('"error"'))).toEqual([])
     await first.close()
     await expect.poll(() => venue?.connections()).toBe(0)
     // 450 more on a new connection: within the 1,000 only if the first 450 were released.
     const second = await client(venue.wsUrl)
-    const again = [
-      ...(await second.subscribe(coins, "bbo")),
-      ...(await second.subscribe(coins, "activeAssetCtx")),
-      ...(await second.subscribe(coins, "trades"))
-    ]
+    const again = await second.subscribe(coins, ["bbo", "activeAssetCtx", "trades"])
     expect(again.filter((t) => t.includes('"error"'))).toEqual([])
     // Past the limit it still refuses, as the venue does: 450 + 600 asked, the last 50 refused.
     const third = await client(venue.wsUrl)
-    const answers = [
-      ...(await third.subscribe(coins, "bbo")),
-      ...(await third.subscribe(coins, "activeAssetCtx")),
-      ...(await third.subscribe(coins, "trades")),
-      ...(await third.subscribe(coins, "l2Book"))
-    ]
+    const answers = await third.subscribe(coins, ["bbo", "activeAssetCtx", "trades", "l2Book"])
     expect(answers.filter((t) => t.includes("Cannot subscribe to more than 1000 channels")).length).toBe(50)
     await second.close()
     await third.close()
@@ -79,7 +68,7 @@ describe("replay venues", () => {
     venue = await startHyperliquidReplay({ symbols: 20, meanIntervalMs: 0 })
     const coins = venue.symbols.map((s) => s.symbol)
     const c = await client(venue.wsUrl)
-    await c.subscribe(coins, "bbo")
+    await c.subscribe(coins, ["bbo"])
     const before = c.texts.length
     const result = await venue.blast(5_000)
     expect(result.book).toBe(5_000)
