@@ -731,46 +731,98 @@ const runWith = (
   }
 
   let lastHealthMs = 0
+  /**
+   * Each followed symbol's serving topics (its first topic, or the market topics for a protocol without symbol
+   * topics), built when the followed set changes: `publish` runs every 200 ms over every symbol and would otherwise
+   * build the same arrays and strings each time.
+   */
+  let servingOf: ReadonlyMap<string, ReadonlyArray<string>> = new Map()
+  let servingFor: ReadonlyMap<string, Instrument> | undefined
+  const servingTopics = (): ReadonlyMap<string, ReadonlyArray<string>> => {
+    if (servingFor === instruments) return servingOf
+    const out = new Map<string, ReadonlyArray<string>>()
+    for (const [symbol, i] of instruments) {
+      const own = protocol.symbolTopics(symbol, i)
+      out.set(symbol, own.length > 0 ? own.slice(0, 1) : protocol.marketTopics)
+    }
+    servingOf = out
+    servingFor = instruments
+    return out
+  }
+  /** The silent list last published: kept while its members are the same (the state is held until the next). */
+  let lastSilent: ReadonlyArray<Instrument> = []
   const publish = () => {
     const nowMs = now()
-    const upSlots = slots.filter((s) => s.upSinceMs !== undefined)
+    let upSlots = 0
+    let lastFrameMs = 0
+    let downSlot: Slot | undefined
+    let anyPending = false
+    for (const s of slots) {
+      if (s.upSinceMs !== undefined) upSlots++
+      else downSlot ??= s
+      if (s.conn !== undefined) {
+        if (s.conn.lastFrameMs > lastFrameMs) lastFrameMs = s.conn.lastFrameMs
+        if (s.conn.pending.size > 0) anyPending = true
+      }
+    }
     // Up while every connection is: the status is the venue's, so a symbol on a connection still reconnecting must
     // not be answered `live` from its older REST book meanwhile.
-    const up = slots.length > 0 && upSlots.length === slots.length
-    const silent: Array<Instrument> = []
+    const up = slots.length > 0 && upSlots === slots.length
     // Topics not yet asked for on their serving connection, or asked and not answered yet (a new listing's): not
     // served yet.
-    const pendingTopics = new Set<string>()
-    for (const s of slots)
-      for (const r of s.conn?.pending.values() ?? [])
-        if (r.op === "subscribe") for (const t of r.waiting) pendingTopics.add(t)
-    for (const [symbol, i] of instruments) {
-      // The symbol's first topic carries its top of book: its book is served from REST when that topic's
-      // connection is down or the venue refused it (a refused kline topic leaves the book streamed). A protocol
-      // with market topics only (an all-market liquidation stream) serves every symbol through them.
-      const own = protocol.symbolTopics(symbol)
-      const topics = own.length > 0 ? own.slice(0, 1) : protocol.marketTopics
-      const slotDown = topics.some((t) => slotOf.get(t)?.upSinceMs === undefined)
-      const isRefused = topics.some(
-        (t) => refused.has(t) || pendingTopics.has(t) || slotOf.get(t)?.conn?.subscribed.has(t) !== true
-      )
-      const since = Math.max(startedMs, ...topics.map((t) => slotOf.get(t)?.upSinceMs ?? nowMs))
-      const quiet = nowMs - (lastSeen.get(symbol) ?? since) > limits.symbolSilenceMs
-      if (slotDown || isRefused || quiet) silent.push(i)
+    let pendingTopics: Set<string> | undefined
+    if (anyPending) {
+      pendingTopics = new Set<string>()
+      for (const s of slots)
+        for (const r of s.conn?.pending.values() ?? [])
+          if (r.op === "subscribe") for (const t of r.waiting) pendingTopics.add(t)
     }
-    const downSlot = slots.find((s) => s.upSinceMs === undefined)
+    // The symbol's first topic carries its top of book: its book is served from REST when that topic's connection
+    // is down or the venue refused it (a refused kline topic leaves the book streamed). A protocol with market
+    // topics only (an all-market liquidation stream) serves every symbol through them.
+    let silent: Array<Instrument> | undefined
+    let same = 0
+    for (const [symbol, topics] of servingTopics()) {
+      let down = false
+      let since = startedMs
+      for (const t of topics) {
+        const slot = slotOf.get(t)
+        const upSince = slot?.upSinceMs
+        if (
+          upSince === undefined ||
+          refused.has(t) ||
+          pendingTopics?.has(t) === true ||
+          slot?.conn?.subscribed.has(t) !== true
+        )
+          down = true
+        since = Math.max(since, upSince ?? nowMs)
+      }
+      if (!down && !(nowMs - (lastSeen.get(symbol) ?? since) > limits.symbolSilenceMs)) continue
+      const i = instruments.get(symbol) as Instrument
+      if (silent === undefined) {
+        if (lastSilent[same] === i) {
+          same++
+          continue
+        }
+        silent = lastSilent.slice(0, same)
+      }
+      silent.push(i)
+    }
+    // Unchanged (the same members in the same order): the list published last time.
+    if (silent === undefined && same !== lastSilent.length) silent = lastSilent.slice(0, same)
+    if (silent !== undefined) lastSilent = silent
     target.publish({
       nowMs,
       up,
       stopped: false,
       newestMs,
-      lastFrameMs: Math.max(0, ...slots.map((s) => s.conn?.lastFrameMs ?? 0)),
+      lastFrameMs,
       reason: up ? undefined : (downSlot?.reason ?? (slots.length === 0 ? "no topics" : "connecting")),
       connections: slots.length,
       topics: slotOf.size,
-      refused: [...refused].map(([topic, r]) => ({ topic, message: r.message })),
+      refused: refused.size === 0 ? [] : [...refused].map(([topic, r]) => ({ topic, message: r.message })),
       instruments,
-      silent
+      silent: lastSilent
     })
     lastHealthMs = nowMs
   }
