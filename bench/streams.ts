@@ -32,8 +32,9 @@
  *     quarter of the service's still capacity, at most 300) requests a second of random perpetuals for
  *     `BENCH_STREAMS_RATE_SECONDS` (20), open loop, timed to the microsecond, the rounds' answers pooled per side
  *     (the target's ratio, loaded p99 <= 1.25x), each window's garbage collections counted from the service's
- *     `--trace-gc` lines; and saturated by autocannon (10 connections, `BENCH_SECONDS`; whole milliseconds, req/s
- *     beside). The venues' worker thread shares the machine's cores with the service and the load, as any
+ *     `--trace-gc` lines (a full collection with the reason V8 gives); and, after every fixed-rate round, saturated
+ *     by autocannon in alternating rounds (10 connections, one perpetual, `BENCH_SECONDS`; whole milliseconds, req/s
+ *     beside), so no saturation's garbage is collected in a fixed-rate window. The venues' worker thread shares the machine's cores with the service and the load, as any
  *     co-located producer would. `BENCH_STREAMS_CPU_PROF=<dir>` starts the service with `--cpu-prof` into that
  *     directory (the profile is written when it stops).
  * (c) Book age at answer time with the 1,000 perpetuals: `price` of random perpetuals for 20 s (4 callers), each
@@ -651,7 +652,10 @@ const oneVenueIngest = async (
 interface Service {
   readonly url: string
   readonly child: ChildProcess
-  /** The service's garbage collections (`--trace-gc`): when the line came, which kind, its pause (ms). */
+  /**
+   * The service's garbage collections (`--trace-gc`): when the line came, which kind, its pause (ms), and the
+   * reason V8 gives for a full collection (the line's tail, as "allocation failure", "external memory pressure").
+   */
   readonly gcs: ReadonlyArray<{ readonly t: number; readonly kind: string; readonly ms: number }>
   readonly stop: () => Promise<void>
 }
@@ -663,6 +667,8 @@ interface Service {
  */
 const GC_LINE =
   /\[\d+:(0x[0-9a-f]+)(?::[^\]]*)?\]\s+\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
+/** A full collection's reason: the line's text after its last parenthesis (`... current mu = 0.9) <reason>`). */
+const GC_REASON = /\)\s*([^()]+)$/
 
 /** `--cpu-prof` into `BENCH_STREAMS_CPU_PROF` (a directory), where set. */
 const profileFlags =
@@ -693,7 +699,13 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
         const g = GC_LINE.exec(line)
         if (g === null) continue
         mainIsolate ??= g[1]
-        gcs.push({ t: Date.now(), kind: `${g[1] === mainIsolate ? "" : "worker "}${g[2]}`, ms: Number(g[3]) })
+        // A full collection is kept by its reason (what to change depends on it); a young one by its kind alone.
+        const reason = g[2] === "Mark-Compact" ? GC_REASON.exec(line.trim())?.[1]?.trim() : undefined
+        gcs.push({
+          t: Date.now(),
+          kind: `${g[1] === mainIsolate ? "" : "worker "}${g[2]}${reason === undefined ? "" : ` (${reason})`}`,
+          ms: Number(g[3])
+        })
       }
       const m = /listening on (http:\/\/[^/\s]+)/.exec(out)
       if (m && !started) {
@@ -1020,10 +1032,12 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     print(
       `streams (b) paid price: ${capacity} answers/s from 4 callers with the books still; measured at ${rate} req/s\n`
     )
+    // The fixed-rate rounds first, the saturated ones after them: a 10 s saturation leaves the answering thread's
+    // old generation full of what the answers in flight promoted, and its full collection then fell in the next
+    // fixed-rate window (runs 1 to 8 measured each round's saturation just before its fixed-rate windows).
     for (let r = 0; r < PRICE_ROUNDS; r++) {
       await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
       await sleep(3_000)
-      const l = await priceLoad(service.url, assetId)
       const lt = Date.now()
       const lThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
       const lr = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
@@ -1040,25 +1054,32 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
           `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB; threads ${w.threads}\n`
         )
       }
-      const u = await priceLoad(service.url, assetId)
       const ut = Date.now()
       const uThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
       const ur = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
       const uShares = sharesSince(uThreads)
       gcStill.push(gcOf(service, ut, Date.now()))
       pooled.still.push(...ur.latencies)
-      priceRounds.push({
+      priceRounds.push({ loadedP50: lr.p50, loadedP99: lr.p99, stillP50: ur.p50, stillP99: ur.p99 })
+      print(
+        `streams (b) paid price, round ${r + 1}: ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}\n`
+      )
+    }
+    for (let r = 0; r < PRICE_ROUNDS; r++) {
+      await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
+      await sleep(3_000)
+      const l = await priceLoad(service.url, assetId)
+      await venue.call({ op: "setMeanInterval", ms: 0 })
+      await sleep(3_000)
+      const u = await priceLoad(service.url, assetId)
+      Object.assign(priceRounds[r] as Record<string, number>, {
         saturatedLoadedP99: l.p99,
         saturatedStillP99: u.p99,
         saturatedLoadedRps: l.rps,
-        saturatedStillRps: u.rps,
-        loadedP50: lr.p50,
-        loadedP99: lr.p99,
-        stillP50: ur.p50,
-        stillP99: ur.p99
+        saturatedStillRps: u.rps
       })
       print(
-        `streams (b) paid price, round ${r + 1}: saturated (autocannon, 10 connections, ${LOAD_SECONDS} s): at 5,000 frames/s ${l.rps} req/s p99 ${l.p99} ms (non-2xx ${l.non2xx}), books still ${u.rps} req/s p99 ${u.p99} ms (non-2xx ${u.non2xx}); ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}\n`
+        `streams (b) paid price saturated, round ${r + 1} (autocannon, 10 connections, ${LOAD_SECONDS} s, one perpetual): at 5,000 frames/s ${l.rps} req/s p99 ${l.p99} ms (non-2xx ${l.non2xx}), books still ${u.rps} req/s p99 ${u.p99} ms (non-2xx ${u.non2xx})\n`
       )
     }
     const rest = await venue.stats()
