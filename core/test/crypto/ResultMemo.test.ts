@@ -190,69 +190,6 @@ describe("remembered crypto results", () => {
     })
   )
 
-  it.effect(
-    "a result replaced before it was read is not kept again while its books keep moving, and is once they stop",
-    () =>
-      Effect.gen(function* () {
-        const store = makeMemoryMarketStore()
-        yield* writeFixture(store, buildFixture(assets, END, 60, 7), END)
-        const board = makeQuoteBoard()
-        const now = END + 5 * 1000
-        const btc = assets[0] as (typeof assets)[number]
-        const venue = primaryVenue(btc) as string
-        board.setHealth(venue, { components: ["books"], up: true, newestMs: now, lastFrameMs: now, sinceMs: END })
-        const served = withQuoteBoard(store, board)
-        let builds = 0
-        const counting: MarketStore["Service"] = {
-          ...served,
-          books: (assetId, v) => {
-            if (assetId === btc.id) builds++
-            return served.books(assetId, v)
-          }
-        }
-        const remembering = yield* planeCaller(counting)
-        const {
-          revision: _r,
-          seriesRevision: _s,
-          quotesRevision: _q,
-          quotesRevisionOf: _o,
-          ...withoutRevision
-        } = served
-        const rebuilding = yield* planeCaller(withoutRevision)
-        yield* TestClock.setTime(now)
-        const price = () => remembering("price", [["id", btc.id]], now)
-        let bid = 100_000
-        const move = () => {
-          bid += 1
-          board.applyQuote(btc.id, venue, { t: now - 100, bid, bidSize: 1, ask: bid + 2, askSize: 1 })
-        }
-        // The first result of its key is kept whole, and read: the next after a move is kept whole too.
-        const p0 = yield* price()
-        assert.strictEqual(yield* price(), p0)
-        move()
-        const p1 = yield* price()
-        assert.strictEqual(builds, 2)
-        assert.strictEqual(yield* price(), p1)
-        // Moving before every request: each result replaced unread, so the next keeps only its revision, and every
-        // answer is built (as it would be anyway) and equal to a rebuild.
-        for (let k = 0; k < 3; k++) {
-          move()
-          const p = yield* price()
-          assert.deepStrictEqual(p, yield* rebuilding("price", [["id", btc.id]], now))
-          assert.deepInclude(p as object, { bid_usd: bid, ask_usd: bid + 2 })
-        }
-        assert.strictEqual(builds, 5)
-        // Standing still: the last result kept only its revision, so the next answer is built once more (the one
-        // rebuild this costs) and kept whole, then served again.
-        const still = yield* price()
-        assert.strictEqual(builds, 6)
-        assert.strictEqual(yield* price(), still)
-        assert.strictEqual(yield* price(), still)
-        assert.strictEqual(builds, 6)
-        assert.deepStrictEqual(still, yield* rebuilding("price", [["id", btc.id]], now))
-      })
-  )
-
   it.effect("rank's remembered pages equal a rebuild, their text is their body's JSON, cursors resume alike", () =>
     Effect.gen(function* () {
       const store = makeMemoryMarketStore()

@@ -104,8 +104,7 @@ export const perAsset = (
     const revision = revisionNow(assetId)
     const memoKey = memoKeyOf(assetId, params)
     const memo = revision === undefined ? undefined : results.get(memoKey)
-    if (memo?.value !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
-      memo.read = true
+    if (memo !== undefined && memo.revision === revision && nowMs >= memo.fromMs && nowMs < memo.untilMs) {
       return Effect.succeed(memo.value)
     }
     return Effect.gen(function* () {
@@ -125,16 +124,7 @@ export const perAsset = (
       // Only when nothing was written meanwhile (a write during the build may or may not be in it).
       const after = revisionNow(assetId)
       if (revision !== undefined && after === revision) {
-        // Kept whole where it is likely to be read: the first result of its key, the next after one that was read,
-        // or one whose inputs have not moved since the last request. A result replaced unread (its asset's books
-        // move faster than it is asked for, as every live book at whole-market pace) keeps only its revision: the
-        // whole answer would have lived just long enough to be promoted to the old generation and die there,
-        // which is what filled the answering thread's old generation under the streams (docs/performance-log.md,
-        // "Live streams, run 9").
-        const prior = results.get(memoKey)
-        const keep = prior === undefined || prior.read || prior.revision === revision
-        const untilMs = validUntilOf(statuses, state, fresh, nowMs)
-        results.set(memoKey, { revision, fromMs: nowMs, untilMs, value: keep ? value : undefined, read: false })
+        results.set(memoKey, { revision, fromMs: nowMs, untilMs: validUntilOf(statuses, state, fresh, nowMs), value })
       }
       return value
     })

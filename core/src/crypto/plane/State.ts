@@ -260,12 +260,6 @@ interface Validity {
   readonly untilMs: number
 }
 
-/** One memoized result (`PlaneState.results`). */
-export interface MemoizedResult extends Validity {
-  readonly value: object | undefined
-  read: boolean
-}
-
 /** The state one crypto plane shares between its operations. */
 export interface PlaneState {
   readonly store: MarketStore["Service"]
@@ -297,12 +291,8 @@ export interface PlaneState {
   readonly timeframes: Map<string, TimeframeState>
   /** Session levels by asset, with the newest bar and hour they were computed at. */
   readonly sessions: Map<string, { key: string; value: ReturnType<typeof sessionLevels> | undefined }>
-  /**
-   * Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters:
-   * `value` absent where only the revision is kept (a result replaced before it was ever read is not kept again
-   * while its inputs keep moving), `read` once the value was served again.
-   */
-  readonly results: BoundedCache<string, MemoizedResult>
+  /** Per-asset results while their inputs are unchanged (`Operation.ts`), by operation, asset and parameters. */
+  readonly results: BoundedCache<string, Validity & { readonly value: object }>
   /** What measuring derives from loaded series, and its scratch: this plane's own (`Measures.ts`). */
   readonly measureMemo: MeasureMemo
   /** Directory entries by asset while nothing that can change `alive` has happened (`Directory.ts`). */
