@@ -736,21 +736,20 @@ const runWith = (
    * topics), built when the followed set changes: `publish` runs every 200 ms over every symbol and would otherwise
    * build the same arrays and strings each time.
    */
-  let servingOf: ReadonlyMap<string, ReadonlyArray<string>> = new Map()
+  type Serving = { readonly instrument: Instrument; readonly topics: ReadonlyArray<string> }
+  let servingOf: ReadonlyMap<string, Serving> = new Map()
   let servingFor: ReadonlyMap<string, Instrument> | undefined
-  const servingTopics = (): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const servingTopics = (): ReadonlyMap<string, Serving> => {
     if (servingFor === instruments) return servingOf
-    const out = new Map<string, ReadonlyArray<string>>()
-    for (const [symbol, i] of instruments) {
-      const own = protocol.symbolTopics(symbol, i)
-      out.set(symbol, own.length > 0 ? own.slice(0, 1) : protocol.marketTopics)
+    const out = new Map<string, Serving>()
+    for (const [symbol, instrument] of instruments) {
+      const own = protocol.symbolTopics(symbol, instrument)
+      out.set(symbol, { instrument, topics: own.length > 0 ? own.slice(0, 1) : protocol.marketTopics })
     }
     servingOf = out
     servingFor = instruments
     return out
   }
-  /** The silent list last published: kept while its members are the same (the state is held until the next). */
-  let lastSilent: ReadonlyArray<Instrument> = []
   const publish = () => {
     const nowMs = now()
     let upSlots = 0
@@ -780,9 +779,8 @@ const runWith = (
     // The symbol's first topic carries its top of book: its book is served from REST when that topic's connection
     // is down or the venue refused it (a refused kline topic leaves the book streamed). A protocol with market
     // topics only (an all-market liquidation stream) serves every symbol through them.
-    let silent: Array<Instrument> | undefined
-    let same = 0
-    for (const [symbol, topics] of servingTopics()) {
+    const silent: Array<Instrument> = []
+    for (const [symbol, { instrument, topics }] of servingTopics()) {
       let down = false
       let since = startedMs
       for (const t of topics) {
@@ -798,19 +796,8 @@ const runWith = (
         since = Math.max(since, upSince ?? nowMs)
       }
       if (!down && !(nowMs - (lastSeen.get(symbol) ?? since) > limits.symbolSilenceMs)) continue
-      const i = instruments.get(symbol) as Instrument
-      if (silent === undefined) {
-        if (lastSilent[same] === i) {
-          same++
-          continue
-        }
-        silent = lastSilent.slice(0, same)
-      }
-      silent.push(i)
+      silent.push(instrument)
     }
-    // Unchanged (the same members in the same order): the list published last time.
-    if (silent === undefined && same !== lastSilent.length) silent = lastSilent.slice(0, same)
-    if (silent !== undefined) lastSilent = silent
     target.publish({
       nowMs,
       up,
@@ -822,7 +809,7 @@ const runWith = (
       topics: slotOf.size,
       refused: refused.size === 0 ? [] : [...refused].map(([topic, r]) => ({ topic, message: r.message })),
       instruments,
-      silent: lastSilent
+      silent
     })
     lastHealthMs = nowMs
   }
