@@ -8,7 +8,7 @@ import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem, DEFAULT_METRICS_HOST } from "./AppConfig.ts"
 import { listenEarly } from "./EarlyListener.ts"
-import { flushLogLines, perTurnConsole } from "./LogLines.ts"
+import { flushLogLines, formatJsonLine, perTurnConsole } from "./LogLines.ts"
 import { type OpenedService, openService } from "./Service.ts"
 import { startProgress } from "./StartProgress.ts"
 import { layerTracing, METRICS_PATH, makeTelemetry, serveMetricsPort } from "./Telemetry.ts"
@@ -19,7 +19,7 @@ import { layerTransports } from "./Transports.ts"
  * the lines of one event-loop turn are written together (`LogLines.ts`); otherwise each line at once.
  */
 export const layerLogging = (config: AppConfig, options: { readonly perTurn?: boolean } = {}) => {
-  const format = config.logFormat === "json" ? Logger.formatJson : Logger.formatLogFmt
+  const format = config.logFormat === "json" ? formatJsonLine : Logger.formatLogFmt
   return Layer.mergeAll(
     Logger.layer([options.perTurn === true ? perTurnConsole(format) : Logger.withConsoleLog(format)]),
     Layer.succeed(References.MinimumLogLevel)(config.logLevel)
