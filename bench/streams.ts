@@ -43,6 +43,7 @@
  *     second and at the loaded pace (target p99 <= 1 s), overall and by venue.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { appendFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { Worker } from "node:worker_threads"
 import { makeQuoteBoard } from "@market-data/core"
@@ -656,7 +657,12 @@ interface Service {
    * The service's garbage collections (`--trace-gc`): when the line came, which kind, its pause (ms), and the
    * reason V8 gives for a full collection (the line's tail, as "allocation failure", "external memory pressure").
    */
-  readonly gcs: ReadonlyArray<{ readonly t: number; readonly kind: string; readonly ms: number }>
+  readonly gcs: ReadonlyArray<{
+    readonly t: number
+    readonly kind: string
+    readonly ms: number
+    readonly phases?: Readonly<Record<string, number>>
+  }>
   readonly stop: () => Promise<void>
 }
 
@@ -669,6 +675,62 @@ const GC_LINE =
   /\[\d+:(0x[0-9a-f]+)(?::[^\]]*)?\]\s+\d+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/
 /** A full collection's reason: the line's text after its last parenthesis (`... current mu = 0.9) <reason>`). */
 const GC_REASON = /\)\s*([^()]+)$/
+/**
+ * With `BENCH_STREAMS_GC_NVP=1` the service runs with `--trace-gc-nvp` instead: one `name=value` line a collection
+ * (`[pid:addr:0] 1234 ms: pause=12.3 mutator=4.5 gc=mc ... mark=8.1 ... evacuate=2.0 ...`), no reason, but each
+ * full collection's pause split by phase (marking, ephemerons, evacuation, clearing, sweeping), kept as
+ * `phases`: where a long pause goes.
+ */
+const GC_NVP = process.env.BENCH_STREAMS_GC_NVP === "1"
+const GC_NVP_LINE = /\[\d+:(0x[0-9a-f]+)(?::[^\]]*)?\]\s+\d+ ms: pause=([\d.]+) .*?\bgc=(s|mc|mmc|ms)\b/
+const GC_NVP_KIND: Record<string, string> = {
+  s: "Scavenge",
+  mc: "Mark-Compact",
+  mmc: "Minor Mark-Sweep",
+  ms: "Minor Mark-Sweep"
+}
+/** The phases of a full collection kept from an nvp line (the top-level ones and the few that were ever long). */
+const GC_NVP_PHASES = [
+  "mark",
+  "mark.roots",
+  "mark.full_closure_parallel",
+  "mark.ephemeron.marking",
+  "mark.finish_incremental",
+  "clear",
+  "clear.weak_collections",
+  "clear.maps",
+  "clear.external_string_table",
+  "evacuate",
+  "evacuate.copy",
+  "evacuate.update_pointers",
+  "evacuate.rebalance",
+  "sweep",
+  "finish",
+  "incremental",
+  "time_to_safepoint",
+  "start_object_size",
+  "end_object_size",
+  "promoted",
+  "old_gen_allocation_limit",
+  "global_allocation_limit"
+]
+/** The same for a young collection: what it copied and where its pause went (summed over a window). */
+const GC_NVP_SCAVENGE = [
+  "scavenge.roots",
+  "scavenge.parallel",
+  "background.scavenge.parallel",
+  "scavenge.update_refs",
+  "scavenge.free_remembered_set",
+  "scavenge.weak",
+  "time_to_safepoint",
+  "allocated",
+  "new_space_survived",
+  "promoted",
+  "new_space_capacity"
+]
+
+/** Every line the service writes to stdout appended to this file (`BENCH_STREAMS_SERVICE_LOG`), where set. */
+const SERVICE_LOG = process.env.BENCH_STREAMS_SERVICE_LOG
 
 /** `--cpu-prof` into `BENCH_STREAMS_CPU_PROF` (a directory), where set. */
 const profileFlags =
@@ -679,7 +741,8 @@ const profileFlags =
 const launchService = (env: Record<string, string>): Promise<Service> =>
   new Promise((resolve, reject) => {
     const command = startCommand()
-    const child = spawn(process.execPath, [...command.flags, ...profileFlags, "--trace-gc", command.script, "serve"], {
+    const trace = GC_NVP ? "--trace-gc-nvp" : "--trace-gc"
+    const child = spawn(process.execPath, [...command.flags, ...profileFlags, trace, command.script, "serve"], {
       cwd: ROOT,
       env: { ...process.env, ...command.env, PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
@@ -688,14 +751,36 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
     let err = ""
     let started = false
     let partial = ""
-    const gcs: Array<{ t: number; kind: string; ms: number }> = []
+    const gcs: Array<{ t: number; kind: string; ms: number; phases?: Record<string, number> }> = []
     let mainIsolate: string | undefined
     child.stdout?.on("data", (d) => {
+      if (SERVICE_LOG !== undefined) appendFileSync(SERVICE_LOG, d)
       out += d
       if (out.length > 200_000) out = out.slice(-100_000)
       const lines = (partial + String(d)).split("\n")
       partial = lines.pop() ?? ""
       for (const line of lines) {
+        const n = GC_NVP ? GC_NVP_LINE.exec(line) : null
+        if (n !== null) {
+          mainIsolate ??= n[1]
+          const kind = GC_NVP_KIND[n[3] as string] ?? (n[3] as string)
+          let phases: Record<string, number> | undefined
+          const names = kind === "Mark-Compact" ? GC_NVP_PHASES : kind === "Scavenge" ? GC_NVP_SCAVENGE : undefined
+          if (names !== undefined) {
+            phases = {}
+            for (const name of names) {
+              const v = new RegExp(`(?:^|\\s)${name.replace(/\./g, "\\.")}=([\\d.]+)`).exec(line)
+              if (v !== null) phases[name] = Number(v[1])
+            }
+          }
+          gcs.push({
+            t: Date.now(),
+            kind: `${n[1] === mainIsolate ? "" : "worker "}${kind}`,
+            ms: Number(n[2]),
+            ...(phases === undefined ? {} : { phases })
+          })
+          continue
+        }
         const g = GC_LINE.exec(line)
         if (g === null) continue
         mainIsolate ??= g[1]
@@ -780,6 +865,9 @@ export interface LoadResult {
   readonly priceGc: {
     readonly loaded: ReadonlyArray<Record<string, { n: number; totalMs: number; maxMs: number }>>
     readonly still: ReadonlyArray<Record<string, { n: number; totalMs: number; maxMs: number }>>
+    /** With `BENCH_STREAMS_GC_NVP=1` each window's young collections also carry `sums` of their phases. */
+    /** With `BENCH_STREAMS_GC_NVP=1`: each full collection of the answering thread in a window, by phase. */
+    readonly fullPhases?: ReadonlyArray<{ round: number; side: string; ms: number; phases?: Record<string, number> }>
   }
   /** autocannon, 10 connections (whole milliseconds). */
   readonly saturatedP99LoadedMs: number
@@ -874,7 +962,7 @@ const priceAtRate = async (url: string, perps: ReadonlyArray<ServedPerp>, perSec
 
 /** Garbage collections of a window: count and pause total and longest, by kind. */
 const gcOf = (service: Service, fromMs: number, toMs: number) => {
-  const out: Record<string, { n: number; totalMs: number; maxMs: number }> = {}
+  const out: Record<string, { n: number; totalMs: number; maxMs: number; sums?: Record<string, number> }> = {}
   for (const g of service.gcs) {
     if (g.t < fromMs || g.t > toMs) continue
     const k = out[g.kind] ?? { n: 0, totalMs: 0, maxMs: 0 }
@@ -882,9 +970,19 @@ const gcOf = (service: Service, fromMs: number, toMs: number) => {
     k.n++
     k.totalMs = Math.round((k.totalMs + g.ms) * 10) / 10
     k.maxMs = Math.max(k.maxMs, g.ms)
+    // A young collection's phases summed (`BENCH_STREAMS_GC_NVP=1`): bytes in bytes, times in ms.
+    if (g.kind === "Scavenge" && g.phases !== undefined) {
+      const sums = k.sums ?? {}
+      k.sums = sums
+      for (const [name, v] of Object.entries(g.phases)) sums[name] = Math.round(((sums[name] ?? 0) + v) * 100) / 100
+    }
   }
   return out
 }
+
+/** The answering thread's full collections of a window with their phases (`BENCH_STREAMS_GC_NVP=1` only). */
+const fullsOf = (service: Service, fromMs: number, toMs: number) =>
+  service.gcs.filter((g) => g.t >= fromMs && g.t <= toMs && g.kind === "Mark-Compact" && g.phases !== undefined)
 
 const priceLoad = async (url: string, assetId: string) => {
   const r = await autocannon({
@@ -1020,6 +1118,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     const pooled = { loaded: [] as Array<number>, still: [] as Array<number> }
     const gcLoaded: Array<ReturnType<typeof gcOf>> = []
     const gcStill: Array<ReturnType<typeof gcOf>> = []
+    const fulls: Array<{ round: number; side: "loaded" | "still"; ms: number; phases?: Record<string, number> }> = []
     const assetId = perps.find((p) => p.symbol === "BTCUSDT")?.assetId ?? (perps[0] as ServedPerp).assetId
     const still = { cpuPct: Number.NaN, trace: [] as Array<number> }
     await venue.call({ op: "setMeanInterval", ms: 0 })
@@ -1043,6 +1142,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       const lr = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
       const lShares = sharesSince(lThreads)
       gcLoaded.push(gcOf(service, lt, Date.now()))
+      for (const g of fullsOf(service, lt, Date.now())) fulls.push({ round: r + 1, side: "loaded", ...g })
       pooled.loaded.push(...lr.latencies)
       await venue.call({ op: "setMeanInterval", ms: 0 })
       await sleep(3_000)
@@ -1059,11 +1159,15 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       const ur = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
       const uShares = sharesSince(uThreads)
       gcStill.push(gcOf(service, ut, Date.now()))
+      for (const g of fullsOf(service, ut, Date.now())) fulls.push({ round: r + 1, side: "still", ...g })
       pooled.still.push(...ur.latencies)
       priceRounds.push({ loadedP50: lr.p50, loadedP99: lr.p99, stillP50: ur.p50, stillP99: ur.p99 })
       print(
         `streams (b) paid price, round ${r + 1}: ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}\n`
       )
+      for (const f of fulls.filter((x) => x.round === r + 1)) {
+        print(`streams (b) round ${r + 1} ${f.side} full collection ${f.ms} ms: ${JSON.stringify(f.phases)}\n`)
+      }
     }
     for (let r = 0; r < PRICE_ROUNDS; r++) {
       await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
@@ -1109,7 +1213,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       priceP99LoadedMs: loadedP99,
       priceP99StillMs: stillP99,
       priceP99Ratio: Math.round((loadedP99 / stillP99) * 100) / 100,
-      priceGc: { loaded: gcLoaded, still: gcStill },
+      priceGc: { loaded: gcLoaded, still: gcStill, ...(GC_NVP ? { fullPhases: fulls } : {}) },
       saturatedP99LoadedMs: median(priceRounds.map((r) => r.saturatedLoadedP99 as number)),
       saturatedP99StillMs: median(priceRounds.map((r) => r.saturatedStillP99 as number)),
       priceRpsLoaded: median(priceRounds.map((r) => r.saturatedLoadedRps as number)),
