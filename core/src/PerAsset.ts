@@ -25,52 +25,72 @@ export type ForAsset = (
 ) => Effect.Effect<AssetOutcome, ApiError>
 
 /**
+ * What one holder derives from an object, kept on the object itself: a non-enumerable symbol property (absent
+ * from its JSON, its keys and its spreads), so it lives and dies with the object. Not a `WeakMap`: a map per
+ * handler keyed by result objects grew to tens of thousands of entries between full collections (every result
+ * replaced since the last one), and V8 goes over every entry of such tables in the full collection's pause
+ * (ephemerons: a third to three fifths of the answering thread's 145 to 210 ms full collections under the streams
+ * bench, docs/performance-log.md). An object that cannot take a property (frozen) keeps its record in a `WeakMap`.
+ */
+export const makeDerived = <D extends object>(name: string, empty: () => D): ((target: object) => D) => {
+  const key = Symbol(name)
+  const frozen = new WeakMap<object, D>()
+  return (target) => {
+    const own = (target as { readonly [k: symbol]: D | undefined })[key]
+    if (own !== undefined) return own
+    const d = frozen.get(target) ?? empty()
+    if (Object.isExtensible(target)) Object.defineProperty(target, key, { value: d })
+    else frozen.set(target, d)
+    return d
+  }
+}
+
+/** What a per-asset handler derives from one result object (see `perAssetHandler`). */
+interface ResultDerived {
+  /** Exactly `JSON.stringify({ data: result })`. */
+  text?: string
+  /** `next_update_at` as epoch ms (NaN when absent or unreadable). */
+  nextMs?: number
+  /** The output of a single-`id` request. */
+  output?: HandlerOutput
+}
+
+/**
  * Builds a per-asset operation's handler from what it does for one asset. The handler remembers, per result
  * object, its serialized envelope and its `next_update_at`: planes hand back the same object while its data is
  * unchanged, so each is computed once. The memory is the handler's own (a plane's handlers are built per service
- * instance) and goes with the result objects.
+ * instance; each handler its own property on the result) and goes with the result objects.
  */
 export const perAssetHandler = (forAsset: ForAsset): Handler => {
-  /** Exactly `JSON.stringify({ data: result })`, per result object. */
-  const singleTexts = new WeakMap<object, string>()
+  const derivedOf = makeDerived<ResultDerived>("perAssetHandler", () => ({}))
   const singleText = (result: object): string => {
-    let text = singleTexts.get(result)
-    if (text === undefined) {
-      text = `{"data":${JSON.stringify(result)}}`
-      singleTexts.set(result, text)
-    }
-    return text
+    const d = derivedOf(result)
+    d.text ??= `{"data":${JSON.stringify(result)}}`
+    return d.text
   }
-  /** `next_update_at` of a result as epoch ms (NaN when absent or unreadable), per result object. */
-  const nextUpdates = new WeakMap<object, number>()
   const nextUpdateOf = (result: { readonly next_update_at?: string } & object): number => {
-    let ms = nextUpdates.get(result)
-    if (ms === undefined) {
-      ms = result.next_update_at === undefined ? Number.NaN : Date.parse(result.next_update_at)
-      nextUpdates.set(result, ms)
-    }
-    return ms
+    const d = derivedOf(result)
+    d.nextMs ??= result.next_update_at === undefined ? Number.NaN : Date.parse(result.next_update_at)
+    return d.nextMs
   }
   /**
    * The output of a single-`id` request per result object: `{data: result}`, its text, its charge and its
    * `next_update_at` depend on the result alone (the handler is one operation's, and the result names its asset),
    * so a result served again is answered with the same output, built once. Outputs are never modified.
    */
-  const singleOutputs = new WeakMap<object, HandlerOutput>()
   const singleOutput = (op: HandlerInput["op"], id: string, result: { readonly next_update_at?: string } & object) => {
-    let out = singleOutputs.get(result)
-    if (out === undefined) {
+    const d = derivedOf(result)
+    if (d.output === undefined) {
       const next = nextUpdateOf(result)
-      out = {
+      d.output = {
         _tag: "Json" as const,
         body: { data: result },
         text: singleText(result),
         creditsCharged: chargeFor(op, { assetIds: [id] }),
         ...(Number.isNaN(next) ? {} : { nextUpdateAtMs: next })
       }
-      singleOutputs.set(result, out)
     }
-    return out
+    return d.output
   }
   return (input) => {
     const params = input.params

@@ -14,7 +14,7 @@
 import { Effect } from "effect"
 import { type Plane, planeOf } from "./AssetId.ts"
 import { type ApiError, apiError } from "./Errors.ts"
-import { type AssetOutcome, perAssetHandler, type RefusalReason } from "./PerAsset.ts"
+import { type AssetOutcome, makeDerived, perAssetHandler, type RefusalReason } from "./PerAsset.ts"
 import type { Handler, HandlerInput, HandlerOutput } from "./Pipeline.ts"
 import { type OperationSpec, Operations } from "./Registry.ts"
 
@@ -228,17 +228,18 @@ export const planeHandlers = (planes: ReadonlyArray<PlaneOperations>): ReadonlyM
       return
     }
     // A handler hands back the same output while its data is unchanged (`perAssetHandler`): the output with its
-    // source is built once per output and source, not at every request.
-    const sourced = new WeakMap<object, { readonly source: string; readonly output: HandlerOutput }>()
+    // source is built once per output and source, not at every request (kept on the output: `makeDerived`).
+    const sourcedOf = makeDerived<{ source?: string; output?: HandlerOutput }>(`sourced ${name}`, () => ({}))
     out.set(name, (input) =>
       Effect.map(handler(input), (o) => {
         if (o._tag !== "Json") return o
         const source = mixed ? sourceOfRequest(input.params) : dataSource
         if (source === undefined) return o
-        const known = sourced.get(o)
-        if (known !== undefined && known.source === source) return known.output
+        const known = sourcedOf(o)
+        if (known.output !== undefined && known.source === source) return known.output
         const output = { ...o, dataSource: source }
-        sourced.set(o, { source, output })
+        known.source = source
+        known.output = output
         return output
       })
     )
