@@ -690,7 +690,7 @@ const GC_NVP_KIND: Record<string, string> = {
   ms: "Minor Mark-Sweep"
 }
 /** The phases of a full collection kept from an nvp line (the top-level ones and the few that were ever long). */
-const GC_NVP_PHASES = [
+const GC_NVP_PHASE_NAMES = [
   "mark",
   "mark.roots",
   "mark.full_closure_parallel",
@@ -715,7 +715,7 @@ const GC_NVP_PHASES = [
   "global_allocation_limit"
 ]
 /** The same for a young collection: what it copied and where its pause went (summed over a window). */
-const GC_NVP_SCAVENGE = [
+const GC_NVP_SCAVENGE_NAMES = [
   "scavenge.roots",
   "scavenge.parallel",
   "background.scavenge.parallel",
@@ -728,6 +728,11 @@ const GC_NVP_SCAVENGE = [
   "promoted",
   "new_space_capacity"
 ]
+/** Each name with the pattern that reads its value from an nvp line, compiled once. */
+const nvpPatterns = (names: ReadonlyArray<string>): ReadonlyArray<readonly [string, RegExp]> =>
+  names.map((name) => [name, new RegExp(`(?:^|\\s)${name.replace(/\./g, "\\.")}=([\\d.]+)`)])
+const GC_NVP_PHASES = nvpPatterns(GC_NVP_PHASE_NAMES)
+const GC_NVP_SCAVENGE = nvpPatterns(GC_NVP_SCAVENGE_NAMES)
 
 /** Every line the service writes to stdout appended to this file (`BENCH_STREAMS_SERVICE_LOG`), where set. */
 const SERVICE_LOG = process.env.BENCH_STREAMS_SERVICE_LOG
@@ -768,8 +773,8 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
           const names = kind === "Mark-Compact" ? GC_NVP_PHASES : kind === "Scavenge" ? GC_NVP_SCAVENGE : undefined
           if (names !== undefined) {
             phases = {}
-            for (const name of names) {
-              const v = new RegExp(`(?:^|\\s)${name.replace(/\./g, "\\.")}=([\\d.]+)`).exec(line)
+            for (const [name, pattern] of names) {
+              const v = pattern.exec(line)
               if (v !== null) phases[name] = Number(v[1])
             }
           }

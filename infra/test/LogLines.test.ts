@@ -3,7 +3,7 @@
  * console write, in order, each formatted as the unbatched logger formats it; `flushLogLines` writes what waits
  * at once.
  */
-import { Console, Effect, Logger, Redacted } from "effect"
+import { Cause, Console, Effect, Logger, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { flushLogLines, formatJsonLine, perTurnConsole } from "../src/LogLines.ts"
 
@@ -81,7 +81,8 @@ describe("formatJsonLine: Logger.formatJson's bytes", () => {
     ["a bigint annotation", Effect.logInfo("b").pipe(Effect.annotateLogs({ big: 12345678901234567890n }))],
     ["a redacted annotation", Effect.logInfo("r").pipe(Effect.annotateLogs({ secret: Redacted.make("hunter2") }))],
     ["an error message", Effect.logError(new Error("boom"))],
-    ["a cause", Effect.logError("failed", new Error("inner"))],
+    ["an error among the messages", Effect.logError("failed", new Error("inner"))],
+    ["a cause", Effect.logError("failed", Cause.fail(new Error("inner")))],
     ["a span", Effect.logInfo("s").pipe(Effect.withLogSpan("step"))],
     ["undefined values", Effect.logInfo("u").pipe(Effect.annotateLogs({ gone: undefined, kept: "k" }))]
   ]
