@@ -7,7 +7,8 @@
  * simulated market at 428 assets (docs/performance-log.md): 2.02 GB resident after warm-up, 1.61 GB after one such
  * collection, with the live heap unchanged (about 0.1 GB). So once the start's work is done (and after each daily
  * trim of the simulated series) a progressive start (`serve`) runs one: a synchronous pause of about 0.1 s at that
- * heap size. A blocking start (the embedded library, the tests) does not: its caller owns the process.
+ * heap size. Live mode does the same once its baselines are warm, for the bound on the heap's growth below. A
+ * blocking start (the embedded library, the tests) does not: its caller owns the process.
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"

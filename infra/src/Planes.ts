@@ -255,7 +255,7 @@ export const openPlanes = (
   options: OpenPlanesOptions = {}
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
-    if (config.feed === "live") return yield* openLivePlanes(config, stores)
+    if (config.feed === "live") return yield* openLivePlanes(config, stores, options.progressive === true)
     if (options.progressive === true)
       return yield* openSimulatedProgressively(config, stores, options.apart, options.progress)
     const market = makeMemoryMarketStore()
@@ -491,7 +491,8 @@ const LIVE_REFRESH_MS = 3 * 60 * 60 * 1000
  */
 const openLivePlanes = (
   config: AppConfig,
-  stores: OpenedStores
+  stores: OpenedStores,
+  progressive: boolean
 ): Effect.Effect<OpenedPlanes, ConfigProblem, Scope.Scope> =>
   Effect.gen(function* () {
     const problem = (e: LiveConfigError) => new ConfigProblem(`${e.variable}: ${e.message}`)
@@ -560,11 +561,17 @@ const openLivePlanes = (
     // What the plane, `coverage`, `sources` and the metrics read: the store with the streams in front (writes pass).
     const served = withQuoteBoard(market, board)
     const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStoreTag, served))
+    // Once every asset's baselines are sampled, a server (`serve`) hands back what its start freed and bounds the
+    // heap's growth between full collections (`releaseFreedMemory`), as the simulated planes do: under V8's own
+    // factor the answering thread's heap grew to 340 MB of mostly garbage before a full collection, whose pause
+    // (evacuation and sweeping grow with it) reached 75 ms in the streams bench's fixed-rate windows.
     let warm = false
     yield* cryptoPlane.warm.pipe(
       Effect.tap(() =>
-        Effect.sync(() => {
+        Effect.gen(function* () {
           warm = true
+          yield* Effect.logInfo("crypto baselines warm")
+          if (progressive) yield* releaseFreedMemory("crypto baselines warm")
         })
       ),
       Effect.forkScoped
