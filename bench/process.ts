@@ -144,6 +144,21 @@ export const threadShares = (before: Map<string, number>, after: Map<string, num
     .map(([k, pct]) => `${k} ${Math.round(pct * 10) / 10}%`)
     .join(", ")
 
+/**
+ * How long a thread has waited on a run queue for a core since it started, in ms (`/proc/<pid>/task/<tid>/schedstat`:
+ * time on a core, time runnable but waiting, slices, in ns); NaN where the kernel does not keep it. The service's
+ * answering thread is its main thread (`tid` = `pid`).
+ */
+export const runQueueWaitMsOf = (pid: number | undefined, tid: number | undefined = pid): number => {
+  if (pid === undefined || tid === undefined) return Number.NaN
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").trim().split(" ")
+    return Number(fields[1]) / 1e6
+  } catch {
+    return Number.NaN
+  }
+}
+
 export const cpuMsOf = (pid: number | undefined): number => {
   if (pid === undefined) return Number.NaN
   try {

@@ -27,12 +27,15 @@
  *     and Bybit's kline frames, Binance's mark array, Bybit's ticker deltas, OKX's mark prices and Hyperliquid's
  *     asset contexts each second): its CPU (user + system from /proc/<pid>/stat) and RSS growth over
  *     `BENCH_STREAMS_WINDOW_S` (default 600 s: the target's 10 minutes), the same with the books still (the venues
- *     then send nothing; the stream's own share is the difference), and the paid `price` p99 with and without the
- *     frames, in alternating rounds (`BENCH_STREAMS_PRICE_ROUNDS`, 4): at a fixed `BENCH_STREAMS_RATE` (default: a
+ *     then send nothing; the stream's own share is the difference; measured over at most 60 s, followed by one
+ *     unmeasured fixed-rate window so no memory-reducing collection the quiet minute started lands in a round), and
+ *     the paid `price` p99 with and without the frames, in rounds of one window each (loaded first in odd rounds,
+ *     still first in even ones) (`BENCH_STREAMS_PRICE_ROUNDS`, 4): at a fixed `BENCH_STREAMS_RATE` (default: a
  *     quarter of the service's still capacity, at most 300) requests a second of random perpetuals for
  *     `BENCH_STREAMS_RATE_SECONDS` (20), open loop, timed to the microsecond, the rounds' answers pooled per side
  *     (the target's ratio, loaded p99 <= 1.25x), each window's garbage collections counted from the service's
- *     `--trace-gc` lines (a full collection with the reason V8 gives); and, after every fixed-rate round, saturated
+ *     `--trace-gc` lines (a full collection with the reason V8 gives) and the time the answering thread waited on a
+ *     run queue for a core (`/proc/<pid>/task/<pid>/schedstat`); and, after every fixed-rate round, saturated
  *     by autocannon in alternating rounds (10 connections, one perpetual, `BENCH_SECONDS`; whole milliseconds, req/s
  *     beside), so no saturation's garbage is collected in a fixed-rate window. The venues' worker thread shares the machine's cores with the service and the load, as any
  *     co-located producer would. `BENCH_STREAMS_CPU_PROF=<dir>` starts the service with `--cpu-prof` into that
@@ -71,7 +74,7 @@ import {
   startFakeSec,
   summarize
 } from "../test/support/replay/live-service.ts"
-import { cpuMsOf, memoryOf, ROOT, startCommand, threadCpuOf, threadShares } from "./process.ts"
+import { cpuMsOf, memoryOf, ROOT, runQueueWaitMsOf, startCommand, threadCpuOf, threadShares } from "./process.ts"
 import type { OneVenueName, VenueRequest } from "./streams-venue-worker.ts"
 
 const KEY = `mdk_${"Strmb".repeat(6)}XY`
@@ -1136,39 +1139,64 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     print(
       `streams (b) paid price: ${capacity} answers/s from 4 callers with the books still; measured at ${rate} req/s\n`
     )
+    // The still side's CPU and RSS, then one unmeasured fixed-rate window: a minute with little to allocate lets V8's
+    // memory reducer start a memory-reducing full collection, which (run 10) landed in round 1's still window when
+    // that window came right after the still minute.
+    {
+      const w = await window(Math.min(60, WINDOW_S))
+      still.cpuPct = w.cpuPct
+      still.trace = w.trace
+      print(
+        `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB; threads ${w.threads}\n`
+      )
+      const wt = Date.now()
+      const warm = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const warmFulls = service.gcs.filter((g) => g.t >= wt && g.kind === "Mark-Compact")
+      print(
+        `streams (b) paid price, unmeasured warm window after the still minute: p99 ${warm.p99} ms; full collections ${JSON.stringify(warmFulls.map((g) => g.ms))}\n`
+      )
+    }
     // The fixed-rate rounds first, the saturated ones after them: a 10 s saturation leaves the answering thread's
     // old generation full of what the answers in flight promoted, and its full collection then fell in the next
     // fixed-rate window (runs 1 to 8 measured each round's saturation just before its fixed-rate windows).
+    /** One fixed-rate window with the books moving (`loaded`) or still, and what it measured. */
+    const fixedRateWindow = async (r: number, side: "loaded" | "still") => {
+      await venue.call({ op: "setMeanInterval", ms: side === "loaded" ? LOADED_INTERVAL_MS : 0 })
+      await sleep(3_000)
+      const t = Date.now()
+      const threads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
+      const wait0 = runQueueWaitMsOf(pid)
+      const result = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const wait = round1(runQueueWaitMsOf(pid) - wait0)
+      const shares = sharesSince(threads)
+      const gc = gcOf(service, t, Date.now())
+      for (const g of fullsOf(service, t, Date.now())) fulls.push({ round: r + 1, side, ...g })
+      pooled[side].push(...result.latencies)
+      return { result, wait, shares, gc }
+    }
+    // Each round's two windows in alternating order (loaded first in odd rounds, still first in even ones): the
+    // answering thread's full collections come about as often as a round (every 40 to 50 s at 300 req/s), so in a
+    // fixed order they fell on the same side round after round (all six in the loaded windows in one probe run,
+    // with equal promotion on both sides).
     for (let r = 0; r < PRICE_ROUNDS; r++) {
-      await venue.call({ op: "setMeanInterval", ms: LOADED_INTERVAL_MS })
-      await sleep(3_000)
-      const lt = Date.now()
-      const lThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
-      const lr = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
-      const lShares = sharesSince(lThreads)
-      gcLoaded.push(gcOf(service, lt, Date.now()))
-      for (const g of fullsOf(service, lt, Date.now())) fulls.push({ round: r + 1, side: "loaded", ...g })
-      pooled.loaded.push(...lr.latencies)
-      await venue.call({ op: "setMeanInterval", ms: 0 })
-      await sleep(3_000)
-      if (r === 0) {
-        const w = await window(Math.min(60, WINDOW_S))
-        still.cpuPct = w.cpuPct
-        still.trace = w.trace
-        print(
-          `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB; threads ${w.threads}\n`
-        )
-      }
-      const ut = Date.now()
-      const uThreads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
-      const ur = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
-      const uShares = sharesSince(uThreads)
-      gcStill.push(gcOf(service, ut, Date.now()))
-      for (const g of fullsOf(service, ut, Date.now())) fulls.push({ round: r + 1, side: "still", ...g })
-      pooled.still.push(...ur.latencies)
-      priceRounds.push({ loadedP50: lr.p50, loadedP99: lr.p99, stillP50: ur.p50, stillP99: ur.p99 })
+      const first = r % 2 === 0 ? "loaded" : "still"
+      const a = await fixedRateWindow(r, first)
+      const b = await fixedRateWindow(r, first === "loaded" ? "still" : "loaded")
+      const [l, u] = first === "loaded" ? [a, b] : [b, a]
+      const { result: lr, wait: lWait, shares: lShares } = l
+      const { result: ur, wait: uWait, shares: uShares } = u
+      gcLoaded.push(l.gc)
+      gcStill.push(u.gc)
+      priceRounds.push({
+        loadedP50: lr.p50,
+        loadedP99: lr.p99,
+        stillP50: ur.p50,
+        stillP99: ur.p99,
+        loadedRunQueueWaitMs: lWait,
+        stillRunQueueWaitMs: uWait
+      })
       print(
-        `streams (b) paid price, round ${r + 1}: ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}\n`
+        `streams (b) paid price, round ${r + 1} (${first} first): ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}; the answering thread waited for a core ${lWait} ms loaded, ${uWait} ms still\n`
       )
       for (const f of fulls.filter((x) => x.round === r + 1)) {
         print(`streams (b) round ${r + 1} ${f.side} full collection ${f.ms} ms: ${JSON.stringify(f.phases)}\n`)
