@@ -1140,8 +1140,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       `streams (b) paid price: ${capacity} answers/s from 4 callers with the books still; measured at ${rate} req/s\n`
     )
     // The still side's CPU and RSS, then one unmeasured fixed-rate window: a minute with little to allocate lets V8's
-    // memory reducer start a memory-reducing full collection, which (run 10) landed in round 1's still window when
-    // that window came right after the still minute.
+    // memory reducer start a memory-reducing full collection, which would otherwise land in round 1's first window.
     {
       const w = await window(Math.min(60, WINDOW_S))
       still.cpuPct = w.cpuPct
@@ -1176,8 +1175,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     }
     // Each round's two windows in alternating order (loaded first in odd rounds, still first in even ones): the
     // answering thread's full collections come about as often as a round (every 40 to 50 s at 300 req/s), so in a
-    // fixed order they fell on the same side round after round (all six in the loaded windows in one probe run,
-    // with equal promotion on both sides).
+    // fixed order they would fall on the same side round after round whatever either side promotes.
     for (let r = 0; r < PRICE_ROUNDS; r++) {
       const first = r % 2 === 0 ? "loaded" : "still"
       const a = await fixedRateWindow(r, first)

@@ -563,8 +563,8 @@ const openLivePlanes = (
     const cryptoPlane = yield* makeCryptoPlaneOver(universe).pipe(Effect.provideService(MarketStoreTag, served))
     // Once every asset's baselines are sampled, a server (`serve`) hands back what its start freed and bounds the
     // heap's growth between full collections (`releaseFreedMemory`), as the simulated planes do: under V8's own
-    // factor the answering thread's heap grew to 340 MB of mostly garbage before a full collection, whose pause
-    // (evacuation and sweeping grow with it) reached 75 ms in the streams bench's fixed-rate windows.
+    // factor the answering thread's heap grows to several times what is live before a full collection, and that
+    // collection's pause (evacuation and sweeping) grows with it.
     let warm = false
     yield* cryptoPlane.warm.pipe(
       Effect.tap(() =>

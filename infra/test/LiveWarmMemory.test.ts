@@ -21,26 +21,36 @@ const env = {
   MARKET_DATA_SEC_13F_FILERS: "",
   MARKET_DATA_SEC_BASE_URL: CLOSED,
   MARKET_DATA_SEC_ARCHIVES_BASE_URL: CLOSED,
-  MARKET_DATA_PRICES_BASE_URL: CLOSED
+  MARKET_DATA_PRICES_BASE_URL: CLOSED,
+  MARKET_DATA_COIN_LIST_URL: "off"
 }
 
 /** Opens the live planes, waits (bounded) until they log that the baselines are warm, and returns the messages. */
 const warmMessages = (progressive: boolean) => {
+  const expected = progressive ? "released freed memory" : "crypto baselines warm"
   const lines: Array<string> = []
+  let seen: () => void = () => {}
+  const logged = new Promise<void>((resolve) => {
+    seen = resolve
+  })
   const capture = Logger.make(({ message }) => {
-    lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    const line = (Array.isArray(message) ? message : [message]).map(String).join(" ")
+    lines.push(line)
+    if (line === expected) seen()
   })
   const provider = ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))
   return Effect.gen(function* () {
     const config = yield* loadConfig.pipe(Effect.provide(provider))
     const stores = yield* openStores(config)
     yield* openPlanes(config, stores, { progressive }).pipe(Effect.provide(provider))
-    const expected = progressive ? "released freed memory" : "crypto baselines warm"
-    const deadline = Date.now() + 30_000
-    while (!lines.includes(expected)) {
-      if (Date.now() > deadline) throw new Error(`no "${expected}" within 30 s: ${JSON.stringify(lines)}`)
-      yield* Effect.sleep("50 millis")
-    }
+    // The warm fiber logs the line (and, on a progressive start, runs the collection and logs its line) without
+    // yielding in between, so by the time this resumes a collection after the warm line would have been logged.
+    yield* Effect.promise(() => logged).pipe(
+      Effect.timeoutOrElse({
+        duration: "30 seconds",
+        orElse: () => Effect.die(new Error(`no "${expected}" within 30 s: ${JSON.stringify(lines)}`))
+      })
+    )
     return lines
   }).pipe(Effect.scoped, Effect.provide(Logger.layer([capture])), Effect.runPromise)
 }
