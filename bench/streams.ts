@@ -32,10 +32,14 @@
  *     the paid `price` p99 with and without the frames, in rounds of one window each (loaded first in odd rounds,
  *     still first in even ones) (`BENCH_STREAMS_PRICE_ROUNDS`, 4): at a fixed `BENCH_STREAMS_RATE` (default: a
  *     quarter of the service's still capacity, at most 300) requests a second of random perpetuals for
- *     `BENCH_STREAMS_RATE_SECONDS` (20), open loop, timed to the microsecond, the rounds' answers pooled per side
+ *     `BENCH_STREAMS_RATE_SECONDS` (20), open loop, timed to the microsecond, from a client process of its own
+ *     (`streams-client.ts`, at real-time priority where the machine grants it, `BENCH_STREAMS_CLIENT_FIFO`: it
+ *     stands for a caller elsewhere; this process's helper threads at the venues' niceness), the rounds' answers
+ *     pooled per side
  *     (the target's ratio, loaded p99 <= 1.25x), each window's garbage collections counted from the service's
  *     `--trace-gc` lines (a full collection with the reason V8 gives) and the time the answering thread waited on a
- *     run queue for a core (`/proc/<pid>/task/<pid>/schedstat`); and, after every fixed-rate round, saturated
+ *     run queue for a core (`/proc/<pid>/task/<pid>/schedstat`, the client's beside it) and its event loop's delay (the
+ *     service's `/metrics`); and, after every fixed-rate round, saturated
  *     by autocannon in alternating rounds (10 connections, one perpetual, `BENCH_SECONDS`; whole milliseconds, req/s
  *     beside), so no saturation's garbage is collected in a fixed-rate window. The venues' worker thread shares the machine's cores with the service and the load, as any
  *     co-located producer would. `BENCH_STREAMS_CPU_PROF=<dir>` starts the service with `--cpu-prof` into that
@@ -45,9 +49,10 @@
  *     current quote, else how long before the answer arrived the venue had replaced it), at 1 move per book per
  *     second and at the loaded pace (target p99 <= 1 s), overall and by venue.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { appendFileSync } from "node:fs"
-import { cpus } from "node:os"
+import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process"
+import { appendFileSync, readdirSync } from "node:fs"
+import { cpus, getPriority, setPriority } from "node:os"
+import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import { makeQuoteBoard } from "@market-data/core"
 import autocannon from "autocannon"
@@ -75,6 +80,7 @@ import {
   summarize
 } from "../test/support/replay/live-service.ts"
 import { cpuMsOf, memoryOf, ROOT, runQueueWaitMsOf, startCommand, threadCpuOf, threadShares } from "./process.ts"
+import type { ClientResult, ClientWindow } from "./streams-client.ts"
 import type { OneVenueName, VenueRequest } from "./streams-venue-worker.ts"
 
 const KEY = `mdk_${"Strmb".repeat(6)}XY`
@@ -655,6 +661,8 @@ const oneVenueIngest = async (
 
 interface Service {
   readonly url: string
+  /** The service's `/metrics` (its event loop's delay is read from it); undefined when metrics are off. */
+  readonly metricsUrl: string | undefined
   readonly child: ChildProcess
   /**
    * The service's garbage collections (`--trace-gc`): when the line came, which kind, its pause (ms), and the
@@ -800,11 +808,12 @@ const launchService = (env: Record<string, string>): Promise<Service> =>
           ms: Number(g[3])
         })
       }
-      const m = /listening on (http:\/\/[^/\s]+)/.exec(out)
+      const m = /listening on (http:\/\/[^/\s]+)[^\n]*? · metrics (http:\/\/\S+|off)/.exec(out)
       if (m && !started) {
         started = true
         resolve({
           url: m[1] as string,
+          metricsUrl: m[2] === "off" ? undefined : m[2],
           child,
           gcs,
           stop: () =>
@@ -934,38 +943,84 @@ const bookAgeOf = async (
 }
 
 /**
- * Paid `price` of random perpetuals at a fixed rate (`perSecond`, open loop: each request sent on its schedule,
- * whatever the earlier ones do) for `seconds`: latency quantiles to the microsecond.
+ * Paid `price` of random perpetuals at a fixed rate (open loop: each request sent on its schedule, whatever the
+ * earlier ones do), from the client process (`streams-client.ts`): latency quantiles to the microsecond, and how
+ * long the client waited for a core.
  */
-const priceAtRate = async (url: string, perps: ReadonlyArray<ServedPerp>, perSecond: number, seconds: number) => {
-  const latencies: Array<number> = []
-  let failed = 0
-  const pending: Array<Promise<void>> = []
-  const t0 = performance.now()
-  for (let k = 0; k < perSecond * seconds; k++) {
-    const due = t0 + (k * 1000) / perSecond
-    const wait = due - performance.now()
-    if (wait > 1) await sleep(wait)
-    const perp = perps[Math.floor(Math.random() * perps.length)] as ServedPerp
-    const sent = performance.now()
-    pending.push(
-      fetch(`${url}/api/v1/price?id=${encodeURIComponent(perp.assetId)}`, {
-        headers: { authorization: `Bearer ${KEY}` }
-      }).then(
-        async (r) => {
-          await r.arrayBuffer()
-          if (r.status !== 200) failed++
-          latencies.push(performance.now() - sent)
-        },
-        () => {
-          failed++
-        }
-      )
-    )
+class PriceClient {
+  private readonly child = fork(fileURLToPath(new URL("./streams-client.ts", import.meta.url)), [], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  /**
+   * What the client runs at, once its process is up (its threads are all there by then): the real-time policy
+   * where this machine grants it, else as started.
+   */
+  readonly ready: Promise<string> = new Promise((resolve) => {
+    this.child.once("message", () => resolve(this.raise()))
+  })
+  get pid(): number | undefined {
+    return this.child.pid
   }
-  await Promise.all(pending)
-  const q = (x: number) => Math.round(quantile(latencies, x) * 1000) / 1000
-  return { p50: q(0.5), p99: q(0.99), failed, latencies }
+  /**
+   * The client stands for a caller on a machine of its own: run it (every thread) under the real-time FIFO policy
+   * (`chrt`, which needs CAP_SYS_NICE), so that no thread of this machine's (the venues', the service's stream
+   * worker) keeps it from a core when an answer arrives. `BENCH_STREAMS_CLIENT_FIFO=0` leaves it as started.
+   */
+  private raise(): string {
+    if (process.env.BENCH_STREAMS_CLIENT_FIFO === "0" || this.child.pid === undefined) return "niceness 0 (as started)"
+    try {
+      execFileSync("chrt", ["-a", "-f", "-p", "1", String(this.child.pid)], { stdio: "pipe" })
+      return "real-time FIFO priority 1 (chrt)"
+    } catch (e) {
+      return `niceness 0 (chrt refused: ${String((e as { stderr?: unknown }).stderr ?? e).trim()})`
+    }
+  }
+  async atRate(url: string, perps: ReadonlyArray<ServedPerp>, perSecond: number, seconds: number) {
+    const window: ClientWindow = { url, key: KEY, assetIds: perps.map((p) => p.assetId), perSecond, seconds }
+    await this.ready
+    const result = await new Promise<ClientResult>((resolve, reject) => {
+      this.child.once("message", (m: ClientResult | { error: string }) =>
+        "error" in m ? reject(new Error(`price client: ${m.error}`)) : resolve(m)
+      )
+      this.child.send(window)
+    })
+    const q = (x: number) => Math.round(quantile(result.latencies, x) * 1000) / 1000
+    return {
+      p50: q(0.5),
+      p99: q(0.99),
+      failed: result.failed,
+      latencies: result.latencies,
+      clientWaitMs: round1(result.waitMs)
+    }
+  }
+  stop(): void {
+    if (this.child.connected) this.child.disconnect()
+  }
+}
+
+/**
+ * Gives every thread of this process but the main one (V8's helper threads, which collect the replay venues'
+ * garbage, and libuv's) the venues' niceness: the venues stand for machines elsewhere, and their worker thread
+ * already runs at it. Returns how many threads it set.
+ */
+const lowerHelperThreads = (nice: number): number => {
+  let set = 0
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      if (Number(tid) === process.pid) continue
+      try {
+        if (getPriority(Number(tid)) < nice) {
+          setPriority(Number(tid), nice)
+          set++
+        }
+      } catch {
+        // The thread ended, or this system does not let a thread's niceness be set.
+      }
+    }
+  } catch {
+    // No /proc.
+  }
+  return set
 }
 
 /** Garbage collections of a window: count and pause total and longest, by kind. */
@@ -992,6 +1047,25 @@ const gcOf = (service: Service, fromMs: number, toMs: number) => {
 const fullsOf = (service: Service, fromMs: number, toMs: number) =>
   service.gcs.filter((g) => g.t >= fromMs && g.t <= toMs && g.kind === "Mark-Compact" && g.phases !== undefined)
 
+/**
+ * The service's event-loop delay since the last scrape, in ms beyond its 10 ms timer (prom-client's default
+ * metrics: the intervals of a 10 ms timer, recorded and reset at each scrape): a time sample of how long a request
+ * arriving at a random moment waits before the loop can read it. Undefined when metrics are off or unreadable.
+ */
+const serviceLoopDelay = async (service: Service) => {
+  if (service.metricsUrl === undefined) return undefined
+  try {
+    const text = await fetch(service.metricsUrl).then((r) => r.text())
+    const of = (name: string) => {
+      const m = new RegExp(`^market_data_process_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m").exec(text)
+      return m === null ? Number.NaN : Math.round((Number(m[1]) - 0.01) * 1e6) / 1000
+    }
+    return { p50: of("p50"), p90: of("p90"), p99: of("p99"), max: of("max"), mean: of("mean") }
+  } catch {
+    return undefined
+  }
+}
+
 const priceLoad = async (url: string, assetId: string) => {
   const r = await autocannon({
     url: `${url}/api/v1/price?id=${encodeURIComponent(assetId)}`,
@@ -1015,6 +1089,12 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     })
   })
   const pid = service.child.pid
+  // The fixed-rate client in its own process, and this process's helper threads at the venues' niceness (what
+  // they collect is mostly the venues' garbage): the client then waits for a core about as long either way.
+  const client = new PriceClient()
+  print(
+    `streams (b): the fixed-rate price client in its own process (pid ${client.pid}) at ${await client.ready}; ${lowerHelperThreads(VENUE_NICE)} helper threads of the bench process set to niceness ${VENUE_NICE}\n`
+  )
   try {
     // Ready: every perpetual the service serves is streamed, has its bars asked (or `BENCH_STREAMS_BARS_S` passed:
     // Hyperliquid's info API weighs a coin's first day of bars and funding 57 of the 1,200 a minute the service
@@ -1149,7 +1229,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
         `streams (b) books still (only the mark array, 1 frame/s) for ${Math.min(60, WINDOW_S)} s: CPU ${w.cpuPct}% of one core, RSS ${w.trace[0]} -> ${w.trace[w.trace.length - 1]} MB; threads ${w.threads}\n`
       )
       const wt = Date.now()
-      const warm = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const warm = await client.atRate(service.url, perps, rate, RATE_SECONDS)
       const warmFulls = service.gcs.filter((g) => g.t >= wt && g.kind === "Mark-Compact")
       print(
         `streams (b) paid price, unmeasured warm window after the still minute: p99 ${warm.p99} ms; full collections ${JSON.stringify(warmFulls.map((g) => g.ms))}\n`
@@ -1164,14 +1244,17 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       await sleep(3_000)
       const t = Date.now()
       const threads = { service: threadCpuOf(pid), bench: threadCpuOf("self"), t: performance.now() }
+      // The service's loop delay is reset by this scrape and read by the one after the window.
+      await serviceLoopDelay(service)
       const wait0 = runQueueWaitMsOf(pid)
-      const result = await priceAtRate(service.url, perps, rate, RATE_SECONDS)
+      const result = await client.atRate(service.url, perps, rate, RATE_SECONDS)
       const wait = round1(runQueueWaitMsOf(pid) - wait0)
+      const loop = await serviceLoopDelay(service)
       const shares = sharesSince(threads)
       const gc = gcOf(service, t, Date.now())
       for (const g of fullsOf(service, t, Date.now())) fulls.push({ round: r + 1, side, ...g })
       pooled[side].push(...result.latencies)
-      return { result, wait, shares, gc }
+      return { result, wait, shares, gc, loop }
     }
     // Each round's two windows in alternating order (loaded first in odd rounds, still first in even ones): the
     // answering thread's full collections come about as often as a round (every 40 to 50 s at 300 req/s), so in a
@@ -1194,7 +1277,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
         stillRunQueueWaitMs: uWait
       })
       print(
-        `streams (b) paid price, round ${r + 1} (${first} first): ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}; the answering thread waited for a core ${lWait} ms loaded, ${uWait} ms still\n`
+        `streams (b) paid price, round ${r + 1} (${first} first): ${rate} req/s of random perpetuals for ${RATE_SECONDS} s: p50 ${lr.p50} / p99 ${lr.p99} ms at 5,000 frames/s (failed ${lr.failed}; GC ${JSON.stringify(gcLoaded[r])}), p50 ${ur.p50} / p99 ${ur.p99} ms still (failed ${ur.failed}; GC ${JSON.stringify(gcStill[r])}); threads loaded ${lShares}; still ${uShares}; waited for a core: the answering thread ${lWait} ms loaded, ${uWait} ms still, the client ${lr.clientWaitMs} ms loaded, ${ur.clientWaitMs} ms still; the answering thread's event-loop delay beyond its 10 ms timer (ms) loaded ${JSON.stringify(l.loop)}, still ${JSON.stringify(u.loop)}\n`
       )
       for (const f of fulls.filter((x) => x.round === r + 1)) {
         print(`streams (b) round ${r + 1} ${f.side} full collection ${f.ms} ms: ${JSON.stringify(f.phases)}\n`)
@@ -1254,6 +1337,7 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
       rest: { weightLastMinute: rest.weightLastMinute, limited: rest.limited }
     }
   } finally {
+    client.stop()
     await service.stop()
     await sec.close()
     await venue.call({ op: "close" })
