@@ -955,8 +955,13 @@ class PriceClient {
    * What the client runs at, once its process is up (its threads are all there by then): the real-time policy
    * where this machine grants it, else as started.
    */
-  readonly ready: Promise<string> = new Promise((resolve) => {
-    this.child.once("message", () => resolve(this.raise()))
+  readonly ready: Promise<string> = new Promise((resolve, reject) => {
+    const exited = (code: number | null) => reject(new Error(`the price client exited (${code}) before it was up`))
+    this.child.once("exit", exited)
+    this.child.once("message", () => {
+      this.child.off("exit", exited)
+      resolve(this.raise())
+    })
   })
   get pid(): number | undefined {
     return this.child.pid
@@ -979,9 +984,13 @@ class PriceClient {
     const window: ClientWindow = { url, key: KEY, assetIds: perps.map((p) => p.assetId), perSecond, seconds }
     await this.ready
     const result = await new Promise<ClientResult>((resolve, reject) => {
-      this.child.once("message", (m: ClientResult | { error: string }) =>
-        "error" in m ? reject(new Error(`price client: ${m.error}`)) : resolve(m)
-      )
+      const exited = (code: number | null) => reject(new Error(`the price client exited (${code}) during a window`))
+      this.child.once("exit", exited)
+      this.child.once("message", (m: ClientResult | { error: string }) => {
+        this.child.off("exit", exited)
+        if ("error" in m) reject(new Error(`price client: ${m.error}`))
+        else resolve(m)
+      })
       this.child.send(window)
     })
     const q = (x: number) => Math.round(quantile(result.latencies, x) * 1000) / 1000
@@ -1089,13 +1098,13 @@ const loadBench = async (venue: VenueWorker, print: (line: string) => void): Pro
     })
   })
   const pid = service.child.pid
-  // The fixed-rate client in its own process, and this process's helper threads at the venues' niceness (what
-  // they collect is mostly the venues' garbage): the client then waits for a core about as long either way.
+  // The fixed-rate client in its own process (see `PriceClient`), and this process's helper threads at the venues'
+  // niceness (what they collect is mostly the venues' garbage).
   const client = new PriceClient()
-  print(
-    `streams (b): the fixed-rate price client in its own process (pid ${client.pid}) at ${await client.ready}; ${lowerHelperThreads(VENUE_NICE)} helper threads of the bench process set to niceness ${VENUE_NICE}\n`
-  )
   try {
+    print(
+      `streams (b): the fixed-rate price client in its own process (pid ${client.pid}) at ${await client.ready}; ${lowerHelperThreads(VENUE_NICE)} helper threads of the bench process set to niceness ${VENUE_NICE}\n`
+    )
     // Ready: every perpetual the service serves is streamed, has its bars asked (or `BENCH_STREAMS_BARS_S` passed:
     // Hyperliquid's info API weighs a coin's first day of bars and funding 57 of the 1,200 a minute the service
     // spends half of), and answers with a quote.
