@@ -3,7 +3,7 @@
  * the server until SIGTERM/SIGINT, then drains in-flight requests and exits 0.
  */
 import { type Handler, PipelineObserver } from "@market-data/core"
-import { DEFAULT_CONNECTION_LIMITS, HttpServerAddress, RequestTelemetry } from "@market-data/http"
+import { DEFAULT_CONNECTION_LIMITS, HttpServerAddress, RequestTelemetry, settleNodeHttpShapes } from "@market-data/http"
 import { Context, Effect, Exit, Layer, Logger, References } from "effect"
 import { type AdminRunner, serveAdmin } from "./Admin.ts"
 import { type AppConfig, ConfigProblem, DEFAULT_METRICS_HOST } from "./AppConfig.ts"
@@ -61,6 +61,9 @@ export const serve = (
     // over. The server listens while the simulated market's history is generated: each crypto asset answers once
     // its history is ready (503 source_unavailable with Retry-After before), everything else at once.
     const progress = yield* startProgress()
+    // Before the first request can arrive: sixteen requests of the process's own, so that V8 lays Node's HTTP
+    // objects out for their whole life while the start's collections cannot drop their shapes (NodeShapes.ts).
+    yield* Effect.promise(settleNodeHttpShapes)
     const limits = config.connectionLimits ?? DEFAULT_CONNECTION_LIMITS
     const early = yield* listenEarly(
       config.host,
