@@ -11,8 +11,8 @@
  * properties by symbol, pass V8's limit for properties kept outside an object, and every request's request and
  * response objects are made as hash tables ("dictionary mode"): each property read and write on them misses V8's
  * inline caches for the rest of the process's life. Measured on the paid `read` of the memory store (`serve`,
- * 50 connections, docs/performance-log.md "Node's HTTP objects as hash tables"): in about one start out of five
- * the service answered 20 to 30 % slower, a fifth of its CPU time in those misses.
+ * 50 connections, docs/performance-log.md "Node's HTTP objects as hash tables"): three starts of twelve fell into
+ * it, and answered about a fifth slower, a fifth of their CPU time in those misses.
  *
  * So the process answers sixteen requests of its own first, on a throwaway loopback server, four connections of
  * four requests each, with a short answer written as the transport writes its answers, and keeps every request
