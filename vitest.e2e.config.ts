@@ -76,7 +76,9 @@ export const e2eFiles = [
   "adapters/sources/test/SimulatedPriceRangesSeeds.test.ts",
   // A `serve` process on a new embedded data folder under umask 000: every entry owner-only; a loosened one
   // tightened at the next start.
-  "test/data-folder-modes.test.ts"
+  "test/data-folder-modes.test.ts",
+  // Starts a `serve` process with a preload that forces collections (V8's layout of Node's HTTP objects).
+  "test/serve-node-shapes.test.ts"
 ]
 
 export default defineConfig({
